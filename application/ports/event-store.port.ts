@@ -1,0 +1,124 @@
+import type { Event } from '../../domain/shared/types.js';
+
+/**
+ * The event store port. One meaning of "revision" everywhere: the 0-based index of the last event in a
+ * stream (as EventStoreDB counts it). `no_stream` means the stream must not exist; `any` skips the check;
+ * `stream_exists` requires at least one event.
+ */
+export type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
+
+export type EventMetadata = Readonly<{
+  accountId: string;
+  correlationId: string;
+  causationId: string | null;
+  requestId: string | null;
+  /** who did it: `key:<apiKeyId>`, `admin`, `system:<component>`, `cli` */
+  actor: string;
+  /** Version of the data's shape; upcasters lift old versions on read (STYLE.md R3). */
+  schemaVersion?: number;
+}>;
+
+export type NewEvent<E extends Event = Event> = E & Readonly<{ id: string; metadata: EventMetadata }>;
+
+/**
+ * A global, totally ordered position in the store. Opaque outside the adapters except through
+ * `compareCheckpoints`: two unsigned integers compared lexicographically.
+ *  - PostgreSQL: (transaction id, global position), the order in which committed events become visible.
+ *  - EventStoreDB: (commit position, prepare position) of `$all`.
+ * Serialised as `"<a>/<b>"`; the empty start is `START`.
+ */
+export type Checkpoint = string;
+export const START: Checkpoint = '0/0';
+
+export const parseCheckpoint = (c: Checkpoint): [bigint, bigint] => {
+  const m = /^(\d+)\/(\d+)$/.exec(c);
+  if (!m) throw new Error(`bad checkpoint ${c}`);
+  return [BigInt(m[1]!), BigInt(m[2]!)];
+};
+export const makeCheckpoint = (a: bigint, b: bigint): Checkpoint => `${a}/${b}`;
+export const compareCheckpoints = (x: Checkpoint, y: Checkpoint): -1 | 0 | 1 => {
+  const [xa, xb] = parseCheckpoint(x);
+  const [ya, yb] = parseCheckpoint(y);
+  if (xa !== ya) return xa < ya ? -1 : 1;
+  if (xb !== yb) return xb < yb ? -1 : 1;
+  return 0;
+};
+
+export type RecordedEvent<E extends Event = Event> = E &
+  Readonly<{
+    id: string;
+    metadata: EventMetadata;
+    streamName: string;
+    streamRevision: bigint;
+    /** Position in the global log ($all commit position on ESDB, `global_position` on PostgreSQL). */
+    globalPosition: bigint;
+    /** Where a reader resumes after this event. */
+    checkpoint: Checkpoint;
+    createdAt: string;
+  }>;
+
+export type AppendResult = Readonly<{ nextRevision: bigint; checkpoint: Checkpoint }>;
+
+/** Server-side filter for $all reads and subscriptions: by event type or by stream category. */
+export type EventFilter =
+  | Readonly<{ eventTypes: readonly string[] }>
+  | Readonly<{ streamCategories: readonly string[] }>;
+
+export type ReadStreamOptions = Readonly<{
+  direction?: 'forwards' | 'backwards';
+  /** inclusive; default: the first event (forwards) or the last (backwards) */
+  fromRevision?: bigint;
+  maxCount?: number;
+}>;
+
+export type ReadAllOptions = Readonly<{
+  /** exclusive: events strictly after this checkpoint */
+  after?: Checkpoint;
+  maxCount?: number;
+  filter?: EventFilter;
+}>;
+
+export type SubscriptionHandler = (batch: readonly RecordedEvent[]) => Promise<void>;
+
+export interface Subscription {
+  /** resolves once the subscription has delivered everything that existed when it started */
+  readonly caughtUp: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type SubscribeOptions = Readonly<{
+  after: Checkpoint;
+  filter?: EventFilter;
+  /** most events per handler call */
+  batchSize?: number;
+  /** called when the subscription dies for good (handler error, or reconnection given up) */
+  onError?: (err: unknown) => void;
+}>;
+
+export interface EventStorePort {
+  readonly kind: 'postgres' | 'eventstoredb';
+  appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** `[]` and revision `no_stream` for a stream that does not exist. */
+  readStream(stream: string, o?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(o?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catch-up subscription: delivers batches in checkpoint order, first the backlog, then live events. */
+  subscribe(o: SubscribeOptions, handler: SubscriptionHandler): Subscription;
+  /** The checkpoint of the newest event visible to readers now (START on an empty store). */
+  headCheckpoint(): Promise<Checkpoint>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`wrong expected revision on ${stream}: expected ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** Revision of a stream after reading it: `no_stream` when empty. */
+export const revisionOf = (events: readonly RecordedEvent[]): bigint | 'no_stream' =>
+  events.length === 0 ? 'no_stream' : events[events.length - 1]!.streamRevision;

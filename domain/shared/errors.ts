@@ -1,0 +1,35 @@
+/**
+ * Stable error codes (spec section 7). Every code has exactly one HTTP mapping in
+ * infrastructure/http/errors.ts; adding a code here without a mapping fails the type check.
+ */
+export type ErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'ACCOUNT_NOT_FOUND'
+  | 'AGENT_NOT_FOUND'
+  | 'API_KEY_NOT_FOUND'
+  | 'PHONE_NUMBER_NOT_FOUND'
+  | 'SUB_ACCOUNT_FORBIDDEN'
+  | 'INSUFFICIENT_BALANCE'
+  | 'THROTTLED'
+  | 'RATE_LIMITED'
+  | 'CONCURRENCY_CONFLICT'
+  | 'READ_MODEL_TIMEOUT'
+  | 'INTERNAL_ERROR';
+
+export type FieldError = Readonly<{ field: string; message: string; type: string }>;
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string = code,
+    readonly details?: readonly FieldError[],
+    /** Extra facts for the edge (e.g. retryAfterSeconds); never shown verbatim. */
+    readonly hints: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Stream names are `<category>-<id>`; the category is snake_case without `-`, because EventStoreDB's
+ * `$by_category` and our PostgreSQL `stream_category` split on the first `-` (STYLE.md R4).
+ */
+export const streams = {
+  account: (id: string) => `account-${id}`,
+  apiKey: (id: string) => `api_key-${id}`,
+  agent: (id: string) => `agent-${id}`,
+  phoneNumber: (id: string) => `phone_number-${id}`,
+  conversation: (id: string) => `conversation-${id}`,
+  message: (id: string) => `message-${id}`,
+  call: (id: string) => `call-${id}`,
+  webhook: (id: string) => `webhook-${id}`,
+} as const;
+
+export const categoryOf = (stream: string): string => {
+  const i = stream.indexOf('-');
+  return i < 0 ? stream : stream.slice(0, i);
+};

@@ -1,0 +1,23 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import * as m001 from './migrations/001-event-store.js';
+import * as m002 from './migrations/002-read-models.js';
+
+/** Versioned migrations, applied in name order at start; a migration is never edited once released. */
+const migrations: Record<string, Migration> = {
+  '001-event-store': m001,
+  '002-read-models': m002,
+};
+
+class StaticProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider: new StaticProvider() }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`migration ${failed ?? '?'} failed: ${String(error)}`);
+  }
+}

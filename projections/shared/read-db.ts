@@ -1,0 +1,36 @@
+/** Kysely types of the read-model tables (the tables themselves are created by infrastructure migrations). */
+export interface ProjectionCheckpointsTable { name: string; checkpoint: string; updated_at: Date | string }
+export interface AccountsTable {
+  account_id: string;
+  parent_account_id: string | null;
+  name: string;
+  status: string;
+  balance_micros: string | bigint;
+  number_limit: number;
+  created_at: Date | string;
+  revision: string | bigint;
+}
+export interface ApiKeysTable {
+  key_id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  created_at: Date | string;
+  revoked_at: Date | string | null;
+}
+export interface AgentsTable {
+  agent_id: string;
+  account_id: string;
+  name: string;
+  config: unknown;
+  created_at: Date | string;
+  deleted_at: Date | string | null;
+  revision: string | bigint;
+}
+export interface ReadDb {
+  projection_checkpoints: ProjectionCheckpointsTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  agents: AgentsTable;
+}

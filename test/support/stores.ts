@@ -1,0 +1,33 @@
+import { openDatabase, type DatabaseHandle } from '../../infrastructure/db/database.js';
+import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import { TestClock } from './fixtures.js';
+
+export type StoreUnderTest = { store: EventStorePort; handle: DatabaseHandle; close: () => Promise<void> };
+
+/** A fresh database: PGlite in memory, or (with DATABASE_URL) a server whose tables are emptied first. */
+export async function freshDatabase(): Promise<DatabaseHandle> {
+  const handle = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
+  await migrateToLatest(handle.db as never);
+  if (handle.kind === 'postgres') await resetServerTables(handle);
+  return handle;
+}
+
+async function resetServerTables(h: DatabaseHandle): Promise<void> {
+  const { sql } = await import('kysely');
+  const rows = await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
+  if (rows.rows.length) await sql.raw(`truncate ${rows.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
+}
+
+/** The event store the suites run against: EventStoreDB when EVENTSTORE_URL is set, else PostgreSQL tables. */
+export async function storeUnderTest(clock = new TestClock()): Promise<StoreUnderTest> {
+  const handle = await freshDatabase();
+  if (process.env.EVENTSTORE_URL) {
+    const { EsdbEventStore } = await import('../../infrastructure/event-store/esdb-event-store.js');
+    const store = new EsdbEventStore(process.env.EVENTSTORE_URL);
+    return { store, handle, close: async () => { await store.close(); await handle.close(); } };
+  }
+  const store = new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
+  return { store, handle, close: async () => { await store.close(); await handle.close(); } };
+}
