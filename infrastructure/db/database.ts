@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Generated } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect } from 'kysely-pglite-dialect';
@@ -6,7 +6,7 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
 export interface EventsTable {
-  global_position: string | bigint;
+  global_position: Generated<string | bigint>;
   transaction_id: string;
   event_id: string;
   stream_name: string;

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import {
   START, compareCheckpoints, makeCheckpoint, parseCheckpoint, WrongExpectedRevisionError,
   type AppendResult, type Checkpoint, type EventFilter, type EventStorePort, type ExpectedRevision, type NewEvent,
@@ -18,7 +18,7 @@ const COLUMNS = [
   'stream_revision', 'event_type', 'data', 'metadata', 'created_at',
 ] as const;
 
-type Row = Omit<EventsTable, 'created_at'> & { created_at: Date | string };
+type Row = Selectable<EventsTable>;
 
 /**
  * Event store on a PostgreSQL `events` table (PGlite or a server), through Kysely.

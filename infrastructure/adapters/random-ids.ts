@@ -1,0 +1,25 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inject, injectable } from 'inversify';
+import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { IdsPort } from '../../application/ports/ids.port.js';
+import { TOKENS } from '../../application/ports/tokens.js';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
+
+/** `<prefix>_<10 chars of time><16 chars of randomness>`: sortable by creation, unguessable. */
+@injectable()
+export class RandomIds implements IdsPort {
+  constructor(@inject(TOKENS.Clock) private readonly clock: ClockPort) {}
+
+  id(prefix: string): string {
+    let t = this.clock.now().getTime();
+    let time = '';
+    for (let i = 0; i < 10; i++) { time = ALPHABET[t % 32]! + time; t = Math.floor(t / 32); }
+    const bytes = randomBytes(16);
+    let rand = '';
+    for (const b of bytes) rand += ALPHABET[b % 32];
+    return `${prefix}_${time}${rand}`;
+  }
+
+  uuid(): string { return randomUUID(); }
+}

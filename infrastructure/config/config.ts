@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+
+/** All configuration, parsed once from the environment. The README's configuration table mirrors this. */
+export const ConfigSchema = z.object({
+  PORT: int(8080, 0, 65535),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_POOL_SIZE: int(10, 1, 200),
+  EVENTSTORE_URL: z.string().min(1).optional(),
+  ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** api: serve HTTP; worker: run projectors (and later reactors); all: both (the default) */
+  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  /** how long a write waits for the read models before answering 503 */
+  READ_MODEL_TIMEOUT_MS: int(5000, 1, 120_000),
+  EVENT_POLL_INTERVAL_MS: int(100, 5, 60_000),
+  /** endpoint throttle: requests per key (or client address) per window */
+  THROTTLE_MAX_REQUESTS: int(600, 1),
+  THROTTLE_WINDOW_SECONDS: int(60, 1, 3600),
+  /** create a development account on first start of an empty embedded store */
+  DEV_ACCOUNT: bool.optional(),
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const r = ConfigSchema.safeParse(clean);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`invalid configuration:\n${lines}`);
+  }
+  return r.data;
+}

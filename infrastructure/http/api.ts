@@ -1,0 +1,82 @@
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { z } from 'zod';
+import type { RequestContext } from '../../application/shared/context.js';
+import { ErrorEnvelope, PlainError, ValidationErrorBody, type OpenAPIRegistry } from './openapi.js';
+import { parse } from './validate.js';
+
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+type AnyObject = z.ZodType<Record<string, unknown>>;
+
+export type RouteDef<B extends z.ZodType, Q extends AnyObject, P extends AnyObject> = {
+  method: Method;
+  /** express style: `/v1/agents/:agent_id` */
+  path: string;
+  summary: string;
+  tag: string;
+  /** default true; false for sign-up, health and docs */
+  auth?: boolean;
+  body?: B;
+  query?: Q;
+  params?: P;
+  status?: number;
+  response: z.ZodType;
+  /** extra documented error statuses */
+  errors?: readonly number[];
+  handler: (input: {
+    body: z.infer<B>;
+    query: z.infer<Q>;
+    params: z.infer<P>;
+    ctx: RequestContext;
+    req: Request;
+    res: Response;
+  }) => Promise<unknown>;
+};
+
+/**
+ * Declares a route once: the express handler and its OpenAPI entry come from the same zod schemas, so the
+ * published document cannot drift from what the server validates.
+ */
+export class Api {
+  constructor(readonly router: Router, readonly registry: OpenAPIRegistry) {}
+
+  route<B extends z.ZodType = z.ZodUndefined, Q extends AnyObject = AnyObject, P extends AnyObject = AnyObject>(def: RouteDef<B, Q, P>): void {
+    const status = def.status ?? 200;
+    const auth = def.auth ?? true;
+    const errorResponses: Record<number, { description: string; content: { 'application/json': { schema: z.ZodType } } }> = {
+      422: { description: 'Validation error', content: { 'application/json': { schema: ValidationErrorBody } } },
+    };
+    if (auth) {
+      errorResponses[401] = { description: 'Missing or invalid API key', content: { 'application/json': { schema: PlainError } } };
+      errorResponses[429] = { description: 'Too many requests', content: { 'application/json': { schema: PlainError } } };
+    }
+    for (const s of def.errors ?? []) {
+      const plain = s === 401 || s === 402 || s === 403 || s === 429;
+      errorResponses[s] = { description: `Error ${s}`, content: { 'application/json': { schema: plain ? PlainError : ErrorEnvelope } } };
+    }
+    this.registry.registerPath({
+      method: def.method,
+      path: def.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
+      summary: def.summary,
+      tags: [def.tag],
+      ...(auth ? {} : { security: [] }),
+      request: {
+        ...(def.body ? { body: { content: { 'application/json': { schema: def.body } } } } : {}),
+        ...(def.query ? { query: def.query as never } : {}),
+        ...(def.params ? { params: def.params as never } : {}),
+      },
+      responses: {
+        [status]: { description: 'Success', content: { 'application/json': { schema: def.response } } },
+        ...errorResponses,
+      },
+    });
+    const handler: RequestHandler = async (req, res) => {
+      const body = def.body ? parse(def.body, req, 'body') : undefined;
+      const query = def.query ? parse(def.query, req, 'query') : {};
+      const params = def.params ? parse(def.params, req, 'path') : {};
+      const result = await def.handler({ body, query, params, ctx: res.locals.ctx as RequestContext, req, res } as never);
+      // the response schema fixes field order and strips anything internal that is not part of the contract
+      res.status(status).json(def.response.parse(result));
+    };
+    this.router[def.method](def.path, handler);
+  }
+}

@@ -1,0 +1,72 @@
+import express, { Router, type Express } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import client from 'prom-client';
+import type { AccountCommands } from '../../application/accounts/account-commands.js';
+import type { AgentCommands } from '../../application/agents/agent-commands.js';
+import type { ApiKeySecretsPort } from '../../application/ports/api-key-secrets.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { AccountQueries, AgentQueries } from '../../application/ports/queries.port.js';
+import type { VoiceCataloguePort } from '../../application/ports/voice-catalogue.port.js';
+import { Api } from './api.js';
+import { errorMiddleware, sendError } from './errors.js';
+import { accessLog, authenticate, requestId, throttle } from './middleware.js';
+import { buildDocument, OpenAPIRegistry } from './openapi.js';
+import { adminGuard, adminRoutes } from './routes/admin.routes.js';
+import { agentRoutes } from './routes/agents.routes.js';
+
+export type AppDeps = Readonly<{
+  log: LoggerPort;
+  publicUrl?: string | undefined;
+  adminToken?: string | undefined;
+  throttle: { maxRequests: number; windowSeconds: number };
+  now: () => number;
+  ready: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
+  secrets: ApiKeySecretsPort;
+  accountQueries: AccountQueries;
+  accountCommands: AccountCommands;
+  agentQueries: AgentQueries;
+  agentCommands: AgentCommands;
+  voices: VoiceCataloguePort;
+}>;
+
+export function buildApp(d: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestId, accessLog(d.log), express.json({ limit: '1mb' }));
+
+  const registry = new OpenAPIRegistry();
+
+  // public: health, metrics, the API description
+  app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
+  app.get('/readyz', async (_req, res) => {
+    const r = await d.ready().catch((err: unknown) => ({ ok: false, checks: { error: String(err) } }));
+    res.status(r.ok ? 200 : 503).json({ status: r.ok ? 'ready' : 'not_ready', checks: r.checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', client.register.contentType);
+    res.send(await client.register.metrics());
+  });
+
+  if (d.adminToken) {
+    const admin = Router();
+    admin.use('/admin', adminGuard(d.adminToken));
+    adminRoutes(new Api(admin, registry), { accounts: d.accountCommands });
+    app.use(admin);
+  }
+
+  const v1 = Router();
+  v1.use('/v1', authenticate(d.accountQueries, d.secrets), throttle({ ...d.throttle, now: d.now }));
+  const api = new Api(v1, registry);
+  agentRoutes(api, { commands: d.agentCommands, queries: d.agentQueries, voices: d.voices });
+
+  const document = buildDocument(registry, d.publicUrl);
+  app.get('/openapi.json', (_req, res) => { res.json(document); });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'API docs' }));
+
+  app.use(v1);
+
+  app.use((_req, res) => { sendError(res, 'NOT_FOUND', 'No such endpoint'); });
+  app.use(errorMiddleware(d.log));
+  return app;
+}

@@ -1,0 +1,38 @@
+import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+extendZodWithOpenApi(z);
+
+export { z };
+
+export const ErrorEnvelope = z.object({
+  error: z.object({
+    message: z.string(),
+    code: z.string(),
+    type: z.string(),
+    details: z.array(z.object({ field: z.string(), message: z.string(), type: z.string() })),
+  }),
+  request_id: z.string(),
+}).openapi('ErrorEnvelope');
+
+export const ValidationErrorBody = ErrorEnvelope.extend({
+  detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })),
+}).openapi('HTTPValidationError');
+
+export const PlainError = z.object({ detail: z.string(), request_id: z.string() }).openapi('PlainError');
+
+export function buildDocument(registry: OpenAPIRegistry, serverUrl: string | undefined) {
+  registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent voice and messaging platform',
+      version: '0.1.0',
+      description: 'Phone numbers, agents, calls, messages and webhooks for AI agents. Every write is an event; reads come from projections.',
+    },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    security: [{ bearerAuth: [] }],
+  });
+}
+
+export { OpenAPIRegistry };

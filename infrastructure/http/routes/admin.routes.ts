@@ -1,0 +1,55 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { AccountCommands } from '../../../application/accounts/account-commands.js';
+import type { RequestContext } from '../../../application/shared/context.js';
+import { DomainError } from '../../../domain/shared/errors.js';
+import type { Api } from '../api.js';
+import { z } from '../openapi.js';
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Operator API, mounted only when ADMIN_TOKEN is set: `Authorization: Bearer <ADMIN_TOKEN>`. */
+export const adminGuard = (token: string): RequestHandler => (req, res, next) => {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '');
+  if (!m) throw new DomainError('UNAUTHORIZED', 'Missing admin token');
+  if (!timingSafeEqual(digest(m[1]!), digest(token))) throw new DomainError('FORBIDDEN', 'Invalid admin token');
+  const requestId = String(res.locals.requestId);
+  res.locals.ctx = { accountId: 'admin', requestId, correlationId: requestId, actor: 'admin' } satisfies RequestContext;
+  next();
+};
+
+const CreateAccountBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  parentAccountId: z.string().min(1).nullish(),
+  numberLimit: z.number().int().min(0).max(100_000).optional(),
+}).openapi('AdminCreateAccountRequest');
+
+const CreditBody = z.object({
+  amountMicros: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  reason: z.string().max(200).default('top-up'),
+}).openapi('AdminCreditRequest');
+
+export function adminRoutes(api: Api, deps: { accounts: AccountCommands }): void {
+  const tag = 'admin';
+  api.route({
+    method: 'post', path: '/admin/accounts', tag, summary: 'Create an account and its first API key (shown once)', auth: false,
+    body: CreateAccountBody, response: z.object({ accountId: z.string(), apiKey: z.string() }),
+    handler: async ({ body, ctx }) => {
+      const r = await deps.accounts.open(ctx, {
+        name: body.name,
+        ...(body.parentAccountId ? { parentAccountId: body.parentAccountId } : {}),
+        ...(body.numberLimit !== undefined ? { numberLimit: body.numberLimit } : {}),
+      });
+      return { accountId: r.accountId, apiKey: r.apiKey };
+    },
+  });
+  api.route({
+    method: 'post', path: '/admin/accounts/:account_id/credit', tag, summary: 'Add credit to an account (integer micro-dollars)', auth: false,
+    params: z.object({ account_id: z.string().min(1) }), body: CreditBody, errors: [404],
+    response: z.object({ accountId: z.string(), balanceMicros: z.number().int() }),
+    handler: async ({ params, body, ctx }) => {
+      const view = await deps.accounts.credit(ctx, params.account_id, body.amountMicros, body.reason);
+      return { accountId: view.accountId, balanceMicros: view.balanceMicros };
+    },
+  });
+}
