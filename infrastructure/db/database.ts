@@ -1,4 +1,6 @@
 import { Kysely, PostgresDialect, sql, type Generated } from 'kysely';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect } from 'kysely-pglite-dialect';
@@ -37,12 +39,42 @@ export async function openDatabase(o: { databaseUrl?: string | undefined; dataDi
     const db = new Kysely<Db>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
-  // PGlite: embedded PostgreSQL in WebAssembly; `memory://` when no data directory is given.
-  const client = o.dataDir ? new PGlite(o.dataDir) : new PGlite();
-  await client.waitReady;
-  const db = new Kysely<Db>({ dialect: new PGliteDialect(client) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  // PGlite: embedded PostgreSQL in WebAssembly; in memory when no data directory (or `memory://`) is given.
+  const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
+  const unlock = onDisk ? lockDataDir(o.dataDir!) : () => undefined;
+  try {
+    const client = o.dataDir ? new PGlite(o.dataDir) : new PGlite();
+    await client.waitReady;
+    const db = new Kysely<Db>({ dialect: new PGliteDialect(client) });
+    return { db, kind: 'pglite', close: async () => { await db.destroy(); unlock(); } };
+  } catch (err) {
+    unlock();
+    throw err;
+  }
 }
+
+/**
+ * PGlite is single-process: two processes on one data directory would corrupt it. A lock file holding the
+ * owner's pid refuses a second opener while the first is alive (a stale lock from a crash is taken over).
+ */
+function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, '.agent-platform.lock');
+  try {
+    const pid = Number(readFileSync(file, 'utf8'));
+    if (pid && pid !== process.pid && isAlive(pid)) {
+      throw new Error(`data directory ${dir} is in use by process ${pid}; stop it first (or use DATABASE_URL for several processes)`);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  writeFileSync(file, String(process.pid));
+  return () => { try { if (readFileSync(file, 'utf8') === String(process.pid)) rmSync(file); } catch { /* already gone */ } };
+}
+
+const isAlive = (pid: number): boolean => {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+};
 
 export async function ping(db: Kysely<Db>): Promise<void> {
   await sql`select 1`.execute(db);

@@ -1,0 +1,77 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { loadConfig, type Config } from '../../infrastructure/config/config.js';
+import { openDatabase } from '../../infrastructure/db/database.js';
+import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import { createLogger } from '../../infrastructure/logger.js';
+import { createRuntime, listen, type Runtime } from '../../infrastructure/runtime.js';
+import type { Overrides } from '../../infrastructure/container.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** Empties every table of a PostgreSQL server database (read models, checkpoints and the PG event store). */
+export async function resetServerDatabase(url: string): Promise<void> {
+  const h = await openDatabase({ databaseUrl: url, poolSize: 1 });
+  try {
+    await migrateToLatest(h.db as never);
+    const rows = await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
+    if (rows.rows.length) await sql.raw(`truncate ${rows.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
+  } finally {
+    await h.close();
+  }
+}
+
+export type TestApp = Readonly<{
+  url: string;
+  rt: Runtime;
+  /** fetch relative to the server, JSON in and out */
+  call: (method: string, path: string, o?: { key?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
+  /** a new account through the admin API: its id and key */
+  newAccount: (name?: string, parentAccountId?: string) => Promise<{ accountId: string; apiKey: string }>;
+  close: () => Promise<void>;
+}>;
+
+/**
+ * A real server on a free port over a real database: PGlite in memory, or DATABASE_URL (emptied first);
+ * events in EventStoreDB when EVENTSTORE_URL is set. Configuration goes through the same parser as `npm start`.
+ */
+export async function startTestApp(env: Record<string, string> = {}, overrides: Overrides = {}): Promise<TestApp> {
+  const cfg: Config = loadConfig({
+    DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ADMIN_TOKEN, DEV_ACCOUNT: 'false', EVENT_POLL_INTERVAL_MS: '20',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
+    ...env,
+  });
+  if (cfg.DATABASE_URL) await resetServerDatabase(cfg.DATABASE_URL);
+  const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL), overrides);
+  const server: Server = await listen(rt.app, 0, '127.0.0.1');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const call: TestApp['call'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let body: string | undefined;
+    if (o.body !== undefined) { headers['content-type'] = 'application/json'; body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body); }
+    const res = await fetch(`${url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+
+  const newAccount: TestApp['newAccount'] = async (name = 'Test account', parentAccountId) => {
+    const r = await call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name, ...(parentAccountId ? { parentAccountId } : {}) } });
+    if (r.status !== 200) throw new Error(`admin create account: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { accountId: string; apiKey: string };
+  };
+
+  return {
+    url, rt, call, newAccount,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rt.close();
+    },
+  };
+}
