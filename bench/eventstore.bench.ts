@@ -1,0 +1,224 @@
+/**
+ * Throughput of the PostgreSQL event-store adapter (`npm run bench:eventstore`).
+ *
+ * On PGlite in memory, and also on a server when DATABASE_URL is set. On the server everything happens in
+ * a scratch database (`bench_<random>`, created next to DATABASE_URL's and dropped at the end), so the
+ * bench never touches existing tables; the role needs CREATEDB.
+ *
+ * Scenarios: appends to one stream, sequential, each with the exact expected revision (batches of 1 and
+ * of 10); appends to 8 streams at once (each stream sequential, the streams concurrent); catch-up over all
+ * events from START, by paging readAll and by a subscription. BENCH_SCALE (default 1) scales every size.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { START, type EventMetadata, type NewEvent } from '../application/ports/event-store.port.js';
+import type { ClockPort } from '../application/ports/clock.port.js';
+import { openDatabase, type DatabaseHandle } from '../infrastructure/db/database.js';
+import { migrateToLatest } from '../infrastructure/db/migrate.js';
+import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
+const n = (base: number) => Math.max(1, Math.round(base * SCALE));
+
+const SIZES = {
+  warmup: n(50),
+  single1: n(1500), // appends of 1 event
+  single10: n(300), // appends of 10 events
+  streams: 8,
+  concurrent: { 1: n(200), 10: n(50), 100: n(25) }, // appends per stream, by batch size
+  readPage: 1000,
+  subscriptionBatch: 500,
+  poolSize: 16,
+} as const;
+
+const clock: ClockPort = { now: () => new Date() };
+const metadata: EventMetadata = {
+  accountId: 'acc_bench', correlationId: randomUUID(), causationId: null, requestId: null, actor: 'system:bench',
+};
+/** A realistically sized event (~300 bytes of JSON with its metadata). */
+const callEvent = (i: number): NewEvent => ({
+  id: randomUUID(),
+  type: 'CallEnded',
+  data: { callId: `call_${i}`, from: '+14155550100', to: '+14155550199', durationS: i % 600, endedBy: 'caller', hangupCause: 'normal_clearing' },
+  metadata,
+});
+const batch = (size: number, from: number) => Array.from({ length: size }, (_, i) => callEvent(from + i));
+
+type Result = { target: string; scenario: string; events: number; calls: number; ms: number; latencies?: number[] };
+
+async function appendSequentially(store: PgEventStore, stream: string, appends: number, size: number): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < appends; i++) {
+    const events = batch(size, i * size);
+    const t = performance.now();
+    await store.appendToStream(stream, events, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i * size - 1) });
+    latencies.push(performance.now() - t);
+  }
+  return latencies;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const t = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - t, value };
+}
+
+async function benchTarget(target: string, handle: DatabaseHandle): Promise<Result[]> {
+  const store = new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
+  const results: Result[] = [];
+  const run = randomUUID().slice(0, 8);
+  try {
+    await appendSequentially(store, `bench_warmup-${run}`, SIZES.warmup, 1);
+
+    for (const size of [1, 10] as const) {
+      const appends = size === 1 ? SIZES.single1 : SIZES.single10;
+      const { ms, value } = await timed(() => appendSequentially(store, `bench_single${size}-${run}`, appends, size));
+      results.push({ target, scenario: `append, 1 stream, batch ${size}`, events: appends * size, calls: appends, ms, latencies: value });
+    }
+
+    for (const size of [1, 10, 100] as const) {
+      const appends = SIZES.concurrent[size];
+      const { ms, value } = await timed(() => Promise.all(
+        Array.from({ length: SIZES.streams }, (_, s) => appendSequentially(store, `bench_multi${size}-${run}${s}`, appends, size)),
+      ));
+      results.push({
+        target, scenario: `append, ${SIZES.streams} streams concurrently, batch ${size}`,
+        events: SIZES.streams * appends * size, calls: SIZES.streams * appends, ms, latencies: value.flat(),
+      });
+    }
+
+    const read = await timed(async () => {
+      let after = START;
+      let count = 0;
+      let pages = 0;
+      for (;;) {
+        const page = await store.readAll({ after, maxCount: SIZES.readPage });
+        count += page.length;
+        pages++;
+        if (page.length < SIZES.readPage) return { count, pages };
+        after = page[page.length - 1]!.checkpoint;
+      }
+    });
+    results.push({ target, scenario: `catch-up: readAll pages of ${SIZES.readPage} from START`, events: read.value.count, calls: read.value.pages, ms: read.ms });
+
+    const sub = await timed(async () => {
+      let count = 0;
+      let batches = 0;
+      const s = store.subscribe({ after: START, batchSize: SIZES.subscriptionBatch }, async (b) => { count += b.length; batches++; });
+      await s.caughtUp;
+      await s.stop();
+      return { count, batches };
+    });
+    if (sub.value.count !== read.value.count) throw new Error(`subscription saw ${sub.value.count} events, readAll ${read.value.count}`);
+    results.push({ target, scenario: `catch-up: subscription from START, batches of ${SIZES.subscriptionBatch}`, events: sub.value.count, calls: sub.value.batches, ms: sub.ms });
+  } finally {
+    await store.close();
+  }
+  return results;
+}
+
+async function serverVersion(handle: DatabaseHandle): Promise<string> {
+  const r = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(handle.db);
+  return r.rows[0]?.v.split(' ')[0] ?? '?';
+}
+
+/** The settings that decide what a commit costs, printed with the results. */
+async function durability(handle: DatabaseHandle): Promise<string> {
+  const r = await sql<{ name: string; setting: string }>`
+    select name, setting from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes') order by name`.execute(handle.db);
+  return r.rows.map((x) => `${x.name}=${x.setting}`).join(' ');
+}
+const notes: string[] = [];
+
+async function onPglite(): Promise<Result[]> {
+  const handle = await openDatabase({});
+  try {
+    await migrateToLatest(handle.db as never);
+    const target = `pglite ${await serverVersion(handle)} (memory)`;
+    notes.push(`${target}: one connection, so "concurrent" appends are serialised; ${await durability(handle)}`);
+    return await benchTarget(target, handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function onServer(url: string): Promise<Result[]> {
+  // A database of its own (not a schema: the Kysely migrator would find another schema's
+  // kysely_migration tables), created on the server and dropped at the end.
+  const name = `bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`).catch((err: unknown) => {
+      throw new Error(`the bench needs to create a scratch database on DATABASE_URL's server: ${String(err)}`);
+    });
+    try {
+      const scoped = new URL(url);
+      scoped.pathname = `/${name}`;
+      const handle = await openDatabase({ databaseUrl: scoped.toString(), poolSize: SIZES.poolSize });
+      try {
+        await migrateToLatest(handle.db as never);
+        const target = `postgres ${await serverVersion(handle)} (server, pool ${SIZES.poolSize})`;
+        notes.push(`${target}: ${scoped.host}, ${await durability(handle)}`);
+        return await benchTarget(target, handle);
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+const percentile = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+
+function printTable(results: readonly Result[]): void {
+  const header = ['target', 'scenario', 'events', 'time s', 'events/s', 'calls/s', 'p50 ms', 'p99 ms'];
+  const rows = results.map((r) => [
+    r.target,
+    r.scenario,
+    String(r.events),
+    (r.ms / 1000).toFixed(2),
+    Math.round(r.events / (r.ms / 1000)).toLocaleString('en-US'),
+    Math.round(r.calls / (r.ms / 1000)).toLocaleString('en-US'),
+    r.latencies ? percentile(r.latencies, 50).toFixed(2) : '-',
+    r.latencies ? percentile(r.latencies, 99).toFixed(2) : '-',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const right = (i: number) => i >= 2;
+  const line = (cells: readonly string[]) => cells.map((c, i) => (right(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-+-'));
+  let previous = '';
+  for (const r of rows) {
+    if (previous && r[0] !== previous) console.log(widths.map((w) => '-'.repeat(w)).join('-+-'));
+    previous = r[0]!;
+    console.log(line(r));
+  }
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  console.log(`event store bench: node ${process.version}, scale ${SCALE}; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`);
+  console.log('calls/s = appends/s for append rows, pages or handler batches/s for catch-up rows; p50/p99 = latency of one append');
+  const started = performance.now();
+  const results = [...await onPglite(), ...(url ? await onServer(url) : [])];
+  console.log('');
+  printTable(results);
+  console.log('');
+  for (const note of notes) console.log(note);
+  console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => { console.error(err); process.exit(1); },
+);
