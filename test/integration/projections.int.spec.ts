@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
+import { accountsProjector } from '../../projections/accounts.projector.js';
+import { agentsProjector } from '../../projections/agents.projector.js';
+import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
+import type { Projector } from '../../projections/shared/projector.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+import { rebuildProjector } from '../../projections/shared/rebuild.js';
+import { ev } from '../support/fixtures.js';
+import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+import { startTestApp } from '../support/http.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * A projector that counts how often it applied each event (a table of its own), and can be told to crash in
+ * the middle of a batch: the test double of a process dying between two row writes.
+ */
+function countingProjector(name: string, type: string, crash: { atEvent: number; times: number }) {
+  let applied = 0;
+  const p: Projector = {
+    name,
+    handles: new Set([type]),
+    tables: ['agents'],
+    async apply(db: Kysely<ReadDb>, e: RecordedEvent) {
+      applied++;
+      if (applied === crash.atEvent && crash.times > 0) { crash.times--; throw new Error('simulated crash mid-batch'); }
+      await sql`insert into projection_test_counts (event_id, n) values (${e.id}, 1)
+                on conflict (event_id) do update set n = projection_test_counts.n + 1`.execute(db);
+    },
+  };
+  return p;
+}
+
+describe('projection engine', () => {
+  let sut: StoreUnderTest;
+  let store: EventStorePort;
+  let db: Kysely<ReadDb>;
+  before(async () => {
+    sut = await storeUnderTest();
+    store = sut.store;
+    db = sut.handle.db as unknown as Kysely<ReadDb>;
+    await sql`create table if not exists projection_test_counts (event_id text primary key, n int not null)`.execute(db);
+  });
+  after(async () => { await sql`drop table if exists projection_test_counts`.execute(db); await sut.close(); });
+  beforeEach(async () => { await sql`delete from projection_test_counts`.execute(db); });
+
+  it('rolls back a batch that crashes midway with its checkpoint, and applies every event exactly once after restart', async () => {
+    const type = `Counted${randomUUID().slice(0, 8)}`;
+    const events = Array.from({ length: 30 }, () => ev(type));
+    await store.appendToStream(`counted-${randomUUID()}`, events, { expectedRevision: 'no_stream' });
+    const crash = { atEvent: 17, times: 1 };
+    const p = countingProjector(`counting_${randomUUID().slice(0, 8)}`, type, crash);
+    const engine = new ProjectionEngine(store, db, [p], silent, { restartDelayMs: 10, batchSize: 10 });
+    await engine.start();
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { c } = await db.selectFrom('projection_test_counts' as never).select(sql<number>`count(*)::int`.as('c')).executeTakeFirstOrThrow() as { c: number };
+      if (c === 30 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await engine.stop();
+    expect(crash.times, 'the crash happened').to.equal(0);
+    const rows = await sql<{ event_id: string; n: number }>`select event_id, n from projection_test_counts`.execute(db);
+    expect(rows.rows).to.have.length(30);
+    expect(rows.rows.every((r) => r.n === 1), 'no event applied twice').to.equal(true);
+    expect(new Set(rows.rows.map((r) => r.event_id))).to.deep.equal(new Set(events.map((e) => e.id)));
+  });
+
+  it('lets only one of two engines running the same projector commit each batch (checkpoint compare-and-set)', async () => {
+    const type = `Raced${randomUUID().slice(0, 8)}`;
+    const name = `raced_${randomUUID().slice(0, 8)}`;
+    await store.appendToStream(`raced-${randomUUID()}`, Array.from({ length: 40 }, () => ev(type)), { expectedRevision: 'no_stream' });
+    const a = new ProjectionEngine(store, db, [countingProjector(name, type, { atEvent: 0, times: 0 })], silent, { restartDelayMs: 10, batchSize: 5 });
+    const b = new ProjectionEngine(store, db, [countingProjector(name, type, { atEvent: 0, times: 0 })], silent, { restartDelayMs: 10, batchSize: 5 });
+    await Promise.all([a.start(), b.start()]);
+    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all([a.stop(), b.stop()]);
+    const rows = await sql<{ n: number }>`select n from projection_test_counts`.execute(db);
+    expect(rows.rows).to.have.length(40);
+    expect(rows.rows.every((r) => r.n === 1)).to.equal(true);
+  });
+
+  it('waits for read-your-writes and times out with READ_MODEL_TIMEOUT', async () => {
+    const type = `Waited${randomUUID().slice(0, 8)}`;
+    const p = countingProjector(`waited_${randomUUID().slice(0, 8)}`, type, { atEvent: 0, times: 0 });
+    const waiter = new ReadModelWaiter(db, [p], null, { timeoutMs: 200, pollMs: 10 });
+    const r = await store.appendToStream(`waited-${randomUUID()}`, [ev(type)], { expectedRevision: 'no_stream' });
+    const err = await waiter.waitFor(r.checkpoint, [type]).catch((e: unknown) => e);
+    expect(err).to.have.property('code', 'READ_MODEL_TIMEOUT');
+    const engine = new ProjectionEngine(store, db, [p], silent);
+    await engine.start();
+    await new ReadModelWaiter(db, [p], engine, { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
+    await engine.stop();
+    await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
+  });
+});
+
+describe('rebuild', () => {
+  it('replays a projector into fresh tables that equal the live ones, then swaps them in', async () => {
+    const app = await startTestApp();
+    try {
+      const { apiKey } = await app.newAccount('Rebuilt');
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push((await app.call('POST', '/v1/agents', { key: apiKey, body: { name: `R${i}` } })).body.id);
+      await app.call('PATCH', `/v1/agents/${ids[0]}`, { key: apiKey, body: { voiceMode: 'hosted', systemPrompt: 'x' } });
+      await app.call('DELETE', `/v1/agents/${ids[1]}`, { key: apiKey });
+      const db = app.rt.database.db as unknown as Kysely<ReadDb>;
+      const before = await db.selectFrom('agents').selectAll().orderBy('agent_id').execute();
+      const progress: number[] = [];
+      const report = await rebuildProjector(db, app.rt.store, agentsProjector, { onProgress: (done) => progress.push(done) });
+      expect(report.equal).to.equal(true);
+      expect(report.differences).to.deep.equal({ agents: 0 });
+      expect(report.events).to.equal(6 + 2 + 1);
+      expect(progress.at(-1)).to.equal(9);
+      expect(await db.selectFrom('agents').selectAll().orderBy('agent_id').execute()).to.deep.equal(before);
+      // the service keeps working on the swapped tables
+      expect((await app.call('GET', `/v1/agents/${ids[0]}`, { key: apiKey })).body.voiceMode).to.equal('hosted');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('reports a difference when a live table was tampered with, and repairs it by the swap', async () => {
+    const app = await startTestApp();
+    try {
+      const { accountId } = await app.newAccount('Tampered');
+      const db = app.rt.database.db as unknown as Kysely<ReadDb>;
+      await app.rt.engine.stop();
+      await db.updateTable('accounts').set({ name: 'Hacked' }).where('account_id', '=', accountId).execute();
+      const check = await rebuildProjector(db, app.rt.store, accountsProjector, { checkOnly: true });
+      expect(check.equal).to.equal(false);
+      expect(check.differences!.accounts).to.equal(2);
+      expect(check.swapped).to.equal(false);
+      const fix = await rebuildProjector(db, app.rt.store, accountsProjector);
+      expect(fix.swapped).to.equal(true);
+      const row = await db.selectFrom('accounts').select('name').where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      expect(row.name).to.equal('Tampered');
+    } finally {
+      await app.close();
+    }
+  });
+});
