@@ -1,0 +1,86 @@
+import { expect } from 'chai';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The README's path, for real: `npm start` on an empty data directory (embedded PGlite), the development key
+ * it prints, an API call over HTTP, a graceful SIGTERM, a restart that prints no second key, and the CLI's
+ * audit history and rebuild on the same data. Runs in embedded mode only (its subject is that mode).
+ */
+describe('npm start and the CLI, end to end (embedded)', function () {
+  this.timeout(90_000);
+  const embedded = !process.env.DATABASE_URL && !process.env.EVENTSTORE_URL;
+  let dataDir: string;
+  before(function () {
+    if (!embedded) this.skip();
+    dataDir = mkdtempSync(join(tmpdir(), 'avp-e2e-'));
+  });
+  after(() => { if (dataDir) rmSync(dataDir, { recursive: true, force: true }); });
+
+  const env = () => ({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+
+  function start(): Promise<{ child: ChildProcess; out: string; base: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+      child.stdout!.on('data', (b: Buffer) => {
+        out += b.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m && out.includes('API docs')) { clearTimeout(t); setTimeout(() => resolve({ child, out, base: m[1]! }), 100); }
+      });
+      child.stderr!.on('data', (b: Buffer) => { out += b.toString(); });
+      child.on('exit', (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}:\n${out}`)); });
+    });
+  }
+
+  const stop = (child: ChildProcess) => new Promise<number | null>((resolve) => {
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'infrastructure/cli/main.ts', ...args], { env: env(), encoding: 'utf8' });
+
+  let agentId = '';
+
+  it('prints the URL, the docs URL and a development key once, and serves the API with it', async () => {
+    const { child, out, base } = await start();
+    try {
+      expect(out).to.match(/API docs: http:\/\/\S+\/docs/);
+      const key = /API key \(shown once, save it\): (avp_\S+)/.exec(out)?.[1];
+      expect(key).to.be.a('string');
+      const res = await fetch(`${base}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'E2E' }) });
+      expect(res.status).to.equal(200);
+      agentId = ((await res.json()) as { id: string }).id;
+    } finally {
+      expect(await stop(child), 'graceful exit code').to.equal(0);
+    }
+    const again = await start();
+    try {
+      expect(again.out).to.not.contain('API key');
+      expect((await fetch(`${again.base}/healthz`)).status).to.equal(200);
+    } finally {
+      await stop(again.child);
+    }
+  });
+
+  it('prints the audit history of a stream, in order', () => {
+    const r = cli('history', `agent-${agentId}`, '--json');
+    expect(r.status, r.stderr).to.equal(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { revision: string; type: string });
+    expect(lines.map((l) => [l.revision, l.type])).to.deep.equal([['0', 'AgentCreated']]);
+  });
+
+  it('creates an account from the CLI and rebuilds a projector to equal tables', () => {
+    const made = cli('accounts', 'create', '--name', 'From CLI');
+    expect(made.status, made.stderr).to.equal(0);
+    expect(JSON.parse(made.stdout)).to.have.keys(['accountId', 'apiKey']);
+    const rebuilt = cli('rebuild', 'accounts');
+    expect(rebuilt.status, rebuilt.stderr).to.equal(0);
+    expect(JSON.parse(rebuilt.stdout)).to.include({ projector: 'accounts_v1', equal: true, swapped: true });
+    expect(rebuilt.stderr).to.match(/accounts_v1 \[.*\] 100%/);
+  });
+});
