@@ -11,6 +11,7 @@ import { buildContainer, type Overrides } from './container.js';
 import { ping, type DatabaseHandle } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { workerModules } from './workers.js';
 
 export type Runtime = Readonly<{
   cfg: Config;
@@ -29,7 +30,11 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
   const get = <T>(t: symbol) => container.get<T>(t);
   const store = get<EventStorePort>(TOKENS.EventStore);
   const engine = get<ProjectionEngine>(TOKENS.ProjectionEngine);
-  if (cfg.ROLE !== 'api') await engine.start();
+  const workers = cfg.ROLE !== 'api' ? workerModules.map((m) => m(container)) : [];
+  if (cfg.ROLE !== 'api') {
+    await engine.start();
+    for (const w of workers) await w.start();
+  }
   const clock = get<ClockPort>(TOKENS.Clock);
   const app = buildApp({
     log,
@@ -43,12 +48,9 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
       await store.headCheckpoint().then(() => { checks.eventStore = 'ok'; }, (e: unknown) => { checks.eventStore = String(e); });
       return { ok: Object.values(checks).every((v) => v === 'ok'), checks };
     },
+    container,
     secrets: get(TOKENS.ApiKeySecrets),
     accountQueries: get(TOKENS.AccountQueries),
-    accountCommands: get(TOKENS.AccountCommands),
-    agentQueries: get(TOKENS.AgentQueries),
-    agentCommands: get(TOKENS.AgentCommands),
-    voices: get(TOKENS.VoiceCatalogue),
   });
   let closed = false;
   return {
@@ -56,6 +58,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     async close() {
       if (closed) return;
       closed = true;
+      for (const w of [...workers].reverse()) await w.stop();
       await engine.stop();
       await store.close();
       await database.close();

@@ -1,21 +1,20 @@
 import express, { Router, type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import client from 'prom-client';
-import type { AccountCommands } from '../../application/accounts/account-commands.js';
-import type { AgentCommands } from '../../application/agents/agent-commands.js';
+import type { Container } from 'inversify';
 import type { ApiKeySecretsPort } from '../../application/ports/api-key-secrets.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { AccountQueries, AgentQueries } from '../../application/ports/queries.port.js';
-import type { VoiceCataloguePort } from '../../application/ports/voice-catalogue.port.js';
+import type { AccountQueries } from '../../application/ports/queries.port.js';
 import { Api } from './api.js';
 import { errorMiddleware, sendError } from './errors.js';
 import { accessLog, authenticate, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
-import { adminGuard, adminRoutes } from './routes/admin.routes.js';
-import { agentRoutes } from './routes/agents.routes.js';
+import { adminGuard } from './routes/admin.routes.js';
+import { adminRouteModules, publicRoutes, v1Routes } from './routes/index.js';
 
 export type AppDeps = Readonly<{
   log: LoggerPort;
+  container: Container;
   publicUrl?: string | undefined;
   adminToken?: string | undefined;
   throttle: { maxRequests: number; windowSeconds: number };
@@ -23,10 +22,6 @@ export type AppDeps = Readonly<{
   ready: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
   secrets: ApiKeySecretsPort;
   accountQueries: AccountQueries;
-  accountCommands: AccountCommands;
-  agentQueries: AgentQueries;
-  agentCommands: AgentCommands;
-  voices: VoiceCataloguePort;
 }>;
 
 export function buildApp(d: AppDeps): Express {
@@ -48,17 +43,20 @@ export function buildApp(d: AppDeps): Express {
     res.send(await client.register.metrics());
   });
 
+  const open = Router();
+  for (const m of publicRoutes) m(new Api(open, registry), d.container);
+  app.use(open);
+
   if (d.adminToken) {
     const admin = Router();
     admin.use('/admin', adminGuard(d.adminToken));
-    adminRoutes(new Api(admin, registry), { accounts: d.accountCommands });
+    for (const m of adminRouteModules) m(new Api(admin, registry), d.container);
     app.use(admin);
   }
 
   const v1 = Router();
   v1.use('/v1', authenticate(d.accountQueries, d.secrets), throttle({ ...d.throttle, now: d.now }));
-  const api = new Api(v1, registry);
-  agentRoutes(api, { commands: d.agentCommands, queries: d.agentQueries, voices: d.voices });
+  for (const m of v1Routes) m(new Api(v1, registry), d.container);
 
   const document = buildDocument(registry, d.publicUrl);
   app.get('/openapi.json', (_req, res) => { res.json(document); });

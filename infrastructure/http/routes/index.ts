@@ -1,0 +1,23 @@
+import type { Container } from 'inversify';
+import type { AgentCommands } from '../../../application/agents/agent-commands.js';
+import type { AccountCommands } from '../../../application/accounts/account-commands.js';
+import { TOKENS } from '../../../application/ports/tokens.js';
+import type { Api } from '../api.js';
+import { adminRoutes } from './admin.routes.js';
+import { agentRoutes } from './agents.routes.js';
+
+/** A capability's routes: registered on an Api (express router + OpenAPI registry), resolved from the container. */
+export type RouteModule = (api: Api, c: Container) => void;
+
+/** `/v1/*`: behind API-key authentication, sub-account scoping and the throttle. One line per capability. */
+export const v1Routes: readonly RouteModule[] = [
+  (api, c) => agentRoutes(api, { commands: c.get<AgentCommands>(TOKENS.AgentCommands), queries: c.get(TOKENS.AgentQueries), voices: c.get(TOKENS.VoiceCatalogue) }),
+];
+
+/** Routes without API-key authentication (sign-up, sandbox control). Each guards itself as it needs. */
+export const publicRoutes: readonly RouteModule[] = [];
+
+/** `/admin/*`: mounted only when ADMIN_TOKEN is set, behind the admin guard. */
+export const adminRouteModules: readonly RouteModule[] = [
+  (api, c) => adminRoutes(api, { accounts: c.get<AccountCommands>(TOKENS.AccountCommands) }),
+];
