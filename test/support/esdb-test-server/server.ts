@@ -79,6 +79,8 @@ export type EsdbTestServer = {
   dropSubscriptions(): void;
   /** How many subscription calls were opened since start (a resubscription counts again). */
   subscriptionsOpened(): number;
+  /** Where each subscription since start asked to begin: `start`, `end`, or the `$all` position it continues after. */
+  subscriptionStarts(): ReadonlyArray<'start' | 'end' | bigint>;
   stop(): Promise<void>;
 };
 
@@ -114,7 +116,8 @@ export async function startEsdbTestServer(o: EsdbTestServerOptions = {}): Promis
     port,
     log,
     dropSubscriptions: () => handlers.dropSubscriptions(),
-    subscriptionsOpened: () => handlers.subscriptionsOpened,
+    subscriptionsOpened: () => handlers.starts.length,
+    subscriptionStarts: () => [...handlers.starts],
     stop: async () => {
       handlers.closeAll();
       server.forceShutdown();
@@ -125,7 +128,7 @@ export async function startEsdbTestServer(o: EsdbTestServerOptions = {}): Promis
 class Handlers {
   private readonly active = new Set<ActiveSubscription>();
   private readonly closers = new Set<() => void>();
-  subscriptionsOpened = 0;
+  readonly starts: Array<'start' | 'end' | bigint> = [];
 
   constructor(private readonly log: InMemoryLog, private readonly o: { caughtUp: boolean; batchAppend: boolean }) {}
 
@@ -302,6 +305,7 @@ class Handlers {
       if (!all) { call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'ReadReq without stream or $all options' }); return; }
       const position = all.getPosition();
       if (options.hasSubscription()) {
+        this.starts.push(position ? BigInt(position.getCommitPosition()) : all.hasEnd() ? 'end' : 'start');
         const start = position ? this.log.indexFrom(BigInt(position.getCommitPosition()), true) : all.hasEnd() ? this.log.length : 0;
         await this.serveSubscription(call, channel, start, filter, structuredIds);
         return;
@@ -328,7 +332,6 @@ class Handlers {
   private async serveSubscription(
     call: grpc.ServerWritableStream<ReadReq, ReadResp>, channel: Outgoing, start: number, filter: ParsedFilter | null, structuredIds: boolean,
   ): Promise<void> {
-    this.subscriptionsOpened++;
     const entry: ActiveSubscription = {
       drop: () => {
         if (channel.closed) return;
