@@ -1,4 +1,4 @@
-import { accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS, type AccountEvent } from '../../domain/account/account.decider.js';
+import { accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS, type AccountEvent, type ChargeKind } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { ApiKeySecretsPort } from '../ports/api-key-secrets.port.js';
@@ -43,6 +43,31 @@ export class AccountCommands {
       metadata: { now: this.clock.now().toISOString(), accountId },
     });
     return { accountId, apiKey: key, keyId };
+  }
+
+  /** For other capabilities: charge the account (idempotent by chargeId; 402 when the balance is short). */
+  async charge(ctx: RequestContext, accountId: string, c: { chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference?: string | null }) {
+    return this.run(ctx, accountId, {
+      type: 'ChargeAccount', data: { accountId, chargeId: c.chargeId, amountMicros: c.amountMicros, kind: c.kind, description: c.description, reference: c.reference ?? null },
+      metadata: this.meta(accountId),
+    });
+  }
+
+  /** Hold a number slot (409 at the limit, then 402 when the balance is below `requiredBalanceMicros`). */
+  async reserveNumberSlot(ctx: RequestContext, accountId: string, numberId: string, requiredBalanceMicros: number) {
+    return this.run(ctx, accountId, { type: 'ReserveNumberSlot', data: { accountId, numberId, requiredBalanceMicros }, metadata: this.meta(accountId) });
+  }
+
+  async releaseNumberSlot(ctx: RequestContext, accountId: string, numberId: string, reason: string) {
+    return this.run(ctx, accountId, { type: 'ReleaseNumberSlot', data: { accountId, numberId, reason }, metadata: this.meta(accountId) });
+  }
+
+  async setNumberLimit(ctx: RequestContext, accountId: string, numberLimit: number) {
+    return this.run(ctx, accountId, { type: 'SetNumberLimit', data: { accountId, numberLimit }, metadata: this.meta(accountId) });
+  }
+
+  private meta(accountId: string) {
+    return { now: this.clock.now().toISOString(), accountId };
   }
 
   async credit(ctx: RequestContext, accountId: string, amountMicros: number, reason: string): Promise<AccountView> {

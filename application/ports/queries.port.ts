@@ -5,7 +5,7 @@ export type PageOf<T> = Readonly<{ data: T[]; total: number }>;
 
 export type ApiKeyView = Readonly<{ keyId: string; accountId: string; name: string; prefix: string; createdAt: string; revoked: boolean }>;
 export type AccountView = Readonly<{
-  accountId: string; parentAccountId: string | null; name: string; status: string; balanceMicros: number; numberLimit: number; createdAt: string;
+  accountId: string; parentAccountId: string | null; name: string; status: string; balanceMicros: number; numberLimit: number; numbersUsed: number; createdAt: string;
 }>;
 
 export interface AccountQueries {

@@ -22,6 +22,11 @@ export const ConfigSchema = z.object({
   /** endpoint throttle: requests per key (or client address) per window */
   THROTTLE_MAX_REQUESTS: int(600, 1),
   THROTTLE_WINDOW_SECONDS: int(60, 1, 3600),
+  /**
+   * sandbox: every upstream (carrier, voice engine, language model, e-mail) is its sandbox adapter, driven by
+   * the sandbox control API; live: the real adapters, configured by their own variables.
+   */
+  PROVIDER_MODE: z.enum(['sandbox', 'live']).default('sandbox'),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

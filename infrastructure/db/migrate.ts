@@ -1,11 +1,13 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as m001 from './migrations/001-event-store.js';
 import * as m002 from './migrations/002-read-models.js';
+import * as m003 from './migrations/003-account-ledger.js';
 
 /** Versioned migrations, applied in name order at start; a migration is never edited once released. */
 const migrations: Record<string, Migration> = {
   '001-event-store': m001,
   '002-read-models': m002,
+  '003-account-ledger': m003,
 };
 
 class StaticProvider implements MigrationProvider {

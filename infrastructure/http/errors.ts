@@ -20,6 +20,7 @@ const HTTP: Record<ErrorCode, { status: number; shape: 'envelope' | 'plain'; typ
   API_KEY_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
   PHONE_NUMBER_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
   INSUFFICIENT_BALANCE: { status: 402, shape: 'plain', type: 'payment_required' },
+  NUMBER_LIMIT_REACHED: { status: 409, shape: 'plain', type: 'conflict_error' },
   THROTTLED: { status: 429, shape: 'plain', type: 'rate_limit_error' },
   RATE_LIMITED: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
   CONCURRENCY_CONFLICT: { status: 409, shape: 'envelope', type: 'conflict_error' },

@@ -16,7 +16,7 @@ export class KyselyAccountQueries implements AccountQueries {
     const r = await this.db.selectFrom('accounts').selectAll().where('account_id', '=', accountId).executeTakeFirst();
     return r ? {
       accountId: r.account_id, parentAccountId: r.parent_account_id, name: r.name, status: r.status,
-      balanceMicros: Number(r.balance_micros), numberLimit: r.number_limit, createdAt: iso(r.created_at),
+      balanceMicros: Number(r.balance_micros), numberLimit: r.number_limit, numbersUsed: r.numbers_used, createdAt: iso(r.created_at),
     } : null;
   }
 }

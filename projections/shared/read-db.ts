@@ -7,8 +7,21 @@ export interface AccountsTable {
   status: string;
   balance_micros: string | bigint;
   number_limit: number;
+  numbers_used: number;
   created_at: Date | string;
   revision: string | bigint;
+}
+export interface AccountLedgerTable {
+  entry_id: string;
+  account_id: string;
+  /** `credit` or a ChargeKind */
+  kind: string;
+  /** positive for credits, negative for charges */
+  amount_micros: string | bigint;
+  balance_micros: string | bigint;
+  description: string;
+  reference: string | null;
+  at: Date | string;
 }
 export interface ApiKeysTable {
   key_id: string;
@@ -31,6 +44,7 @@ export interface AgentsTable {
 export interface ReadDb {
   projection_checkpoints: ProjectionCheckpointsTable;
   accounts: AccountsTable;
+  account_ledger: AccountLedgerTable;
   api_keys: ApiKeysTable;
   agents: AgentsTable;
 }
