@@ -423,7 +423,7 @@ class CatchUpSubscription implements Subscription {
   private idle = false;
   private wake: (() => void) | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
-  private probing = false;
+  private probing: Promise<void> | null = null;
   private probeDelay: number;
   private readonly done: Promise<void>;
 
@@ -440,6 +440,7 @@ class CatchUpSubscription implements Subscription {
     this.clearProbe();
     this.wake?.();
     await this.done;
+    await this.probing;
   }
 
   private async run(): Promise<void> {
@@ -516,22 +517,21 @@ class CatchUpSubscription implements Subscription {
 
   private scheduleProbe(): void {
     if (this.isCaughtUp || this.stopped || this.probeTimer || this.probing) return;
-    this.probeTimer = setTimeout(() => { this.probeTimer = null; void this.probe(); }, this.probeDelay);
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      this.probing = this.probe().finally(() => { this.probing = null; this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS); });
+      void this.probing.then(() => { if (this.idle) this.scheduleProbe(); });
+    }, this.probeDelay);
   }
 
   /** Nothing after the cursor (which only moves once the handler is done) → everything that existed is handled. */
   private async probe(): Promise<void> {
     if (this.isCaughtUp || this.stopped) return;
-    this.probing = true;
     try {
       if (await this.deps.nothingAfter(this.cursor)) this.markCaughtUp();
     } catch {
       // the subscription's own stream reports connection trouble; the next idle moment probes again
-    } finally {
-      this.probing = false;
-      this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS);
     }
-    if (this.idle) this.scheduleProbe();
   }
 
   private clearProbe(): void {
