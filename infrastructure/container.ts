@@ -14,6 +14,9 @@ import type { VoiceCataloguePort } from '../application/ports/voice-catalogue.po
 import { allProjectors } from '../projections/index.js';
 import { KyselyAccountQueries } from '../projections/queries/account.queries.js';
 import { KyselyAgentQueries } from '../projections/queries/agent.queries.js';
+import { KyselyUsageQueries } from '../projections/queries/usage.queries.js';
+import { UsageReport } from '../application/accounts/usage.js';
+import type { UsageQueries } from '../application/ports/usage.port.js';
 import { ProjectionEngine, ReadModelWaiter } from '../projections/shared/engine.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
 import { Sha256ApiKeySecrets } from './adapters/api-key-secrets.js';
@@ -22,6 +25,7 @@ import { SystemClock } from './adapters/system-clock.js';
 import type { Config } from './config/config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { EsdbEventStore } from './event-store/esdb-event-store.js';
 import { PgEventStore } from './event-store/pg-event-store.js';
 import type { Logger } from './logger.js';
 import { SandboxVoiceCatalogue } from './providers/sandbox-voice-catalogue.js';
@@ -49,7 +53,6 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
   c.bind<VoiceCataloguePort>(TOKENS.VoiceCatalogue).to(SandboxVoiceCatalogue);
 
   if (cfg.EVENTSTORE_URL) {
-    const { EsdbEventStore } = await import('./event-store/esdb-event-store.js');
     c.bind<EventStorePort>(TOKENS.EventStore).toConstantValue(new EsdbEventStore(cfg.EVENTSTORE_URL));
   } else {
     c.bind<EventStorePort>(TOKENS.EventStore).toResolvedValue(
@@ -58,6 +61,10 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
 
   c.bind<AccountQueries>(TOKENS.AccountQueries).toConstantValue(new KyselyAccountQueries(readDb));
   c.bind<AgentQueries>(TOKENS.AgentQueries).toConstantValue(new KyselyAgentQueries(readDb));
+  c.bind<UsageQueries>(TOKENS.UsageQueries).toConstantValue(new KyselyUsageQueries(readDb));
+  c.bind(TOKENS.UsageReport).toResolvedValue(
+    (clock: ClockPort, accounts: AccountQueries, usage: UsageQueries) => new UsageReport(clock, accounts, usage),
+    [TOKENS.Clock, TOKENS.AccountQueries, TOKENS.UsageQueries]);
 
   const runsProjectors = cfg.ROLE !== 'api';
   c.bind<ProjectionEngine>(TOKENS.ProjectionEngine).toResolvedValue(

@@ -5,7 +5,7 @@ import type { ApiKeySecretsPort } from '../ports/api-key-secrets.port.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import type { EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { AccountQueries, AccountView } from '../ports/queries.port.js';
+import type { AccountQueries, AccountView, ApiKeyView } from '../ports/queries.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
 import { metadataOf, type RequestContext } from '../shared/context.js';
 import { handleCommand, type HandleResult } from '../shared/handle-command.js';
@@ -29,24 +29,105 @@ export class AccountCommands {
     return r;
   }
 
-  async open(ctx: RequestContext, o: { name: string; parentAccountId?: string | null; numberLimit?: number; startingCreditMicros?: number; keyName?: string }): Promise<OpenedAccount> {
+  async open(ctx: RequestContext, o: { name: string; parentAccountId?: string | null; numberLimit?: number; startingCreditMicros?: number; keyName?: string | null }): Promise<OpenedAccount> {
+    const parentAccountId = o.parentAccountId ?? null;
+    if (parentAccountId) {
+      const parent = await this.accounts.get(parentAccountId);
+      if (!parent || parent.status !== 'active') throw new DomainError('ACCOUNT_NOT_FOUND', 'Parent account not found');
+      if (parent.parentAccountId) throw new DomainError('VALIDATION_ERROR', 'A sub-account cannot have sub-accounts', [{ field: 'parentAccountId', message: 'must be a master account', type: 'value_error' }]);
+    }
     const accountId = this.ids.id('acc');
     const keyId = this.ids.id('key');
     const { key, prefix, hash } = this.secrets.generate();
+    const withKey = o.keyName !== null;
     await this.run(ctx, accountId, {
       type: 'OpenAccount',
       data: {
-        accountId, name: o.name, parentAccountId: o.parentAccountId ?? null,
-        numberLimit: o.numberLimit ?? DEFAULT_NUMBER_LIMIT, startingCreditMicros: o.startingCreditMicros ?? STARTING_CREDIT_MICROS,
-        initialKey: { keyId, name: o.keyName ?? 'default', prefix, keyHash: hash },
+        accountId, name: o.name, parentAccountId,
+        numberLimit: o.numberLimit ?? DEFAULT_NUMBER_LIMIT,
+        // a sub-account's paid actions are charged to its parent, so it starts with no credit of its own
+        startingCreditMicros: o.startingCreditMicros ?? (parentAccountId ? 0 : STARTING_CREDIT_MICROS),
+        initialKey: withKey ? { keyId, name: o.keyName ?? 'default', prefix, keyHash: hash } : null,
       },
       metadata: { now: this.clock.now().toISOString(), accountId },
     });
-    return { accountId, apiKey: key, keyId };
+    return { accountId, apiKey: withKey ? key : '', keyId: withKey ? keyId : '' };
   }
 
-  /** For other capabilities: charge the account (idempotent by chargeId; 402 when the balance is short). */
-  async charge(ctx: RequestContext, accountId: string, c: { chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference?: string | null }) {
+  /** A sub-account of the acting (master) account. */
+  async openSubAccount(ctx: RequestContext, name: string): Promise<AccountView> {
+    await this.requireMaster(ctx);
+    const { accountId } = await this.open(ctx, { name, parentAccountId: ctx.accountId, keyName: null });
+    return this.view(accountId);
+  }
+
+  async renameSubAccount(ctx: RequestContext, subAccountId: string, name: string): Promise<AccountView> {
+    await this.ownedSubAccount(ctx, subAccountId);
+    await this.run(ctx, subAccountId, { type: 'RenameAccount', data: { accountId: subAccountId, name }, metadata: this.meta(subAccountId) });
+    return this.view(subAccountId);
+  }
+
+  async closeSubAccount(ctx: RequestContext, subAccountId: string): Promise<AccountView> {
+    await this.ownedSubAccount(ctx, subAccountId);
+    await this.run(ctx, subAccountId, { type: 'CloseAccount', data: { accountId: subAccountId }, metadata: this.meta(subAccountId) });
+    return this.view(subAccountId);
+  }
+
+  /** A new key for the acting account; the plain key is returned here once and never stored. */
+  async issueKey(ctx: RequestContext, name: string): Promise<{ key: string; view: ApiKeyView }> {
+    const keyId = this.ids.id('key');
+    const { key, prefix, hash } = this.secrets.generate();
+    await this.run(ctx, ctx.accountId, { type: 'IssueApiKey', data: { accountId: ctx.accountId, keyId, name, prefix, keyHash: hash }, metadata: this.meta(ctx.accountId) });
+    const view = await this.accounts.key(ctx.accountId, keyId);
+    if (!view) throw new DomainError('API_KEY_NOT_FOUND', 'API key not found');
+    return { key, view };
+  }
+
+  /** Revoked keys are refused (401) from the moment this returns. */
+  async revokeKey(ctx: RequestContext, keyId: string): Promise<ApiKeyView> {
+    const existing = await this.accounts.key(ctx.accountId, keyId);
+    if (!existing) throw new DomainError('API_KEY_NOT_FOUND', 'API key not found');
+    await this.run(ctx, ctx.accountId, { type: 'RevokeApiKey', data: { accountId: ctx.accountId, keyId }, metadata: this.meta(ctx.accountId) });
+    return (await this.accounts.key(ctx.accountId, keyId)) ?? existing;
+  }
+
+  async setNumberLimitOf(ctx: RequestContext, accountId: string, numberLimit: number): Promise<AccountView> {
+    await this.setNumberLimit(ctx, accountId, numberLimit);
+    return this.view(accountId);
+  }
+
+  private async view(accountId: string): Promise<AccountView> {
+    const v = await this.accounts.get(accountId);
+    if (!v) throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
+    return v;
+  }
+
+  private async requireMaster(ctx: RequestContext): Promise<void> {
+    const me = await this.view(ctx.accountId);
+    if (me.parentAccountId) throw new DomainError('FORBIDDEN', 'Sub-accounts cannot manage sub-accounts');
+  }
+
+  /** Another master's sub-account, or a closed one, is indistinguishable from a missing one. */
+  private async ownedSubAccount(ctx: RequestContext, subAccountId: string): Promise<AccountView> {
+    await this.requireMaster(ctx);
+    const sub = await this.accounts.get(subAccountId);
+    if (!sub || sub.parentAccountId !== ctx.accountId || sub.status !== 'active') throw new DomainError('ACCOUNT_NOT_FOUND', 'Sub-account not found');
+    return sub;
+  }
+
+  /**
+   * The account that pays for `accountId`: a sub-account's charges and number slots go to its parent (one
+   * balance and one number limit per customer). The parent link never changes, so the read model may answer.
+   */
+  async billingAccountOf(accountId: string): Promise<string> {
+    const view = await this.accounts.get(accountId);
+    if (!view) throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
+    return view.parentAccountId ?? view.accountId;
+  }
+
+  /** For other capabilities: charge the (billing) account; idempotent by chargeId; 402 when the balance is short. */
+  async charge(ctx: RequestContext, actingAccountId: string, c: { chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference?: string | null }) {
+    const accountId = await this.billingAccountOf(actingAccountId);
     return this.run(ctx, accountId, {
       type: 'ChargeAccount', data: { accountId, chargeId: c.chargeId, amountMicros: c.amountMicros, kind: c.kind, description: c.description, reference: c.reference ?? null },
       metadata: this.meta(accountId),
@@ -54,11 +135,13 @@ export class AccountCommands {
   }
 
   /** Hold a number slot (409 at the limit, then 402 when the balance is below `requiredBalanceMicros`). */
-  async reserveNumberSlot(ctx: RequestContext, accountId: string, numberId: string, requiredBalanceMicros: number) {
+  async reserveNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, requiredBalanceMicros: number) {
+    const accountId = await this.billingAccountOf(actingAccountId);
     return this.run(ctx, accountId, { type: 'ReserveNumberSlot', data: { accountId, numberId, requiredBalanceMicros }, metadata: this.meta(accountId) });
   }
 
-  async releaseNumberSlot(ctx: RequestContext, accountId: string, numberId: string, reason: string) {
+  async releaseNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, reason: string) {
+    const accountId = await this.billingAccountOf(actingAccountId);
     return this.run(ctx, accountId, { type: 'ReleaseNumberSlot', data: { accountId, numberId, reason }, metadata: this.meta(accountId) });
   }
 
@@ -71,9 +154,7 @@ export class AccountCommands {
   }
 
   async credit(ctx: RequestContext, accountId: string, amountMicros: number, reason: string): Promise<AccountView> {
-    await this.run(ctx, accountId, { type: 'CreditAccount', data: { accountId, amountMicros, reason }, metadata: { now: this.clock.now().toISOString(), accountId } });
-    const view = await this.accounts.get(accountId);
-    if (!view) throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
-    return view;
+    await this.run(ctx, accountId, { type: 'CreditAccount', data: { accountId, amountMicros, reason }, metadata: this.meta(accountId) });
+    return this.view(accountId);
   }
 }

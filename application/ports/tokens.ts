@@ -14,4 +14,6 @@ export const TOKENS = {
   AccountCommands: Symbol.for('AccountCommands'),
   AgentCommands: Symbol.for('AgentCommands'),
   ProjectionEngine: Symbol.for('ProjectionEngine'),
+  UsageQueries: Symbol.for('UsageQueries'),
+  UsageReport: Symbol.for('UsageReport'),
 } as const;

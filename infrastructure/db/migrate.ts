@@ -2,12 +2,16 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import * as m001 from './migrations/001-event-store.js';
 import * as m002 from './migrations/002-read-models.js';
 import * as m003 from './migrations/003-account-ledger.js';
+import * as m004 from './migrations/004-api-key-usage.js';
+import * as m005 from './migrations/005-usage-daily.js';
 
 /** Versioned migrations, applied in name order at start; a migration is never edited once released. */
 const migrations: Record<string, Migration> = {
   '001-event-store': m001,
   '002-read-models': m002,
   '003-account-ledger': m003,
+  '004-api-key-usage': m004,
+  '005-usage-daily': m005,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -55,7 +55,7 @@ export function buildApp(d: AppDeps): Express {
   }
 
   const v1 = Router();
-  v1.use('/v1', authenticate(d.accountQueries, d.secrets), throttle({ ...d.throttle, now: d.now }));
+  v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now())), throttle({ ...d.throttle, now: d.now }));
   for (const m of v1Routes) m(new Api(v1, registry), d.container);
 
   const document = buildDocument(registry, d.publicUrl);

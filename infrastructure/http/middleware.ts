@@ -41,7 +41,7 @@ export const accessLog = (log: LoggerPort): RequestHandler => (req, res, next) =
  * Bearer API key -> account; `X-Sub-Account-Id` narrows the request to a sub-account the key's account owns.
  * A sub-account id that is not ours is refused with 403 whether or not it exists.
  */
-export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPort): RequestHandler => async (req, res, next) => {
+export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPort, now: () => Date): RequestHandler => async (req, res, next) => {
   const header = req.header('authorization') ?? '';
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new DomainError('UNAUTHORIZED', header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
@@ -62,6 +62,7 @@ export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPor
   const ctx: RequestContext = { accountId, requestId, correlationId: requestId, actor: `key:${key.keyId}` };
   res.locals.ctx = ctx;
   res.locals.keyId = key.keyId;
+  await accounts.touchKey(key.keyId, now());
   next();
 };
 

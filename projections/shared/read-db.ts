@@ -32,6 +32,8 @@ export interface ApiKeysTable {
   created_at: Date | string;
   revoked_at: Date | string | null;
 }
+export interface ApiKeyUsageTable { key_id: string; last_used_at: Date | string }
+export interface UsageDailyTable { account_id: string; day: string | Date; metric: string; count: string | bigint }
 export interface AgentsTable {
   agent_id: string;
   account_id: string;
@@ -46,5 +48,7 @@ export interface ReadDb {
   accounts: AccountsTable;
   account_ledger: AccountLedgerTable;
   api_keys: ApiKeysTable;
+  api_key_usage: ApiKeyUsageTable;
+  usage_daily: UsageDailyTable;
   agents: AgentsTable;
 }

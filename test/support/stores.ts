@@ -1,6 +1,9 @@
 import { openDatabase, type DatabaseHandle } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+// static, not `await import()`: mocha loads specs through require, and a dynamic import would load a second
+// copy of the port module, breaking `instanceof WrongExpectedRevisionError`
+import { EsdbEventStore } from '../../infrastructure/event-store/esdb-event-store.js';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
 import { TestClock } from './fixtures.js';
 
@@ -24,7 +27,6 @@ async function resetServerTables(h: DatabaseHandle): Promise<void> {
 export async function storeUnderTest(clock = new TestClock()): Promise<StoreUnderTest> {
   const handle = await freshDatabase();
   if (process.env.EVENTSTORE_URL) {
-    const { EsdbEventStore } = await import('../../infrastructure/event-store/esdb-event-store.js');
     const store = new EsdbEventStore(process.env.EVENTSTORE_URL);
     return { store, handle, close: async () => { await store.close(); await handle.close(); } };
   }

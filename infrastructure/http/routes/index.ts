@@ -5,6 +5,7 @@ import { TOKENS } from '../../../application/ports/tokens.js';
 import type { Api } from '../api.js';
 import { adminRoutes } from './admin.routes.js';
 import { agentRoutes } from './agents.routes.js';
+import { accountRoutes } from './accounts.routes.js';
 
 /** A capability's routes: registered on an Api (express router + OpenAPI registry), resolved from the container. */
 export type RouteModule = (api: Api, c: Container) => void;
@@ -12,6 +13,7 @@ export type RouteModule = (api: Api, c: Container) => void;
 /** `/v1/*`: behind API-key authentication, sub-account scoping and the throttle. One line per capability. */
 export const v1Routes: readonly RouteModule[] = [
   (api, c) => agentRoutes(api, { commands: c.get<AgentCommands>(TOKENS.AgentCommands), queries: c.get(TOKENS.AgentQueries), voices: c.get(TOKENS.VoiceCatalogue) }),
+  (api, c) => accountRoutes(api, { commands: c.get<AccountCommands>(TOKENS.AccountCommands), queries: c.get(TOKENS.AccountQueries), usage: c.get(TOKENS.UsageReport) }),
 ];
 
 /** Routes without API-key authentication (sign-up, sandbox control). Each guards itself as it needs. */
