@@ -5,9 +5,10 @@
  * Semantics follow the EventStoreDB documentation:
  *  - stream revisions count from 0, "no stream" is revision -1
  *    (https://developers.eventstore.com/clients/grpc/appending-events.html, "Handling concurrency");
- *  - idempotent appends: the same event ids appended again at the same place succeed without writing
- *    (https://developers.eventstore.com/server/v5/streams.html#idempotence and the 20.10 .NET client page
- *    "Optimistic concurrency and idempotence": "identical append operations are idempotent");
+ *  - idempotent appends: the same event ids appended again at the same place succeed without writing, a partial
+ *    match is a conflict (http://docs.geteventstore.com/dotnet-api/4.0.0/optimistic-concurrency-and-idempotence/,
+ *    and https://developers.eventstore.com/clients/dotnet/20.10/appending/: "identical append operations are
+ *    idempotent if the optimistic concurrency check is not disabled");
  *  - `$all` is ordered by log position, here commit = prepare = a byte-like offset that grows with each record.
  */
 
