@@ -16,7 +16,8 @@ export const accountsProjector: Projector = {
     const id = e.data.accountId;
     if (e.type === 'AccountOpened') {
       await db.insertInto('accounts').values({
-        account_id: id, parent_account_id: e.data.parentAccountId, name: e.data.name, status: 'active',
+        account_id: id, parent_account_id: e.data.parentAccountId, name: e.data.name, status: e.data.pendingActivation ? 'pending' : 'active',
+        owner_email: e.data.owner?.email ?? null, project_id: e.data.owner?.projectId ?? null,
         balance_micros: String(e.data.startingCreditMicros), number_limit: e.data.numberLimit, numbers_used: 0, created_at: e.data.openedAt, revision,
       }).onConflict((oc) => oc.column('account_id').doNothing()).execute();
       if (e.data.startingCreditMicros > 0) {
@@ -31,6 +32,9 @@ export const accountsProjector: Projector = {
     if (!row || alreadyApplied(row.revision, e)) return;
     const account = db.updateTable('accounts').where('account_id', '=', id);
     switch (e.type) {
+      case 'AccountActivated':
+        await account.set({ status: 'active', revision }).execute();
+        return;
       case 'AccountRenamed':
         await account.set({ name: e.data.name, revision }).execute();
         return;

@@ -1,6 +1,7 @@
 import { accountsProjector } from './accounts.projector.js';
 import { agentsProjector } from './agents.projector.js';
+import { signupsProjector } from './signups.projector.js';
 import type { Projector } from './shared/projector.js';
 
 /** Every projector the service runs; the names are their checkpoint keys (bump `_vN` to rebuild into new tables). */
-export const allProjectors: readonly Projector[] = [accountsProjector, agentsProjector];
+export const allProjectors: readonly Projector[] = [accountsProjector, agentsProjector, signupsProjector];

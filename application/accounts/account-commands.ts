@@ -54,6 +54,34 @@ export class AccountCommands {
     return { accountId, apiKey: withKey ? key : '', keyId: withKey ? keyId : '' };
   }
 
+  /**
+   * The account of a self-service sign-up, opened invisible (its key is refused until `activate`), with the
+   * ids and key hash the sign-up plan chose up front: repeating this creates nothing new.
+   */
+  async openForSignUp(ctx: RequestContext, o: { accountId: string; name: string; owner: { userId: string; email: string; projectId: string }; key: { keyId: string; prefix: string; keyHash: string } }) {
+    await this.run(ctx, o.accountId, {
+      type: 'OpenAccount',
+      data: {
+        accountId: o.accountId, name: o.name, parentAccountId: null, numberLimit: DEFAULT_NUMBER_LIMIT, startingCreditMicros: STARTING_CREDIT_MICROS,
+        initialKey: { keyId: o.key.keyId, name: 'default', prefix: o.key.prefix, keyHash: o.key.keyHash }, pendingActivation: true, owner: o.owner,
+      },
+      metadata: this.meta(o.accountId),
+    });
+  }
+
+  async activate(ctx: RequestContext, accountId: string): Promise<void> {
+    await this.run(ctx, accountId, { type: 'ActivateAccount', data: { accountId }, metadata: this.meta(accountId) });
+  }
+
+  /** Replace a key whose plain value was lost (a sign-up whose first verify never answered): new key, old one revoked. */
+  async replaceKey(ctx: RequestContext, accountId: string, oldKeyId: string): Promise<string> {
+    const keyId = this.ids.id('key');
+    const { key, prefix, hash } = this.secrets.generate();
+    await this.run(ctx, accountId, { type: 'IssueApiKey', data: { accountId, keyId, name: 'default', prefix, keyHash: hash }, metadata: this.meta(accountId) });
+    await this.run(ctx, accountId, { type: 'RevokeApiKey', data: { accountId, keyId: oldKeyId }, metadata: this.meta(accountId) });
+    return key;
+  }
+
   /** A sub-account of the acting (master) account. */
   async openSubAccount(ctx: RequestContext, name: string): Promise<AccountView> {
     await this.requireMaster(ctx);

@@ -45,9 +45,9 @@ export class AgentCommands {
     }
   }
 
-  async create(ctx: RequestContext, input: CreateAgentInput): Promise<AgentView> {
+  /** `agentId` lets a process (sign-up) choose the id up front, so repeating the step creates nothing new. */
+  async create(ctx: RequestContext, input: CreateAgentInput, agentId = this.ids.id('agt')): Promise<AgentView> {
     await this.checkVoice(input.voice);
-    const agentId = this.ids.id('agt');
     const config: AgentConfig = { ...AGENT_DEFAULTS, voice: this.voices.defaultVoiceId(), ...stripUndefined(input) };
     await this.run(ctx, agentId, 'CreateAgent', { agentId, config });
     return this.read(ctx, agentId);

@@ -17,7 +17,11 @@ export type AccountCommand =
       accountId: string; name: string; parentAccountId: string | null; startingCreditMicros: number; numberLimit: number;
       /** a first key issued in the same append, so an account never exists without its key */
       initialKey: Key | null;
+      /** self-service sign-up: the account stays invisible (keys refused) until ActivateAccount */
+      pendingActivation?: boolean;
+      owner?: { userId: string; email: string; projectId: string } | null;
     }>
+  | Command<'ActivateAccount', { accountId: string }>
   | Command<'RenameAccount', { accountId: string; name: string }>
   | Command<'CloseAccount', { accountId: string }>
   | Command<'CreditAccount', { accountId: string; amountMicros: number; reason: string }>
@@ -36,7 +40,11 @@ export type AccountCommand =
   | Command<'ReleaseNumberSlot', { accountId: string; numberId: string; reason: string }>;
 
 export type AccountEvent =
-  | Event<'AccountOpened', { accountId: string; name: string; parentAccountId: string | null; startingCreditMicros: number; numberLimit: number; openedAt: string }>
+  | Event<'AccountOpened', {
+      accountId: string; name: string; parentAccountId: string | null; startingCreditMicros: number; numberLimit: number; openedAt: string;
+      pendingActivation?: boolean; owner?: { userId: string; email: string; projectId: string } | null;
+    }>
+  | Event<'AccountActivated', { accountId: string; activatedAt: string }>
   | Event<'AccountRenamed', { accountId: string; name: string; renamedAt: string }>
   | Event<'AccountClosed', { accountId: string; closedAt: string }>
   | Event<'AccountCredited', { accountId: string; amountMicros: number; balanceMicros: number; reason: string; creditedAt: string }>
@@ -49,6 +57,7 @@ export type AccountEvent =
 
 export type OpenAccountState = {
   status: 'open' | 'closed';
+  activated: boolean;
   accountId: string;
   parentAccountId: string | null;
   balanceMicros: number;
@@ -62,7 +71,7 @@ export type OpenAccountState = {
 export type AccountState = { status: 'none' } | OpenAccountState;
 
 export const accountEventTypes = [
-  'AccountOpened', 'AccountRenamed', 'AccountClosed', 'AccountCredited', 'AccountCharged', 'ApiKeyIssued', 'ApiKeyRevoked',
+  'AccountOpened', 'AccountActivated', 'AccountRenamed', 'AccountClosed', 'AccountCredited', 'AccountCharged', 'ApiKeyIssued', 'ApiKeyRevoked',
   'NumberLimitChanged', 'NumberSlotReserved', 'NumberSlotReleased',
 ] as const satisfies readonly AccountEvent['type'][];
 
@@ -97,6 +106,8 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
     }
     const accountId = s.accountId;
     switch (cmd.type) {
+      case 'ActivateAccount':
+        return s.activated ? [] : [{ type: 'AccountActivated', data: { accountId, activatedAt: now } }];
       case 'RenameAccount':
         return [{ type: 'AccountRenamed', data: { accountId, name: cmd.data.name, renamedAt: now } }];
       case 'CloseAccount':
@@ -144,12 +155,13 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   evolve: (s, e) => {
     if (e.type === 'AccountOpened') {
       return {
-        status: 'open', accountId: e.data.accountId, parentAccountId: e.data.parentAccountId, balanceMicros: e.data.startingCreditMicros,
+        status: 'open', activated: e.data.pendingActivation !== true, accountId: e.data.accountId, parentAccountId: e.data.parentAccountId, balanceMicros: e.data.startingCreditMicros,
         numberLimit: e.data.numberLimit, keys: {}, slots: {}, slotsUsed: 0, charges: new Set(),
       };
     }
     if (s.status === 'none') return s;
     switch (e.type) {
+      case 'AccountActivated': return { ...s, activated: true };
       case 'AccountRenamed': return s;
       case 'AccountClosed': return { ...s, status: 'closed' };
       case 'AccountCredited': return { ...s, balanceMicros: e.data.balanceMicros };

@@ -18,6 +18,12 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'CONCURRENCY_CONFLICT'
   | 'READ_MODEL_TIMEOUT'
+  | 'WEBHOOK_NOT_FOUND'
+  | 'SIGNUP_NOT_FOUND'
+  | 'SIGNUP_CODE_INVALID'
+  | 'SIGNUP_CODE_EXPIRED'
+  | 'SIGNUP_LOCKED'
+  | 'SIGNUP_FAILED'
   | 'INTERNAL_ERROR';
 
 export type FieldError = Readonly<{ field: string; message: string; type: string }>;

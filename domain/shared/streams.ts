@@ -4,13 +4,16 @@
  */
 export const streams = {
   account: (id: string) => `account-${id}`,
+  signUp: (verificationId: string) => `signup-${verificationId}`,
   apiKey: (id: string) => `api_key-${id}`,
   agent: (id: string) => `agent-${id}`,
   phoneNumber: (id: string) => `phone_number-${id}`,
   conversation: (id: string) => `conversation-${id}`,
   message: (id: string) => `message-${id}`,
   call: (id: string) => `call-${id}`,
+  /** a webhook configuration: the account's master on `webhook-<accountId>`, an agent's own on `webhook-<agentId>` */
   webhook: (id: string) => `webhook-${id}`,
+  webhookDelivery: (id: string) => `webhook_delivery-${id}`,
 } as const;
 
 export const categoryOf = (stream: string): string => {

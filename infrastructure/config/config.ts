@@ -27,6 +27,12 @@ export const ConfigSchema = z.object({
    * the sandbox control API; live: the real adapters, configured by their own variables.
    */
   PROVIDER_MODE: z.enum(['sandbox', 'live']).default('sandbox'),
+  /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */
+  SMTP_URL: z.string().min(1).optional(),
+  MAIL_FROM: z.string().min(3).default('Agent platform <no-reply@localhost>'),
+  /** sign-up requests allowed per e-mail address and per client address per hour */
+  SIGNUP_MAX_PER_EMAIL_PER_HOUR: int(3, 1),
+  SIGNUP_MAX_PER_CLIENT_PER_HOUR: int(10, 1),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

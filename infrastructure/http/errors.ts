@@ -25,6 +25,12 @@ const HTTP: Record<ErrorCode, { status: number; shape: 'envelope' | 'plain'; typ
   RATE_LIMITED: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
   CONCURRENCY_CONFLICT: { status: 409, shape: 'envelope', type: 'conflict_error' },
   READ_MODEL_TIMEOUT: { status: 503, shape: 'envelope', type: 'api_error' },
+  WEBHOOK_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
+  SIGNUP_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
+  SIGNUP_CODE_INVALID: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
+  SIGNUP_CODE_EXPIRED: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
+  SIGNUP_LOCKED: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
+  SIGNUP_FAILED: { status: 409, shape: 'envelope', type: 'conflict_error' },
   INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error' },
 };
 

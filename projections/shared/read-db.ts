@@ -8,6 +8,8 @@ export interface AccountsTable {
   balance_micros: string | bigint;
   number_limit: number;
   numbers_used: number;
+  owner_email: string | null;
+  project_id: string | null;
   created_at: Date | string;
   revision: string | bigint;
 }
@@ -34,6 +36,11 @@ export interface ApiKeysTable {
 }
 export interface ApiKeyUsageTable { key_id: string; last_used_at: Date | string }
 export interface UsageDailyTable { account_id: string; day: string | Date; metric: string; count: string | bigint }
+export interface SignupsTable {
+  verification_id: string; email: string; client_address: string | null; status: string; account_id: string | null;
+  requested_at: Date | string; updated_at: Date | string; revision: string | bigint;
+}
+export interface SandboxOutboxTable { message_id: string; to_address: string; subject: string; body: string; sent_at: Date | string }
 export interface AgentsTable {
   agent_id: string;
   account_id: string;
@@ -50,5 +57,7 @@ export interface ReadDb {
   api_keys: ApiKeysTable;
   api_key_usage: ApiKeyUsageTable;
   usage_daily: UsageDailyTable;
+  signups: SignupsTable;
+  sandbox_outbox: SandboxOutboxTable;
   agents: AgentsTable;
 }

@@ -1,0 +1,6 @@
+export type Mail = Readonly<{ to: string; subject: string; text: string }>;
+
+/** Sends e-mail. Adapters: SMTP (SMTP_URL) and the sandbox outbox (readable through /sandbox/outbox). */
+export interface MailerPort {
+  send(mail: Mail): Promise<void>;
+}

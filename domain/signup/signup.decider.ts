@@ -1,0 +1,99 @@
+import { DomainError } from '../shared/errors.js';
+import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
+
+export const CODE_TTL_SECONDS = 600;
+export const MAX_WRONG_CODES = 5;
+
+/** Everything verify provisions, with ids chosen before the first step so every step can be repeated safely. */
+export type SignUpPlan = Readonly<{
+  userId: string;
+  projectId: string;
+  accountId: string;
+  agentId: string;
+  numberId: string;
+  keyId: string;
+  keyPrefix: string;
+  keyHash: string;
+}>;
+
+export type SignUpCommand =
+  | Command<'RequestSignUp', { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null }>
+  /** `codeHash` is the hash of the code the person typed; `plan` is used only if this verify succeeds first. */
+  | Command<'VerifySignUp', { verificationId: string; codeHash: string; source: string | null; plan: SignUpPlan }>
+  | Command<'CompleteSignUp', { verificationId: string }>
+  | Command<'FailSignUp', { verificationId: string; reason: string }>;
+
+export type SignUpEvent =
+  | Event<'SignUpRequested', { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null; expiresAt: string; requestedAt: string }>
+  | Event<'SignUpCodeRejected', { verificationId: string; wrongTries: number; rejectedAt: string }>
+  | Event<'SignUpVerified', { verificationId: string; email: string; agentName: string | null; source: string | null; plan: SignUpPlan; verifiedAt: string }>
+  | Event<'SignUpCompleted', { verificationId: string; accountId: string; completedAt: string }>
+  | Event<'SignUpFailed', { verificationId: string; reason: string; failedAt: string }>;
+
+export const signUpEventTypes = ['SignUpRequested', 'SignUpCodeRejected', 'SignUpVerified', 'SignUpCompleted', 'SignUpFailed'] as const;
+
+export type SignUpState =
+  | { status: 'none' }
+  | { status: 'pending'; email: string; agentName: string | null; codeHash: string; expiresAt: string; wrongTries: number }
+  | { status: 'verified' | 'completed'; email: string; agentName: string | null; plan: SignUpPlan }
+  | { status: 'failed'; reason: string };
+
+const notFound = () => new DomainError('SIGNUP_NOT_FOUND', 'Unknown verification_id');
+
+export const signUpDecider: Decider<SignUpCommand, SignUpEvent, SignUpState> = {
+  initialState: () => ({ status: 'none' }),
+
+  decide: (cmd, s) => {
+    const now = cmd.metadata.now;
+    switch (cmd.type) {
+      case 'RequestSignUp': {
+        if (s.status !== 'none') return [];
+        const expiresAt = new Date(Date.parse(now) + CODE_TTL_SECONDS * 1000).toISOString();
+        return [{ type: 'SignUpRequested', data: { ...cmd.data, expiresAt, requestedAt: now } }];
+      }
+      case 'VerifySignUp':
+        switch (s.status) {
+          case 'none': throw notFound();
+          case 'failed': throw new DomainError('SIGNUP_FAILED', `This sign-up failed (${s.reason}); start again with a new sign-up`);
+          case 'verified':
+          case 'completed':
+            return []; // a retried verify: the provisioning plan already exists, nothing new is created
+          case 'pending': {
+            if (s.wrongTries >= MAX_WRONG_CODES) throw new DomainError('SIGNUP_LOCKED', 'Too many wrong codes; start again with a new sign-up');
+            if (Date.parse(now) > Date.parse(s.expiresAt)) throw new DomainError('SIGNUP_CODE_EXPIRED', 'The code has expired; request a new one');
+            if (cmd.data.codeHash !== s.codeHash) {
+              return [{ type: 'SignUpCodeRejected', data: { verificationId: cmd.data.verificationId, wrongTries: s.wrongTries + 1, rejectedAt: now } }];
+            }
+            return [{ type: 'SignUpVerified', data: { verificationId: cmd.data.verificationId, email: s.email, agentName: s.agentName, source: cmd.data.source, plan: cmd.data.plan, verifiedAt: now } }];
+          }
+          default: return assertNever(s);
+        }
+      case 'CompleteSignUp':
+        if (s.status === 'completed') return [];
+        if (s.status !== 'verified') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
+        return [{ type: 'SignUpCompleted', data: { verificationId: cmd.data.verificationId, accountId: s.plan.accountId, completedAt: now } }];
+      case 'FailSignUp':
+        if (s.status === 'failed' || s.status === 'completed') return [];
+        return [{ type: 'SignUpFailed', data: { verificationId: cmd.data.verificationId, reason: cmd.data.reason, failedAt: now } }];
+      default:
+        return assertNever(cmd);
+    }
+  },
+
+  evolve: (s, e) => {
+    switch (e.type) {
+      case 'SignUpRequested':
+        return { status: 'pending', email: e.data.email, agentName: e.data.agentName, codeHash: e.data.codeHash, expiresAt: e.data.expiresAt, wrongTries: 0 };
+      case 'SignUpCodeRejected':
+        return s.status === 'pending' ? { ...s, wrongTries: e.data.wrongTries } : s;
+      case 'SignUpVerified':
+        return { status: 'verified', email: e.data.email, agentName: e.data.agentName, plan: e.data.plan };
+      case 'SignUpCompleted':
+        return s.status === 'verified' ? { ...s, status: 'completed' } : s;
+      case 'SignUpFailed':
+        return { status: 'failed', reason: e.data.reason };
+      default:
+        return assertNever(e);
+    }
+  },
+};

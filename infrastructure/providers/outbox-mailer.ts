@@ -1,0 +1,29 @@
+import { inject, injectable } from 'inversify';
+import type { Kysely } from 'kysely';
+import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { IdsPort } from '../../application/ports/ids.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { Mail, MailerPort } from '../../application/ports/mailer.port.js';
+import { TOKENS } from '../../application/ports/tokens.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+
+/**
+ * The sandbox e-mail provider: nothing leaves the machine. Each mail is kept in `sandbox_outbox` (readable
+ * through `GET /sandbox/outbox?email=`) and written to the log, so sign-up works end to end on one machine.
+ */
+@injectable()
+export class OutboxMailer implements MailerPort {
+  constructor(
+    @inject(TOKENS.ReadDb) private readonly db: Kysely<ReadDb>,
+    @inject(TOKENS.Clock) private readonly clock: ClockPort,
+    @inject(TOKENS.Ids) private readonly ids: IdsPort,
+    @inject(TOKENS.Logger) private readonly log: LoggerPort,
+  ) {}
+
+  async send(mail: Mail): Promise<void> {
+    await this.db.insertInto('sandbox_outbox').values({
+      message_id: this.ids.id('mail'), to_address: mail.to.toLowerCase(), subject: mail.subject, body: mail.text, sent_at: this.clock.now(),
+    }).execute();
+    this.log.info({ to: mail.to, subject: mail.subject, body: mail.text }, 'sandbox mail (not sent: PROVIDER_MODE=sandbox)');
+  }
+}
