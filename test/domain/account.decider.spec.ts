@@ -43,3 +43,42 @@ describe('Account decider', () => {
   it('refuses to revoke a key the account never had', () =>
     given([opened]).when({ type: 'RevokeApiKey', metadata, data: { accountId: 'acc_1', keyId: 'key_x' } }).thenThrows('API_KEY_NOT_FOUND'));
 });
+
+describe('Account decider: ledger and number slots', () => {
+  const charge = (chargeId: string, amountMicros: number): AccountCommand =>
+    ({ type: 'ChargeAccount', metadata, data: { accountId: 'acc_1', chargeId, amountMicros, kind: 'number_monthly', description: 'number', reference: 'pn_1' } });
+  const charged = (chargeId: string, amountMicros: number, balanceMicros: number): AccountEvent =>
+    ({ type: 'AccountCharged', data: { accountId: 'acc_1', chargeId, amountMicros, balanceMicros, kind: 'number_monthly', description: 'number', reference: 'pn_1', chargedAt: metadata.now } });
+  const reserve = (numberId: string, requiredBalanceMicros = 3_000_000): AccountCommand =>
+    ({ type: 'ReserveNumberSlot', metadata, data: { accountId: 'acc_1', numberId, requiredBalanceMicros } });
+  const reserved = (numberId: string, slotsUsed: number): AccountEvent =>
+    ({ type: 'NumberSlotReserved', data: { accountId: 'acc_1', numberId, slotsUsed, reservedAt: metadata.now } });
+  const limited: AccountEvent = { type: 'NumberLimitChanged', data: { accountId: 'acc_1', numberLimit: 1, changedAt: metadata.now } };
+
+  it('charges and records the balance after', () => given([opened]).when(charge('c1', 3_000_000)).then([charged('c1', 3_000_000, 2_000_000)]));
+  it('charges the same charge id once', () => given([opened, charged('c1', 3_000_000, 2_000_000)]).when(charge('c1', 3_000_000)).then([]));
+  it('refuses a charge the balance does not cover', () => given([opened, charged('c1', 3_000_000, 2_000_000)]).when(charge('c2', 3_000_000)).thenThrows('INSUFFICIENT_BALANCE'));
+  it('reserves a slot when under the limit and the balance covers the number', () => given([opened]).when(reserve('pn_1')).then([reserved('pn_1', 1)]));
+  it('treats reserving the same number again as a retry', () => given([opened, reserved('pn_1', 1)]).when(reserve('pn_1')).then([]));
+  it('refuses a slot at the limit (before looking at the balance)', () =>
+    given([opened, limited, reserved('pn_1', 1)]).when(reserve('pn_2', 999_000_000)).thenThrows('NUMBER_LIMIT_REACHED'));
+  it('refuses a slot when the balance is short', () => given([opened]).when(reserve('pn_1', 6_000_000)).thenThrows('INSUFFICIENT_BALANCE'));
+  it('gives a slot back after a failed provisioning, once', () => {
+    const release: AccountCommand = { type: 'ReleaseNumberSlot', metadata, data: { accountId: 'acc_1', numberId: 'pn_1', reason: 'carrier error' } };
+    const released: AccountEvent = { type: 'NumberSlotReleased', data: { accountId: 'acc_1', numberId: 'pn_1', slotsUsed: 0, reason: 'carrier error', releasedAt: metadata.now } };
+    given([opened, reserved('pn_1', 1)]).when(release).then([released]);
+    given([opened, reserved('pn_1', 1), released]).when(release).then([]);
+    given([opened, limited, reserved('pn_1', 1), released]).when(reserve('pn_2')).then([reserved('pn_2', 1)]);
+  });
+  it('activates a pending account once', () => {
+    const pending: AccountEvent = { ...opened, data: { ...opened.data, pendingActivation: true } } as AccountEvent;
+    const activate: AccountCommand = { type: 'ActivateAccount', metadata, data: { accountId: 'acc_1' } };
+    given([pending]).when(activate).then([{ type: 'AccountActivated', data: { accountId: 'acc_1', activatedAt: metadata.now } }]);
+    given([opened]).when(activate).then([]);
+  });
+  it('treats a closed account as gone, and closing it again as a no-op', () => {
+    const closed: AccountEvent = { type: 'AccountClosed', data: { accountId: 'acc_1', closedAt: metadata.now } };
+    given([opened, closed]).when(charge('c1', 1)).thenThrows('ACCOUNT_NOT_FOUND');
+    given([opened, closed]).when({ type: 'CloseAccount', metadata, data: { accountId: 'acc_1' } }).then([]);
+  });
+});
