@@ -1,0 +1,142 @@
+import { DomainError } from '../shared/errors.js';
+import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
+import { addSeconds, MAX_ATTEMPTS, nextDelayS } from './retry-policy.js';
+
+/**
+ * One webhook delivery: one domain event sent to one webhook, with its attempt log (STYLE.md R14). Stream
+ * `webhook_delivery-<deliveryId>`; the id derives from the source event's id, so scheduling is idempotent.
+ * The payload is stored as the exact JSON text sent, so every retry sends the same bytes.
+ */
+export type DeliveryTarget = Readonly<{
+  webhookId: string;
+  /** the agent whose own webhook this is; null for the account's master webhook */
+  webhookAgentId: string | null;
+}>;
+
+export type DeliveryDescription = Readonly<{
+  /** public event name, e.g. `agent.message` */
+  eventType: string;
+  channel: string | null;
+  /** the agent the event is about */
+  agentId: string | null;
+  /** the message (or call, or other record) the event is about, when there is one */
+  messageId: string | null;
+  sourceEventId: string | null;
+  sourceEventType: string;
+  /** the JSON body, exactly as sent */
+  body: string;
+}>;
+
+/** What one HTTP attempt produced. */
+export type AttemptResult =
+  | Readonly<{ ok: true; httpStatus: number; responseBody: string | null; durationMs: number }>
+  | Readonly<{ ok: false; httpStatus: number | null; errorMessage: string; responseBody: string | null; durationMs: number; retryAfterS: number | null }>;
+
+export type AbandonReason = 'webhook_deleted' | 'webhook_disabled';
+
+export type WebhookDeliveryCommand =
+  | Command<'ScheduleDelivery', { deliveryId: string; maxAttempts?: number; test?: boolean } & DeliveryTarget & DeliveryDescription>
+  | Command<'RecordAttempt', { deliveryId: string; attempt: number; result: AttemptResult }>
+  /** The webhook went away (deleted or disabled) before the delivery finished: stop without sending. */
+  | Command<'AbandonDelivery', { deliveryId: string; reason: AbandonReason }>;
+
+export type WebhookDeliveryEvent =
+  | Event<'WebhookDeliveryScheduled', {
+      deliveryId: string; accountId: string; maxAttempts: number; test: boolean; scheduledAt: string; firstAttemptAt: string;
+    } & DeliveryTarget & DeliveryDescription>
+  | Event<'WebhookAttemptSucceeded', { deliveryId: string; accountId: string; attempt: number; httpStatus: number; responseBody: string | null; durationMs: number; attemptedAt: string }>
+  | Event<'WebhookAttemptFailed', {
+      deliveryId: string; accountId: string; attempt: number; httpStatus: number | null; errorMessage: string; responseBody: string | null;
+      durationMs: number; attemptedAt: string; nextAttemptAt: string | null;
+    }>
+  | Event<'WebhookDeliverySucceeded', { deliveryId: string; accountId: string; attempts: number; test: boolean; deliveredAt: string } & DeliveryTarget>
+  | Event<'WebhookDeliveryFailed', { deliveryId: string; accountId: string; attempts: number; test: boolean; reason: 'exhausted' | AbandonReason; failedAt: string } & DeliveryTarget>;
+
+export const webhookDeliveryEventTypes = [
+  'WebhookDeliveryScheduled', 'WebhookAttemptSucceeded', 'WebhookAttemptFailed', 'WebhookDeliverySucceeded', 'WebhookDeliveryFailed',
+] as const satisfies readonly WebhookDeliveryEvent['type'][];
+
+type Known = { deliveryId: string; accountId: string; webhookId: string; webhookAgentId: string | null; test: boolean; maxAttempts: number; attempts: number; body: string; channel: string | null };
+export type WebhookDeliveryState =
+  | { status: 'none' }
+  | (Known & { status: 'pending'; nextAttemptAt: string })
+  | (Known & { status: 'succeeded' | 'failed' });
+
+/** Longest response body kept per attempt (characters). */
+export const RESPONSE_BODY_LIMIT = 1024;
+export const ERROR_MESSAGE_LIMIT = 500;
+const clip = (s: string | null, n: number) => (s === null ? null : s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeliveryEvent, WebhookDeliveryState> = {
+  initialState: () => ({ status: 'none' }),
+
+  decide: (cmd, s) => {
+    const { now, accountId } = cmd.metadata;
+    if (cmd.type === 'ScheduleDelivery') {
+      if (s.status !== 'none') return []; // the same source event again: already scheduled
+      const { maxAttempts = MAX_ATTEMPTS, test = false, ...rest } = cmd.data;
+      if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
+        throw new DomainError('VALIDATION_ERROR', `maxAttempts must be 1-${MAX_ATTEMPTS}`);
+      }
+      return [{ type: 'WebhookDeliveryScheduled', data: { ...rest, accountId, maxAttempts, test, scheduledAt: now, firstAttemptAt: now } }];
+    }
+    if (s.status === 'none' || s.accountId !== accountId) throw new DomainError('NOT_FOUND', 'Delivery not found');
+    switch (cmd.type) {
+      case 'RecordAttempt': {
+        const { attempt, result } = cmd.data;
+        // a finished delivery, or an attempt already recorded (a retry of the recording), changes nothing
+        if (s.status !== 'pending' || attempt <= s.attempts) return [];
+        if (attempt !== s.attempts + 1) throw new DomainError('CONCURRENCY_CONFLICT', `attempt ${attempt} recorded before attempt ${s.attempts + 1}`);
+        const base = { deliveryId: s.deliveryId, accountId: s.accountId, attempt, durationMs: Math.max(0, Math.round(result.durationMs)), attemptedAt: now };
+        if (result.ok) {
+          return [
+            { type: 'WebhookAttemptSucceeded', data: { ...base, httpStatus: result.httpStatus, responseBody: clip(result.responseBody, RESPONSE_BODY_LIMIT) } },
+            { type: 'WebhookDeliverySucceeded', data: { deliveryId: s.deliveryId, accountId: s.accountId, webhookId: s.webhookId, webhookAgentId: s.webhookAgentId, attempts: attempt, test: s.test, deliveredAt: now } },
+          ];
+        }
+        const delay = nextDelayS(attempt, { status: result.httpStatus, retryAfterS: result.retryAfterS, maxAttempts: s.maxAttempts });
+        const failed: WebhookDeliveryEvent = {
+          type: 'WebhookAttemptFailed',
+          data: {
+            ...base, httpStatus: result.httpStatus, errorMessage: clip(result.errorMessage, ERROR_MESSAGE_LIMIT) ?? '',
+            responseBody: clip(result.responseBody, RESPONSE_BODY_LIMIT), nextAttemptAt: delay === null ? null : addSeconds(now, delay),
+          },
+        };
+        if (delay !== null) return [failed];
+        return [failed, { type: 'WebhookDeliveryFailed', data: { deliveryId: s.deliveryId, accountId: s.accountId, webhookId: s.webhookId, webhookAgentId: s.webhookAgentId, attempts: attempt, test: s.test, reason: 'exhausted', failedAt: now } }];
+      }
+      case 'AbandonDelivery':
+        if (s.status !== 'pending') return [];
+        return [{ type: 'WebhookDeliveryFailed', data: { deliveryId: s.deliveryId, accountId: s.accountId, webhookId: s.webhookId, webhookAgentId: s.webhookAgentId, attempts: s.attempts, test: s.test, reason: cmd.data.reason, failedAt: now } }];
+      default:
+        return assertNever(cmd);
+    }
+  },
+
+  evolve: (s, e) => {
+    switch (e.type) {
+      case 'WebhookDeliveryScheduled': {
+        const d = e.data;
+        return {
+          status: 'pending', deliveryId: d.deliveryId, accountId: d.accountId, webhookId: d.webhookId, webhookAgentId: d.webhookAgentId, test: d.test, maxAttempts: d.maxAttempts,
+          attempts: 0, body: d.body, channel: d.channel, nextAttemptAt: d.firstAttemptAt,
+        };
+      }
+      case 'WebhookAttemptSucceeded':
+        return s.status === 'none' ? s : { ...s, attempts: e.data.attempt };
+      case 'WebhookAttemptFailed':
+        return s.status === 'pending' ? { ...s, attempts: e.data.attempt, nextAttemptAt: e.data.nextAttemptAt ?? s.nextAttemptAt } : s;
+      case 'WebhookDeliverySucceeded':
+        return s.status === 'none' ? s : { ...stripNext(s), status: 'succeeded' };
+      case 'WebhookDeliveryFailed':
+        return s.status === 'none' ? s : { ...stripNext(s), status: 'failed' };
+      default:
+        return s;
+    }
+  },
+};
+
+const stripNext = (s: Exclude<WebhookDeliveryState, { status: 'none' }>): Known => {
+  const { deliveryId, accountId, webhookId, webhookAgentId, test, maxAttempts, attempts, body, channel } = s;
+  return { deliveryId, accountId, webhookId, webhookAgentId, test, maxAttempts, attempts, body, channel };
+};

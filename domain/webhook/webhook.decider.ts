@@ -1,0 +1,129 @@
+import { DomainError } from '../shared/errors.js';
+import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
+import { CONTEXT_LIMIT, DISABLE_AFTER_EXHAUSTED, TIMEOUT_SECONDS, type WebhookStatus } from './webhook.js';
+
+/**
+ * A webhook configuration. One aggregate per scope: the account's master webhook lives on
+ * `webhook-<accountId>`, an agent's own webhook on `webhook-<agentId>`. Create-or-update keeps the webhook id;
+ * after a delete the next configure starts a new webhook (new id).
+ */
+export type WebhookSettings = Readonly<{ url: string; contextLimit: number; timeout: number; secret: string }>;
+
+export type WebhookCommand =
+  /** `webhookId` is used only when a new webhook starts; `agentId` null for the account's master webhook. */
+  | Command<'ConfigureWebhook', { webhookId: string; agentId: string | null } & WebhookSettings>
+  | Command<'DeleteWebhook', Record<string, never>>
+  /**
+   * Outcome of a finished delivery, fed back by the health reactor. `position` is a sortable key of the
+   * outcome event's place in the global log: outcomes at or before the last one counted are replays.
+   */
+  | Command<'RecordDeliveryOutcome', { webhookId: string; deliveryId: string; outcome: 'delivered' | 'exhausted'; position: string }>;
+
+export type WebhookEvent =
+  | Event<'WebhookCreated', { webhookId: string; accountId: string; agentId: string | null; createdAt: string } & WebhookSettings>
+  /** Every configure of an existing webhook: new settings, a new secret, and the status back to active. */
+  | Event<'WebhookUpdated', { webhookId: string; accountId: string; agentId: string | null; updatedAt: string } & WebhookSettings>
+  | Event<'WebhookDeleted', { webhookId: string; accountId: string; agentId: string | null; deletedAt: string }>
+  /** A delivery exhausted its attempts: the webhook is `failing`. */
+  | Event<'WebhookDeliveryExhausted', { webhookId: string; accountId: string; deliveryId: string; consecutiveFailures: number; position: string; at: string }>
+  | Event<'WebhookDisabled', { webhookId: string; accountId: string; consecutiveFailures: number; disabledAt: string }>
+  /** A delivery succeeded while `failing`: the webhook is `active` again. */
+  | Event<'WebhookRecovered', { webhookId: string; accountId: string; deliveryId: string; position: string; recoveredAt: string }>;
+
+export const webhookEventTypes = [
+  'WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'WebhookDeliveryExhausted', 'WebhookDisabled', 'WebhookRecovered',
+] as const satisfies readonly WebhookEvent['type'][];
+
+export type WebhookState =
+  | { status: 'none'; lastPosition: string }
+  | {
+      status: WebhookStatus;
+      webhookId: string;
+      accountId: string;
+      agentId: string | null;
+      settings: WebhookSettings;
+      consecutiveFailures: number;
+      lastPosition: string;
+    }
+  | { status: 'deleted'; webhookId: string; accountId: string; agentId: string | null; lastPosition: string };
+
+const notFound = () => new DomainError('WEBHOOK_NOT_FOUND', 'No webhook is configured');
+
+function validate(s: WebhookSettings): void {
+  const errors: { field: string; message: string; type: string }[] = [];
+  if (!Number.isInteger(s.contextLimit) || s.contextLimit < CONTEXT_LIMIT.min || s.contextLimit > CONTEXT_LIMIT.max) {
+    errors.push({ field: 'contextLimit', message: `must be an integer from ${CONTEXT_LIMIT.min} to ${CONTEXT_LIMIT.max}`, type: 'value_error' });
+  }
+  if (!Number.isInteger(s.timeout) || s.timeout < TIMEOUT_SECONDS.min || s.timeout > TIMEOUT_SECONDS.max) {
+    errors.push({ field: 'timeout', message: `must be an integer from ${TIMEOUT_SECONDS.min} to ${TIMEOUT_SECONDS.max} seconds`, type: 'value_error' });
+  }
+  if (!/^https?:\/\/[^\s]+$/i.test(s.url)) errors.push({ field: 'url', message: 'must be an http or https URL', type: 'value_error' });
+  if (errors.length) throw new DomainError('VALIDATION_ERROR', 'Invalid webhook configuration', errors);
+}
+
+export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState> = {
+  initialState: () => ({ status: 'none', lastPosition: '' }),
+
+  decide: (cmd, s) => {
+    const { now, accountId } = cmd.metadata;
+    // a webhook of another account is indistinguishable from a missing one
+    const live = s.status === 'active' || s.status === 'failing' || s.status === 'disabled' ? s : null;
+    if (live && live.accountId !== accountId && cmd.type !== 'RecordDeliveryOutcome') throw notFound();
+    switch (cmd.type) {
+      case 'ConfigureWebhook': {
+        const { webhookId, agentId, ...settings } = cmd.data;
+        validate(settings);
+        if (!live) return [{ type: 'WebhookCreated', data: { webhookId, accountId, agentId, ...settings, createdAt: now } }];
+        return [{ type: 'WebhookUpdated', data: { webhookId: live.webhookId, accountId, agentId: live.agentId, ...settings, updatedAt: now } }];
+      }
+      case 'DeleteWebhook':
+        if (!live) throw notFound();
+        return [{ type: 'WebhookDeleted', data: { webhookId: live.webhookId, accountId, agentId: live.agentId, deletedAt: now } }];
+      case 'RecordDeliveryOutcome': {
+        const { webhookId, deliveryId, outcome, position } = cmd.data;
+        // outcomes of an older (deleted) webhook, and replays of outcomes already counted, change nothing
+        if (!live || live.webhookId !== webhookId || position <= s.lastPosition) return [];
+        if (outcome === 'delivered') {
+          if (live.status !== 'failing') return []; // active stays active; disabled is left only by a new configure
+          return [{ type: 'WebhookRecovered', data: { webhookId, accountId: live.accountId, deliveryId, position, recoveredAt: now } }];
+        }
+        if (live.status === 'disabled') return [];
+        const consecutiveFailures = live.consecutiveFailures + 1;
+        const events: WebhookEvent[] = [{ type: 'WebhookDeliveryExhausted', data: { webhookId, accountId: live.accountId, deliveryId, consecutiveFailures, position, at: now } }];
+        if (consecutiveFailures >= DISABLE_AFTER_EXHAUSTED) {
+          events.push({ type: 'WebhookDisabled', data: { webhookId, accountId: live.accountId, consecutiveFailures, disabledAt: now } });
+        }
+        return events;
+      }
+      default:
+        return assertNever(cmd);
+    }
+  },
+
+  evolve: (s, e) => {
+    switch (e.type) {
+      case 'WebhookCreated': {
+        const { webhookId, accountId, agentId, url, contextLimit, timeout, secret } = e.data;
+        return { status: 'active', webhookId, accountId, agentId, settings: { url, contextLimit, timeout, secret }, consecutiveFailures: 0, lastPosition: s.lastPosition };
+      }
+      case 'WebhookUpdated': {
+        if (s.status === 'none' || s.status === 'deleted') return s;
+        const { url, contextLimit, timeout, secret } = e.data;
+        return { ...s, status: 'active', settings: { url, contextLimit, timeout, secret }, consecutiveFailures: 0 };
+      }
+      case 'WebhookDeleted':
+        return s.status === 'none' || s.status === 'deleted' ? s
+          : { status: 'deleted', webhookId: s.webhookId, accountId: s.accountId, agentId: s.agentId, lastPosition: s.lastPosition };
+      case 'WebhookDeliveryExhausted':
+        return s.status === 'none' || s.status === 'deleted' ? { ...s, lastPosition: e.data.position }
+          : { ...s, status: s.status === 'disabled' ? 'disabled' : 'failing', consecutiveFailures: e.data.consecutiveFailures, lastPosition: e.data.position };
+      case 'WebhookDisabled':
+        return s.status === 'none' || s.status === 'deleted' ? s : { ...s, status: 'disabled' };
+      case 'WebhookRecovered':
+        return s.status === 'none' || s.status === 'deleted' ? { ...s, lastPosition: e.data.position }
+          : { ...s, status: 'active', consecutiveFailures: 0, lastPosition: e.data.position };
+      default:
+        return s;
+    }
+  },
+};

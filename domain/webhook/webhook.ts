@@ -1,0 +1,41 @@
+/**
+ * Webhook configuration values and the public delivery contract (spec 2.7, 6.1, 6.2, 8).
+ * Pure data: the deciders, the application and the HTTP edge all read their limits from here.
+ */
+export const CONTEXT_LIMIT = { min: 0, max: 50, default: 10 } as const;
+export const TIMEOUT_SECONDS = { min: 5, max: 120, default: 30 } as const;
+
+/**
+ * `status` of a webhook configuration (spec section 3 leaves the values open; ours):
+ *  - `active`   : deliveries are scheduled and sent.
+ *  - `failing`  : the most recent finished delivery exhausted all its attempts; deliveries continue.
+ *  - `disabled` : DISABLE_AFTER_EXHAUSTED deliveries in a row exhausted all attempts; nothing is sent to it
+ *                 any more (new events are not scheduled, pending ones are abandoned) until the webhook is
+ *                 configured again (POST), which makes it `active`.
+ * A delivered event while `failing` makes it `active` again.
+ */
+export const WEBHOOK_STATUSES = ['active', 'failing', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+/** Consecutive exhausted deliveries (each about 20 hours of failed attempts) after which a webhook is disabled. */
+export const DISABLE_AFTER_EXHAUSTED = 5;
+
+/** Public event names (STYLE.md R3: a separate, explicit map from domain events). */
+export type WebhookEventName = 'agent.message' | 'agent.reaction' | 'agent.call_ended' | 'agent.created' | 'agent.updated' | 'agent.deleted' | (string & {});
+
+/** One item of `recentHistory` (spec 6.2 and compat-notes). */
+export type HistoryItem = Readonly<{ messageId: string | null; content: string; direction: string; channel: string; at: string }>;
+
+/** The JSON body of every delivery (spec 6.2), in the order the fields are written. */
+export type WebhookEnvelope = Readonly<{
+  event: WebhookEventName;
+  channel: string | null;
+  timestamp: string;
+  agentId: string | null;
+  data: Readonly<Record<string, unknown>>;
+  conversationState: Readonly<Record<string, unknown>> | null;
+  recentHistory: readonly HistoryItem[];
+}>;
+
+/** Deterministic delivery id for a source event: re-running the dispatcher schedules nothing new. */
+export const deliveryIdFor = (sourceEventId: string): string => `whd_${sourceEventId.replace(/-/g, '').toLowerCase()}`;
