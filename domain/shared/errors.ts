@@ -24,6 +24,13 @@ export type ErrorCode =
   | 'SIGNUP_CODE_EXPIRED'
   | 'SIGNUP_LOCKED'
   | 'SIGNUP_FAILED'
+  | 'NUMBER_UNAVAILABLE'
+  | 'PHONE_NUMBER_RELEASED'
+  | 'NUMBER_PROVISIONING_PENDING'
+  | 'SMS_PROVIDER_ERROR'
+  | 'TELEPHONY_PROVIDER_ERROR'
+  | 'SIP_TRUNK_NOT_FOUND'
+  | 'SIP_TRUNK_CONFLICT'
   | 'INTERNAL_ERROR';
 
 export type FieldError = Readonly<{ field: string; message: string; type: string }>;

@@ -8,6 +8,7 @@ export const streams = {
   apiKey: (id: string) => `api_key-${id}`,
   agent: (id: string) => `agent-${id}`,
   phoneNumber: (id: string) => `phone_number-${id}`,
+  sipTrunk: (id: string) => `sip_trunk-${id}`,
   conversation: (id: string) => `conversation-${id}`,
   message: (id: string) => `message-${id}`,
   call: (id: string) => `call-${id}`,

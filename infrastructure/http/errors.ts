@@ -31,6 +31,13 @@ const HTTP: Record<ErrorCode, { status: number; shape: 'envelope' | 'plain'; typ
   SIGNUP_CODE_EXPIRED: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
   SIGNUP_LOCKED: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
   SIGNUP_FAILED: { status: 409, shape: 'envelope', type: 'conflict_error' },
+  NUMBER_UNAVAILABLE: { status: 409, shape: 'plain', type: 'conflict_error' },
+  PHONE_NUMBER_RELEASED: { status: 409, shape: 'envelope', type: 'conflict_error' },
+  NUMBER_PROVISIONING_PENDING: { status: 503, shape: 'envelope', type: 'api_error' },
+  SMS_PROVIDER_ERROR: { status: 502, shape: 'envelope', type: 'carrier_error' },
+  TELEPHONY_PROVIDER_ERROR: { status: 502, shape: 'envelope', type: 'carrier_error' },
+  SIP_TRUNK_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
+  SIP_TRUNK_CONFLICT: { status: 409, shape: 'envelope', type: 'conflict_error' },
   INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error' },
 };
 

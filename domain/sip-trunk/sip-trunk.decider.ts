@@ -1,0 +1,115 @@
+import { DomainError } from '../shared/errors.js';
+import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
+
+/**
+ * A SIP trunk (spec 2.9, 4.7): where a number's calls are routed in the customer's own SIP infrastructure.
+ * The trunk also keeps the set of numbers routed to it, because it owns the rule that couples them: its
+ * origination URIs may be cleared only while no number is attached (and a number is attached only to a
+ * trunk that has somewhere to send calls). Both decisions are taken on this one stream.
+ */
+export const TRANSFERS = ['all', 'sip', 'none'] as const;
+export const TRANSFER_CALLER_IDS = ['transferee', 'transferor'] as const;
+export const DEFAULT_URI_PRIORITY = 10;
+export const DEFAULT_URI_WEIGHT = 10;
+
+export type OriginationUri = Readonly<{ sipUri: string; name: string | null; priority: number; weight: number }>;
+export type SipTrunkConfig = Readonly<{
+  name: string;
+  transfers: (typeof TRANSFERS)[number];
+  transferCallerId: (typeof TRANSFER_CALLER_IDS)[number];
+  uris: readonly OriginationUri[];
+}>;
+export type SipTrunkChanges = Partial<SipTrunkConfig>;
+
+type Id = { trunkId: string };
+export type SipTrunkCommand =
+  | Command<'CreateSipTrunk', Id & { config: SipTrunkConfig; providerRef: string; terminationUri: string }>
+  | Command<'UpdateSipTrunk', Id & { changes: SipTrunkChanges }>
+  | Command<'DeleteSipTrunk', Id>
+  | Command<'LinkNumber', Id & { numberId: string }>
+  | Command<'UnlinkNumber', Id & { numberId: string }>;
+
+export type SipTrunkEvent =
+  | Event<'SipTrunkCreated', Id & { accountId: string; config: SipTrunkConfig; providerRef: string; terminationUri: string; createdAt: string }>
+  | Event<'SipTrunkUpdated', Id & { changes: SipTrunkChanges; updatedAt: string }>
+  | Event<'SipTrunkDeleted', Id & { accountId: string; providerRef: string; numberIds: string[]; deletedAt: string }>
+  | Event<'SipTrunkNumberLinked', Id & { numberId: string; linkedAt: string }>
+  | Event<'SipTrunkNumberUnlinked', Id & { numberId: string; unlinkedAt: string }>;
+
+export const sipTrunkEventTypes = ['SipTrunkCreated', 'SipTrunkUpdated', 'SipTrunkDeleted', 'SipTrunkNumberLinked', 'SipTrunkNumberUnlinked'] as const satisfies readonly SipTrunkEvent['type'][];
+
+export type SipTrunkState =
+  | { status: 'none' }
+  | { status: 'active'; trunkId: string; accountId: string; config: SipTrunkConfig; providerRef: string; numberIds: readonly string[] }
+  | { status: 'deleted'; trunkId: string; accountId: string };
+
+const notFound = () => new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
+
+/** Only the fields whose value really changes. */
+function diff(config: SipTrunkConfig, changes: SipTrunkChanges): SipTrunkChanges {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === undefined) continue;
+    if (JSON.stringify((config as Record<string, unknown>)[k]) !== JSON.stringify(v)) out[k] = v;
+  }
+  return out as SipTrunkChanges;
+}
+
+export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkState> = {
+  initialState: () => ({ status: 'none' }),
+
+  decide: (cmd, s) => {
+    const { now, accountId } = cmd.metadata;
+    const trunkId = cmd.data.trunkId;
+    const owned = s.status !== 'none' && s.accountId === accountId;
+    switch (cmd.type) {
+      case 'CreateSipTrunk':
+        if (s.status !== 'none') {
+          if (!owned) throw new DomainError('CONCURRENCY_CONFLICT', 'SIP trunk id already taken');
+          return [];
+        }
+        return [{ type: 'SipTrunkCreated', data: { trunkId, accountId, config: cmd.data.config, providerRef: cmd.data.providerRef, terminationUri: cmd.data.terminationUri, createdAt: now } }];
+      case 'UpdateSipTrunk': {
+        if (s.status !== 'active' || !owned) throw notFound();
+        const changes = diff(s.config, cmd.data.changes);
+        if (Object.keys(changes).length === 0) return [];
+        if (changes.uris !== undefined && changes.uris.length === 0 && s.numberIds.length > 0) {
+          throw new DomainError('SIP_TRUNK_CONFLICT', `The origination URIs cannot be cleared while ${s.numberIds.length} phone number(s) are attached to this trunk; detach them first (PATCH /v1/numbers/{id} with sipTrunkId null)`);
+        }
+        return [{ type: 'SipTrunkUpdated', data: { trunkId, changes, updatedAt: now } }];
+      }
+      case 'DeleteSipTrunk':
+        if (s.status !== 'active' || !owned) throw notFound();
+        return [{ type: 'SipTrunkDeleted', data: { trunkId, accountId: s.accountId, providerRef: s.providerRef, numberIds: [...s.numberIds], deletedAt: now } }];
+      case 'LinkNumber':
+        if (s.status !== 'active' || !owned) throw notFound();
+        if (s.numberIds.includes(cmd.data.numberId)) return [];
+        if (s.config.uris.length === 0) {
+          throw new DomainError('SIP_TRUNK_CONFLICT', 'This SIP trunk has no origination URIs; add at least one before routing numbers to it');
+        }
+        return [{ type: 'SipTrunkNumberLinked', data: { trunkId, numberId: cmd.data.numberId, linkedAt: now } }];
+      case 'UnlinkNumber':
+        if (s.status !== 'active' || !s.numberIds.includes(cmd.data.numberId)) return [];
+        return [{ type: 'SipTrunkNumberUnlinked', data: { trunkId, numberId: cmd.data.numberId, unlinkedAt: now } }];
+      default:
+        return assertNever(cmd);
+    }
+  },
+
+  evolve: (s, e) => {
+    switch (e.type) {
+      case 'SipTrunkCreated':
+        return { status: 'active', trunkId: e.data.trunkId, accountId: e.data.accountId, config: e.data.config, providerRef: e.data.providerRef, numberIds: [] };
+      case 'SipTrunkUpdated':
+        return s.status === 'active' ? { ...s, config: { ...s.config, ...e.data.changes } } : s;
+      case 'SipTrunkDeleted':
+        return s.status === 'active' ? { status: 'deleted', trunkId: s.trunkId, accountId: s.accountId } : s;
+      case 'SipTrunkNumberLinked':
+        return s.status === 'active' ? { ...s, numberIds: [...s.numberIds, e.data.numberId] } : s;
+      case 'SipTrunkNumberUnlinked':
+        return s.status === 'active' ? { ...s, numberIds: s.numberIds.filter((n) => n !== e.data.numberId) } : s;
+      default:
+        return assertNever(e);
+    }
+  },
+};
