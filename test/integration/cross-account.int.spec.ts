@@ -1,0 +1,109 @@
+import { expect } from 'chai';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
+
+/**
+ * The isolation matrix: every operation in the published OpenAPI document is called with account A's key on
+ * account B's resources (and on the resources of B's sub-account). Each must answer 404 — never 200, never a
+ * leak — and, with A's key and `X-Sub-Account-Id` naming B's sub-account, 403. The list is read from
+ * /openapi.json, so a new endpoint joins the matrix by existing; a path parameter this test cannot fill fails
+ * the test until a factory for it is added below.
+ */
+type Owner = { accountId: string; apiKey: string; headers: Record<string, string> };
+type Factory = (app: TestApp, owner: Owner) => Promise<string>;
+
+const factories: Record<string, Factory> = {
+  agent_id: async (app, o) => (await app.call('POST', '/v1/agents', { key: o.apiKey, headers: o.headers, body: { name: 'B agent' } })).body.id,
+  key_id: async (app, o) => (await app.call('POST', '/v1/api-keys', { key: o.apiKey, headers: o.headers, body: { name: 'B key' } })).body.id,
+  sub_account_id: async (app, o) => (await app.call('POST', '/v1/sub-accounts', { key: o.apiKey, body: { name: 'B sub' } })).body.id,
+  number_id: async (app, o) => (await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', areaCode: '415' } })).body.id,
+  trunk_id: async (app, o) => (await app.call('POST', '/v1/sip-trunks', { key: o.apiKey, headers: o.headers, body: { name: 'B trunk' } })).body.id,
+};
+
+/** a plausible body for each write, so the request passes validation and reaches the ownership check */
+const bodies: Record<string, unknown> = {
+  'PATCH /v1/agents/{agent_id}': { name: 'stolen' },
+  'POST /v1/agents/{agent_id}/numbers': { numberId: 'placeholder' },
+  'PATCH /v1/sub-accounts/{sub_account_id}': { name: 'stolen' },
+  'POST /v1/agents/{agent_id}/webhook': { url: 'https://example.com/hook' },
+  'PATCH /v1/numbers/{number_id}': { sipTrunkId: null },
+  'PATCH /v1/sip-trunks/{trunk_id}': { name: 'stolen' },
+};
+
+type Operation = { method: string; path: string; params: string[] };
+
+describe('cross-account isolation matrix (every endpoint)', function () {
+  this.timeout(120_000);
+  let app: TestApp;
+  let a: Owner;
+  let b: Owner;
+  let bSub: Owner;
+  let operations: Operation[];
+  const ids: Record<'b' | 'bSub', Record<string, string>> = { b: {}, bSub: {} };
+
+  before(async () => {
+    app = await startTestApp();
+    const accA = await app.newAccount('A');
+    const accB = await app.newAccount('B');
+    a = { ...accA, headers: {} };
+    b = { ...accB, headers: {} };
+    // enough credit for B's paid resources (numbers) in B and in B's sub-account
+    await app.call('POST', `/admin/accounts/${accB.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 100_000_000 } });
+    const doc = (await app.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops)
+      .filter(([, op]) => !(Array.isArray(op.security) && op.security.length === 0)) // authenticated operations only
+      .map(([method, ]) => ({ method: method.toUpperCase(), path, params: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!) })));
+    const subId = await factories.sub_account_id!(app, b);
+    bSub = { ...accB, headers: { 'x-sub-account-id': subId } };
+    const needed = new Set(operations.flatMap((o) => o.params));
+    for (const p of needed) {
+      const f = factories[p];
+      if (!f) continue;
+      ids.b[p] = p === 'sub_account_id' ? subId : await f(app, b);
+      if (p !== 'sub_account_id') ids.bSub[p] = await f(app, bSub);
+    }
+  });
+  after(() => app.close());
+
+  it('knows how to make a resource for every path parameter', () => {
+    const missing = [...new Set(operations.flatMap((o) => o.params))].filter((p) => !factories[p]);
+    expect(missing, 'add a factory for these path parameters').to.deep.equal([]);
+    expect(operations.length).to.be.greaterThan(10);
+  });
+
+  it("answers 404 to A for every operation on B's resources and on B's sub-account's resources", async () => {
+    const failures: string[] = [];
+    for (const owner of ['b', 'bSub'] as const) {
+      for (const op of operations.filter((o) => o.params.length > 0)) {
+        if (owner === 'bSub' && op.params.includes('sub_account_id')) continue;
+        let path = op.path;
+        for (const p of op.params) path = path.replace(`{${p}}`, encodeURIComponent(ids[owner][p] ?? 'missing'));
+        const key = `${op.method} ${op.path}`;
+        const r = await app.call(op.method, path, { key: a.apiKey, ...(bodies[key] !== undefined ? { body: bodies[key] } : op.method === 'POST' || op.method === 'PATCH' ? { body: {} } : {}) });
+        if (r.status !== 404) failures.push(`${owner}: ${op.method} ${path} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      }
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
+  it("never shows B's ids in A's lists", async () => {
+    const secrets = [...Object.values(ids.b), ...Object.values(ids.bSub), b.accountId];
+    const failures: string[] = [];
+    for (const op of operations.filter((o) => o.method === 'GET' && o.params.length === 0)) {
+      const r = await app.call('GET', op.path, { key: a.apiKey });
+      const text = JSON.stringify(r.body);
+      for (const s of secrets) if (text.includes(s)) failures.push(`${op.path} shows ${s}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
+  it("refuses A's key with X-Sub-Account-Id of B's sub-account on every operation with 403", async () => {
+    const failures: string[] = [];
+    for (const op of operations) {
+      let path = op.path;
+      for (const p of op.params) path = path.replace(`{${p}}`, encodeURIComponent(ids.bSub[p] ?? ids.b[p] ?? 'x'));
+      const r = await app.call(op.method, path, { key: a.apiKey, headers: bSub.headers, ...(op.method === 'POST' || op.method === 'PATCH' ? { body: bodies[`${op.method} ${op.path}`] ?? {} } : {}) });
+      if (r.status !== 403) failures.push(`${op.method} ${path} -> ${r.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+});
