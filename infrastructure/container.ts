@@ -29,6 +29,7 @@ import { EsdbEventStore } from './event-store/esdb-event-store.js';
 import { PgEventStore } from './event-store/pg-event-store.js';
 import type { Logger } from './logger.js';
 import { SandboxVoiceCatalogue } from './providers/sandbox-voice-catalogue.js';
+import { bindWebhooks } from './webhooks/module.js';
 
 export type Overrides = Partial<{ clock: ClockPort }>;
 
@@ -79,6 +80,8 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
   c.bind(TOKENS.AgentCommands).toResolvedValue(
     (...a: ConstructorParameters<typeof AgentCommands>) => new AgentCommands(...a),
     [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.ReadModels, TOKENS.AgentQueries, TOKENS.VoiceCatalogue]);
+
+  bindWebhooks(c, cfg, readDb);
 
   return { container: c, database };
 }

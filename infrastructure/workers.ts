@@ -1,4 +1,5 @@
 import type { Container } from 'inversify';
+import { webhookWorkerModule } from './webhooks/module.js';
 
 /** Something that runs in the background of a worker process: a reactor, a scheduler, a delivery worker. */
 export interface BackgroundWorker {
@@ -14,4 +15,6 @@ export type WorkerModule = (c: Container) => BackgroundWorker;
  * Started after the projectors in every process whose ROLE is `worker` or `all`, stopped before them on
  * shutdown. One line per capability.
  */
-export const workerModules: readonly WorkerModule[] = [];
+export const workerModules: readonly WorkerModule[] = [
+  webhookWorkerModule,
+];

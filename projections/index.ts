@@ -2,6 +2,8 @@ import { accountsProjector } from './accounts.projector.js';
 import { agentsProjector } from './agents.projector.js';
 import { signupsProjector } from './signups.projector.js';
 import type { Projector } from './shared/projector.js';
+import { webhookDeliveriesProjector } from './webhook-deliveries.projector.js';
+import { webhooksProjector } from './webhooks.projector.js';
 
 /** Every projector the service runs; the names are their checkpoint keys (bump `_vN` to rebuild into new tables). */
-export const allProjectors: readonly Projector[] = [accountsProjector, agentsProjector, signupsProjector];
+export const allProjectors: readonly Projector[] = [accountsProjector, agentsProjector, signupsProjector, webhooksProjector, webhookDeliveriesProjector];

@@ -33,6 +33,16 @@ export const ConfigSchema = z.object({
   /** sign-up requests allowed per e-mail address and per client address per hour */
   SIGNUP_MAX_PER_EMAIL_PER_HOUR: int(3, 1),
   SIGNUP_MAX_PER_CLIENT_PER_HOUR: int(10, 1),
+  /** webhooks: allow loopback/private/link-local destinations in live mode (always allowed in sandbox mode) */
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  /** delivery deadline of events other than voice turns (voice turns use the webhook's own `timeout`) */
+  WEBHOOK_DELIVERY_TIMEOUT_SECONDS: int(15, 1, 120),
+  /** how long a claimed attempt is kept from other workers; longer than any deadline (120 s) */
+  WEBHOOK_LEASE_SECONDS: int(150, 130, 3600),
+  /** attempts sent at once by this process's delivery worker; 0 runs no delivery worker here */
+  WEBHOOK_CONCURRENCY: int(16, 0, 1000),
+  /** how often the delivery worker looks for due attempts appended by other processes */
+  WEBHOOK_POLL_INTERVAL_MS: int(1000, 5, 60_000),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

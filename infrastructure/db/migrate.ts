@@ -5,6 +5,7 @@ import * as m003 from './migrations/003-account-ledger.js';
 import * as m004 from './migrations/004-api-key-usage.js';
 import * as m005 from './migrations/005-usage-daily.js';
 import * as m006 from './migrations/006-signups.js';
+import * as m010 from './migrations/010-webhooks.js';
 
 /** Versioned migrations, applied in name order at start; a migration is never edited once released. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '004-api-key-usage': m004,
   '005-usage-daily': m005,
   '006-signups': m006,
+  '010-webhooks': m010,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -5,6 +5,7 @@ import { TOKENS } from '../../../application/ports/tokens.js';
 import type { Api } from '../api.js';
 import { adminRoutes } from './admin.routes.js';
 import { agentRoutes } from './agents.routes.js';
+import { webhookRoutes } from './webhooks.routes.js';
 import { accountRoutes } from './accounts.routes.js';
 
 /** A capability's routes: registered on an Api (express router + OpenAPI registry), resolved from the container. */
@@ -14,6 +15,7 @@ export type RouteModule = (api: Api, c: Container) => void;
 export const v1Routes: readonly RouteModule[] = [
   (api, c) => agentRoutes(api, { commands: c.get<AgentCommands>(TOKENS.AgentCommands), queries: c.get(TOKENS.AgentQueries), voices: c.get(TOKENS.VoiceCatalogue) }),
   (api, c) => accountRoutes(api, { commands: c.get<AccountCommands>(TOKENS.AccountCommands), queries: c.get(TOKENS.AccountQueries), usage: c.get(TOKENS.UsageReport) }),
+  (api, c) => webhookRoutes(api, { commands: c.get(TOKENS.WebhookCommands), queries: c.get(TOKENS.WebhookQueries), agents: c.get(TOKENS.AgentQueries), clock: c.get(TOKENS.Clock) }),
 ];
 
 /** Routes without API-key authentication (sign-up, sandbox control). Each guards itself as it needs. */

@@ -1,0 +1,126 @@
+import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
+import type { HistoryItem, WebhookStatus } from '../../domain/webhook/webhook.js';
+
+/** A webhook configuration as the API shows it (spec 2.7, openapi WebhookResponse) plus our extras. */
+export type WebhookView = Readonly<{
+  id: string;
+  url: string;
+  secret: string;
+  status: WebhookStatus;
+  contextLimit: number;
+  timeout: number;
+  createdAt: string;
+  updatedAt: string;
+  /** null for the account's master webhook */
+  agentId: string | null;
+  consecutiveFailures: number;
+  /** checkpoint of the event that created it: events from before it are not sent to it */
+  createdPosition: string;
+}>;
+
+export type DeliveryStatus = 'pending' | 'success' | 'failed';
+
+export type DeliveryAttemptView = Readonly<{
+  attempt: number;
+  status: 'success' | 'failed';
+  httpStatus: number | null;
+  errorMessage: string | null;
+  responseBody: string | null;
+  responseTimeMs: number;
+  attemptedAt: string;
+  nextRetryAt: string | null;
+}>;
+
+/** One delivery (compat-notes field names) with every attempt. */
+export type DeliveryView = Readonly<{
+  id: string;
+  messageId: string | null;
+  eventType: string | null;
+  channel: string | null;
+  status: DeliveryStatus;
+  httpStatus: number | null;
+  errorMessage: string | null;
+  responseBody: string | null;
+  attemptCount: number;
+  lastAttemptAt: string | null;
+  nextRetryAt: string | null;
+  createdAt: string;
+  webhookId: string;
+  agentId: string | null;
+  attempts: DeliveryAttemptView[];
+}>;
+
+export type DeliveryCounts = Readonly<{ total: number; success: number; failed: number; pending: number }>;
+export type DeliveryStats = DeliveryCounts & Readonly<{
+  successRate: number;
+  byEventType: Record<string, DeliveryCounts>;
+  byHour: (DeliveryCounts & { hour: string })[];
+}>;
+export type AllTimeStats = Readonly<{ total: number; success: number; failed: number; successRate: number }>;
+
+export interface WebhookQueries {
+  /** the account's master webhook */
+  master(accountId: string): Promise<WebhookView | null>;
+  /** the agent's own webhook */
+  ofAgent(accountId: string, agentId: string): Promise<WebhookView | null>;
+  byId(accountId: string, webhookId: string): Promise<WebhookView | null>;
+  /**
+   * Where an event about `agentId` at checkpoint `asOf` goes: the agent's own webhook, else the account's master,
+   * else nowhere; a webhook created after the event does not count.
+   */
+  resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null>;
+  /** how far the webhook configurations are projected (the checkpoint of the webhooks projector) */
+  configCheckpoint(): Promise<string>;
+  deliveries(accountId: string, q: { limit: number; offset: number; since: string | null }): Promise<{ items: DeliveryView[]; total: number }>;
+  /** deliveries sent to the agent's own webhook, newest first */
+  agentDeliveries(accountId: string, agentId: string, limit: number): Promise<DeliveryView[]>;
+  stats(accountId: string, since: string, now: string): Promise<DeliveryStats>;
+  allTime(accountId: string): Promise<AllTimeStats>;
+}
+
+/** One signed POST. The adapter signs exactly the bytes it sends (`sha256=` HMAC of `${timestamp}.${body}`). */
+export type OutgoingWebhook = Readonly<{
+  url: string;
+  secret: string;
+  /** `X-Webhook-ID`: the delivery id, stable across retries */
+  webhookId: string;
+  /** `X-Webhook-Timestamp`: Unix seconds (from the Clock port) */
+  timestamp: number;
+  body: string;
+  /** no complete answer within this many milliseconds is a failed attempt */
+  deadlineMs: number;
+  /** aborts the request (shutdown); the result is then not an outcome to record */
+  signal?: AbortSignal;
+}>;
+
+export interface WebhookSenderPort {
+  send(req: OutgoingWebhook): Promise<AttemptResult>;
+}
+
+/** Whether a URL may receive webhooks (scheme, and outside sandbox mode no private addresses). */
+export interface WebhookUrlPolicyPort {
+  /** null when allowed, else the reason */
+  check(url: string): Promise<string | null>;
+}
+
+export interface WebhookSecretsPort {
+  generate(): string;
+}
+
+/**
+ * Conversation context for payloads (spec 6.2). The messaging capability binds its own adapter; until then
+ * there is no history and no state.
+ */
+export interface ConversationContextPort {
+  /** the most recent messages of the conversation, oldest first, at most `limit` */
+  recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }): Promise<HistoryItem[]>;
+  conversationState(q: { accountId: string; conversationId: string }): Promise<Record<string, unknown> | null>;
+}
+
+/** An attempt that is due, claimed by one worker until `claimedUntil`. */
+export type ClaimedAttempt = Readonly<{ deliveryId: string; accountId: string; attempt: number; claimedUntil: string }>;
+
+/** The retry timeline: due attempts, claimed with a lease so that one attempt is in flight at most once. */
+export interface DueAttemptsPort {
+  claim(o: { now: Date; limit: number; workerId: string; leaseMs: number }): Promise<ClaimedAttempt[]>;
+}

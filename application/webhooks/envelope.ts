@@ -1,0 +1,46 @@
+import type { HistoryItem, WebhookEnvelope, WebhookEventName } from '../../domain/webhook/webhook.js';
+
+/**
+ * The delivery body (spec 6.2): field order fixed here, `recentHistory` cut to `contextLimit` (the most
+ * recent ones; none when 0). Serialised once, stored with the delivery, and sent byte for byte on every try.
+ */
+export function buildEnvelope(o: {
+  event: WebhookEventName;
+  channel: string | null;
+  timestamp: string;
+  agentId: string | null;
+  data: Readonly<Record<string, unknown>>;
+  conversationState: Readonly<Record<string, unknown>> | null;
+  recentHistory: readonly HistoryItem[];
+  contextLimit: number;
+}): string {
+  const limit = Math.max(0, Math.floor(o.contextLimit));
+  const envelope: WebhookEnvelope = {
+    event: o.event,
+    channel: o.channel,
+    timestamp: o.timestamp,
+    agentId: o.agentId,
+    data: o.data,
+    conversationState: o.conversationState,
+    recentHistory: limit === 0 ? [] : o.recentHistory.slice(-limit),
+  };
+  return JSON.stringify(envelope);
+}
+
+/** The fake `agent.message` of the test endpoints: an SMS as the messaging capability will send it. */
+export function testMessageData(o: { agentId: string | null; now: string; messageId: string }) {
+  return {
+    messageId: o.messageId,
+    conversationId: 'conv_test',
+    numberId: 'num_test',
+    from: '+14155550100',
+    to: '+14155550199',
+    contact: null,
+    message: 'This is a test message from your agent platform.',
+    mediaUrl: null,
+    mediaUrls: [],
+    direction: 'inbound',
+    receivedAt: o.now,
+    test: true,
+  };
+}

@@ -1,0 +1,7 @@
+import type { WebhookMapping } from '../registry.js';
+import { agentWebhookMappings } from './agent.mappings.js';
+
+/** Every domain event that becomes a webhook event. One line per capability (messages, calls, numbers…). */
+export const allWebhookMappings: readonly WebhookMapping[] = [
+  ...agentWebhookMappings,
+];

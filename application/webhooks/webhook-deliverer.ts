@@ -1,0 +1,59 @@
+import { streams } from '../../domain/shared/streams.js';
+import { webhookDeliveryDecider, type AbandonReason, type WebhookDeliveryCommand } from '../../domain/webhook/webhook-delivery.decider.js';
+import type { ClockPort } from '../ports/clock.port.js';
+import type { EventMetadata, EventStorePort } from '../ports/event-store.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
+import type { LoggerPort } from '../ports/logger.port.js';
+import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort } from '../ports/webhook.port.js';
+import { handleCommand, loadAggregate } from '../shared/handle-command.js';
+import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
+
+export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
+
+/**
+ * Sends one claimed attempt. The delivery's own stream is the truth: when it already records this attempt
+ * (the timeline row lags behind its projector) nothing is sent. The webhook is read at attempt time, so a
+ * new URL or secret applies to retries; a deleted or disabled webhook ends the delivery without a send.
+ * The outcome is appended after the POST, outside any transaction; a crash in between leaves the claim to
+ * expire, and the attempt is sent again (at least once).
+ */
+export class WebhookDeliverer {
+  constructor(
+    private readonly store: EventStorePort,
+    private readonly ids: IdsPort,
+    private readonly clock: ClockPort,
+    private readonly webhooks: WebhookQueries,
+    private readonly sender: WebhookSenderPort,
+    private readonly log: LoggerPort,
+    private readonly o: { defaultDeadlineMs: number },
+  ) {}
+
+  async deliver(claim: ClaimedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
+    const stream = streams.webhookDelivery(claim.deliveryId);
+    const { state } = await loadAggregate(this.store, webhookDeliveryDecider, stream);
+    if (state.status !== 'pending' || state.attempts + 1 !== claim.attempt) return 'stale';
+
+    const webhook = await this.webhooks.byId(state.accountId, state.webhookId);
+    if (!webhook || webhook.status === 'disabled') {
+      await this.record(stream, state.accountId, { type: 'AbandonDelivery', data: { deliveryId: claim.deliveryId, reason: (webhook ? 'webhook_disabled' : 'webhook_deleted') satisfies AbandonReason } });
+      return 'abandoned';
+    }
+
+    // voice turns wait as long as the webhook's own timeout allows; other events get the service default
+    const deadlineMs = state.channel === 'voice' ? webhook.timeout * 1000 : this.o.defaultDeadlineMs;
+    const result = await this.sender.send({
+      url: webhook.url, secret: webhook.secret, webhookId: claim.deliveryId, timestamp: Math.floor(this.clock.now().getTime() / 1000),
+      body: state.body, deadlineMs, ...(signal ? { signal } : {}),
+    });
+    if (signal?.aborted) return 'aborted'; // shutting down mid-request: the claim expires and the attempt is sent again
+    await this.record(stream, state.accountId, { type: 'RecordAttempt', data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result } });
+    if (!result.ok) this.log.info({ deliveryId: claim.deliveryId, attempt: claim.attempt, httpStatus: result.httpStatus, error: result.errorMessage }, 'webhook attempt failed');
+    return 'sent';
+  }
+
+  private async record(stream: string, accountId: string, c: Omit<WebhookDeliveryCommand, 'metadata'>): Promise<void> {
+    const cmd = { ...c, metadata: { now: this.clock.now().toISOString(), accountId } } as WebhookDeliveryCommand;
+    const meta: EventMetadata = { accountId, correlationId: stream, causationId: null, requestId: null, actor: WEBHOOK_ACTOR };
+    await handleCommand({ store: this.store, ids: this.ids }, webhookDeliveryDecider, stream, cmd, meta);
+  }
+}

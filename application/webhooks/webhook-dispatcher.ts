@@ -1,0 +1,109 @@
+import { streams } from '../../domain/shared/streams.js';
+import { webhookDeliveryDecider, type WebhookDeliveryCommand } from '../../domain/webhook/webhook-delivery.decider.js';
+import { deliveryIdFor } from '../../domain/webhook/webhook.js';
+import { webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
+import { compareCheckpoints } from '../ports/event-store.port.js';
+import type { EventMetadata, RecordedEvent } from '../ports/event-store.port.js';
+import type { EventStorePort } from '../ports/event-store.port.js';
+import type { ClockPort } from '../ports/clock.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
+import type { LoggerPort } from '../ports/logger.port.js';
+import type { ConversationContextPort, WebhookQueries } from '../ports/webhook.port.js';
+import { handleCommand } from '../shared/handle-command.js';
+import { buildEnvelope } from './envelope.js';
+import type { WebhookEventRegistry } from './registry.js';
+
+export const WEBHOOK_ACTOR = 'system:webhooks';
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  });
+  await Promise.all(lanes);
+}
+
+/**
+ * The dispatch reactor: for every domain event the registry maps, find the one webhook it goes to (the
+ * agent's own, else the account's master; none or disabled: nothing) and schedule a delivery on its own
+ * stream, first attempt due at once. The delivery id derives from the source event id, so running a batch
+ * again (after a crash before the checkpoint moved) schedules nothing twice.
+ */
+export class WebhookDispatcher {
+  constructor(
+    private readonly store: EventStorePort,
+    private readonly ids: IdsPort,
+    private readonly clock: ClockPort,
+    private readonly registry: WebhookEventRegistry,
+    private readonly webhooks: WebhookQueries,
+    private readonly context: ConversationContextPort,
+    private readonly log: LoggerPort,
+    private readonly o: { concurrency?: number; configWaitMs?: number } = {},
+  ) {}
+
+  get eventTypes(): string[] {
+    return this.registry.types();
+  }
+
+  async handle(batch: readonly RecordedEvent[]): Promise<void> {
+    if (batch.length === 0) return;
+    await this.configCaughtUp(batch.at(-1)!.checkpoint);
+    await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => { await this.dispatch(e); });
+  }
+
+  /**
+   * Waits until every webhook configuration change logged before `checkpoint` is in the read model, so an
+   * event is never missed because the webhooks projector runs behind this reactor. Gives up (the reactor
+   * restarts from its checkpoint) after `configWaitMs`.
+   */
+  private async configCaughtUp(checkpoint: string): Promise<void> {
+    const deadline = Date.now() + (this.o.configWaitMs ?? 10_000);
+    for (;;) {
+      const projected = await this.webhooks.configCheckpoint();
+      const [next] = await this.store.readAll({ after: projected, maxCount: 1, filter: { eventTypes: webhookEventTypes } });
+      if (!next || compareCheckpoints(next.checkpoint, checkpoint) > 0) return;
+      if (Date.now() > deadline) throw new Error('webhook configurations are not projected up to the events to dispatch');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Returns the delivery id scheduled, or null when the event goes nowhere. */
+  async dispatch(e: RecordedEvent): Promise<string | null> {
+    const mapping = this.registry.get(e.type);
+    const d = mapping?.describe(e) ?? null;
+    if (!mapping || !d) return null;
+    const accountId = e.metadata.accountId;
+    const target = await this.webhooks.resolve(accountId, d.agentId, e.checkpoint);
+    if (!target || target.status === 'disabled') return null;
+
+    const limit = target.contextLimit;
+    const [recentHistory, conversationState] = d.conversationId
+      ? await Promise.all([
+          limit > 0 ? this.context.recentHistory({ accountId, conversationId: d.conversationId, limit, excludeMessageId: d.messageId }) : Promise.resolve([]),
+          this.context.conversationState({ accountId, conversationId: d.conversationId }),
+        ])
+      : [[], null];
+    const body = buildEnvelope({
+      event: mapping.event, channel: d.channel, timestamp: e.createdAt, agentId: d.agentId, data: d.data,
+      conversationState, recentHistory, contextLimit: limit,
+    });
+
+    const deliveryId = deliveryIdFor(e.id);
+    const cmd: WebhookDeliveryCommand = {
+      type: 'ScheduleDelivery',
+      data: {
+        deliveryId, webhookId: target.id, webhookAgentId: target.agentId, eventType: mapping.event, channel: d.channel, agentId: d.agentId,
+        messageId: d.messageId, sourceEventId: e.id, sourceEventType: e.type, body,
+      },
+      // the first attempt is due at once
+      metadata: { now: this.clock.now().toISOString(), accountId },
+    };
+    const meta: EventMetadata = {
+      accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR,
+    };
+    await handleCommand({ store: this.store, ids: this.ids }, webhookDeliveryDecider, streams.webhookDelivery(deliveryId), cmd, meta);
+    this.log.debug({ deliveryId, event: mapping.event, webhookId: target.id, source: e.id }, 'webhook delivery scheduled');
+    return deliveryId;
+  }
+}

@@ -1,0 +1,124 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { ClaimedAttempt, DueAttemptsPort } from '../../application/ports/webhook.port.js';
+import type { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import type { BackgroundWorker } from '../workers.js';
+
+export type DeliveryWorkerOptions = Readonly<{
+  /** attempts in flight at once in this worker */
+  concurrency: number;
+  /** how long a claim keeps other workers off an attempt; longer than any delivery deadline */
+  leaseMs: number;
+  /** how often to look for due attempts when nothing woke the worker */
+  pollIntervalMs: number;
+  /** on stop, in-flight requests get this long to finish before they are aborted (their claims then expire) */
+  stopGraceMs?: number;
+  workerId?: string;
+}>;
+
+/**
+ * The delivery worker: claims due attempts (by the Clock port's time) from the retry timeline, sends each
+ * outside any transaction, and lets the deliverer record the outcome. Any number of these may run, in one
+ * process or many, against the same database.
+ */
+export class WebhookDeliveryWorker implements BackgroundWorker {
+  readonly name = 'webhook-delivery';
+  readonly workerId: string;
+  private readonly inFlight = new Set<Promise<void>>();
+  private abort = new AbortController();
+  private running: Promise<void> | null = null;
+  private stopped = true;
+  private wakeUp: (() => void) | null = null;
+  private woken = false;
+
+  constructor(
+    private readonly timeline: DueAttemptsPort,
+    private readonly deliverer: WebhookDeliverer,
+    private readonly clock: ClockPort,
+    private readonly log: LoggerPort,
+    private readonly o: DeliveryWorkerOptions,
+  ) {
+    this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Look for due attempts now (new timeline rows, a moved test clock). */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.abort = new AbortController();
+    this.running = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      this.woken = false;
+      let claimed: ClaimedAttempt[] = [];
+      const free = this.o.concurrency - this.inFlight.size;
+      try {
+        claimed = await this.claim(free);
+      } catch (err) {
+        if (this.stopped) break;
+        this.log.error({ err }, 'claiming due webhook attempts failed');
+      }
+      for (const c of claimed) this.track(c);
+      if (claimed.length === 0 || claimed.length === free) await this.sleep();
+    }
+  }
+
+  private claim(limit: number): Promise<ClaimedAttempt[]> {
+    return this.timeline.claim({ now: this.clock.now(), limit, workerId: this.workerId, leaseMs: this.o.leaseMs });
+  }
+
+  private track(c: ClaimedAttempt): void {
+    const p: Promise<void> = this.deliverer.deliver(c, this.abort.signal)
+      .then(() => undefined, (err: unknown) => { this.log.error({ err, deliveryId: c.deliveryId, attempt: c.attempt }, 'webhook attempt not recorded; retried when its claim expires'); })
+      .finally(() => { this.inFlight.delete(p); this.wake(); });
+    this.inFlight.add(p);
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.woken || this.stopped) { resolve(); return; }
+      const t = setTimeout(done, this.o.pollIntervalMs);
+      const self = this;
+      function done() { clearTimeout(t); self.wakeUp = null; resolve(); }
+      this.wakeUp = done;
+    });
+  }
+
+  /**
+   * Claims and sends every attempt due now, waits for their outcomes, and returns how many were sent.
+   * For tests and the bench; the background loop does the same continuously.
+   */
+  async runOnce(): Promise<number> {
+    let n = 0;
+    for (;;) {
+      const claimed = await this.claim(this.o.concurrency);
+      if (claimed.length === 0) return n;
+      n += claimed.length;
+      await Promise.all(claimed.map((c) => this.deliverer.deliver(c).catch((err: unknown) => {
+        this.log.error({ err, deliveryId: c.deliveryId }, 'webhook attempt not recorded');
+      })));
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.wakeUp?.();
+    await this.running;
+    if (this.inFlight.size > 0) {
+      const grace = new Promise<void>((r) => { const t = setTimeout(r, this.o.stopGraceMs ?? 5000); t.unref(); });
+      await Promise.race([Promise.all(this.inFlight), grace]);
+      this.abort.abort();
+      await Promise.all(this.inFlight);
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isDisallowedAddress, WebhookUrlPolicy } from '../../infrastructure/webhooks/address-policy.js';
+import { HttpWebhookSender } from '../../infrastructure/webhooks/http-sender.js';
+import { signature, webhookHeaders } from '../../infrastructure/webhooks/signing.js';
+import { verifyWebhookSignature } from '../../infrastructure/webhooks/verify.js';
+
+describe('webhook signing and verification', () => {
+  const secret = 'whsec_test-secret';
+  const body = JSON.stringify({ event: 'agent.message', data: { message: 'héllo ☃' } });
+  const ts = 1_767_225_600; // 2026-01-01T00:00:00Z
+  const headers = webhookHeaders({ secret, webhookId: 'whd_1', timestamp: ts, body: Buffer.from(body) });
+
+  it('signs `${timestamp}.${rawBody}` with HMAC-SHA256 as sha256=<lowercase hex>', () => {
+    const independent = createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
+    expect(headers['x-webhook-signature']).to.equal(`sha256=${independent}`);
+    expect(signature(secret, ts, body)).to.equal(`sha256=${independent}`);
+    expect(headers['x-webhook-timestamp']).to.equal(String(ts));
+    expect(headers['x-webhook-id']).to.equal('whd_1');
+  });
+
+  it('accepts a genuine delivery (string or bytes, node headers or fetch Headers)', () => {
+    expect(verifyWebhookSignature(secret, headers, body, 300, ts)).to.equal(true);
+    expect(verifyWebhookSignature(secret, headers, Buffer.from(body), 300, ts + 299)).to.equal(true);
+    expect(verifyWebhookSignature(secret, new Headers(headers), body, 300, ts - 300)).to.equal(true);
+    expect(verifyWebhookSignature(secret, { 'X-Webhook-Timestamp': String(ts), 'X-Webhook-Signature': headers['x-webhook-signature'] }, body, 300, ts)).to.equal(true);
+  });
+
+  it('rejects a changed body, another secret, a stale or future timestamp, a missing header', () => {
+    expect(verifyWebhookSignature(secret, headers, `${body} `, 300, ts)).to.equal(false);
+    expect(verifyWebhookSignature('whsec_other', headers, body, 300, ts)).to.equal(false);
+    expect(verifyWebhookSignature(secret, headers, body, 300, ts + 301)).to.equal(false);
+    expect(verifyWebhookSignature(secret, headers, body, 300, ts - 301)).to.equal(false);
+    expect(verifyWebhookSignature(secret, { ...headers, 'x-webhook-timestamp': String(ts + 1) }, body, 300, ts)).to.equal(false);
+    expect(verifyWebhookSignature(secret, { 'x-webhook-timestamp': String(ts) }, body, 300, ts)).to.equal(false);
+    expect(verifyWebhookSignature(secret, { ...headers, 'x-webhook-signature': 'sha256=00' }, body, 300, ts)).to.equal(false);
+  });
+
+  it('uses the default 300 s tolerance against the real clock', () => {
+    const now = Math.floor(Date.now() / 1000);
+    const h = webhookHeaders({ secret, webhookId: 'x', timestamp: now, body: Buffer.from(body) });
+    expect(verifyWebhookSignature(secret, h, body)).to.equal(true);
+  });
+});
+
+describe('webhook address policy', () => {
+  for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '224.0.0.1']) {
+    it(`refuses ${ip}`, () => expect(isDisallowedAddress(ip)).to.equal(true));
+  }
+  for (const ip of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+    it(`allows ${ip}`, () => expect(isDisallowedAddress(ip)).to.equal(false));
+  }
+
+  it('checks the scheme always, and names that resolve to private addresses outside sandbox', async () => {
+    const live = new WebhookUrlPolicy(false, async (h) => (h === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.215.14']));
+    expect(await live.check('https://hooks.example.com/in')).to.equal(null);
+    expect(await live.check('https://internal.example.com/in')).to.match(/10\.0\.0\.7/);
+    expect(await live.check('http://localhost:3000/in')).to.match(/not a public host/);
+    expect(await live.check('ftp://hooks.example.com/in')).to.match(/http or https/);
+    const sandbox = new WebhookUrlPolicy(true);
+    expect(await sandbox.check('http://127.0.0.1:3000/in')).to.equal(null);
+    expect(await sandbox.check('file:///etc/passwd')).to.match(/http or https/);
+  });
+
+  it('refuses, at send time, a host name that resolves to a loopback address', async () => {
+    let hits = 0;
+    const server = createServer((_q, s) => { hits++; s.end('ok'); });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const strict = new HttpWebhookSender({ allowPrivate: false });
+    const open = new HttpWebhookSender({ allowPrivate: true });
+    try {
+      const req = { secret: 's', webhookId: 'w', timestamp: 1, body: '{}', deadlineMs: 2000 };
+      const byName = await strict.send({ ...req, url: `http://localhost:${port}/` });
+      expect(byName.ok).to.equal(false);
+      expect(byName.ok === false && byName.errorMessage).to.match(/loopback, private or link-local/);
+      const byIp = await strict.send({ ...req, url: `http://127.0.0.1:${port}/` });
+      expect(byIp.ok).to.equal(false);
+      expect(hits).to.equal(0);
+      expect((await open.send({ ...req, url: `http://localhost:${port}/` })).ok).to.equal(true);
+      expect(hits).to.equal(1);
+    } finally {
+      strict.close(); open.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/ports/webhook.port.js';
+import { WebhookEventRegistry, type WebhookMapping } from '../../application/webhooks/registry.js';
+import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
+import { deliveryIdFor } from '../../domain/webhook/webhook.js';
+import { ev, TestClock } from '../support/fixtures.js';
+import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** How the messaging capability will register its event: only a mapping, no pipeline change. */
+const messageReceived: WebhookMapping = {
+  domainEvent: 'TestMessageReceived',
+  event: 'agent.message',
+  describe: (e) => {
+    const d = e.data as { messageId: string; conversationId: string; agentId: string; body: string };
+    return { agentId: d.agentId, channel: 'sms', messageId: d.messageId, conversationId: d.conversationId, data: { messageId: d.messageId, message: d.body } };
+  },
+};
+
+describe('webhook dispatcher', () => {
+  let sut: StoreUnderTest;
+  before(async () => { sut = await storeUnderTest(); });
+  after(() => sut.close());
+
+  const webhook = (contextLimit: number): WebhookView => ({
+    id: 'whk_1', url: 'https://example.com/h', secret: 's', status: 'active', contextLimit, timeout: 30, createdAt: '', updatedAt: '', agentId: null,
+    consecutiveFailures: 0, createdPosition: '0/0',
+  });
+  const queries = (w: WebhookView | null, seen: unknown[] = []): WebhookQueries => ({
+    resolve: async (...a: unknown[]) => { seen.push(a); return w; },
+    configCheckpoint: async () => sut.store.headCheckpoint(),
+  } as unknown as WebhookQueries);
+  const history = Array.from({ length: 5 }, (_, i) => ({ messageId: `m${i}`, content: `c${i}`, direction: 'inbound', channel: 'sms', at: `2026-01-01T00:00:0${i}.000Z` }));
+  const context: ConversationContextPort = {
+    recentHistory: async (q) => history.slice(-q.limit),
+    conversationState: async () => ({ stage: 'greeting' }),
+  };
+  const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID() };
+
+  async function appendMessage(): Promise<RecordedEvent> {
+    const stream = `test_message-${randomUUID()}`;
+    await sut.store.appendToStream(stream, [ev('TestMessageReceived', { messageId: 'msg_1', conversationId: 'conv_1', agentId: 'agt_1', body: 'hi' })], { expectedRevision: 'no_stream' });
+    return (await sut.store.readStream(stream))[0]!;
+  }
+  const dispatcher = (w: WebhookView | null, seen: unknown[] = []) =>
+    new WebhookDispatcher(sut.store, ids, new TestClock(), new WebhookEventRegistry([messageReceived]), queries(w, seen), context, silent);
+
+  it('builds the spec envelope with at most contextLimit recent messages, once per source event', async () => {
+    const e = await appendMessage();
+    const seen: unknown[] = [];
+    await dispatcher(webhook(2), seen).handle([e]);
+    await dispatcher(webhook(2)).handle([e]); // a replayed batch
+    expect(seen[0]).to.deep.equal(['acc_test', 'agt_1', e.checkpoint]);
+    const stream = await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`);
+    expect(stream.map((x) => x.type)).to.deep.equal(['WebhookDeliveryScheduled']);
+    const data = stream[0]!.data as { body: string; eventType: string; channel: string; messageId: string; webhookId: string };
+    expect(data).to.include({ eventType: 'agent.message', channel: 'sms', messageId: 'msg_1', webhookId: 'whk_1' });
+    const body = JSON.parse(data.body);
+    expect(Object.keys(body)).to.deep.equal(['event', 'channel', 'timestamp', 'agentId', 'data', 'conversationState', 'recentHistory']);
+    expect(body).to.deep.include({ event: 'agent.message', channel: 'sms', agentId: 'agt_1', timestamp: e.createdAt, conversationState: { stage: 'greeting' } });
+    expect(body.recentHistory.map((h: { messageId: string }) => h.messageId)).to.deep.equal(['m3', 'm4']);
+    expect(stream[0]!.metadata).to.include({ causationId: e.id, actor: 'system:webhooks' });
+  });
+
+  it('sends no history when contextLimit is 0', async () => {
+    const e = await appendMessage();
+    await dispatcher(webhook(0)).handle([e]);
+    const [s] = await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`);
+    expect(JSON.parse((s!.data as { body: string }).body).recentHistory).to.deep.equal([]);
+  });
+
+  it('schedules nothing without a webhook, or for a disabled one', async () => {
+    const e = await appendMessage();
+    await dispatcher(null).handle([e]);
+    await dispatcher({ ...webhook(2), status: 'disabled' }).handle([e]);
+    expect(await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`)).to.deep.equal([]);
+  });
+});
