@@ -29,6 +29,7 @@ import { EsdbEventStore } from './event-store/esdb-event-store.js';
 import { PgEventStore } from './event-store/pg-event-store.js';
 import type { Logger } from './logger.js';
 import { SandboxVoiceCatalogue } from './providers/sandbox-voice-catalogue.js';
+import { bindNumbers } from './numbers.module.js';
 import { bindWebhooks } from './webhooks/module.js';
 
 export type Overrides = Partial<{ clock: ClockPort }>;
@@ -80,6 +81,8 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
   c.bind(TOKENS.AgentCommands).toResolvedValue(
     (...a: ConstructorParameters<typeof AgentCommands>) => new AgentCommands(...a),
     [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.ReadModels, TOKENS.AgentQueries, TOKENS.VoiceCatalogue]);
+
+  bindNumbers(c, cfg, readDb);
 
   bindWebhooks(c, cfg, readDb);
 

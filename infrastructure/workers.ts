@@ -1,4 +1,5 @@
 import type { Container } from 'inversify';
+import { numberWorkerModules } from './numbers.module.js';
 import { webhookWorkerModule } from './webhooks/module.js';
 
 /** Something that runs in the background of a worker process: a reactor, a scheduler, a delivery worker. */
@@ -17,4 +18,5 @@ export type WorkerModule = (c: Container) => BackgroundWorker;
  */
 export const workerModules: readonly WorkerModule[] = [
   webhookWorkerModule,
+  ...numberWorkerModules,
 ];

@@ -43,6 +43,8 @@ export type PhoneNumberCommand =
   | Command<'AttachToAgent', Id & { agentId: string }>
   | Command<'DetachFromAgent', Id & { agentId: string; reason: DetachReason }>
   | Command<'AssignSipTrunk', Id & { sipTrunkId: string | null }>
+  /** the process manager's clean-up after a trunk is deleted: only a number still routed to that trunk changes */
+  | Command<'ClearSipTrunk', Id & { sipTrunkId: string }>
   | Command<'RequestRelease', Id>
   | Command<'CompleteRelease', Id>
   | Command<'FailRelease', Id & { code: ErrorCode; message: string }>
@@ -154,6 +156,10 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
         if (n.sipTrunkId === cmd.data.sipTrunkId) return [];
         return [{ type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: cmd.data.sipTrunkId, previousSipTrunkId: n.sipTrunkId, assignedAt: now } }];
       }
+
+      case 'ClearSipTrunk':
+        if (s.status !== 'active' || s.sipTrunkId !== cmd.data.sipTrunkId) return [];
+        return [{ type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: null, previousSipTrunkId: s.sipTrunkId, assignedAt: now } }];
 
       case 'RequestRelease':
         if (s.status === 'released' && owned) return [];

@@ -27,6 +27,16 @@ export const ConfigSchema = z.object({
    * the sandbox control API; live: the real adapters, configured by their own variables.
    */
   PROVIDER_MODE: z.enum(['sandbox', 'live']).default('sandbox'),
+  /** phone numbers: how long POST /v1/numbers and DELETE /v1/numbers/{id} wait for the carrier steps before 503 */
+  NUMBER_PROVISIONING_TIMEOUT_MS: int(30_000, 100, 600_000),
+  /** how long a number lookup result is reused (and not charged again) per account; 0 disables the cache */
+  NUMBER_LOOKUP_CACHE_TTL_SECONDS: int(7 * 86_400, 0, 365 * 86_400),
+  /** how often the renewal job looks for numbers whose month has ended (the Clock decides what is due) */
+  NUMBER_RENEWAL_INTERVAL_MS: int(60_000, 10, 86_400_000),
+  /** lease of a reactor (process manager) held by one worker process; another takes over this long after a crash */
+  REACTOR_LEASE_TTL_MS: int(15_000, 1000, 600_000),
+  /** sandbox carrier: a released number goes back on sale after this quarantine */
+  SANDBOX_CARRIER_QUARANTINE_SECONDS: int(86_400, 0, 365 * 86_400),
   /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).default('Agent platform <no-reply@localhost>'),

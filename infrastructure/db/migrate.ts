@@ -5,6 +5,9 @@ import * as m003 from './migrations/003-account-ledger.js';
 import * as m004 from './migrations/004-api-key-usage.js';
 import * as m005 from './migrations/005-usage-daily.js';
 import * as m006 from './migrations/006-signups.js';
+import * as m020 from './migrations/020-phone-numbers.js';
+import * as m021 from './migrations/021-sandbox-telecom.js';
+import * as m022 from './migrations/022-reactors.js';
 import * as m010 from './migrations/010-webhooks.js';
 
 /** Versioned migrations, applied in name order at start; a migration is never edited once released. */
@@ -15,6 +18,9 @@ const migrations: Record<string, Migration> = {
   '004-api-key-usage': m004,
   '005-usage-daily': m005,
   '006-signups': m006,
+  '020-phone-numbers': m020,
+  '021-sandbox-telecom': m021,
+  '022-reactors': m022,
   '010-webhooks': m010,
 };
 

@@ -105,6 +105,12 @@ describe('PhoneNumber decider', () => {
         .then([{ type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: null, previousSipTrunkId: 'trk_1', assignedAt: now } }]);
       given([...active, on1]).when(cmd('AssignSipTrunk', { sipTrunkId: 'trk_1' })).then([]);
     });
+    it('clears a deleted trunk only from numbers still routed to it', () => {
+      const on1: PhoneNumberEvent = { type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: 'trk_1', previousSipTrunkId: null, assignedAt: now } };
+      given([...active, on1]).when(cmd('ClearSipTrunk', { sipTrunkId: 'trk_1' }))
+        .then([{ type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: null, previousSipTrunkId: 'trk_1', assignedAt: now } }]);
+      given([...active, on1]).when(cmd('ClearSipTrunk', { sipTrunkId: 'trk_2' })).then([]);
+    });
   });
 
   describe('release', () => {

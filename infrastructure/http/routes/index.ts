@@ -5,6 +5,9 @@ import { TOKENS } from '../../../application/ports/tokens.js';
 import type { Api } from '../api.js';
 import { adminRoutes } from './admin.routes.js';
 import { agentRoutes } from './agents.routes.js';
+import { numberRoutes } from './numbers.routes.js';
+import { sandboxTelecomRoutes } from './sandbox-telecom.routes.js';
+import { sipTrunkRoutes } from './sip-trunks.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
 import { accountRoutes } from './accounts.routes.js';
 
@@ -15,11 +18,15 @@ export type RouteModule = (api: Api, c: Container) => void;
 export const v1Routes: readonly RouteModule[] = [
   (api, c) => agentRoutes(api, { commands: c.get<AgentCommands>(TOKENS.AgentCommands), queries: c.get(TOKENS.AgentQueries), voices: c.get(TOKENS.VoiceCatalogue) }),
   (api, c) => accountRoutes(api, { commands: c.get<AccountCommands>(TOKENS.AccountCommands), queries: c.get(TOKENS.AccountQueries), usage: c.get(TOKENS.UsageReport) }),
+  numberRoutes,
+  sipTrunkRoutes,
   (api, c) => webhookRoutes(api, { commands: c.get(TOKENS.WebhookCommands), queries: c.get(TOKENS.WebhookQueries), agents: c.get(TOKENS.AgentQueries), clock: c.get(TOKENS.Clock) }),
 ];
 
 /** Routes without API-key authentication (sign-up, sandbox control). Each guards itself as it needs. */
-export const publicRoutes: readonly RouteModule[] = [];
+export const publicRoutes: readonly RouteModule[] = [
+  sandboxTelecomRoutes,
+];
 
 /** `/admin/*`: mounted only when ADMIN_TOKEN is set, behind the admin guard. */
 export const adminRouteModules: readonly RouteModule[] = [

@@ -1,0 +1,31 @@
+import { injectable } from 'inversify';
+import type { CarrierPort } from '../../application/ports/carrier.port.js';
+import type { SipTrunkProviderPort } from '../../application/ports/sip-trunk-provider.port.js';
+import { DomainError } from '../../domain/shared/errors.js';
+
+/**
+ * PROVIDER_MODE=live with no real carrier or SIP provider adapter yet: every call fails as the upstream
+ * error it is (502), instead of silently falling back to the simulation.
+ */
+@injectable()
+export class UnconfiguredCarrier implements CarrierPort {
+  private fail(): never {
+    throw new DomainError('SMS_PROVIDER_ERROR', 'No live carrier is configured (PROVIDER_MODE=live); phone numbers are available in sandbox mode only');
+  }
+  async searchAvailable(): Promise<never> { return this.fail(); }
+  async purchase(): Promise<never> { return this.fail(); }
+  async findPurchase(): Promise<null> { return null; }
+  async configureRouting(): Promise<never> { return this.fail(); }
+  async release(): Promise<never> { return this.fail(); }
+  async lookup(): Promise<never> { return this.fail(); }
+}
+
+@injectable()
+export class UnconfiguredSipTrunks implements SipTrunkProviderPort {
+  private fail(): never {
+    throw new DomainError('TELEPHONY_PROVIDER_ERROR', 'No live SIP trunk provider is configured (PROVIDER_MODE=live)');
+  }
+  async createTrunk(): Promise<never> { return this.fail(); }
+  async updateTrunk(): Promise<never> { return this.fail(); }
+  async deleteTrunk(): Promise<never> { return this.fail(); }
+}

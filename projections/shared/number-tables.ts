@@ -1,0 +1,89 @@
+/** Kysely types of the phone-number capability's read-model tables (created by migration 020). */
+export interface PhoneNumbersTable {
+  account_id: string;
+  number_id: string;
+  phone_number: string | null;
+  country: string;
+  area_code: string | null;
+  type: string;
+  /** provisioning | active | released | failed (only active and released are ever shown) */
+  status: string;
+  agent_id: string | null;
+  /** global position of the attach: orders an agent's numbers (the first is its outbound default) */
+  attached_position: string | bigint | null;
+  sip_trunk_id: string | null;
+  renewal_status: string;
+  paid_through: Date | string | null;
+  failure_code: string | null;
+  requested_at: Date | string;
+  created_at: Date | string | null;
+  released_at: Date | string | null;
+  revision: string | bigint;
+}
+export interface SipTrunksTable {
+  account_id: string;
+  trunk_id: string;
+  name: string;
+  transfers: string;
+  transfer_caller_id: string;
+  uris: unknown;
+  number_ids: unknown;
+  provider_ref: string;
+  termination_uri: string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  deleted_at: Date | string | null;
+  revision: string | bigint;
+}
+export interface MessagesTable {
+  account_id: string;
+  message_id: string;
+  conversation_id: string | null;
+  phone_number_id: string | null;
+  agent_id: string | null;
+  direction: string;
+  channel: string | null;
+  from_number: string;
+  to_number: string;
+  body: string;
+  media_urls: unknown;
+  status: string | null;
+  failure_reason: string | null;
+  reply_to_message_id: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  revision: string | bigint;
+}
+export interface CallsTable {
+  account_id: string;
+  call_id: string;
+  agent_id: string | null;
+  phone_number_id: string | null;
+  phone_number: string | null;
+  direction: string;
+  from_number: string;
+  to_number: string;
+  status: string;
+  started_at: Date | string;
+  ended_at: Date | string | null;
+  duration_seconds: number | null;
+  disconnection_reason: string | null;
+  last_transcript_snippet: string | null;
+  recording_enabled: boolean;
+  created_at: Date | string;
+  updated_at: Date | string;
+  revision: string | bigint;
+}
+export interface NumberLookupCacheTable {
+  account_id: string;
+  phone_number: string;
+  result: unknown;
+  looked_up_at: Date | string;
+}
+export interface NumberTables {
+  phone_numbers: PhoneNumbersTable;
+  sip_trunks: SipTrunksTable;
+  messages: MessagesTable;
+  calls: CallsTable;
+  number_lookup_cache: NumberLookupCacheTable;
+}
