@@ -30,6 +30,7 @@ import { PgEventStore } from './event-store/pg-event-store.js';
 import type { Logger } from './logger.js';
 import { SandboxVoiceCatalogue } from './providers/sandbox-voice-catalogue.js';
 import { bindNumbers } from './numbers.module.js';
+import { bindSignUp } from './signup.module.js';
 import { bindWebhooks } from './webhooks/module.js';
 
 export type Overrides = Partial<{ clock: ClockPort }>;
@@ -83,6 +84,7 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
     [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.ReadModels, TOKENS.AgentQueries, TOKENS.VoiceCatalogue]);
 
   bindNumbers(c, cfg, readDb);
+  bindSignUp(c, cfg, readDb);
 
   bindWebhooks(c, cfg, readDb);
 

@@ -1,6 +1,7 @@
 import type { Container } from 'inversify';
 import { numberWorkerModules } from './numbers.module.js';
 import { webhookWorkerModule } from './webhooks/module.js';
+import { signUpWorkerModule } from './signup.module.js';
 
 /** Something that runs in the background of a worker process: a reactor, a scheduler, a delivery worker. */
 export interface BackgroundWorker {
@@ -19,4 +20,5 @@ export type WorkerModule = (c: Container) => BackgroundWorker;
 export const workerModules: readonly WorkerModule[] = [
   webhookWorkerModule,
   ...numberWorkerModules,
+  signUpWorkerModule,
 ];

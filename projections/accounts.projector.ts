@@ -22,7 +22,7 @@ export const accountsProjector: Projector = {
       }).onConflict((oc) => oc.column('account_id').doNothing()).execute();
       if (e.data.startingCreditMicros > 0) {
         await db.insertInto('account_ledger').values({
-          entry_id: e.id, account_id: id, kind: 'credit', amount_micros: String(e.data.startingCreditMicros),
+          entry_id: e.id, account_id: id, seq: revision, kind: 'credit', amount_micros: String(e.data.startingCreditMicros),
           balance_micros: String(e.data.startingCreditMicros), description: 'starting credit', reference: null, at: e.data.openedAt,
         }).onConflict((oc) => oc.column('entry_id').doNothing()).execute();
       }
@@ -44,14 +44,14 @@ export const accountsProjector: Projector = {
       case 'AccountCredited':
         await account.set({ balance_micros: String(e.data.balanceMicros), revision }).execute();
         await db.insertInto('account_ledger').values({
-          entry_id: e.id, account_id: id, kind: 'credit', amount_micros: String(e.data.amountMicros), balance_micros: String(e.data.balanceMicros),
+          entry_id: e.id, account_id: id, seq: revision, kind: 'credit', amount_micros: String(e.data.amountMicros), balance_micros: String(e.data.balanceMicros),
           description: e.data.reason, reference: null, at: e.data.creditedAt,
         }).execute();
         return;
       case 'AccountCharged':
         await account.set({ balance_micros: String(e.data.balanceMicros), revision }).execute();
         await db.insertInto('account_ledger').values({
-          entry_id: e.id, account_id: id, kind: e.data.kind, amount_micros: String(-e.data.amountMicros), balance_micros: String(e.data.balanceMicros),
+          entry_id: e.id, account_id: id, seq: revision, kind: e.data.kind, amount_micros: String(-e.data.amountMicros), balance_micros: String(e.data.balanceMicros),
           description: e.data.description, reference: e.data.reference, at: e.data.chargedAt,
         }).execute();
         return;

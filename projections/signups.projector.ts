@@ -34,6 +34,9 @@ export const signupsProjector: Projector = {
       case 'SignUpCompleted':
         await upd.set({ status: 'completed', updated_at: e.data.completedAt, revision }).execute();
         return;
+      case 'SignUpKeyReplaced':
+        await upd.set({ updated_at: e.data.replacedAt, revision }).execute();
+        return;
       case 'SignUpFailed':
         await upd.set({ status: 'failed', updated_at: e.data.failedAt, revision }).execute();
         return;

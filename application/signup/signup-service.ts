@@ -132,21 +132,25 @@ export class SignUpService {
         throw new DomainError('SIGNUP_CODE_INVALID', 'Wrong code');
       }
     }
-    const done = await this.provision(ctx, o.verificationId, state);
-    let apiKey: string | null = null;
-    let message = 'Account ready. Save the API key now: it is shown only once.';
-    if (firstVerify) apiKey = key.key;
-    else if (state.status === 'verified') {
-      // the first verify never answered (it crashed or timed out): its key is unknown to the person, replace it
-      apiKey = await this.accounts.replaceKey(ctx, state.plan.accountId, state.plan.keyId);
-    } else {
-      message = 'This sign-up was already completed; its API key was returned by the first verify.';
+    if (firstVerify) {
+      const done = await this.provision(ctx, o.verificationId, state, true);
+      return { api_key: key.key, ...done, message: 'Account ready. Save the API key now: it is shown only once.' };
     }
-    return { api_key: apiKey, ...done, message };
+    if (state.keyDelivered) {
+      const done = await this.provision(ctx, o.verificationId, state, true);
+      return { api_key: null, ...done, message: 'This sign-up was already completed; its API key was returned by the first verify.' };
+    }
+    // the verify that fixed the plan never answered (a crash, a provider failure): its key never reached the
+    // person, so this verify (with the right code) finishes the provisioning and hands out a replacement key
+    if (state.status === 'verified') await this.provision(ctx, o.verificationId, state, false);
+    const apiKey = await this.accounts.replaceKey(ctx, state.plan.accountId, state.plan.keyId);
+    await this.run(o.verificationId, { type: 'RecordKeyReplaced', data: { verificationId: o.verificationId, keyId: state.plan.keyId }, metadata: this.meta() }, ctx);
+    const done = await this.provision(ctx, o.verificationId, undefined, true);
+    return { api_key: apiKey, ...done, message: 'Account ready. Save the API key now: it is shown only once.' };
   }
 
   /** Runs (or resumes) the provisioning steps of a verified sign-up. Every step is idempotent by the plan's ids. */
-  async provision(ctx: RequestContext, verificationId: string, state?: SignUpState): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
+  async provision(ctx: RequestContext, verificationId: string, state?: SignUpState, keyDelivered = false): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
     const s = state ?? (await loadAggregate(this.store, signUpDecider, streams.signUp(verificationId))).state;
     if (s.status !== 'verified' && s.status !== 'completed') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
     const p = s.plan;
@@ -162,7 +166,7 @@ export class SignUpService {
     const number = await this.numbers.provision(acting, { numberId: p.numberId, agentId: p.agentId, country: 'US', areaCode: null });
     if (s.status === 'verified') {
       await this.accounts.activate(acting, p.accountId);
-      await this.run(verificationId, { type: 'CompleteSignUp', data: { verificationId }, metadata: this.meta() }, ctx);
+      await this.run(verificationId, { type: 'CompleteSignUp', data: { verificationId, keyDelivered }, metadata: this.meta() }, ctx);
       this.log.info({ verificationId, accountId: p.accountId }, 'sign-up completed');
     }
     return { account_id: p.accountId, user_id: p.userId, project_id: p.projectId, agent_id: p.agentId, number_id: p.numberId, phone_number: number.phoneNumber };

@@ -20,22 +20,26 @@ export type SignUpCommand =
   | Command<'RequestSignUp', { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null }>
   /** `codeHash` is the hash of the code the person typed; `plan` is used only if this verify succeeds first. */
   | Command<'VerifySignUp', { verificationId: string; codeHash: string; source: string | null; plan: SignUpPlan }>
-  | Command<'CompleteSignUp', { verificationId: string }>
+  /** `keyDelivered`: the completing request hands the key to the person (false when recovery completes it) */
+  | Command<'CompleteSignUp', { verificationId: string; keyDelivered: boolean }>
+  /** A retried verify of a sign-up whose key never reached the person: a replacement key was issued. */
+  | Command<'RecordKeyReplaced', { verificationId: string; keyId: string }>
   | Command<'FailSignUp', { verificationId: string; reason: string }>;
 
 export type SignUpEvent =
   | Event<'SignUpRequested', { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null; expiresAt: string; requestedAt: string }>
   | Event<'SignUpCodeRejected', { verificationId: string; wrongTries: number; rejectedAt: string }>
   | Event<'SignUpVerified', { verificationId: string; email: string; agentName: string | null; source: string | null; plan: SignUpPlan; verifiedAt: string }>
-  | Event<'SignUpCompleted', { verificationId: string; accountId: string; completedAt: string }>
+  | Event<'SignUpCompleted', { verificationId: string; accountId: string; keyDelivered: boolean; completedAt: string }>
+  | Event<'SignUpKeyReplaced', { verificationId: string; keyId: string; replacedAt: string }>
   | Event<'SignUpFailed', { verificationId: string; reason: string; failedAt: string }>;
 
-export const signUpEventTypes = ['SignUpRequested', 'SignUpCodeRejected', 'SignUpVerified', 'SignUpCompleted', 'SignUpFailed'] as const;
+export const signUpEventTypes = ['SignUpRequested', 'SignUpCodeRejected', 'SignUpVerified', 'SignUpCompleted', 'SignUpKeyReplaced', 'SignUpFailed'] as const;
 
 export type SignUpState =
   | { status: 'none' }
   | { status: 'pending'; email: string; agentName: string | null; codeHash: string; expiresAt: string; wrongTries: number }
-  | { status: 'verified' | 'completed'; email: string; agentName: string | null; plan: SignUpPlan }
+  | { status: 'verified' | 'completed'; email: string; agentName: string | null; plan: SignUpPlan; keyDelivered: boolean }
   | { status: 'failed'; reason: string };
 
 const notFound = () => new DomainError('SIGNUP_NOT_FOUND', 'Unknown verification_id');
@@ -71,7 +75,10 @@ export const signUpDecider: Decider<SignUpCommand, SignUpEvent, SignUpState> = {
       case 'CompleteSignUp':
         if (s.status === 'completed') return [];
         if (s.status !== 'verified') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
-        return [{ type: 'SignUpCompleted', data: { verificationId: cmd.data.verificationId, accountId: s.plan.accountId, completedAt: now } }];
+        return [{ type: 'SignUpCompleted', data: { verificationId: cmd.data.verificationId, accountId: s.plan.accountId, keyDelivered: cmd.data.keyDelivered, completedAt: now } }];
+      case 'RecordKeyReplaced':
+        if (s.status !== 'completed' && s.status !== 'verified') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
+        return [{ type: 'SignUpKeyReplaced', data: { verificationId: cmd.data.verificationId, keyId: cmd.data.keyId, replacedAt: now } }];
       case 'FailSignUp':
         if (s.status === 'failed' || s.status === 'completed') return [];
         return [{ type: 'SignUpFailed', data: { verificationId: cmd.data.verificationId, reason: cmd.data.reason, failedAt: now } }];
@@ -87,9 +94,11 @@ export const signUpDecider: Decider<SignUpCommand, SignUpEvent, SignUpState> = {
       case 'SignUpCodeRejected':
         return s.status === 'pending' ? { ...s, wrongTries: e.data.wrongTries } : s;
       case 'SignUpVerified':
-        return { status: 'verified', email: e.data.email, agentName: e.data.agentName, plan: e.data.plan };
+        return { status: 'verified', email: e.data.email, agentName: e.data.agentName, plan: e.data.plan, keyDelivered: false };
       case 'SignUpCompleted':
-        return s.status === 'verified' ? { ...s, status: 'completed' } : s;
+        return s.status === 'verified' ? { ...s, status: 'completed', keyDelivered: e.data.keyDelivered } : s;
+      case 'SignUpKeyReplaced':
+        return s.status === 'verified' || s.status === 'completed' ? { ...s, keyDelivered: true } : s;
       case 'SignUpFailed':
         return { status: 'failed', reason: e.data.reason };
       default:

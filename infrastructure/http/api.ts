@@ -73,7 +73,10 @@ export class Api {
       const body = def.body ? parse(def.body, req, 'body') : undefined;
       const query = def.query ? parse(def.query, req, 'query') : {};
       const params = def.params ? parse(def.params, req, 'path') : {};
-      const result = await def.handler({ body, query, params, ctx: res.locals.ctx as RequestContext, req, res } as never);
+      // unauthenticated routes act for nobody yet: their events still carry the request and correlation ids
+      const requestId = String(res.locals.requestId);
+      const ctx = (res.locals.ctx as RequestContext | undefined) ?? { accountId: 'anonymous', requestId, correlationId: requestId, actor: 'anonymous' };
+      const result = await def.handler({ body, query, params, ctx, req, res } as never);
       // the response schema fixes field order and strips anything internal that is not part of the contract
       res.status(status).json(def.response.parse(result));
     };

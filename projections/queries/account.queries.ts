@@ -56,7 +56,7 @@ export class KyselyAccountQueries implements AccountQueries {
   async ledger(accountId: string, page: Page): Promise<PageOf<LedgerEntryView>> {
     const base = this.db.selectFrom('account_ledger').where('account_id', '=', accountId);
     const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('at', 'desc').orderBy('entry_id', 'desc').limit(page.limit).offset(page.offset).execute(),
+      base.selectAll().orderBy('seq', 'desc').limit(page.limit).offset(page.offset).execute(),
       base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return {

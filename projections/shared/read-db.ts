@@ -18,6 +18,8 @@ export interface AccountsTable {
 export interface AccountLedgerTable {
   entry_id: string;
   account_id: string;
+  /** the account stream's revision: the ledger's true order */
+  seq: string | bigint;
   /** `credit` or a ChargeKind */
   kind: string;
   /** positive for credits, negative for charges */

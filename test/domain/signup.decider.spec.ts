@@ -27,8 +27,8 @@ describe('SignUp decider', () => {
     given([requested, verified]).when(verify('good', 90, { ...plan, accountId: 'acc_2' })).then([]));
   it('does not know an unknown verification id', () => given([]).when(verify('good')).thenThrows('SIGNUP_NOT_FOUND'));
   it('completes once', () => {
-    const complete: SignUpCommand = { type: 'CompleteSignUp', data: { verificationId: 'ver_1' }, metadata: { now: at(70), accountId: 'signup' } };
-    const completed: SignUpEvent = { type: 'SignUpCompleted', data: { verificationId: 'ver_1', accountId: 'acc_1', completedAt: at(70) } };
+    const complete: SignUpCommand = { type: 'CompleteSignUp', data: { verificationId: 'ver_1', keyDelivered: true }, metadata: { now: at(70), accountId: 'signup' } };
+    const completed: SignUpEvent = { type: 'SignUpCompleted', data: { verificationId: 'ver_1', accountId: 'acc_1', keyDelivered: true, completedAt: at(70) } };
     given([requested, verified]).when(complete).then([completed]);
     given([requested, verified, completed]).when(complete).then([]);
   });

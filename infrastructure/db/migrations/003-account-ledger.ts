@@ -7,6 +7,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create table account_ledger (
       entry_id text primary key,
       account_id text not null,
+      seq bigint not null,
       kind text not null,
       amount_micros bigint not null,
       balance_micros bigint not null,
@@ -14,5 +15,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       reference text,
       at timestamptz not null
     )`.execute(db);
-  await sql`create index account_ledger_account_idx on account_ledger (account_id, at)`.execute(db);
+  await sql`create index account_ledger_account_idx on account_ledger (account_id, seq)`.execute(db);
 }

@@ -10,6 +10,7 @@ import { sandboxTelecomRoutes } from './sandbox-telecom.routes.js';
 import { sipTrunkRoutes } from './sip-trunks.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
 import { accountRoutes } from './accounts.routes.js';
+import { signUpRouteModules } from '../../signup.module.js';
 
 /** A capability's routes: registered on an Api (express router + OpenAPI registry), resolved from the container. */
 export type RouteModule = (api: Api, c: Container) => void;
@@ -26,6 +27,7 @@ export const v1Routes: readonly RouteModule[] = [
 /** Routes without API-key authentication (sign-up, sandbox control). Each guards itself as it needs. */
 export const publicRoutes: readonly RouteModule[] = [
   sandboxTelecomRoutes,
+  ...signUpRouteModules,
 ];
 
 /** `/admin/*`: mounted only when ADMIN_TOKEN is set, behind the admin guard. */
