@@ -1,7 +1,7 @@
 import { streams } from '../../domain/shared/streams.js';
-import { webhookDeliveryDecider, type AbandonReason, type WebhookDeliveryCommand } from '../../domain/webhook/webhook-delivery.decider.js';
+import { webhookDeliveryDecider, type AbandonReason, type WebhookDeliveryCommand, type WebhookDeliveryState } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { ClockPort } from '../ports/clock.port.js';
-import type { EventMetadata, EventStorePort } from '../ports/event-store.port.js';
+import { WrongExpectedRevisionError, type EventMetadata, type EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort } from '../ports/webhook.port.js';
@@ -30,12 +30,12 @@ export class WebhookDeliverer {
 
   async deliver(claim: ClaimedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
     const stream = streams.webhookDelivery(claim.deliveryId);
-    const { state } = await loadAggregate(this.store, webhookDeliveryDecider, stream);
+    const { state, revision } = await loadAggregate(this.store, webhookDeliveryDecider, stream);
     if (state.status !== 'pending' || state.attempts + 1 !== claim.attempt) return 'stale';
 
     const webhook = await this.webhooks.byId(state.accountId, state.webhookId);
     if (!webhook || webhook.status === 'disabled') {
-      await this.record(stream, state.accountId, { type: 'AbandonDelivery', data: { deliveryId: claim.deliveryId, reason: (webhook ? 'webhook_disabled' : 'webhook_deleted') satisfies AbandonReason } });
+      await this.record(stream, state.accountId, revision, state, { type: 'AbandonDelivery', data: { deliveryId: claim.deliveryId, reason: (webhook ? 'webhook_disabled' : 'webhook_deleted') satisfies AbandonReason } });
       return 'abandoned';
     }
 
@@ -46,14 +46,25 @@ export class WebhookDeliverer {
       body: state.body, deadlineMs, ...(signal ? { signal } : {}),
     });
     if (signal?.aborted) return 'aborted'; // shutting down mid-request: the claim expires and the attempt is sent again
-    await this.record(stream, state.accountId, { type: 'RecordAttempt', data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result } });
+    await this.record(stream, state.accountId, revision, state, { type: 'RecordAttempt', data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result } });
     if (!result.ok) this.log.info({ deliveryId: claim.deliveryId, attempt: claim.attempt, httpStatus: result.httpStatus, error: result.errorMessage }, 'webhook attempt failed');
     return 'sent';
   }
 
-  private async record(stream: string, accountId: string, c: Omit<WebhookDeliveryCommand, 'metadata'>): Promise<void> {
+  /**
+   * Decides on the state already loaded and appends at its revision; only when the stream moved meanwhile
+   * (another worker recorded something) does it go the general way: reload, decide again.
+   */
+  private async record(stream: string, accountId: string, revision: bigint | 'no_stream', state: WebhookDeliveryState, c: Omit<WebhookDeliveryCommand, 'metadata'>): Promise<void> {
     const cmd = { ...c, metadata: { now: this.clock.now().toISOString(), accountId } } as WebhookDeliveryCommand;
     const meta: EventMetadata = { accountId, correlationId: stream, causationId: null, requestId: null, actor: WEBHOOK_ACTOR };
-    await handleCommand({ store: this.store, ids: this.ids }, webhookDeliveryDecider, stream, cmd, meta);
+    const events = webhookDeliveryDecider.decide(cmd, state);
+    if (events.length === 0) return;
+    try {
+      await this.store.appendToStream(stream, events.map((e) => ({ ...e, id: this.ids.uuid(), metadata: meta })), { expectedRevision: revision });
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError)) throw err;
+      await handleCommand({ store: this.store, ids: this.ids }, webhookDeliveryDecider, stream, cmd, meta);
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { ClockPort } from '../../application/ports/clock.port.js';
@@ -53,6 +54,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     if (!this.stopped) return;
     this.stopped = false;
     this.abort = new AbortController();
+    setMaxListeners(0, this.abort.signal); // one listener per request in flight
     this.running = this.loop();
   }
 

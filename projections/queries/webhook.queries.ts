@@ -44,8 +44,10 @@ export class KyselyWebhookQueries implements WebhookQueries {
   }
 
   async resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null> {
-    const existed = (w: WebhookView | null) => (w && compareCheckpoints(w.createdPosition, asOf) <= 0 ? w : null);
-    return existed(agentId ? await this.ofAgent(accountId, agentId) : null) ?? existed(await this.master(accountId));
+    // one query for both candidates: the agent's own (scope = agent id) and the master (scope = account id)
+    const rows = (await this.live(accountId).where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId]).execute()).map(toWebhook);
+    const existed = (w: WebhookView | undefined) => (w && compareCheckpoints(w.createdPosition, asOf) <= 0 ? w : null);
+    return existed(agentId ? rows.find((w) => w.agentId === agentId) : undefined) ?? existed(rows.find((w) => w.agentId === null));
   }
 
   async configCheckpoint(): Promise<string> {

@@ -1,0 +1,232 @@
+/**
+ * Webhook delivery throughput and latency (`npm run bench:webhooks`).
+ *
+ * A local receiver (node:http on 127.0.0.1) answers 200 to every delivery. The bench appends mapped domain
+ * events (`AgentCreated`) for an account whose master webhook is that receiver, and measures, per event, the
+ * time from the append's commit to the receiver answering 200 to its delivery (matched by `X-Webhook-ID`).
+ * The whole path runs: dispatch reactor -> delivery stream -> timeline projector -> claim -> signed POST ->
+ * outcome event. Two loads per scenario:
+ *  - burst: BENCH_EVENTS events as fast as eight appenders can go; deliveries per second from the first
+ *    append to the last 200, and the latency under that backlog;
+ *  - paced: BENCH_PACED events at BENCH_PACED_RATE per second; the latency of a lightly loaded system.
+ *
+ * Scenarios:
+ *  - one process on PGlite (embedded, in memory): projectors, reactors and the delivery worker in this process;
+ *  - with DATABASE_URL (a PostgreSQL server; the role needs CREATEDB): one and then two worker processes
+ *    (`ROLE=worker`, the same binary as `npm start`), each in a scratch database created and dropped here;
+ *    this process only appends events and runs the receiver.
+ * Each load stops waiting after BENCH_SCENARIO_SECONDS (default 15) and reports what arrived by then.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import type { AccountCommands } from '../application/accounts/account-commands.js';
+import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
+import { TOKENS } from '../application/ports/tokens.js';
+import type { WebhookCommands } from '../application/webhooks/webhook-commands.js';
+import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
+import { deliveryIdFor } from '../domain/webhook/webhook.js';
+import { loadConfig } from '../infrastructure/config/config.js';
+import { openDatabase } from '../infrastructure/db/database.js';
+import { migrateToLatest } from '../infrastructure/db/migrate.js';
+import { createLogger } from '../infrastructure/logger.js';
+import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
+const PACED = Number(process.env.BENCH_PACED ?? 80);
+const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 20);
+const SCENARIO_MS = Number(process.env.BENCH_SCENARIO_SECONDS ?? 15) * 1000;
+const APPENDERS = 8;
+const now = () => performance.timeOrigin + performance.now(); // wall-clock ms with sub-ms resolution, comparable across processes
+
+type Result = { scenario: string; load: string; delivered: number; seconds: number; perSecond: number; p50: number; p99: number; notes: string };
+
+/** Answers 200 to everything and notes when each X-Webhook-ID was answered. */
+async function startReceiver(): Promise<{ url: string; answered: Map<string, number>; close: () => Promise<void> }> {
+  const answered = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok', () => {
+        const id = String(req.headers['x-webhook-id'] ?? '');
+        if (!answered.has(id)) answered.set(id, now());
+      });
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    answered,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+async function setUpAccount(rt: Runtime, url: string): Promise<string> {
+  const ctx = { accountId: 'system', requestId: null, correlationId: 'bench', actor: 'system:bench' };
+  const { accountId } = await rt.get<AccountCommands>(TOKENS.AccountCommands).open(ctx, { name: 'Bench' });
+  await rt.get<WebhookCommands>(TOKENS.WebhookCommands).configureMaster({ ...ctx, accountId }, { url });
+  return accountId;
+}
+
+type Load = { name: string; events: number; appenders: number; perSecond: number | null };
+const loads: Load[] = [
+  { name: `burst ${EVENTS}`, events: EVENTS, appenders: APPENDERS, perSecond: null },
+  { name: `paced ${PACED_RATE}/s`, events: PACED, appenders: 1, perSecond: PACED_RATE },
+];
+
+/** Appends the load's AgentCreated events and waits for their deliveries to be answered. */
+async function run(scenario: string, load: Load, store: EventStorePort, accountId: string, rx: Awaited<ReturnType<typeof startReceiver>>, notes: string): Promise<Result> {
+  rx.answered.clear();
+  const EVENTS = load.events;
+  const appendedAt = new Map<string, number>();
+  const metadata: EventMetadata = { accountId, correlationId: randomUUID(), causationId: null, requestId: null, actor: 'system:bench' };
+  let next = 0;
+  const t0 = now();
+  await Promise.all(Array.from({ length: load.appenders }, async () => {
+    while (next < EVENTS) {
+      const i = next++;
+      if (load.perSecond) { const wait = t0 + (i * 1000) / load.perSecond - now(); if (wait > 0) await new Promise((r) => setTimeout(r, wait)); }
+      const agentId = `agt_bench${i}_${randomUUID().slice(0, 8)}`;
+      const e: NewEvent = {
+        id: randomUUID(), type: 'AgentCreated', metadata,
+        data: { agentId, accountId, config: { ...AGENT_DEFAULTS, name: `Bench ${i}`, voice: 'sandbox-aria' }, createdAt: new Date().toISOString() },
+      };
+      await store.appendToStream(`agent-${agentId}`, [e], { expectedRevision: 'no_stream' });
+      appendedAt.set(deliveryIdFor(e.id), now());
+    }
+  }));
+  const deadline = t0 + SCENARIO_MS;
+  while (rx.answered.size < EVENTS && now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const latencies: number[] = [];
+  let last = t0;
+  for (const [id, at] of rx.answered) {
+    const sent = appendedAt.get(id);
+    if (sent === undefined) continue;
+    latencies.push(at - sent);
+    last = Math.max(last, at);
+  }
+  const seconds = (last - t0) / 1000;
+  return {
+    scenario, load: load.name, delivered: latencies.length, seconds, perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    notes: latencies.length < EVENTS ? `${notes}; only ${latencies.length}/${EVENTS} within ${SCENARIO_MS / 1000} s` : notes,
+  };
+}
+
+const percentile = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+
+async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<Result[]> {
+  const cfg = loadConfig({ DATA_DIR: 'memory://', LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'all' });
+  const rt = await createRuntime(cfg, createLogger('silent'));
+  try {
+    const accountId = await setUpAccount(rt, rx.url);
+    const out: Result[] = [];
+    for (const load of loads) out.push(await run('1 process, PGlite (embedded)', load, rt.store, accountId, rx, `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}`));
+    return out;
+  } finally {
+    await rt.close();
+  }
+}
+
+function spawnWorker(databaseUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], {
+    env: { ...process.env, ROLE: 'worker', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DEV_ACCOUNT: 'false' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('worker running')) resolve(child); });
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.removeAllListeners('exit');
+  await new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); });
+}
+
+async function withScratchDatabase<T>(url: string, fn: (scoped: string) => Promise<T>): Promise<T> {
+  const name = `bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`).catch((err: unknown) => {
+      throw new Error(`the bench needs to create a scratch database on DATABASE_URL's server: ${String(err)}`);
+    });
+    try {
+      const scoped = new URL(url);
+      scoped.pathname = `/${name}`;
+      return await fn(scoped.toString());
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typeof startReceiver>>): Promise<Result[]> {
+  return withScratchDatabase(url, async (scoped) => {
+    const h = await openDatabase({ databaseUrl: scoped, poolSize: 1 });
+    await migrateToLatest(h.db as never);
+    await h.close();
+    const children = await Promise.all(Array.from({ length: workers }, () => spawnWorker(scoped)));
+    // this process serves no deliveries: ROLE=api runs neither projectors nor workers
+    const cfg = loadConfig({ DATABASE_URL: scoped, LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'api', DATABASE_POOL_SIZE: '16' });
+    const rt = await createRuntime(cfg, createLogger('silent'));
+    try {
+      const accountId = await setUpAccount(rt, rx.url);
+      const out: Result[] = [];
+      for (const load of loads) {
+        out.push(await run(`${workers} worker process${workers > 1 ? 'es' : ''}, PostgreSQL server`, load, rt.store, accountId, rx,
+          `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`));
+      }
+      return out;
+    } finally {
+      await rt.close();
+      await Promise.all(children.map(stopWorker));
+    }
+  });
+}
+
+function print(results: readonly Result[]): void {
+  const header = ['scenario', 'load', 'delivered', 'time s', 'deliveries/s', 'p50 ms', 'p99 ms', 'notes'];
+  const rows = results.map((r) => [r.scenario, r.load, String(r.delivered), r.seconds.toFixed(2), r.perSecond.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), r.notes]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i <= 1 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(`${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n`);
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`webhook delivery bench: a burst of ${EVENTS} events (${APPENDERS} appenders), then ${PACED} events at ${PACED_RATE}/s; local receiver answering 200\n`);
+  process.stdout.write('latency = append committed -> receiver answered 200 (dispatch, schedule, claim, signed POST)\n\n');
+  const rx = await startReceiver();
+  const results: Result[] = [];
+  try {
+    results.push(...await onPglite(rx));
+    const url = process.env.DATABASE_URL;
+    if (url) {
+      results.push(...await onServer(url, 1, rx));
+      results.push(...await onServer(url, 2, rx));
+    }
+  } finally {
+    await rx.close();
+  }
+  print(results);
+  if (!process.env.DATABASE_URL) {
+    process.stdout.write('\nThe one- and two-worker-process figures need a PostgreSQL server: set DATABASE_URL (the role needs CREATEDB).\n');
+  }
+}
+
+main().then(() => process.exit(0), (err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});
