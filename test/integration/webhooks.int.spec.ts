@@ -1,5 +1,11 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { TOKENS } from '../../application/ports/tokens.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+import { rebuildProjector } from '../../projections/shared/rebuild.js';
+import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhooksProjector } from '../../projections/webhooks.projector.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
@@ -298,6 +304,16 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       expect(stats.byHour.length).to.be.within(24, 25);
       expect(stats.byHour.reduce((n: number, h: { total: number }) => n + h.total, 0)).to.equal(4);
       expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({ total: 4, success: 3, failed: 1, successRate: 75 });
+    });
+  });
+
+  describe('rebuild (after everything above)', () => {
+    it('replays both webhook read models from the log into equal tables', async () => {
+      for (const p of [webhooksProjector, webhookDeliveriesProjector]) {
+        const r = await rebuildProjector(app.rt.get<Kysely<ReadDb>>(TOKENS.ReadDb), app.rt.store, p, { checkOnly: true });
+        expect(r.events, p.name).to.be.greaterThan(10);
+        expect(r.equal, `${p.name}: ${JSON.stringify(r.differences)}`).to.equal(true);
+      }
     });
   });
 
