@@ -6,6 +6,7 @@ import { sipTrunksProjector } from './sip-trunks.projector.js';
 import type { Projector } from './shared/projector.js';
 import { webhookDeliveriesProjector } from './webhook-deliveries.projector.js';
 import { webhooksProjector } from './webhooks.projector.js';
+import { usageProjector } from './usage.projector.js';
 
 /** Every projector the service runs; the names are their checkpoint keys (bump `_vN` to rebuild into new tables). */
-export const allProjectors: readonly Projector[] = [accountsProjector, agentsProjector, signupsProjector, phoneNumbersProjector, sipTrunksProjector, webhooksProjector, webhookDeliveriesProjector];
+export const allProjectors: readonly Projector[] = [accountsProjector, agentsProjector, signupsProjector, phoneNumbersProjector, sipTrunksProjector, webhooksProjector, webhookDeliveriesProjector, usageProjector];

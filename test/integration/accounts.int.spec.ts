@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
+import { eventually, startReceiver } from '../support/webhook-receiver.js';
 
 describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
   let app: TestApp;
@@ -94,6 +95,23 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
       const sub = (await app.call('POST', '/v1/sub-accounts', { key: acme.apiKey, body: { name: 'Billing child' } })).body;
       const r = await app.call('GET', '/v1/usage', { key: acme.apiKey, headers: { 'x-sub-account-id': sub.id } });
       expect(r.body.balance.accountId).to.equal(acme.accountId);
+    });
+
+    it('counts webhook deliveries in the usage stats (analytics projection), but not test sends', async () => {
+      const fresh = await app.newAccount('Counted');
+      const receiver = await startReceiver();
+      try {
+        expect((await app.call('POST', '/v1/webhooks', { key: fresh.apiKey, body: { url: `${receiver.url}/hook` } })).status).to.equal(200);
+        await app.call('POST', '/v1/webhooks/test', { key: fresh.apiKey });
+        await app.call('POST', '/v1/agents', { key: fresh.apiKey, body: { name: 'Announced' } }); // agent.created is delivered
+        const stats = await eventually(async () => {
+          const r = await app.call('GET', '/v1/usage', { key: fresh.apiKey });
+          return r.body.stats.totalWebhookDeliveries >= 1 ? r.body.stats : undefined;
+        }, 10_000, 'the delivery to be counted');
+        expect(stats).to.include({ totalWebhookDeliveries: 1, successfulWebhookDeliveries: 1, failedWebhookDeliveries: 0 });
+      } finally {
+        await receiver.close();
+      }
     });
 
     it('lists the ledger: starting credit and top-ups with the balance after each', async () => {
