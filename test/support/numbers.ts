@@ -1,3 +1,4 @@
+import type { TestClock } from './fixtures.js';
 import { ADMIN_TOKEN, type TestApp } from './http.js';
 
 /** An account through the admin API with a number limit and extra credit (micro-dollars, on top of the $5.00 start). */
@@ -41,4 +42,43 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     if (Date.now() > deadline) throw new Error(`not reached in ${timeoutMs} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Like startTestApp, but on a database that outlives the app: a PGlite data directory, or the DATABASE_URL
+ * server emptied only when `reset` is true. Two of these in a row are one service restarted on the same data.
+ */
+export async function startAppOn(o: { dataDir: string; reset: boolean; env?: Record<string, string>; clock?: TestClock }): Promise<TestApp> {
+  const { loadConfig } = await import('../../infrastructure/config/config.js');
+  const { createLogger } = await import('../../infrastructure/logger.js');
+  const { createRuntime, listen } = await import('../../infrastructure/runtime.js');
+  const { resetServerDatabase } = await import('./http.js');
+  const cfg = loadConfig({
+    DATA_DIR: o.dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, DEV_ACCOUNT: 'false', EVENT_POLL_INTERVAL_MS: '20',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
+    ...(o.env ?? {}),
+  });
+  if (cfg.DATABASE_URL && o.reset) await resetServerDatabase(cfg.DATABASE_URL);
+  const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL), o.clock ? { clock: o.clock } : {});
+  const server = await listen(rt.app, 0, '127.0.0.1');
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const call: TestApp['call'] = async (method, path, c = {}) => {
+    const headers: Record<string, string> = { ...(c.headers ?? {}) };
+    if (c.key) headers.authorization = `Bearer ${c.key}`;
+    const body = c.body === undefined ? undefined : JSON.stringify(c.body);
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+  return {
+    url, rt, call,
+    newAccount: async (name = 'Test account') => (await call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name } })).body,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rt.close();
+    },
+  };
 }
