@@ -69,7 +69,7 @@ export function bindNumbers(c: Container, cfg: Config, readDb: Kysely<ReadDb>): 
     [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.Carrier, TOKENS.LookupCache, TOKENS.AccountCommands]);
   c.bind(TOKENS.NumberRenewals).toResolvedValue(
     (...a: ConstructorParameters<typeof NumberRenewals>) => new NumberRenewals(...a),
-    [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.AccountCommands, TOKENS.NumberQueries, TOKENS.Logger]);
+    [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.AccountCommands, TOKENS.NumberQueries, TOKENS.ReadModels, TOKENS.Logger]);
   c.bind(TOKENS.SipTrunkCommands).toResolvedValue(
     (...a: ConstructorParameters<typeof SipTrunkCommands>) => new SipTrunkCommands(...a),
     [TOKENS.EventStore, TOKENS.Ids, TOKENS.Clock, TOKENS.ReadModels, TOKENS.SipTrunkProvider, TOKENS.SipTrunkQueries]);

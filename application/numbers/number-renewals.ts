@@ -7,6 +7,7 @@ import type { EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { NumberQueries } from '../ports/number-queries.port.js';
+import type { ReadModelsPort } from '../ports/read-models.port.js';
 import { NumberStream } from './number-stream.js';
 
 export type RenewalPass = Readonly<{ renewed: number; paymentFailed: number }>;
@@ -28,6 +29,7 @@ export class NumberRenewals {
     private readonly clock: ClockPort,
     private readonly accounts: AccountCommands,
     private readonly queries: NumberQueries,
+    private readonly readModels: ReadModelsPort,
     private readonly log: LoggerPort,
   ) {
     this.numbers = new NumberStream(store, ids);
@@ -49,8 +51,21 @@ export class NumberRenewals {
     return { renewed, paymentFailed };
   }
 
-  /** Charges every period of one number that has started by `now` (oldest first), stopping at the first unpaid one. */
+  /**
+   * Charges every period of one number that has started by `now` (oldest first), stopping at the first unpaid
+   * one, and returns once the read model shows the number as its stream has it.
+   */
   async renew(numberId: string, now: string): Promise<RenewalPass> {
+    try {
+      return await this.renewPeriods(numberId, now);
+    } finally {
+      const { events } = await this.numbers.load(numberId);
+      const last = events.at(-1);
+      if (last) await this.readModels.waitFor(last.checkpoint, [last.type]);
+    }
+  }
+
+  private async renewPeriods(numberId: string, now: string): Promise<RenewalPass> {
     let renewed = 0;
     for (let guard = 0; guard < 120; guard++) {
       const { state: s } = await this.numbers.load(numberId);

@@ -8,6 +8,7 @@ import * as m006 from './migrations/006-signups.js';
 import * as m020 from './migrations/020-phone-numbers.js';
 import * as m021 from './migrations/021-sandbox-telecom.js';
 import * as m022 from './migrations/022-reactors.js';
+import * as m023 from './migrations/023-number-attach-order.js';
 import * as m010 from './migrations/010-webhooks.js';
 
 /** Versioned migrations, applied in name order at start; a migration is never edited once released. */
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '020-phone-numbers': m020,
   '021-sandbox-telecom': m021,
   '022-reactors': m022,
+  '023-number-attach-order': m023,
   '010-webhooks': m010,
 };
 

@@ -23,7 +23,7 @@ export class KyselyAgentQueries implements AgentQueries {
     if (views.length === 0) return views;
     const rows = await this.db.selectFrom('phone_numbers').select(['agent_id', 'number_id', 'phone_number', 'status', 'type'])
       .where('account_id', '=', accountId).where('status', '=', 'active').where('agent_id', 'in', views.map((v) => v.id))
-      .orderBy('attached_position').execute();
+      .orderBy('attached_order').execute();
     return views.map((v) => ({
       ...v,
       numbers: rows.filter((r) => r.agent_id === v.id).map((r) => ({ id: r.number_id, phoneNumber: r.phone_number ?? '', status: r.status, type: r.type })),

@@ -48,7 +48,7 @@ export class KyselyNumberQueries implements NumberQueries {
   async attachedTo(accountId: string, agentId: string): Promise<string[]> {
     const rows = await this.db.selectFrom('phone_numbers').select('number_id')
       .where('account_id', '=', accountId).where('agent_id', '=', agentId).where('status', '=', 'active')
-      .orderBy('attached_position').execute();
+      .orderBy('attached_order').execute();
     return rows.map((r) => r.number_id);
   }
 
