@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import { loadConfig, type Config } from '../config/config.js';
 import { createLogger } from '../logger.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { sandboxTelecomCommands } from './sandbox-telecom.commands.js';
 
 /**
  * Operator CLI: `npm run cli -- <command>`. It opens the same stores as the server (PGlite in DATA_DIR, or
@@ -96,6 +97,8 @@ program.command('rebuild').description('replay a projector from position zero in
       if (report.equal === false) process.exitCode = 3;
     }, { projectors: false });
   });
+
+sandboxTelecomCommands(program, withRuntime, print);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
