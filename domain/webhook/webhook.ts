@@ -21,7 +21,11 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export const DISABLE_AFTER_EXHAUSTED = 5;
 
 /** Public event names (STYLE.md R3: a separate, explicit map from domain events). */
-export type WebhookEventName = 'agent.message' | 'agent.reaction' | 'agent.call_ended' | 'agent.created' | 'agent.updated' | 'agent.deleted' | (string & {});
+export type WebhookEventName =
+  | 'agent.message' | 'agent.reaction' | 'agent.call_ended'
+  | 'agent.created' | 'agent.updated' | 'agent.deleted'
+  | 'number.provisioned' | 'number.attached' | 'number.detached' | 'number.released'
+  | (string & {});
 
 /** One item of `recentHistory` (spec 6.2 and compat-notes). */
 export type HistoryItem = Readonly<{ messageId: string | null; content: string; direction: string; channel: string; at: string }>;

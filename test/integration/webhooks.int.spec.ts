@@ -263,6 +263,21 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       expect(own[0]).to.include({ eventType: 'agent.updated', agentId: a.id, channel: null });
     });
 
+    it('sends number events to the master webhook, or to the webhook of the agent concerned', async () => {
+      const { apiKey } = await app.newAccount('Numbers');
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: `${rx.url}?numbers-master` } });
+      const a = await agent('Number holder', apiKey);
+      await app.call('POST', `/v1/agents/${a.id}/webhook`, { key: apiKey, body: { url: `${rx.url}?numbers-agent` } });
+      const n = await app.call('POST', '/v1/numbers', { key: apiKey, body: { country: 'US', areaCode: '415' } });
+      expect(n.status, JSON.stringify(n.body)).to.equal(200);
+      expect((await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: apiKey, body: { numberId: n.body.id } })).status).to.equal(200);
+      const sent = (path: string, event: string) => rx.received.find((r) => r.path === `/hook?${path}` && JSON.parse(r.body).event === event);
+      const provisioned = (await eventually(() => sent('numbers-master', 'number.provisioned')))!;
+      expect(JSON.parse(provisioned.body).data).to.include({ numberId: n.body.id, phoneNumber: n.body.phoneNumber });
+      const attached = (await eventually(() => sent('numbers-agent', 'number.attached')))!;
+      expect(JSON.parse(attached.body)).to.deep.include({ agentId: a.id, data: { numberId: n.body.id, agentId: a.id, previousAgentId: null, attachedAt: JSON.parse(attached.body).data.attachedAt } });
+    });
+
     it('sends nothing when no webhook is configured', async () => {
       const { apiKey } = await app.newAccount('Quiet');
       await agent('Silent', apiKey);
