@@ -11,7 +11,12 @@ import * as m022 from './migrations/022-reactors.js';
 import * as m023 from './migrations/023-number-attach-order.js';
 import * as m010 from './migrations/010-webhooks.js';
 
-/** Versioned migrations, applied in name order at start; a migration is never edited once released. */
+/**
+ * Versioned migrations, applied in name order at start; a migration is never edited once released. Each
+ * capability owns a number range (001-009 platform and accounts, 010-019 webhooks, 020-029 numbers), and a
+ * database that already has a later range may still receive an earlier range's new migration
+ * (`allowUnorderedMigrations`): the ranges touch disjoint tables.
+ */
 const migrations: Record<string, Migration> = {
   '001-event-store': m001,
   '002-read-models': m002,
@@ -33,7 +38,7 @@ class StaticProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider: new StaticProvider() }).migrateToLatest();
+  const { error, results } = await new Migrator({ db, provider: new StaticProvider(), allowUnorderedMigrations: true }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`migration ${failed ?? '?'} failed: ${String(error)}`);
