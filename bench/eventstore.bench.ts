@@ -9,10 +9,10 @@
  * of 10); appends to 8 streams at once (each stream sequential, the streams concurrent); catch-up over all
  * events from START, by paging readAll and by a subscription. BENCH_SCALE (default 1) scales every size.
  */
+import { withScratchDatabase } from './support/scratch-db.js';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { START, type EventMetadata, type NewEvent } from '../application/ports/event-store.port.js';
 import type { ClockPort } from '../application/ports/clock.port.js';
 import { openDatabase, type DatabaseHandle } from '../infrastructure/db/database.js';
@@ -146,33 +146,17 @@ async function onPglite(): Promise<Result[]> {
 }
 
 async function onServer(url: string): Promise<Result[]> {
-  // A database of its own (not a schema: the Kysely migrator would find another schema's
-  // kysely_migration tables), created on the server and dropped at the end.
-  const name = `bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`).catch((err: unknown) => {
-      throw new Error(`the bench needs to create a scratch database on DATABASE_URL's server: ${String(err)}`);
-    });
+  return withScratchDatabase(url, async (scoped) => {
+    const handle = await openDatabase({ databaseUrl: scoped, poolSize: SIZES.poolSize });
     try {
-      const scoped = new URL(url);
-      scoped.pathname = `/${name}`;
-      const handle = await openDatabase({ databaseUrl: scoped.toString(), poolSize: SIZES.poolSize });
-      try {
-        await migrateToLatest(handle.db as never);
-        const target = `postgres ${await serverVersion(handle)} (server, pool ${SIZES.poolSize})`;
-        notes.push(`${target}: ${scoped.host}, ${await durability(handle)}`);
-        return await benchTarget(target, handle);
-      } finally {
-        await handle.close();
-      }
+      await migrateToLatest(handle.db as never);
+      const target = `postgres ${await serverVersion(handle)} (server, pool ${SIZES.poolSize})`;
+      notes.push(`${target}: ${new URL(scoped).host}, ${await durability(handle)}`);
+      return await benchTarget(target, handle);
     } finally {
-      await admin.query(`drop database if exists ${name} with (force)`);
+      await handle.close();
     }
-  } finally {
-    await admin.end();
-  }
+  });
 }
 
 const percentile = (xs: readonly number[], p: number): number => {

@@ -17,12 +17,12 @@
  *    this process only appends events and runs the receiver.
  * Each load stops waiting after BENCH_SCENARIO_SECONDS (default 15) and reports what arrived by then.
  */
+import { withScratchDatabase } from './support/scratch-db.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import type { AccountCommands } from '../application/accounts/account-commands.js';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
 import { TOKENS } from '../application/ports/tokens.js';
@@ -151,26 +151,6 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.removeAllListeners('exit');
   await new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); });
-}
-
-async function withScratchDatabase<T>(url: string, fn: (scoped: string) => Promise<T>): Promise<T> {
-  const name = `bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`).catch((err: unknown) => {
-      throw new Error(`the bench needs to create a scratch database on DATABASE_URL's server: ${String(err)}`);
-    });
-    try {
-      const scoped = new URL(url);
-      scoped.pathname = `/${name}`;
-      return await fn(scoped.toString());
-    } finally {
-      await admin.query(`drop database if exists ${name} with (force)`);
-    }
-  } finally {
-    await admin.end();
-  }
 }
 
 async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typeof startReceiver>>): Promise<Result[]> {
