@@ -23,6 +23,11 @@ const STEP_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 ]);
 const isStepFailure = (err: unknown): err is DomainError => err instanceof DomainError && STEP_FAILURES.has(err.code);
 
+/** Events after which a number's provisioning or release has a next step. */
+const DRIVEN: ReadonlySet<string> = new Set([
+  'NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioningAborted', 'NumberReleaseRequested',
+]);
+
 export const numberProcessEventTypes = [
   'NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioningAborted',
   'NumberReleaseRequested', 'NumberReleased', 'NumberAttached', 'NumberSipTrunkAssigned', 'SipTrunkDeleted', 'AgentDeleted',
@@ -70,7 +75,8 @@ export class NumberProcess {
 
   /**
    * One batch: events of one account in order, accounts side by side (their slots and charges are on
-   * different account streams, so they never contend).
+   * different account streams; a parent and its sub-accounts share one, and handleCommand's retries absorb
+   * that contention).
    */
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     const byAccount = new Map<string, Handled[]>();
@@ -81,12 +87,14 @@ export class NumberProcess {
       byAccount.set(e.metadata.accountId, list);
     }
     await Promise.all([...byAccount.values()].map(async (events) => {
-      const done = new Set<string>();
+      // one pass drives a number as far as it goes, so later events of the same number in the batch add nothing
+      const driven = new Set<string>();
       for (const e of events) {
-        // several events of one number in a batch need one pass: the pass drives it as far as it goes
-        const key = `${e.type.startsWith('Number') && isDriven(e.type) ? 'drive' : e.id}:${(e.data as { numberId?: string }).numberId ?? ''}`;
-        if (done.has(key)) continue;
-        done.add(key);
+        if (DRIVEN.has(e.type)) {
+          const numberId = (e.data as { numberId: string }).numberId;
+          if (driven.has(numberId)) continue;
+          driven.add(numberId);
+        }
         await this.handle(e);
       }
     }));
@@ -245,6 +253,3 @@ export class NumberProcess {
     return { accountId: e.metadata.accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: 'system:numbers' };
   }
 }
-
-const DRIVEN = new Set(['NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioningAborted', 'NumberReleaseRequested']);
-const isDriven = (type: string) => DRIVEN.has(type);

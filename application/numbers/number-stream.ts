@@ -30,7 +30,7 @@ export class NumberStream {
       if (waited >= timeoutMs) return { ...r, timedOut: true };
       await new Promise((resolve) => setTimeout(resolve, pause));
       waited += pause;
-      pause = Math.min(pause * 2, 100);
+      pause = Math.min(pause * 2, 25);
     }
   }
 }
