@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import { ReactorRunner, type Reactor } from '../../infrastructure/reactors/reactor-runner.js';
+import { ev } from '../support/fixtures.js';
+import { eventually } from '../support/numbers.js';
+import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The runner under the number process manager: its checkpoint, its lease, redelivery after a failed batch. */
+describe('reactor runner', function () {
+  this.timeout(30_000);
+  let s: StoreUnderTest;
+  before(async () => { s = await storeUnderTest(); });
+  after(() => s.close());
+
+  const type = () => `Reacted${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+  const counting = (name: string, eventType: string, seen: Map<string, string[]>, fail?: { times: number }): Reactor => ({
+    name, handles: [eventType],
+    async handleBatch(batch: readonly RecordedEvent[]) {
+      if (fail && fail.times > 0) { fail.times--; throw new Error('effect failed'); }
+      for (const e of batch) seen.set(e.id, [...(seen.get(e.id) ?? []), name]);
+    },
+  });
+  const append = async (eventType: string, n: number) => {
+    const events = Array.from({ length: n }, () => ev(eventType));
+    await s.store.appendToStream(`reacted-${randomUUID()}`, events, { expectedRevision: 'no_stream' });
+    return events.map((e) => e.id);
+  };
+  const db = () => s.handle.db as unknown as Kysely<unknown>;
+
+  it('lets one of two processes drive a reactor; the other takes over when it stops, from the stored checkpoint', async () => {
+    const t = type();
+    const name = `lease_${t}`;
+    const seenA = new Map<string, string[]>();
+    const seenB = new Map<string, string[]>();
+    const a = new ReactorRunner(s.store, db(), counting(name, t, seenA), silent, { leaseTtlMs: 1000 });
+    const b = new ReactorRunner(s.store, db(), counting(name, t, seenB), silent, { leaseTtlMs: 1000 });
+    await a.start();
+    await eventually(async () => (await s.handle.db.selectFrom('worker_leases' as never).selectAll().where('name' as never, '=', name as never).execute()).length > 0, 'a holds the lease');
+    await b.start();
+    const first = await append(t, 20);
+    await eventually(async () => first.every((id) => seenA.has(id)), 'a handled the first events');
+    expect(seenB.size).to.equal(0);
+    await a.stop();
+    const second = await append(t, 20);
+    await eventually(async () => second.every((id) => seenB.has(id)), 'b handled the next events');
+    expect(first.some((id) => seenB.has(id)), 'b starts after the checkpoint a left').to.equal(false);
+    expect([...seenA.values(), ...seenB.values()].every((v) => v.length === 1)).to.equal(true);
+    await b.stop();
+  });
+
+  it('redelivers a batch whose effects failed, and moves the checkpoint only after they succeed', async () => {
+    const t = type();
+    const seen = new Map<string, string[]>();
+    const fail = { times: 2 };
+    const r = new ReactorRunner(s.store, db(), counting(`retry_${t}`, t, seen, fail), silent, { leaseTtlMs: 1000, retryDelayMs: 20 });
+    const ids = await append(t, 5);
+    await r.start();
+    await eventually(async () => ids.every((id) => seen.has(id)), 'handled after two failures');
+    expect(fail.times).to.equal(0);
+    const last = (await s.store.readAll({ filter: { eventTypes: [t] } })).at(-1)!;
+    await eventually(async () => ((await s.handle.db.selectFrom('reactor_checkpoints' as never).selectAll().where('name' as never, '=', `retry_${t}` as never).executeTakeFirstOrThrow()) as { checkpoint: string }).checkpoint === last.checkpoint, 'checkpoint at the last event');
+    await r.stop();
+  });
+});
