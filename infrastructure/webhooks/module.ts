@@ -25,7 +25,7 @@ import { WebhookDeliveryWorker, type DeliveryWorkerOptions } from './delivery-wo
 import { KyselyDueAttempts } from './due-attempts.js';
 import { HttpWebhookSender } from './http-sender.js';
 import { NoConversationContext } from './no-conversation-context.js';
-import { ReactorRunner } from './reactor-runner.js';
+import { ReactorRunner } from '../reactors/reactor-runner.js';
 import { RandomWebhookSecrets } from './secrets.js';
 
 export const DISPATCH_REACTOR = 'webhook_dispatch';
@@ -83,8 +83,8 @@ export const webhookWorkerModule: WorkerModule = (c) => {
   const dispatcher = new WebhookDispatcher(store, ids, clock, c.get(TOKENS.WebhookEvents), c.get(TOKENS.WebhookQueries), c.get(TOKENS.ConversationContext), log);
   const health = new WebhookHealthReactor(store, ids, clock);
   const parts: BackgroundWorker[] = [
-    new ReactorRunner(DISPATCH_REACTOR, store, db, dispatcher.eventTypes, (b) => dispatcher.handle(b), log),
-    new ReactorRunner(HEALTH_REACTOR, store, db, health.eventTypes, (b) => health.handle(b), log),
+    new ReactorRunner(store, db as unknown as Kysely<unknown>, { name: DISPATCH_REACTOR, handles: dispatcher.eventTypes, handleBatch: (b) => dispatcher.handle(b) }, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }),
+    new ReactorRunner(store, db as unknown as Kysely<unknown>, { name: HEALTH_REACTOR, handles: health.eventTypes, handleBatch: (b) => health.handle(b) }, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }),
   ];
   const worker = cfg.WEBHOOK_CONCURRENCY > 0 ? createDeliveryWorker(c) : null;
   if (worker) parts.push(worker);

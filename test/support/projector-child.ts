@@ -46,5 +46,5 @@ for (;;) {
 }
 await engine.stop();
 await handle.close();
-process.stdout.write('DONE\n');
-process.exit(0);
+// a pipe is written asynchronously: exit only once "DONE" has been handed over, or the parent may never see it
+process.stdout.write('DONE\n', () => process.exit(0));
