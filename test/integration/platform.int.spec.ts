@@ -86,6 +86,15 @@ describe('HTTP platform', () => {
       expect(r.status).to.equal(200);
       expect(r.body).to.deep.equal({ accountId: acme.accountId, balanceMicros: 7_500_000 });
     });
+    it("changes an account's number limit, visible in its usage", async () => {
+      const r = await app.call('PATCH', `/admin/accounts/${acme.accountId}`, { key: ADMIN_TOKEN, body: { numberLimit: 25 } });
+      expect(r.status).to.equal(200);
+      expect(r.body).to.deep.equal({ accountId: acme.accountId, numberLimit: 25, numbersUsed: 0 });
+      expect((await app.call('GET', '/v1/usage', { key: acme.apiKey })).body.numbers).to.deep.equal({ used: 0, limit: 25, remaining: 25 });
+      expect((await app.call('PATCH', `/admin/accounts/${acme.accountId}`, { key: ADMIN_TOKEN, body: { numberLimit: -1 } })).status).to.equal(422);
+      expect((await app.call('PATCH', '/admin/accounts/acc_nope', { key: ADMIN_TOKEN, body: { numberLimit: 3 } })).status).to.equal(404);
+    });
+
     it('refuses a fractional or negative credit with 422 and an unknown account with 404', async () => {
       expect((await app.call('POST', `/admin/accounts/${acme.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 1.5 } })).status).to.equal(422);
       expect((await app.call('POST', `/admin/accounts/${acme.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: -5 } })).status).to.equal(422);

@@ -29,6 +29,10 @@ const CreditBody = z.object({
   reason: z.string().max(200).default('top-up'),
 }).openapi('AdminCreditRequest');
 
+const AccountLimitsBody = z.object({
+  numberLimit: z.number().int().min(0).max(100_000),
+}).openapi('AdminAccountLimitsRequest');
+
 export function adminRoutes(api: Api, deps: { accounts: AccountCommands }): void {
   const tag = 'admin';
   api.route({
@@ -50,6 +54,15 @@ export function adminRoutes(api: Api, deps: { accounts: AccountCommands }): void
     handler: async ({ params, body, ctx }) => {
       const view = await deps.accounts.credit(ctx, params.account_id, body.amountMicros, body.reason);
       return { accountId: view.accountId, balanceMicros: view.balanceMicros };
+    },
+  });
+  api.route({
+    method: 'patch', path: '/admin/accounts/:account_id', tag, summary: "Change an account's self-serve number limit", auth: false,
+    params: z.object({ account_id: z.string().min(1) }), body: AccountLimitsBody, errors: [404],
+    response: z.object({ accountId: z.string(), numberLimit: z.number().int(), numbersUsed: z.number().int() }),
+    handler: async ({ params, body, ctx }) => {
+      const view = await deps.accounts.setNumberLimitOf(ctx, params.account_id, body.numberLimit);
+      return { accountId: view.accountId, numberLimit: view.numberLimit, numbersUsed: view.numbersUsed };
     },
   });
 }
