@@ -1,19 +1,10 @@
-import type { HistoryItem, WebhookEnvelope, WebhookEventName } from '../../domain/webhook/webhook.js';
+import type { WebhookEnvelope } from '../../domain/webhook/webhook.js';
 
 /**
  * The delivery body (spec 6.2): field order fixed here, `recentHistory` cut to `contextLimit` (the most
  * recent ones; none when 0). Serialised once, stored with the delivery, and sent byte for byte on every try.
  */
-export function buildEnvelope(o: {
-  event: WebhookEventName;
-  channel: string | null;
-  timestamp: string;
-  agentId: string | null;
-  data: Readonly<Record<string, unknown>>;
-  conversationState: Readonly<Record<string, unknown>> | null;
-  recentHistory: readonly HistoryItem[];
-  contextLimit: number;
-}): string {
+export function buildEnvelope(o: WebhookEnvelope & { contextLimit: number }): string {
   const limit = Math.max(0, Math.floor(o.contextLimit));
   const envelope: WebhookEnvelope = {
     event: o.event,

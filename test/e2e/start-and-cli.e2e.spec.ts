@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { startServerProcess } from '../support/server-process.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,20 +22,11 @@ describe('npm start and the CLI, end to end (embedded)', function () {
 
   const env = () => ({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
 
-  function start(): Promise<{ child: ChildProcess; out: string; base: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-      child.stdout!.on('data', (b: Buffer) => {
-        out += b.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(out);
-        if (m && out.includes('API docs')) { clearTimeout(t); setTimeout(() => resolve({ child, out, base: m[1]! }), 100); }
-      });
-      child.stderr!.on('data', (b: Buffer) => { out += b.toString(); });
-      child.on('exit', (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}:\n${out}`)); });
-    });
-  }
+  const start = async () => {
+    const r = await startServerProcess(env());
+    await new Promise((res) => setTimeout(res, 100));
+    return r;
+  };
 
   const stop = (child: ChildProcess) => new Promise<number | null>((resolve) => {
     child.removeAllListeners('exit');

@@ -1,5 +1,5 @@
+import { startServerProcess } from '../support/server-process.js';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -152,26 +152,10 @@ describe('provisioning crash recovery', function () {
     // start without the cost of creating a new cluster
 
     /** `npm start`'s entry point in a child process, on the data above */
-    const server = (): Promise<{ child: ChildProcess; base: string }> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], {
-        env: {
-          ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN, DEV_ACCOUNT: 'false', LOG_LEVEL: 'warn',
-          REACTOR_LEASE_TTL_MS: '1000', EVENT_POLL_INTERVAL_MS: '20',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-        child.stdout!.on('data', (b: Buffer) => {
-          out += b.toString();
-          const m = /listening on (http:\/\/\S+)/.exec(out);
-          if (m) { clearTimeout(t); resolve({ child, base: m[1]! }); }
-        });
-        child.stderr!.on('data', (b: Buffer) => { out += b.toString(); });
-        child.on('exit', (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}:\n${out}`)); });
-      });
-    };
+    const server = () => startServerProcess({
+      ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN, DEV_ACCOUNT: 'false', LOG_LEVEL: 'warn',
+      REACTOR_LEASE_TTL_MS: '1000', EVENT_POLL_INTERVAL_MS: '20',
+    }, () => true);
     const call = async (base: string, method: string, path: string, o: { key?: string; body?: unknown } = {}) => {
       const res = await fetch(`${base}${path}`, {
         method, headers: { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}), ...(o.body ? { 'content-type': 'application/json' } : {}) },
