@@ -5,7 +5,6 @@
 export const streams = {
   account: (id: string) => `account-${id}`,
   signUp: (verificationId: string) => `signup-${verificationId}`,
-  apiKey: (id: string) => `api_key-${id}`,
   agent: (id: string) => `agent-${id}`,
   phoneNumber: (id: string) => `phone_number-${id}`,
   sipTrunk: (id: string) => `sip_trunk-${id}`,
