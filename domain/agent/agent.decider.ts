@@ -1,3 +1,4 @@
+import { changedFields } from '../shared/changes.js';
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import type { AgentConfig, VoiceMode } from './agent.js';
@@ -25,16 +26,6 @@ export type AgentState =
 
 const notFound = () => new DomainError('AGENT_NOT_FOUND', 'Agent not found');
 
-/** Only the fields whose value really changes. */
-function diff(config: AgentConfig, changes: AgentChanges): AgentChanges {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(changes)) {
-    if (v === undefined) continue;
-    if (JSON.stringify((config as Record<string, unknown>)[k]) !== JSON.stringify(v)) out[k] = v;
-  }
-  return out as AgentChanges;
-}
-
 export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
   initialState: () => ({ status: 'none' }),
 
@@ -51,7 +42,7 @@ export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
         return [{ type: 'AgentCreated', data: { agentId: cmd.data.agentId, accountId, config: cmd.data.config, createdAt: now } }];
       case 'UpdateAgent': {
         if (s.status !== 'active' || !owned) throw notFound();
-        const changes = diff(s.config, cmd.data.changes);
+        const changes = changedFields(s.config, cmd.data.changes);
         if (Object.keys(changes).length === 0) return [];
         const events: AgentEvent[] = [{ type: 'AgentUpdated', data: { agentId: s.agentId, changes, updatedAt: now } }];
         if (changes.voiceMode !== undefined) {

@@ -1,3 +1,4 @@
+import { changedFields } from '../shared/changes.js';
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
@@ -45,16 +46,6 @@ export type SipTrunkState =
 
 const notFound = () => new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
 
-/** Only the fields whose value really changes. */
-function diff(config: SipTrunkConfig, changes: SipTrunkChanges): SipTrunkChanges {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(changes)) {
-    if (v === undefined) continue;
-    if (JSON.stringify((config as Record<string, unknown>)[k]) !== JSON.stringify(v)) out[k] = v;
-  }
-  return out as SipTrunkChanges;
-}
-
 export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkState> = {
   initialState: () => ({ status: 'none' }),
 
@@ -71,7 +62,7 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
         return [{ type: 'SipTrunkCreated', data: { trunkId, accountId, config: cmd.data.config, providerRef: cmd.data.providerRef, terminationUri: cmd.data.terminationUri, createdAt: now } }];
       case 'UpdateSipTrunk': {
         if (s.status !== 'active' || !owned) throw notFound();
-        const changes = diff(s.config, cmd.data.changes);
+        const changes = changedFields(s.config, cmd.data.changes);
         if (Object.keys(changes).length === 0) return [];
         if (changes.uris !== undefined && changes.uris.length === 0 && s.numberIds.length > 0) {
           throw new DomainError('SIP_TRUNK_CONFLICT', `The origination URIs cannot be cleared while ${s.numberIds.length} phone number(s) are attached to this trunk; detach them first (PATCH /v1/numbers/{id} with sipTrunkId null)`);
