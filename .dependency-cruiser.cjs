@@ -1,6 +1,6 @@
 /**
- * The dependency rule (ARCHITECTURE.md "Layers", STYLE.md R1): layers point inward.
- * Checked by test/architecture/layers.spec.ts and `npm run lint:layers`.
+ * The dependency rules (docs/architecture.md, "Layers"): layers point inward, and no module imports itself
+ * through a circle. Checked by test/architecture/layers.spec.ts and `npm run lint:layers`.
  */
 module.exports = {
   forbidden: [
@@ -31,6 +31,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^projections/' },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], pathNot: 'node_modules/kysely/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no import circle: a capability registers by one line in infrastructure/capabilities/index.ts and nothing imports that list back',
+      severity: 'error',
+      from: { path: '^(domain|application|projections|infrastructure)/' },
+      to: { circular: true },
     },
     {
       name: 'no-production-code-imports-tests',

@@ -25,7 +25,8 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { AccountCommands } from '../application/accounts/account-commands.js';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
-import { TOKENS } from '../application/ports/tokens.js';
+import { ACCOUNTS } from '../infrastructure/accounts/tokens.js';
+import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
 import type { WebhookCommands } from '../application/webhooks/webhook-commands.js';
 import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
 import { deliveryIdFor } from '../domain/webhook/webhook.js';
@@ -68,8 +69,8 @@ async function startReceiver(): Promise<{ url: string; answered: Map<string, num
 
 async function setUpAccount(rt: Runtime, url: string): Promise<string> {
   const ctx = { accountId: 'system', requestId: null, correlationId: 'bench', actor: 'system:bench' };
-  const { accountId } = await rt.get<AccountCommands>(TOKENS.AccountCommands).open(ctx, { name: 'Bench' });
-  await rt.get<WebhookCommands>(TOKENS.WebhookCommands).configureMaster({ ...ctx, accountId }, { url });
+  const { accountId } = await rt.get(ACCOUNTS.Commands).open(ctx, { name: 'Bench' });
+  await rt.get(WEBHOOKS.Commands).configureMaster({ ...ctx, accountId }, { url });
   return accountId;
 }
 

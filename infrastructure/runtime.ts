@@ -1,17 +1,20 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
+import type { Kysely } from 'kysely';
 import type { Container } from 'inversify';
-import type { AccountCommands } from '../application/accounts/account-commands.js';
-import type { ClockPort } from '../application/ports/clock.port.js';
 import { START, type EventStorePort } from '../application/ports/event-store.port.js';
-import { TOKENS } from '../application/ports/tokens.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
+import { ACCOUNTS } from './accounts/tokens.js';
+import type { Resolve } from './capabilities/capability.js';
+import { capabilities } from './capabilities/index.js';
 import type { Config } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
 import { ping, type DatabaseHandle } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
-import { workerModules } from './workers.js';
+import { PLATFORM } from './platform/tokens.js';
+import { ReactorRunner } from './reactors/reactor-runner.js';
+import type { BackgroundWorker } from './workers.js';
 
 export type Runtime = Readonly<{
   cfg: Config;
@@ -20,24 +23,38 @@ export type Runtime = Readonly<{
   store: EventStorePort;
   engine: ProjectionEngine;
   app: Express;
-  get<T>(token: symbol): T;
+  get: Resolve;
+  /** this process's background work by name (`reactor:<name>` for reactors); empty in an api-only process */
+  workers: ReadonlyMap<string, BackgroundWorker>;
   close(): Promise<void>;
 }>;
 
-/** Wires everything, runs migrations and (unless ROLE=api) starts the projectors, caught up, before returning. */
+/** Every capability's reactors (each on a leased reactor runner) and other background workers. */
+function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
+  const store = get(PLATFORM.EventStore);
+  const db = get(PLATFORM.ReadDb);
+  const log = get(PLATFORM.Logger);
+  return capabilities.flatMap((m) => [
+    ...('reactors' in m ? m.reactors(get, cfg) : []).map((reactor) => new ReactorRunner(store, db as Kysely<unknown>, reactor, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS })),
+    ...('workers' in m ? m.workers(get, cfg) : []),
+  ]);
+}
+
+/** Wires everything, runs migrations and (unless ROLE=api) starts the projectors, caught up, then the workers. */
 export async function createRuntime(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<Runtime> {
-  const { container, database } = await buildContainer(cfg, log, overrides);
-  const get = <T>(t: symbol) => container.get<T>(t);
-  const store = get<EventStorePort>(TOKENS.EventStore);
-  const engine = get<ProjectionEngine>(TOKENS.ProjectionEngine);
-  const workers = cfg.ROLE !== 'api' ? workerModules.map((m) => m(container)) : [];
+  const { container, get, database } = await buildContainer(cfg, log, overrides);
+  const store = get(PLATFORM.EventStore);
+  const engine = get(PLATFORM.ProjectionEngine);
+  const workers = cfg.ROLE !== 'api' ? backgroundWork(get, cfg) : [];
   if (cfg.ROLE !== 'api') {
     await engine.start();
     for (const w of workers) await w.start();
   }
-  const clock = get<ClockPort>(TOKENS.Clock);
+  const clock = get(PLATFORM.Clock);
   const app = buildApp({
     log,
+    capabilities,
+    resolve: get,
     publicUrl: cfg.PUBLIC_URL,
     adminToken: cfg.ADMIN_TOKEN,
     throttle: { maxRequests: cfg.THROTTLE_MAX_REQUESTS, windowSeconds: cfg.THROTTLE_WINDOW_SECONDS },
@@ -48,13 +65,13 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
       await store.headCheckpoint().then(() => { checks.eventStore = 'ok'; }, (e: unknown) => { checks.eventStore = String(e); });
       return { ok: Object.values(checks).every((v) => v === 'ok'), checks };
     },
-    container,
-    secrets: get(TOKENS.ApiKeySecrets),
-    accountQueries: get(TOKENS.AccountQueries),
+    secrets: get(PLATFORM.ApiKeySecrets),
+    accountQueries: get(ACCOUNTS.Queries),
   });
   let closed = false;
   return {
     cfg, container, database, store, engine, app, get,
+    workers: new Map(workers.map((w) => [w.name, w])),
     async close() {
       if (closed) return;
       closed = true;
@@ -70,9 +87,8 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
 export async function ensureDevAccount(rt: Runtime): Promise<{ accountId: string; apiKey: string } | null> {
   const wanted = rt.cfg.DEV_ACCOUNT ?? (!rt.cfg.DATABASE_URL && !rt.cfg.EVENTSTORE_URL);
   if (!wanted || (await rt.store.headCheckpoint()) !== START) return null;
-  const accounts = rt.get<AccountCommands>(TOKENS.AccountCommands);
   const ctx = { accountId: 'system', requestId: null, correlationId: 'dev-account', actor: 'system:bootstrap' };
-  const r = await accounts.open(ctx, { name: 'Development', keyName: 'development' });
+  const r = await rt.get(ACCOUNTS.Commands).open(ctx, { name: 'Development', keyName: 'development' });
   return { accountId: r.accountId, apiKey: r.apiKey };
 }
 

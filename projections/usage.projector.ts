@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { UsageMetric } from '../application/ports/usage.port.js';
+import type { UsageMetric } from '../application/accounts/usage.port.js';
 import type { WebhookDeliveryEvent } from '../domain/webhook/webhook-delivery.decider.js';
 import type { Projector } from './shared/projector.js';
 import type { ReadDb } from './shared/read-db.js';

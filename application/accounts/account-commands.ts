@@ -1,32 +1,26 @@
-import { accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS, type AccountEvent, type ChargeKind } from '../../domain/account/account.decider.js';
+import { accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS, type AccountCommand } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { ApiKeySecretsPort } from '../ports/api-key-secrets.port.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
+import type { ApiKeySecretsPort } from './api-key-secrets.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { AccountQueries, AccountView, ApiKeyView } from '../ports/queries.port.js';
-import type { ReadModelsPort } from '../ports/read-models.port.js';
-import { metadataOf, type RequestContext } from '../shared/context.js';
-import { handleCommand, type HandleResult } from '../shared/handle-command.js';
+import type { AccountQueries, AccountView, ApiKeyView } from './account-queries.port.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
 export type OpenedAccount = Readonly<{ accountId: string; apiKey: string; keyId: string }>;
 
 /** Account use cases: opening (with a first key), credit, keys. */
 export class AccountCommands {
   constructor(
-    private readonly store: EventStorePort,
+    private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
     private readonly secrets: ApiKeySecretsPort,
-    private readonly readModels: ReadModelsPort,
     private readonly accounts: AccountQueries,
   ) {}
 
-  private async run(ctx: RequestContext, accountId: string, cmd: Parameters<typeof accountDecider.decide>[0]): Promise<HandleResult<AccountEvent, unknown>> {
-    const r = await handleCommand({ store: this.store, ids: this.ids }, accountDecider, streams.account(accountId), cmd, metadataOf(ctx, accountId));
-    if (r.checkpoint) await this.readModels.waitFor(r.checkpoint, r.events.map((e) => e.type));
-    return r;
+  /** Every account write answers from the read model, so it waits for it. */
+  private run(ctx: RequestContext, accountId: string, cmd: CommandInput<AccountCommand>) {
+    return this.exec.execute(accountDecider, streams.account(accountId), cmd, ctx, { accountId, readYourWrites: true });
   }
 
   async open(ctx: RequestContext, o: { name: string; parentAccountId?: string | null; numberLimit?: number; startingCreditMicros?: number; keyName?: string | null }): Promise<OpenedAccount> {
@@ -49,7 +43,6 @@ export class AccountCommands {
         startingCreditMicros: o.startingCreditMicros ?? (parentAccountId ? 0 : STARTING_CREDIT_MICROS),
         initialKey: withKey ? { keyId, name: o.keyName ?? 'default', prefix, keyHash: hash } : null,
       },
-      metadata: { now: this.clock.now().toISOString(), accountId },
     });
     return { accountId, apiKey: withKey ? key : '', keyId: withKey ? keyId : '' };
   }
@@ -65,20 +58,19 @@ export class AccountCommands {
         accountId: o.accountId, name: o.name, parentAccountId: null, numberLimit: DEFAULT_NUMBER_LIMIT, startingCreditMicros: STARTING_CREDIT_MICROS,
         initialKey: { keyId: o.key.keyId, name: 'default', prefix: o.key.prefix, keyHash: o.key.keyHash }, pendingActivation: true, owner: o.owner,
       },
-      metadata: this.meta(o.accountId),
     });
   }
 
   async activate(ctx: RequestContext, accountId: string): Promise<void> {
-    await this.run(ctx, accountId, { type: 'ActivateAccount', data: { accountId }, metadata: this.meta(accountId) });
+    await this.run(ctx, accountId, { type: 'ActivateAccount', data: { accountId } });
   }
 
   /** Replace a key whose plain value was lost (a sign-up whose first verify never answered): new key, old one revoked. */
   async replaceKey(ctx: RequestContext, accountId: string, oldKeyId: string): Promise<string> {
     const keyId = this.ids.id('key');
     const { key, prefix, hash } = this.secrets.generate();
-    await this.run(ctx, accountId, { type: 'IssueApiKey', data: { accountId, keyId, name: 'default', prefix, keyHash: hash }, metadata: this.meta(accountId) });
-    await this.run(ctx, accountId, { type: 'RevokeApiKey', data: { accountId, keyId: oldKeyId }, metadata: this.meta(accountId) });
+    await this.run(ctx, accountId, { type: 'IssueApiKey', data: { accountId, keyId, name: 'default', prefix, keyHash: hash } });
+    await this.run(ctx, accountId, { type: 'RevokeApiKey', data: { accountId, keyId: oldKeyId } });
     return key;
   }
 
@@ -91,13 +83,13 @@ export class AccountCommands {
 
   async renameSubAccount(ctx: RequestContext, subAccountId: string, name: string): Promise<AccountView> {
     await this.ownedSubAccount(ctx, subAccountId);
-    await this.run(ctx, subAccountId, { type: 'RenameAccount', data: { accountId: subAccountId, name }, metadata: this.meta(subAccountId) });
+    await this.run(ctx, subAccountId, { type: 'RenameAccount', data: { accountId: subAccountId, name } });
     return this.view(subAccountId);
   }
 
   async closeSubAccount(ctx: RequestContext, subAccountId: string): Promise<AccountView> {
     await this.ownedSubAccount(ctx, subAccountId);
-    await this.run(ctx, subAccountId, { type: 'CloseAccount', data: { accountId: subAccountId }, metadata: this.meta(subAccountId) });
+    await this.run(ctx, subAccountId, { type: 'CloseAccount', data: { accountId: subAccountId } });
     return this.view(subAccountId);
   }
 
@@ -105,7 +97,7 @@ export class AccountCommands {
   async issueKey(ctx: RequestContext, name: string): Promise<{ key: string; view: ApiKeyView }> {
     const keyId = this.ids.id('key');
     const { key, prefix, hash } = this.secrets.generate();
-    await this.run(ctx, ctx.accountId, { type: 'IssueApiKey', data: { accountId: ctx.accountId, keyId, name, prefix, keyHash: hash }, metadata: this.meta(ctx.accountId) });
+    await this.run(ctx, ctx.accountId, { type: 'IssueApiKey', data: { accountId: ctx.accountId, keyId, name, prefix, keyHash: hash } });
     const view = await this.accounts.key(ctx.accountId, keyId);
     if (!view) throw new DomainError('API_KEY_NOT_FOUND', 'API key not found');
     return { key, view };
@@ -115,7 +107,7 @@ export class AccountCommands {
   async revokeKey(ctx: RequestContext, keyId: string): Promise<ApiKeyView> {
     const existing = await this.accounts.key(ctx.accountId, keyId);
     if (!existing) throw new DomainError('API_KEY_NOT_FOUND', 'API key not found');
-    await this.run(ctx, ctx.accountId, { type: 'RevokeApiKey', data: { accountId: ctx.accountId, keyId }, metadata: this.meta(ctx.accountId) });
+    await this.run(ctx, ctx.accountId, { type: 'RevokeApiKey', data: { accountId: ctx.accountId, keyId } });
     return (await this.accounts.key(ctx.accountId, keyId)) ?? existing;
   }
 
@@ -143,46 +135,12 @@ export class AccountCommands {
     return sub;
   }
 
-  /**
-   * The account that pays for `accountId`: a sub-account's charges and number slots go to its parent (one
-   * balance and one number limit per customer). The parent link never changes, so the read model may answer.
-   */
-  async billingAccountOf(accountId: string): Promise<string> {
-    const view = await this.accounts.get(accountId);
-    if (!view) throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
-    return view.parentAccountId ?? view.accountId;
-  }
-
-  /** For other capabilities: charge the (billing) account; idempotent by chargeId; 402 when the balance is short. */
-  async charge(ctx: RequestContext, actingAccountId: string, c: { chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference?: string | null }) {
-    const accountId = await this.billingAccountOf(actingAccountId);
-    return this.run(ctx, accountId, {
-      type: 'ChargeAccount', data: { accountId, chargeId: c.chargeId, amountMicros: c.amountMicros, kind: c.kind, description: c.description, reference: c.reference ?? null },
-      metadata: this.meta(accountId),
-    });
-  }
-
-  /** Hold a number slot (409 at the limit, then 402 when the balance is below `requiredBalanceMicros`). */
-  async reserveNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, requiredBalanceMicros: number) {
-    const accountId = await this.billingAccountOf(actingAccountId);
-    return this.run(ctx, accountId, { type: 'ReserveNumberSlot', data: { accountId, numberId, requiredBalanceMicros }, metadata: this.meta(accountId) });
-  }
-
-  async releaseNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, reason: string) {
-    const accountId = await this.billingAccountOf(actingAccountId);
-    return this.run(ctx, accountId, { type: 'ReleaseNumberSlot', data: { accountId, numberId, reason }, metadata: this.meta(accountId) });
-  }
-
   async setNumberLimit(ctx: RequestContext, accountId: string, numberLimit: number) {
-    return this.run(ctx, accountId, { type: 'SetNumberLimit', data: { accountId, numberLimit }, metadata: this.meta(accountId) });
-  }
-
-  private meta(accountId: string) {
-    return { now: this.clock.now().toISOString(), accountId };
+    return this.run(ctx, accountId, { type: 'SetNumberLimit', data: { accountId, numberLimit } });
   }
 
   async credit(ctx: RequestContext, accountId: string, amountMicros: number, reason: string): Promise<AccountView> {
-    await this.run(ctx, accountId, { type: 'CreditAccount', data: { accountId, amountMicros, reason }, metadata: this.meta(accountId) });
+    await this.run(ctx, accountId, { type: 'CreditAccount', data: { accountId, amountMicros, reason } });
     return this.view(accountId);
   }
 }

@@ -1,8 +1,8 @@
 import { MICROS_PER_DOLLAR } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { ClockPort } from '../ports/clock.port.js';
-import type { AccountQueries } from '../ports/queries.port.js';
-import type { UsageMetric, UsageQueries } from '../ports/usage.port.js';
+import type { AccountQueries } from './account-queries.port.js';
+import type { UsageMetric, UsageQueries } from './usage.port.js';
 
 /** The self-serve plan's published limits (spec 8 gives only the number limit; the rest are this service's). */
 export const SELF_SERVE_PLAN = {

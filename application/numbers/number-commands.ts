@@ -1,21 +1,20 @@
-import type { AccountCommands } from '../accounts/account-commands.js';
+import type { Billing } from '../accounts/billing.js';
 import { accountDecider } from '../../domain/account/account.decider.js';
 import { agentDecider } from '../../domain/agent/agent.decider.js';
 import { areaCodeProblem, type NanpCountry } from '../../domain/phone-number/north-american-area-codes.js';
-import type { PhoneNumberCommand, PhoneNumberEvent, PhoneNumberState } from '../../domain/phone-number/phone-number.decider.js';
+import { phoneNumberDecider, type PhoneNumberCommand, type PhoneNumberEvent, type PhoneNumberState } from '../../domain/phone-number/phone-number.decider.js';
 import { NUMBER_PROVISIONING_BALANCE_MICROS } from '../../domain/phone-number/pricing.js';
-import { sipTrunkDecider, type SipTrunkCommand } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { sipTrunkDecider } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { NumberProvisioningPort } from '../ports/number-provisioning.port.js';
-import type { NumberQueries, PhoneNumberView } from '../ports/number-queries.port.js';
+import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
-import { metadataOf, type RequestContext } from '../shared/context.js';
-import { handleCommand, loadAggregate } from '../shared/handle-command.js';
-import { NumberStream } from './number-stream.js';
+import type { NumberProvisioningPort } from '../signup/number-provisioning.port.js';
+import type { NumberQueries, PhoneNumberView } from './number-queries.port.js';
+import { awaitOutcome } from '../shared/await-outcome.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
 export type ProvisionInput = Readonly<{ numberId?: string; country: NanpCountry; areaCode: string | null; agentId: string | null }>;
 
@@ -28,27 +27,37 @@ const notFound = () => new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number n
  * local decisions taken here.
  */
 export class NumberCommands implements NumberProvisioningPort {
-  private readonly numbers: NumberStream;
-
   constructor(
-    private readonly store: EventStorePort,
+    private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
     private readonly readModels: ReadModelsPort,
     private readonly queries: NumberQueries,
-    private readonly accounts: AccountCommands,
+    private readonly billing: Billing,
     private readonly o: { provisioningTimeoutMs: number },
-  ) {
-    this.numbers = new NumberStream(store, ids);
+  ) {}
+
+  private run(ctx: RequestContext, cmd: CommandInput<PhoneNumberCommand>, readYourWrites = false) {
+    return this.exec.execute(phoneNumberDecider, streams.phoneNumber(cmd.data.numberId), cmd, ctx, { readYourWrites });
   }
 
-  private cmd<T extends PhoneNumberCommand['type']>(ctx: RequestContext, type: T, data: Extract<PhoneNumberCommand, { type: T }>['data']): PhoneNumberCommand {
-    return { type, data, metadata: { now: this.clock.now().toISOString(), accountId: ctx.accountId } } as PhoneNumberCommand;
+  private load(numberId: string) {
+    return this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
   }
 
-  private async settle(events: readonly RecordedEvent[]): Promise<void> {
-    const last = events.at(-1);
-    if (last) await this.readModels.waitFor(last.checkpoint, [...new Set(events.map((e) => e.type))]);
+  private until(numberId: string, done: (s: PhoneNumberState, events: readonly RecordedEvent<PhoneNumberEvent>[]) => boolean) {
+    return awaitOutcome(this.exec, phoneNumberDecider, streams.phoneNumber(numberId), done, this.o.provisioningTimeoutMs);
+  }
+
+  /**
+   * Read-your-writes after the process manager's outcome: the number's rows, and the paying account's rows
+   * (ledger, slots) as the process left them for this number.
+   */
+  private async settle(ctx: RequestContext, numberId: string, events: readonly RecordedEvent[]): Promise<void> {
+    await this.exec.settle(events);
+    const payer = await this.billing.billingAccountOf(ctx.accountId);
+    const { events: ledger } = await this.exec.load(accountDecider, streams.account(payer));
+    const last = ledger.findLast((e) => 'numberId' in e.data ? e.data.numberId === numberId : 'reference' in e.data && e.data.reference === numberId);
+    if (last) await this.exec.settle([last]);
   }
 
   private async view(ctx: RequestContext, numberId: string): Promise<PhoneNumberView> {
@@ -58,7 +67,7 @@ export class NumberCommands implements NumberProvisioningPort {
   }
 
   private async requireAgent(ctx: RequestContext, agentId: string): Promise<void> {
-    const { state } = await loadAggregate(this.store, agentDecider, streams.agent(agentId));
+    const { state } = await this.exec.load(agentDecider, streams.agent(agentId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
   }
 
@@ -74,26 +83,21 @@ export class NumberCommands implements NumberProvisioningPort {
     if (input.agentId) await this.requireAgent(ctx, input.agentId);
     const numberId = input.numberId ?? this.ids.id('pn');
 
-    const existing = (await this.numbers.load(numberId)).state;
-    if (existing.status === 'none' || existing.status === 'failed') {
-      // a sub-account's slots and balance are its parent's
-      const billing = await this.accounts.billingAccountOf(ctx.accountId);
-      const account = await loadAggregate(this.store, accountDecider, streams.account(billing));
-      accountDecider.decide({
-        type: 'ReserveNumberSlot', data: { accountId: billing, numberId, requiredBalanceMicros: NUMBER_PROVISIONING_BALANCE_MICROS },
-        metadata: { now: this.clock.now().toISOString(), accountId: billing },
-      }, account.state);
-    }
+    const existing = (await this.load(numberId)).state;
+    if (existing.status === 'none' || existing.status === 'failed') await this.billing.assertCanHoldNumberSlot(ctx.accountId, NUMBER_PROVISIONING_BALANCE_MICROS);
 
-    const r = await this.numbers.run(this.cmd(ctx, 'RequestNumber', { numberId, country: input.country, areaCode: input.areaCode, agentId: input.agentId }), metadataOf(ctx));
+    const r = await this.run(ctx, { type: 'RequestNumber', data: { numberId, country: input.country, areaCode: input.areaCode, agentId: input.agentId } });
     const attempt = r.state.status === 'none' ? 1 : r.state.attempt;
-    const outcome = await this.numbers.until(numberId, (s) => s.status !== 'none' && s.attempt === attempt && isSettled(s), this.o.provisioningTimeoutMs);
+    const outcome = await this.until(numberId, (s) => s.status !== 'none' && s.attempt === attempt && isSettled(s));
     const s = outcome.state;
-    if (s.status === 'failed' || s.status === 'aborting') throw new DomainError(s.code, s.message);
+    if (s.status === 'failed' || s.status === 'aborting') {
+      await this.settle(ctx, numberId, outcome.events);
+      throw new DomainError(s.code, s.message);
+    }
     if (s.status !== 'active' && s.status !== 'released') {
       throw new DomainError('NUMBER_PROVISIONING_PENDING', `Provisioning of number ${numberId} is taking longer than usual; it continues in the background and the number will appear in GET /v1/numbers when it is ready`);
     }
-    await this.settle(outcome.events);
+    await this.settle(ctx, numberId, outcome.events);
     return this.view(ctx, numberId);
   }
 
@@ -105,17 +109,16 @@ export class NumberCommands implements NumberProvisioningPort {
 
   /** DELETE /v1/numbers/{id}: released upstream, then `released` for good (history kept, agent detached). */
   async release(ctx: RequestContext, numberId: string): Promise<{ success: true; phoneNumber: string; status: 'released' }> {
-    const r = await this.numbers.run(this.cmd(ctx, 'RequestRelease', { numberId }), metadataOf(ctx));
+    const r = await this.run(ctx, { type: 'RequestRelease', data: { numberId } });
     const from = r.revision === 'no_stream' ? -1n : r.revision;
-    const outcome = await this.numbers.until(numberId, (s, events) =>
-      s.status === 'released' || events.some((e) => e.streamRevision >= from && e.type === 'NumberReleaseFailed'), this.o.provisioningTimeoutMs);
+    const outcome = await this.until(numberId, (s, events) => s.status === 'released' || events.some((e) => e.streamRevision >= from && e.type === 'NumberReleaseFailed'));
     const s = outcome.state;
     if (s.status !== 'released') {
       const failed = outcome.events.findLast((e) => e.type === 'NumberReleaseFailed' && e.streamRevision >= from);
       if (failed?.type === 'NumberReleaseFailed') throw new DomainError(failed.data.code, failed.data.message);
       throw new DomainError('NUMBER_PROVISIONING_PENDING', `The release of number ${numberId} is taking longer than usual; it continues in the background`);
     }
-    await this.settle(outcome.events);
+    await this.settle(ctx, numberId, outcome.events);
     return { success: true, phoneNumber: s.phoneNumber, status: 'released' };
   }
 
@@ -125,8 +128,7 @@ export class NumberCommands implements NumberProvisioningPort {
    */
   async attach(ctx: RequestContext, agentId: string, numberId: string) {
     await this.requireAgent(ctx, agentId);
-    const r = await this.numbers.run(this.cmd(ctx, 'AttachToAgent', { numberId, agentId }), metadataOf(ctx));
-    await this.settleResult(r.checkpoint, r.events);
+    await this.run(ctx, { type: 'AttachToAgent', data: { numberId, agentId } }, true);
     const v = await this.view(ctx, numberId);
     return { agentId, number: { id: v.id, phoneNumber: v.phoneNumber, status: v.status, type: v.type } };
   }
@@ -134,18 +136,12 @@ export class NumberCommands implements NumberProvisioningPort {
   /** DELETE /v1/agents/{agent_id}/numbers/{number_id}: the number stays active, with no agent. */
   async detach(ctx: RequestContext, agentId: string, numberId: string): Promise<{ success: true }> {
     await this.requireAgent(ctx, agentId);
-    const r = await this.numbers.run(this.cmd(ctx, 'DetachFromAgent', { numberId, agentId, reason: 'request' }), metadataOf(ctx));
-    await this.settleResult(r.checkpoint, r.events);
+    await this.run(ctx, { type: 'DetachFromAgent', data: { numberId, agentId, reason: 'request' } }, true);
     return { success: true };
   }
 
-  private async settleResult(checkpoint: string | null, events: readonly PhoneNumberEvent[] | readonly { type: string }[]) {
-    if (checkpoint) await this.readModels.waitFor(checkpoint, events.map((e) => e.type));
-  }
-
   private trunk(ctx: RequestContext, trunkId: string, type: 'LinkNumber' | 'UnlinkNumber', numberId: string) {
-    const cmd: SipTrunkCommand = { type, data: { trunkId, numberId }, metadata: { now: this.clock.now().toISOString(), accountId: ctx.accountId } };
-    return handleCommand({ store: this.store, ids: this.ids }, sipTrunkDecider, streams.sipTrunk(trunkId), cmd, metadataOf(ctx));
+    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(trunkId), { type, data: { trunkId, numberId } }, ctx);
   }
 
   /**
@@ -155,7 +151,7 @@ export class NumberCommands implements NumberProvisioningPort {
    * leaves behind from the number's NumberSipTrunkAssigned.
    */
   async assignSipTrunk(ctx: RequestContext, numberId: string, sipTrunkId: string | null): Promise<PhoneNumberView> {
-    const { state } = await this.numbers.load(numberId);
+    const { state } = await this.load(numberId);
     usable(state, ctx.accountId);
     if (state.status === 'active' && state.sipTrunkId === sipTrunkId) return this.view(ctx, numberId);
     const written: { checkpoint: string; types: string[] }[] = [];
@@ -165,7 +161,7 @@ export class NumberCommands implements NumberProvisioningPort {
     }
     let assigned;
     try {
-      assigned = await this.numbers.run(this.cmd(ctx, 'AssignSipTrunk', { numberId, sipTrunkId }), metadataOf(ctx));
+      assigned = await this.run(ctx, { type: 'AssignSipTrunk', data: { numberId, sipTrunkId } });
     } catch (err) {
       if (sipTrunkId) await this.trunk(ctx, sipTrunkId, 'UnlinkNumber', numberId);
       throw err;

@@ -1,14 +1,10 @@
-import type { AccountCommands } from '../accounts/account-commands.js';
-import { accountDecider, insufficientBalance } from '../../domain/account/account.decider.js';
+import type { Billing } from '../accounts/billing.js';
 import { LOOKUP_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
-import { streams } from '../../domain/shared/streams.js';
-import type { CarrierPort, LineInfo } from '../ports/carrier.port.js';
+import type { CarrierPort, LineInfo } from './carrier.port.js';
 import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { LookupCachePort } from '../ports/lookup-cache.port.js';
+import type { LookupCachePort } from './lookup-cache.port.js';
 import type { RequestContext } from '../shared/context.js';
-import { loadAggregate } from '../shared/handle-command.js';
 
 export type LookupResult = LineInfo & Readonly<{ cached: boolean; lookedUpAt: string }>;
 export type LookupAnswer = Readonly<{ data: LookupResult[]; chargedNumbers: number; chargedMicros: number }>;
@@ -22,12 +18,11 @@ export type LookupAnswer = Readonly<{ data: LookupResult[]; chargedNumbers: numb
  */
 export class NumberLookup {
   constructor(
-    private readonly store: EventStorePort,
     private readonly ids: IdsPort,
     private readonly clock: ClockPort,
     private readonly carrier: CarrierPort,
     private readonly cache: LookupCachePort,
-    private readonly accounts: AccountCommands,
+    private readonly billing: Billing,
     private readonly o: { cacheTtlSeconds: number },
   ) {}
 
@@ -42,12 +37,10 @@ export class NumberLookup {
     const fresh = new Map<string, LineInfo>();
     if (misses.length > 0) {
       // refuse before paying the carrier when the balance clearly cannot cover it
-      const billing = await this.accounts.billingAccountOf(ctx.accountId);
-      const { state } = await loadAggregate(this.store, accountDecider, streams.account(billing));
-      if (state.status === 'open' && state.balanceMicros < cost) throw insufficientBalance(cost, state.balanceMicros);
+      await this.billing.assertCanPay(ctx.accountId, cost);
       const infos = await Promise.all(misses.map((n) => this.carrier.lookup(n)));
       misses.forEach((n, i) => fresh.set(n, infos[i]!));
-      await this.accounts.charge(ctx, ctx.accountId, {
+      await this.billing.charge(ctx, ctx.accountId, {
         chargeId: `number_lookup:${this.ids.uuid()}`, amountMicros: cost, kind: 'number_lookup',
         description: `Number lookup: ${misses.length} number${misses.length === 1 ? '' : 's'}`, reference: ctx.requestId,
       });

@@ -1,20 +1,18 @@
-import type { AccountCommands } from '../accounts/account-commands.js';
+import type { Billing } from '../accounts/billing.js';
 import { agentDecider, type AgentEvent } from '../../domain/agent/agent.decider.js';
-import type { PhoneNumberCommand, PhoneNumberEvent, PhoneNumberState } from '../../domain/phone-number/phone-number.decider.js';
+import { phoneNumberDecider, type PhoneNumberCommand, type PhoneNumberEvent, type PhoneNumberState } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS, NUMBER_PROVISIONING_BALANCE_MICROS } from '../../domain/phone-number/pricing.js';
-import { sipTrunkDecider, type SipTrunkCommand, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { sipTrunkDecider, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { CarrierPort } from '../ports/carrier.port.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import { compareCheckpoints, type EventMetadata, type EventStorePort, type RecordedEvent } from '../ports/event-store.port.js';
-import type { IdsPort } from '../ports/ids.port.js';
+import type { CarrierPort } from './carrier.port.js';
+import { compareCheckpoints, type RecordedEvent } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { NumberQueries } from '../ports/number-queries.port.js';
+import type { NumberQueries } from './number-queries.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
 import type { RequestContext } from '../shared/context.js';
-import { handleCommand, loadAggregate } from '../shared/handle-command.js';
-import { carrierKey, NumberStream } from './number-stream.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import { ProcessManager } from '../shared/process-manager.js';
 
 /** Failures that end a provisioning step for good (anything else is retried by the reactor runner). */
 const STEP_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
@@ -23,23 +21,16 @@ const STEP_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 ]);
 const isStepFailure = (err: unknown): err is DomainError => err instanceof DomainError && STEP_FAILURES.has(err.code);
 
-/** Events after which a number's provisioning or release has a next step. */
-const DRIVEN: ReadonlySet<string> = new Set([
-  'NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioningAborted', 'NumberReleaseRequested',
-]);
-
-export const numberProcessEventTypes = [
-  'NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioningAborted',
-  'NumberReleaseRequested', 'NumberReleased', 'NumberAttached', 'NumberSipTrunkAssigned', 'SipTrunkDeleted', 'AgentDeleted',
-] as const;
-
-type Handled = RecordedEvent<PhoneNumberEvent | SipTrunkEvent | AgentEvent>;
+type Handled = Extract<
+  PhoneNumberEvent | SipTrunkEvent | AgentEvent,
+  { type: 'NumberProvisioningRequested' | 'NumberReleaseRequested' | 'NumberReleased' | 'NumberAttached' | 'NumberSipTrunkAssigned' | 'SipTrunkDeleted' | 'AgentDeleted' }
+>;
 
 /**
- * The phone-number process manager. It reacts to events (from its own checkpoint, see the reactor runner)
- * and is state-driven: for a number it loads the stream and performs the next step for the state it finds,
- * so a redelivered event, a crash between an effect and its record, or a restart simply resumes where the
- * stream says the process is. Every effect is idempotent: the carrier purchase by key, the slot by number
+ * The phone-number process manager. A provisioning or release request starts it; it then drives the number
+ * to the end in one go, state-driven: it loads the number's stream and performs the next step for the state
+ * it finds, so a redelivered request, a crash between an effect and its record, or a restart simply resumes
+ * where the stream says the process is. It never reacts to the step facts it records itself. Every effect is idempotent: the carrier purchase by key, the slot by number
  * id, the charge by charge id, every append through the decider.
  *
  *   provisioning  Requested -> reserve slot -> SlotHeld -> search+purchase -> Purchased -> routing ->
@@ -49,8 +40,15 @@ type Handled = RecordedEvent<PhoneNumberEvent | SipTrunkEvent | AgentEvent>;
  *   trunk links   keep the trunks' link sets equal to the numbers' routes after a crash or a trunk deletion
  *   agents        AgentDeleted -> its numbers detached; Attached to an agent deleted meanwhile -> detached
  */
-export class NumberProcess {
-  private readonly numbers: NumberStream;
+export class NumberProcess extends ProcessManager<Handled> {
+  readonly name = 'number_process';
+  /** the actor its facts have always been recorded as */
+  override get actor(): string {
+    return 'system:numbers';
+  }
+  readonly handles = [
+    'NumberProvisioningRequested', 'NumberReleaseRequested', 'NumberReleased', 'NumberAttached', 'NumberSipTrunkAssigned', 'SipTrunkDeleted', 'AgentDeleted',
+  ] as const;
   /**
    * The newest NumberAttached this reactor has seen. Every attach recorded before an AgentDeleted reaches the
    * reactor before it (one subscription, global order), so once the numbers projector has passed this point
@@ -59,85 +57,61 @@ export class NumberProcess {
   private lastAttach: string | null = null;
 
   constructor(
-    private readonly store: EventStorePort,
-    private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
+    private readonly exec: CommandExecutor,
     private readonly carrier: CarrierPort,
-    private readonly accounts: AccountCommands,
+    private readonly billing: Billing,
     private readonly readModels: ReadModelsPort,
     private readonly queries: NumberQueries,
     private readonly log: LoggerPort,
   ) {
-    this.numbers = new NumberStream(store, ids);
+    super();
   }
-
-  readonly handles: readonly string[] = numberProcessEventTypes;
 
   /**
-   * One batch: events of one account in order, accounts side by side (their slots and charges are on
-   * different account streams; a parent and its sub-accounts share one, and handleCommand's retries absorb
-   * that contention).
+   * Events of one account in log order, accounts side by side: their slots and charges are on different account
+   * streams (a parent and its sub-accounts share one, and the executor's retries absorb that contention).
    */
-  async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
-    const byAccount = new Map<string, Handled[]>();
-    for (const e of batch) {
-      if (!this.handles.includes(e.type)) continue;
-      const list = byAccount.get(e.metadata.accountId) ?? [];
-      list.push(e as Handled);
-      byAccount.set(e.metadata.accountId, list);
-    }
-    await Promise.all([...byAccount.values()].map(async (events) => {
-      // one pass drives a number as far as it goes, so later events of the same number in the batch add nothing
-      const driven = new Set<string>();
-      for (const e of events) {
-        if (DRIVEN.has(e.type)) {
-          const numberId = (e.data as { numberId: string }).numberId;
-          if (driven.has(numberId)) continue;
-          driven.add(numberId);
-        }
-        await this.handle(e);
-      }
-    }));
+  protected instanceOf(e: RecordedEvent<Handled>): string {
+    return e.metadata.accountId;
   }
 
-  async handle(e: Handled): Promise<void> {
+  protected async react(e: RecordedEvent<Handled>, ctx: RequestContext): Promise<void> {
     switch (e.type) {
-      case 'NumberProvisioningRequested': case 'NumberSlotHeld': case 'NumberPurchased': case 'NumberRoutingConfigured':
-      case 'NumberProvisioningAborted': case 'NumberReleaseRequested':
-        return this.drive(e.data.numberId, e);
+      case 'NumberProvisioningRequested': case 'NumberReleaseRequested':
+        return this.drive(e.data.numberId, ctx);
       case 'NumberAttached': {
         if (!this.lastAttach || compareCheckpoints(e.checkpoint, this.lastAttach) > 0) this.lastAttach = e.checkpoint;
         // an attach that raced the agent's deletion: the agent is gone, so is the link
-        const agent = await loadAggregate(this.store, agentDecider, streams.agent(e.data.agentId));
-        if (agent.state.status === 'deleted') await this.numbers.run(this.cmd(e, 'DetachFromAgent', { numberId: e.data.numberId, agentId: e.data.agentId, reason: 'agent_deleted' }), this.meta(e));
+        const agent = await this.exec.load(agentDecider, streams.agent(e.data.agentId));
+        if (agent.state.status === 'deleted') await this.number(ctx, { type: 'DetachFromAgent', data: { numberId: e.data.numberId, agentId: e.data.agentId, reason: 'agent_deleted' } });
         return;
       }
       case 'NumberSipTrunkAssigned': {
-        const { state } = await this.numbers.load(e.data.numberId);
+        const { state } = await this.load(e.data.numberId);
         const current = state.status === 'active' ? state.sipTrunkId : null;
-        if (e.data.previousSipTrunkId && e.data.previousSipTrunkId !== current) await this.trunk(e, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
+        if (e.data.previousSipTrunkId && e.data.previousSipTrunkId !== current) await this.trunk(ctx, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
         if (current && current === e.data.sipTrunkId) {
           try {
-            await this.trunk(e, current, 'LinkNumber', e.data.numberId);
+            await this.trunk(ctx, current, 'LinkNumber', e.data.numberId);
           } catch (err) {
             // the trunk went away (or lost its URIs) before the link was recorded: the route goes too
             if (!(err instanceof DomainError)) throw err;
-            await this.numbers.run(this.cmd(e, 'ClearSipTrunk', { numberId: e.data.numberId, sipTrunkId: current }), this.meta(e));
+            await this.number(ctx, { type: 'ClearSipTrunk', data: { numberId: e.data.numberId, sipTrunkId: current } });
           }
         }
         return;
       }
       case 'NumberReleased':
-        if (e.data.previousSipTrunkId) await this.trunk(e, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
+        if (e.data.previousSipTrunkId) await this.trunk(ctx, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
         return;
       case 'SipTrunkDeleted':
-        for (const numberId of e.data.numberIds) await this.numbers.run(this.cmd(e, 'ClearSipTrunk', { numberId, sipTrunkId: e.data.trunkId }), this.meta(e));
+        for (const numberId of e.data.numberIds) await this.number(ctx, { type: 'ClearSipTrunk', data: { numberId, sipTrunkId: e.data.trunkId } });
         return;
       case 'AgentDeleted': {
         // the read model names the agent's numbers once it has projected every attach seen so far
         if (this.lastAttach) await this.readModels.waitFor(this.lastAttach, ['NumberAttached']);
         for (const numberId of await this.queries.attachedTo(e.data.accountId, e.data.agentId)) {
-          await this.numbers.run(this.cmd(e, 'DetachFromAgent', { numberId, agentId: e.data.agentId, reason: 'agent_deleted' }), this.meta(e));
+          await this.number(ctx, { type: 'DetachFromAgent', data: { numberId, agentId: e.data.agentId, reason: 'agent_deleted' } });
         }
         return;
       }
@@ -147,28 +121,27 @@ export class NumberProcess {
   }
 
   /** Moves one number's provisioning or release as far as it can go now. */
-  async drive(numberId: string, cause: Handled): Promise<void> {
+  async drive(numberId: string, ctx: RequestContext): Promise<void> {
     for (let guard = 0; guard < 12; guard++) {
-      const { state } = await this.numbers.load(numberId);
-      const next = await this.step(state, cause);
+      const { state } = await this.load(numberId);
+      const next = await this.step(state, ctx);
       if (!next) return;
     }
     this.log.warn({ numberId }, 'number process did not settle in one pass');
   }
 
   /** Performs the next step for `s` and records it; false when there is nothing to do. */
-  private async step(s: PhoneNumberState, cause: Handled): Promise<boolean> {
-    const meta = { ...this.meta(cause), accountId: s.status === 'none' ? cause.metadata.accountId : s.accountId };
-    const ctx: RequestContext = { accountId: meta.accountId, requestId: meta.requestId, correlationId: meta.correlationId, actor: meta.actor };
+  private async step(s: PhoneNumberState, cause: RequestContext): Promise<boolean> {
+    const ctx: RequestContext = { ...cause, accountId: s.status === 'none' ? cause.accountId : s.accountId };
     const at = (type: PhoneNumberCommand['type'], data: Record<string, unknown>) =>
-      this.numbers.run({ type, data: { numberId: (s as { numberId: string }).numberId, ...data }, metadata: { now: this.now(), accountId: meta.accountId } } as never, meta);
+      this.number(ctx, { type, data: { numberId: (s as { numberId: string }).numberId, ...data } } as CommandInput<PhoneNumberCommand>);
     const abort = (err: DomainError) => at('AbortProvisioning', { code: err.code, message: err.message });
 
     if (s.status === 'provisioning') {
       try {
         switch (s.step) {
           case 'requested':
-            await this.accounts.reserveNumberSlot(ctx, s.accountId, s.numberId, NUMBER_PROVISIONING_BALANCE_MICROS);
+            await this.billing.reserveNumberSlot(ctx, s.accountId, s.numberId, NUMBER_PROVISIONING_BALANCE_MICROS);
             await at('RecordSlotHeld', {});
             return true;
           case 'slot_held': {
@@ -182,7 +155,7 @@ export class NumberProcess {
             return true;
           case 'routed': {
             const chargeId = monthlyChargeId(s.numberId, 0);
-            await this.accounts.charge(ctx, s.accountId, {
+            await this.billing.charge(ctx, s.accountId, {
               chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS, kind: 'number_monthly', description: `Phone number ${s.phoneNumber}: first month`, reference: s.numberId,
             });
             await at('CompleteProvisioning', { chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS });
@@ -199,7 +172,7 @@ export class NumberProcess {
     if (s.status === 'aborting') {
       // undo in reverse: whatever the carrier sold under this attempt's key, then the account's slot
       if (s.reached !== 'requested') await this.carrier.release({ idempotencyKey: carrierKey(s) });
-      await this.accounts.releaseNumberSlot(ctx, s.accountId, s.numberId, `provisioning failed: ${s.code}`);
+      await this.billing.releaseNumberSlot(ctx, s.accountId, s.numberId, `provisioning failed: ${s.code}`);
       await at('CompleteAbort', {});
       return true;
     }
@@ -236,20 +209,18 @@ export class NumberProcess {
       : `The requested number is unavailable: no numbers are available in ${s.country} right now`);
   }
 
-  private trunk(e: Handled, trunkId: string, type: 'LinkNumber' | 'UnlinkNumber', numberId: string) {
-    const cmd: SipTrunkCommand = { type, data: { trunkId, numberId }, metadata: { now: this.now(), accountId: e.metadata.accountId } };
-    return handleCommand({ store: this.store, ids: this.ids }, sipTrunkDecider, streams.sipTrunk(trunkId), cmd, this.meta(e));
+  private load(numberId: string) {
+    return this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
   }
 
-  private cmd(e: Handled, type: 'DetachFromAgent' | 'ClearSipTrunk', data: Record<string, unknown>) {
-    return { type, data, metadata: { now: this.now(), accountId: e.metadata.accountId } } as never;
+  private number(ctx: RequestContext, cmd: CommandInput<PhoneNumberCommand>) {
+    return this.exec.execute(phoneNumberDecider, streams.phoneNumber(cmd.data.numberId), cmd, ctx);
   }
 
-  private now() {
-    return this.clock.now().toISOString();
-  }
-
-  private meta(e: Handled): EventMetadata {
-    return { accountId: e.metadata.accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: 'system:numbers' };
+  private trunk(ctx: RequestContext, trunkId: string, type: 'LinkNumber' | 'UnlinkNumber', numberId: string) {
+    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(trunkId), { type, data: { trunkId, numberId } }, ctx);
   }
 }
+
+/** The carrier idempotency key of a provisioning attempt: a retried attempt never buys a second number. */
+export const carrierKey = (s: { numberId: string; attempt: number }) => `${s.numberId}:${s.attempt}`;

@@ -1,14 +1,12 @@
-import type { AccountCommands } from '../accounts/account-commands.js';
-import { paidThrough } from '../../domain/phone-number/phone-number.decider.js';
+import type { Billing } from '../accounts/billing.js';
+import { paidThrough, phoneNumberDecider, type PhoneNumberCommand } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
-import type { IdsPort } from '../ports/ids.port.js';
+import { streams } from '../../domain/shared/streams.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { NumberQueries } from '../ports/number-queries.port.js';
-import type { ReadModelsPort } from '../ports/read-models.port.js';
-import { NumberStream } from './number-stream.js';
+import type { NumberQueries } from './number-queries.port.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
 export type RenewalPass = Readonly<{ renewed: number; paymentFailed: number }>;
 
@@ -21,22 +19,23 @@ export type RenewalPass = Readonly<{ renewed: number; paymentFailed: number }>;
  * and retried on every pass until it is paid.
  */
 export class NumberRenewals {
-  private readonly numbers: NumberStream;
-
   constructor(
-    store: EventStorePort,
-    ids: IdsPort,
-    private readonly clock: ClockPort,
-    private readonly accounts: AccountCommands,
+    private readonly exec: CommandExecutor,
+    private readonly billing: Billing,
     private readonly queries: NumberQueries,
-    private readonly readModels: ReadModelsPort,
     private readonly log: LoggerPort,
-  ) {
-    this.numbers = new NumberStream(store, ids);
+  ) {}
+
+  private load(numberId: string) {
+    return this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
+  }
+
+  private record(ctx: RequestContext, cmd: CommandInput<PhoneNumberCommand>) {
+    return this.exec.execute(phoneNumberDecider, streams.phoneNumber(cmd.data.numberId), cmd, ctx);
   }
 
   async renewDue(batchSize = 200): Promise<RenewalPass> {
-    const now = this.clock.now().toISOString();
+    const now = this.exec.now();
     let renewed = 0;
     let paymentFailed = 0;
     for (const n of await this.queries.dueForRenewal(now, batchSize)) {
@@ -59,37 +58,34 @@ export class NumberRenewals {
     try {
       return await this.renewPeriods(numberId, now);
     } finally {
-      const { events } = await this.numbers.load(numberId);
-      const last = events.at(-1);
-      if (last) await this.readModels.waitFor(last.checkpoint, [last.type]);
+      const { events } = await this.load(numberId);
+      await this.exec.settle(events.slice(-1));
     }
   }
 
   private async renewPeriods(numberId: string, now: string): Promise<RenewalPass> {
     let renewed = 0;
     for (let guard = 0; guard < 120; guard++) {
-      const { state: s } = await this.numbers.load(numberId);
+      const { state: s } = await this.load(numberId);
       if (s.status !== 'active' || s.releasing || paidThrough(s) > now) break;
       const period = s.periodsPaid;
       const chargeId = monthlyChargeId(numberId, period);
-      const metadata = { accountId: s.accountId, correlationId: `renewal:${numberId}:${period}`, causationId: null, requestId: null, actor: 'system:number-renewal' };
-      const ctx = { accountId: s.accountId, requestId: null, correlationId: metadata.correlationId, actor: metadata.actor };
+      const ctx: RequestContext = { accountId: s.accountId, requestId: null, correlationId: `renewal:${numberId}:${period}`, actor: 'system:number-renewal' };
       try {
-        await this.accounts.charge(ctx, s.accountId, {
+        await this.billing.charge(ctx, s.accountId, {
           chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS, kind: 'number_monthly', reference: numberId,
           description: `Phone number ${s.phoneNumber}: month ${period + 1} (from ${paidThrough(s).slice(0, 10)})`,
         });
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
-        const r = await this.numbers.run({
+        const r = await this.record(ctx, {
           type: 'RecordRenewalPaymentFailed',
           data: { numberId, period, neededMicros: Number(err.hints.neededMicros ?? NUMBER_MONTHLY_PRICE_MICROS), balanceMicros: Number(err.hints.balanceMicros ?? 0) },
-          metadata: { now, accountId: s.accountId },
-        }, metadata);
+        });
         if (r.events.length) this.log.warn({ numberId, period }, 'number renewal could not be paid; flagged');
         return { renewed, paymentFailed: r.events.length };
       }
-      await this.numbers.run({ type: 'RecordRenewal', data: { numberId, period, chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS }, metadata: { now, accountId: s.accountId } }, metadata);
+      await this.record(ctx, { type: 'RecordRenewal', data: { numberId, period, chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS } });
       renewed++;
     }
     return { renewed, paymentFailed: 0 };

@@ -6,8 +6,10 @@ export type RequestContext = Readonly<{
   requestId: string | null;
   correlationId: string;
   actor: string;
+  /** the event that caused this work, when a process manager acts on it */
+  causationId?: string | null;
 }>;
 
 export const metadataOf = (ctx: RequestContext, accountId = ctx.accountId): EventMetadata => ({
-  accountId, correlationId: ctx.correlationId, causationId: null, requestId: ctx.requestId, actor: ctx.actor,
+  accountId, correlationId: ctx.correlationId, causationId: ctx.causationId ?? null, requestId: ctx.requestId, actor: ctx.actor,
 });

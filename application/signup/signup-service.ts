@@ -3,17 +3,14 @@ import type { AgentCommands } from '../agents/agent-commands.js';
 import { signUpDecider, type SignUpCommand, type SignUpPlan, type SignUpState } from '../../domain/signup/signup.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { ApiKeySecretsPort } from '../ports/api-key-secrets.port.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
+import type { ApiKeySecretsPort } from '../accounts/api-key-secrets.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { MailerPort } from '../ports/mailer.port.js';
-import type { NumberProvisioningPort } from '../ports/number-provisioning.port.js';
-import type { OtpPort } from '../ports/otp.port.js';
-import type { ReadModelsPort } from '../ports/read-models.port.js';
+import type { MailerPort } from './mailer.port.js';
+import type { NumberProvisioningPort } from './number-provisioning.port.js';
+import type { OtpPort } from './otp.port.js';
 import type { RequestContext } from '../shared/context.js';
-import { handleCommand, loadAggregate } from '../shared/handle-command.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
 export interface SignUpThrottleQueries {
   recentByEmail(email: string, since: Date): Promise<{ count: number; oldest: Date | null }>;
@@ -49,13 +46,11 @@ export type VerifiedSignUp = Readonly<{
  */
 export class SignUpService {
   constructor(
-    private readonly store: EventStorePort,
+    private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
     private readonly otp: OtpPort,
     private readonly secrets: ApiKeySecretsPort,
     private readonly mailer: MailerPort,
-    private readonly readModels: ReadModelsPort,
     private readonly throttles: SignUpThrottleQueries,
     private readonly accounts: AccountCommands,
     private readonly agents: AgentCommands,
@@ -64,19 +59,13 @@ export class SignUpService {
     private readonly log: LoggerPort,
   ) {}
 
-  private async run(verificationId: string, cmd: SignUpCommand, ctx: RequestContext) {
-    const r = await handleCommand({ store: this.store, ids: this.ids }, signUpDecider, streams.signUp(verificationId), cmd,
-      { accountId: 'signup', correlationId: ctx.correlationId, causationId: null, requestId: ctx.requestId, actor: ctx.actor });
-    if (r.checkpoint) await this.readModels.waitFor(r.checkpoint, r.events.map((e) => e.type));
-    return r;
-  }
-
-  private meta() {
-    return { now: this.clock.now().toISOString(), accountId: 'signup' };
+  /** Sign-up streams belong to no account yet: their events are recorded under the `signup` pseudo-account. */
+  private run(verificationId: string, cmd: CommandInput<SignUpCommand>, ctx: RequestContext) {
+    return this.exec.execute(signUpDecider, streams.signUp(verificationId), cmd, ctx, { accountId: 'signup', readYourWrites: true });
   }
 
   private async throttle(email: string, clientAddress: string | null): Promise<void> {
-    const now = this.clock.now();
+    const now = new Date(this.exec.now());
     const since = new Date(now.getTime() - 3600_000);
     const checks: [Promise<{ count: number; oldest: Date | null }>, number][] = [[this.throttles.recentByEmail(email, since), this.limits.perEmailPerHour]];
     if (clientAddress) checks.push([this.throttles.recentByClient(clientAddress, since), this.limits.perClientPerHour]);
@@ -96,8 +85,7 @@ export class SignUpService {
     const code = this.otp.generate();
     await this.run(verificationId, {
       type: 'RequestSignUp',
-      data: { verificationId, email, agentName: o.agentName, codeHash: this.otp.hash(verificationId, code), clientAddress: o.clientAddress },
-      metadata: this.meta(),
+      data: { verificationId, email, agentName: o.agentName, codeHash: this.otp.hash(verificationId, code), clientAddress: o.clientAddress }
     }, ctx);
     // the code exists only here and in the e-mail: it leaves the process after the request is recorded
     await this.mailer.send({
@@ -116,7 +104,7 @@ export class SignUpService {
       userId: this.ids.id('usr'), projectId: this.ids.id('prj'), accountId: this.ids.id('acc'), agentId: this.ids.id('agt'),
       numberId: this.ids.id('pn'), keyId: this.ids.id('key'), keyPrefix: key.prefix, keyHash: key.hash,
     };
-    const r = await this.run(o.verificationId, { type: 'VerifySignUp', data: { verificationId: o.verificationId, codeHash, source: o.source, plan }, metadata: this.meta() }, ctx);
+    const r = await this.run(o.verificationId, { type: 'VerifySignUp', data: { verificationId: o.verificationId, codeHash, source: o.source, plan } }, ctx);
     if (r.events[0]?.type === 'SignUpCodeRejected') {
       const left = Math.max(0, 5 - r.events[0].data.wrongTries);
       throw new DomainError('SIGNUP_CODE_INVALID', `Wrong code; ${left} ${left === 1 ? 'try' : 'tries'} left`);
@@ -126,7 +114,7 @@ export class SignUpService {
     const firstVerify = r.events[0]?.type === 'SignUpVerified';
     if (!firstVerify) {
       // a retried verify: only someone who has the code may resume it
-      const { events } = await loadAggregate(this.store, signUpDecider, stream);
+      const { events } = await this.exec.load(signUpDecider, stream);
       const requested = events.find((e) => e.type === 'SignUpRequested');
       if (!requested || requested.type !== 'SignUpRequested' || requested.data.codeHash !== codeHash) {
         throw new DomainError('SIGNUP_CODE_INVALID', 'Wrong code');
@@ -144,14 +132,14 @@ export class SignUpService {
     // person, so this verify (with the right code) finishes the provisioning and hands out a replacement key
     if (state.status === 'verified') await this.provision(ctx, o.verificationId, state, false);
     const apiKey = await this.accounts.replaceKey(ctx, state.plan.accountId, state.plan.keyId);
-    await this.run(o.verificationId, { type: 'RecordKeyReplaced', data: { verificationId: o.verificationId, keyId: state.plan.keyId }, metadata: this.meta() }, ctx);
+    await this.run(o.verificationId, { type: 'RecordKeyReplaced', data: { verificationId: o.verificationId, keyId: state.plan.keyId } }, ctx);
     const done = await this.provision(ctx, o.verificationId, undefined, true);
     return { api_key: apiKey, ...done, message: 'Account ready. Save the API key now: it is shown only once.' };
   }
 
   /** Runs (or resumes) the provisioning steps of a verified sign-up. Every step is idempotent by the plan's ids. */
   async provision(ctx: RequestContext, verificationId: string, state?: SignUpState, keyDelivered = false): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
-    const s = state ?? (await loadAggregate(this.store, signUpDecider, streams.signUp(verificationId))).state;
+    const s = state ?? (await this.exec.load(signUpDecider, streams.signUp(verificationId))).state;
     if (s.status !== 'verified' && s.status !== 'completed') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
     const p = s.plan;
     const acting: RequestContext = { ...ctx, accountId: p.accountId };
@@ -166,7 +154,7 @@ export class SignUpService {
     const number = await this.numbers.provision(acting, { numberId: p.numberId, agentId: p.agentId, country: 'US', areaCode: null });
     if (s.status === 'verified') {
       await this.accounts.activate(acting, p.accountId);
-      await this.run(verificationId, { type: 'CompleteSignUp', data: { verificationId, keyDelivered }, metadata: this.meta() }, ctx);
+      await this.run(verificationId, { type: 'CompleteSignUp', data: { verificationId, keyDelivered } }, ctx);
       this.log.info({ verificationId, accountId: p.accountId }, 'sign-up completed');
     }
     return { account_id: p.accountId, user_id: p.userId, project_id: p.projectId, agent_id: p.agentId, number_id: p.numberId, phone_number: number.phoneNumber };
@@ -174,6 +162,6 @@ export class SignUpService {
 
   /** Gives up on a sign-up whose provisioning cannot finish (recovery worker, after its retries). */
   async fail(ctx: RequestContext, verificationId: string, reason: string): Promise<void> {
-    await this.run(verificationId, { type: 'FailSignUp', data: { verificationId, reason }, metadata: this.meta() }, ctx);
+    await this.run(verificationId, { type: 'FailSignUp', data: { verificationId, reason } }, ctx);
   }
 }

@@ -1,14 +1,11 @@
 import { sipTrunkDecider, type SipTrunkChanges, type SipTrunkCommand, type SipTrunkConfig } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { SipTrunkQueries, SipTrunkView } from '../ports/number-queries.port.js';
-import type { ReadModelsPort } from '../ports/read-models.port.js';
-import type { SipTrunkProviderPort } from '../ports/sip-trunk-provider.port.js';
-import { metadataOf, type RequestContext } from '../shared/context.js';
-import { handleCommand, loadAggregate } from '../shared/handle-command.js';
+import type { SipTrunkQueries, SipTrunkView } from './sip-trunk-queries.port.js';
+import type { SipTrunkProviderPort } from './sip-trunk-provider.port.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
 /**
  * SIP trunk use cases (spec 4.7). The upstream trunk is created before the local record (idempotent by the
@@ -18,19 +15,14 @@ import { handleCommand, loadAggregate } from '../shared/handle-command.js';
  */
 export class SipTrunkCommands {
   constructor(
-    private readonly store: EventStorePort,
+    private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
-    private readonly readModels: ReadModelsPort,
     private readonly provider: SipTrunkProviderPort,
     private readonly queries: SipTrunkQueries,
   ) {}
 
-  private async run(ctx: RequestContext, trunkId: string, type: SipTrunkCommand['type'], data: Omit<SipTrunkCommand['data'], 'trunkId'>) {
-    const cmd = { type, data: { trunkId, ...data }, metadata: { now: this.clock.now().toISOString(), accountId: ctx.accountId } } as SipTrunkCommand;
-    const r = await handleCommand({ store: this.store, ids: this.ids }, sipTrunkDecider, streams.sipTrunk(trunkId), cmd, metadataOf(ctx));
-    if (r.checkpoint) await this.readModels.waitFor(r.checkpoint, r.events.map((e) => e.type));
-    return r;
+  private run(ctx: RequestContext, cmd: CommandInput<SipTrunkCommand>) {
+    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(cmd.data.trunkId), cmd, ctx, { readYourWrites: true });
   }
 
   private async view(ctx: RequestContext, trunkId: string): Promise<SipTrunkView> {
@@ -40,7 +32,7 @@ export class SipTrunkCommands {
   }
 
   private async owned(ctx: RequestContext, trunkId: string) {
-    const { state } = await loadAggregate(this.store, sipTrunkDecider, streams.sipTrunk(trunkId));
+    const { state } = await this.exec.load(sipTrunkDecider, streams.sipTrunk(trunkId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
     return state;
   }
@@ -48,13 +40,13 @@ export class SipTrunkCommands {
   async create(ctx: RequestContext, config: SipTrunkConfig): Promise<SipTrunkView> {
     const trunkId = this.ids.id('trk');
     const upstream = await this.provider.createTrunk({ trunkId, accountId: ctx.accountId, config });
-    await this.run(ctx, trunkId, 'CreateSipTrunk', { config, providerRef: upstream.providerRef, terminationUri: upstream.terminationUri });
+    await this.run(ctx, { type: 'CreateSipTrunk', data: { trunkId, config, providerRef: upstream.providerRef, terminationUri: upstream.terminationUri } });
     return this.view(ctx, trunkId);
   }
 
   async update(ctx: RequestContext, trunkId: string, changes: SipTrunkChanges): Promise<SipTrunkView> {
     const before = await this.owned(ctx, trunkId);
-    const r = await this.run(ctx, trunkId, 'UpdateSipTrunk', { changes });
+    const r = await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes } });
     if (r.events.length > 0 && r.state.status === 'active') {
       try {
         await this.provider.updateTrunk({ providerRef: r.state.providerRef, config: r.state.config });
@@ -62,7 +54,7 @@ export class SipTrunkCommands {
         // put back what this request changed, so the record matches the trunk that really runs
         const undo = Object.fromEntries(Object.keys(r.events[0]!.type === 'SipTrunkUpdated' ? r.events[0]!.data.changes : {})
           .map((k) => [k, (before.config as Record<string, unknown>)[k]])) as SipTrunkChanges;
-        await this.run(ctx, trunkId, 'UpdateSipTrunk', { changes: undo }).catch(() => undefined);
+        await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes: undo } }).catch(() => undefined);
         throw err;
       }
     }
@@ -72,7 +64,7 @@ export class SipTrunkCommands {
   async delete(ctx: RequestContext, trunkId: string): Promise<{ success: true; id: string }> {
     const state = await this.owned(ctx, trunkId);
     await this.provider.deleteTrunk({ providerRef: state.providerRef });
-    await this.run(ctx, trunkId, 'DeleteSipTrunk', {});
+    await this.run(ctx, { type: 'DeleteSipTrunk', data: { trunkId } });
     return { success: true, id: trunkId };
   }
 }

@@ -1,16 +1,14 @@
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import { webhookDeliveryDecider, type WebhookDeliveryCommand, type WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
+import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import { webhookDecider, type WebhookCommand } from '../../domain/webhook/webhook.decider.js';
 import { CONTEXT_LIMIT, TIMEOUT_SECONDS } from '../../domain/webhook/webhook.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { AgentQueries } from '../ports/queries.port.js';
-import type { ReadModelsPort } from '../ports/read-models.port.js';
-import type { WebhookQueries, WebhookSecretsPort, WebhookSenderPort, WebhookUrlPolicyPort, WebhookView } from '../ports/webhook.port.js';
-import { metadataOf, type RequestContext } from '../shared/context.js';
-import { handleCommand } from '../shared/handle-command.js';
+import type { AgentQueries } from '../agents/agent-queries.port.js';
+import type { WebhookQueries, WebhookSecretsPort, WebhookUrlPolicyPort, WebhookView } from './webhook.port.js';
+import { awaitOutcome } from '../shared/await-outcome.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import { buildEnvelope, testMessageData } from './envelope.js';
 
 export type ConfigureWebhookInput = Readonly<{ url: string; contextLimit?: number | null | undefined; timeout?: number | null | undefined }>;
@@ -22,15 +20,12 @@ export type WebhookTestResult = Readonly<{ success: boolean; httpStatus: number 
  */
 export class WebhookCommands {
   constructor(
-    private readonly store: EventStorePort,
+    private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
-    private readonly readModels: ReadModelsPort,
     private readonly webhooks: WebhookQueries,
     private readonly agents: AgentQueries,
     private readonly secrets: WebhookSecretsPort,
     private readonly urlPolicy: WebhookUrlPolicyPort,
-    private readonly sender: WebhookSenderPort,
     private readonly o: { defaultDeadlineMs: number },
   ) {}
 
@@ -38,11 +33,8 @@ export class WebhookCommands {
     if (!(await this.agents.get(ctx.accountId, agentId))) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
   }
 
-  private async run(ctx: RequestContext, scopeKey: string, c: Omit<WebhookCommand, 'metadata'>) {
-    const cmd = { ...c, metadata: { now: this.clock.now().toISOString(), accountId: ctx.accountId } } as WebhookCommand;
-    const r = await handleCommand({ store: this.store, ids: this.ids }, webhookDecider, streams.webhook(scopeKey), cmd, metadataOf(ctx));
-    if (r.checkpoint) await this.readModels.waitFor(r.checkpoint, r.events.map((e) => e.type));
-    return r;
+  private run(ctx: RequestContext, scopeKey: string, cmd: CommandInput<WebhookCommand>) {
+    return this.exec.execute(webhookDecider, streams.webhook(scopeKey), cmd, ctx, { readYourWrites: true });
   }
 
   async getMaster(ctx: RequestContext): Promise<WebhookView | null> {
@@ -109,45 +101,39 @@ export class WebhookCommands {
   }
 
   /**
-   * Sends a fake `agent.message` through the same signing and sending path as real deliveries and waits for
-   * the answer. It is recorded as a one-attempt delivery (shown in the delivery log, never retried, not
-   * counted in the webhook's health).
+   * Records a fake `agent.message` as a one-attempt test delivery and awaits what the test-send process
+   * (WebhookTestSend) got from the endpoint: the same signing and sending path as real deliveries. The delivery
+   * shows in the delivery log, is never retried and does not count in the webhook's health.
    */
   private async test(ctx: RequestContext, webhook: WebhookView, agentId: string | null): Promise<WebhookTestResult> {
-    const refused = await this.urlPolicy.check(webhook.url);
-    const now = this.clock.now();
+    const now = this.exec.now();
     const deliveryId = this.ids.id('whd');
     const messageId = this.ids.id('msg_test');
     const body = buildEnvelope({
-      event: 'agent.message', channel: 'sms', timestamp: now.toISOString(), agentId, data: testMessageData({ agentId, now: now.toISOString(), messageId }),
+      event: 'agent.message', channel: 'sms', timestamp: now, agentId, data: testMessageData({ agentId, now, messageId }),
       conversationState: null, recentHistory: [], contextLimit: webhook.contextLimit,
     });
-    const result = refused
-      ? { ok: false as const, httpStatus: null, errorMessage: `address not allowed: ${refused}`, responseBody: null, durationMs: 0, retryAfterS: null }
-      : await this.sender.send({ url: webhook.url, secret: webhook.secret, webhookId: deliveryId, timestamp: Math.floor(now.getTime() / 1000), body, deadlineMs: this.o.defaultDeadlineMs });
-
-    // decide both steps in memory, then append them together: a test delivery is never on the retry timeline
-    const metadata = { now: now.toISOString(), accountId: ctx.accountId };
-    const schedule: WebhookDeliveryCommand = {
+    const stream = streams.webhookDelivery(deliveryId);
+    await this.exec.execute(webhookDeliveryDecider, stream, {
       type: 'ScheduleDelivery',
       data: {
         deliveryId, webhookId: webhook.id, webhookAgentId: webhook.agentId, eventType: 'agent.message', channel: 'sms', agentId, messageId,
         sourceEventId: null, sourceEventType: 'WebhookTestRequested', body, maxAttempts: 1, test: true,
       },
-      metadata,
-    };
-    const d = webhookDeliveryDecider;
-    const first = d.decide(schedule, d.initialState());
-    const recorded: WebhookDeliveryCommand = { type: 'RecordAttempt', data: { deliveryId, attempt: 1, result }, metadata: { ...metadata, now: this.clock.now().toISOString() } };
-    const events: WebhookDeliveryEvent[] = [...first, ...d.decide(recorded, first.reduce(d.evolve, d.initialState()))];
-    const meta = metadataOf(ctx);
-    const r = await this.store.appendToStream(streams.webhookDelivery(deliveryId), events.map((e) => ({ ...e, id: this.ids.uuid(), metadata: meta })), { expectedRevision: 'no_stream' });
-    await this.readModels.waitFor(r.checkpoint, events.map((e) => e.type));
+    }, ctx);
+    // the endpoint has the deadline to answer; the margin covers the process picking the delivery up
+    const outcome = await awaitOutcome(this.exec, webhookDeliveryDecider, stream, (s) => s.status === 'succeeded' || s.status === 'failed', this.o.defaultDeadlineMs + 10_000);
+    if (outcome.timedOut) {
+      throw new DomainError('READ_MODEL_TIMEOUT', `The test delivery ${deliveryId} was recorded but no worker has sent it yet; it shows in GET /v1/webhooks/deliveries once sent`);
+    }
+    await this.exec.settle(outcome.events);
+    const attempt = outcome.events.find((e) => e.type === 'WebhookAttemptSucceeded' || e.type === 'WebhookAttemptFailed');
+    const d = attempt?.type === 'WebhookAttemptSucceeded' || attempt?.type === 'WebhookAttemptFailed' ? attempt.data : null;
     return {
-      success: result.ok,
-      httpStatus: result.httpStatus,
-      errorMessage: result.ok ? null : result.errorMessage,
-      responseTimeMs: Math.round(result.durationMs),
+      success: attempt?.type === 'WebhookAttemptSucceeded',
+      httpStatus: d?.httpStatus ?? null,
+      errorMessage: attempt?.type === 'WebhookAttemptFailed' ? attempt.data.errorMessage : attempt ? null : 'webhook deleted before delivery',
+      responseTimeMs: Math.round(d?.durationMs ?? 0),
       deliveryId,
     };
   }

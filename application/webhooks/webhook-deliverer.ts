@@ -3,9 +3,9 @@ import { webhookDeliveryDecider, type AbandonReason, type WebhookDeliveryCommand
 import type { ClockPort } from '../ports/clock.port.js';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort } from '../ports/webhook.port.js';
-import { handleCommand, loadAggregate } from '../shared/handle-command.js';
+import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort } from './webhook.port.js';
 import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
 
 export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
@@ -19,6 +19,7 @@ export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
  */
 export class WebhookDeliverer {
   constructor(
+    private readonly exec: CommandExecutor,
     private readonly store: EventStorePort,
     private readonly ids: IdsPort,
     private readonly clock: ClockPort,
@@ -30,7 +31,7 @@ export class WebhookDeliverer {
 
   async deliver(claim: ClaimedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
     const stream = streams.webhookDelivery(claim.deliveryId);
-    const { state, revision } = await loadAggregate(this.store, webhookDeliveryDecider, stream);
+    const { state, revision } = await this.exec.load(webhookDeliveryDecider, stream);
     if (state.status !== 'pending' || state.attempts + 1 !== claim.attempt) return 'stale';
 
     const webhook = await this.webhooks.byId(state.accountId, state.webhookId);
@@ -55,8 +56,8 @@ export class WebhookDeliverer {
    * Decides on the state already loaded and appends at its revision; only when the stream moved meanwhile
    * (another worker recorded something) does it go the general way: reload, decide again.
    */
-  private async record(stream: string, accountId: string, revision: bigint | 'no_stream', state: WebhookDeliveryState, c: Omit<WebhookDeliveryCommand, 'metadata'>): Promise<void> {
-    const cmd = { ...c, metadata: { now: this.clock.now().toISOString(), accountId } } as WebhookDeliveryCommand;
+  private async record(stream: string, accountId: string, revision: bigint | 'no_stream', state: WebhookDeliveryState, c: CommandInput<WebhookDeliveryCommand>): Promise<void> {
+    const cmd = { ...c, metadata: { now: this.exec.now(), accountId } } as WebhookDeliveryCommand;
     const meta: EventMetadata = { accountId, correlationId: stream, causationId: null, requestId: null, actor: WEBHOOK_ACTOR };
     const events = webhookDeliveryDecider.decide(cmd, state);
     if (events.length === 0) return;
@@ -64,7 +65,7 @@ export class WebhookDeliverer {
       await this.store.appendToStream(stream, events.map((e) => ({ ...e, id: this.ids.uuid(), metadata: meta })), { expectedRevision: revision });
     } catch (err) {
       if (!(err instanceof WrongExpectedRevisionError)) throw err;
-      await handleCommand({ store: this.store, ids: this.ids }, webhookDeliveryDecider, stream, cmd, meta);
+      await this.exec.execute(webhookDeliveryDecider, stream, c, { accountId, correlationId: stream, requestId: null, actor: WEBHOOK_ACTOR });
     }
   }
 }

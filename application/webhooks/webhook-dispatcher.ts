@@ -1,15 +1,13 @@
 import { streams } from '../../domain/shared/streams.js';
-import { webhookDeliveryDecider, type WebhookDeliveryCommand } from '../../domain/webhook/webhook-delivery.decider.js';
+import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import { deliveryIdFor } from '../../domain/webhook/webhook.js';
 import { webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
 import { compareCheckpoints } from '../ports/event-store.port.js';
-import type { EventMetadata, RecordedEvent } from '../ports/event-store.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { IdsPort } from '../ports/ids.port.js';
+import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { ConversationContextPort, WebhookQueries } from '../ports/webhook.port.js';
-import { handleCommand } from '../shared/handle-command.js';
+import type { ConversationContextPort, WebhookQueries } from './webhook.port.js';
+import type { CommandExecutor } from '../shared/execute.js';
+import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
 import type { WebhookEventRegistry } from './registry.js';
 
@@ -30,11 +28,12 @@ export async function forEachLimited<T>(items: readonly T[], limit: number, fn: 
  * stream, first attempt due at once. The delivery id derives from the source event id, so running a batch
  * again (after a crash before the checkpoint moved) schedules nothing twice.
  */
-export class WebhookDispatcher {
+export class WebhookDispatcher implements Reactor {
+  readonly name = 'webhook_dispatch';
+
   constructor(
+    private readonly exec: CommandExecutor,
     private readonly store: EventStorePort,
-    private readonly ids: IdsPort,
-    private readonly clock: ClockPort,
     private readonly registry: WebhookEventRegistry,
     private readonly webhooks: WebhookQueries,
     private readonly context: ConversationContextPort,
@@ -42,11 +41,11 @@ export class WebhookDispatcher {
     private readonly o: { concurrency?: number; configWaitMs?: number } = {},
   ) {}
 
-  get eventTypes(): string[] {
+  get handles(): string[] {
     return this.registry.types();
   }
 
-  async handle(batch: readonly RecordedEvent[]): Promise<void> {
+  async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     if (batch.length === 0) return;
     await this.configCaughtUp(batch.at(-1)!.checkpoint);
     await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => { await this.dispatch(e); });
@@ -90,19 +89,14 @@ export class WebhookDispatcher {
     });
 
     const deliveryId = deliveryIdFor(e.id);
-    const cmd: WebhookDeliveryCommand = {
+    // the first attempt is due at once
+    await this.exec.execute(webhookDeliveryDecider, streams.webhookDelivery(deliveryId), {
       type: 'ScheduleDelivery',
       data: {
         deliveryId, webhookId: target.id, webhookAgentId: target.agentId, eventType: mapping.event, channel: d.channel, agentId: d.agentId,
         messageId: d.messageId, sourceEventId: e.id, sourceEventType: e.type, body,
       },
-      // the first attempt is due at once
-      metadata: { now: this.clock.now().toISOString(), accountId },
-    };
-    const meta: EventMetadata = {
-      accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR,
-    };
-    await handleCommand({ store: this.store, ids: this.ids }, webhookDeliveryDecider, streams.webhookDelivery(deliveryId), cmd, meta);
+    }, { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR });
     this.log.debug({ deliveryId, event: mapping.event, webhookId: target.id, source: e.id }, 'webhook delivery scheduled');
     return deliveryId;
   }

@@ -1,10 +1,9 @@
-import { parseCheckpoint, type EventMetadata, type EventStorePort, type RecordedEvent } from '../ports/event-store.port.js';
+import { parseCheckpoint, type RecordedEvent } from '../ports/event-store.port.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
 import { webhookDecider } from '../../domain/webhook/webhook.decider.js';
-import type { ClockPort } from '../ports/clock.port.js';
-import type { IdsPort } from '../ports/ids.port.js';
-import { handleCommand } from '../shared/handle-command.js';
+import type { CommandExecutor } from '../shared/execute.js';
+import type { Reactor } from '../shared/process-manager.js';
 import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
 
 /** A checkpoint as a fixed-width string, so that string order is log order (for the replay guard). */
@@ -19,24 +18,23 @@ export const sortablePosition = (checkpoint: string): string => {
  * handled in log order; the webhook remembers the position of the last outcome it counted, so a replayed
  * batch changes nothing.
  */
-export class WebhookHealthReactor {
-  readonly eventTypes = ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed'] as const;
+export class WebhookHealthReactor implements Reactor {
+  readonly name = 'webhook_health';
+  readonly handles = ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed'] as const;
 
-  constructor(private readonly store: EventStorePort, private readonly ids: IdsPort, private readonly clock: ClockPort) {}
+  constructor(private readonly exec: CommandExecutor) {}
 
-  async handle(batch: readonly RecordedEvent[]): Promise<void> {
+  async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     for (const raw of batch) {
       const e = raw as RecordedEvent<WebhookDeliveryEvent>;
       if (e.type !== 'WebhookDeliverySucceeded' && e.type !== 'WebhookDeliveryFailed') continue;
       if (e.data.test) continue;
       if (e.type === 'WebhookDeliveryFailed' && e.data.reason !== 'exhausted') continue;
       const { accountId, webhookId, webhookAgentId, deliveryId } = e.data;
-      const meta: EventMetadata = { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: null, actor: WEBHOOK_ACTOR };
-      await handleCommand({ store: this.store, ids: this.ids }, webhookDecider, streams.webhook(webhookAgentId ?? accountId), {
+      await this.exec.execute(webhookDecider, streams.webhook(webhookAgentId ?? accountId), {
         type: 'RecordDeliveryOutcome',
         data: { webhookId, deliveryId, outcome: e.type === 'WebhookDeliverySucceeded' ? 'delivered' : 'exhausted', position: sortablePosition(e.checkpoint) },
-        metadata: { now: this.clock.now().toISOString(), accountId },
-      }, meta);
+      }, { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: null, actor: WEBHOOK_ACTOR });
     }
   }
 }

@@ -84,6 +84,26 @@ const positiveMicros = (n: number, field: string) => {
 export const insufficientBalance = (neededMicros: number, balanceMicros: number) =>
   new DomainError('INSUFFICIENT_BALANCE', `Insufficient balance: this needs ${formatDollars(neededMicros)} and the current balance is ${formatDollars(balanceMicros)}.`, undefined, { neededMicros, balanceMicros });
 
+/**
+ * Why the account cannot hold one more number slot now, or null: the limit first (409), then a balance below
+ * `requiredBalanceMicros` (402). ReserveNumberSlot decides with it; a request may ask it up front to refuse
+ * before it records anything.
+ */
+export function numberSlotRefusal(s: AccountState, requiredBalanceMicros: number): DomainError | null {
+  if (s.status !== 'open') return notFound();
+  if (s.slotsUsed >= s.numberLimit) {
+    return new DomainError('NUMBER_LIMIT_REACHED', `Phone number limit reached: this account may provision ${s.numberLimit} numbers.`, undefined, { limit: s.numberLimit });
+  }
+  if (s.balanceMicros < requiredBalanceMicros) return insufficientBalance(requiredBalanceMicros, s.balanceMicros);
+  return null;
+}
+
+/** Why the account cannot pay `amountMicros` now, or null (a pre-check before paying an upstream provider). */
+export function chargeRefusal(s: AccountState, amountMicros: number): DomainError | null {
+  if (s.status !== 'open') return notFound();
+  return s.balanceMicros < amountMicros ? insufficientBalance(amountMicros, s.balanceMicros) : null;
+}
+
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
   initialState: () => ({ status: 'none' }),
 
@@ -138,10 +158,8 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         return [{ type: 'NumberLimitChanged', data: { accountId, numberLimit: cmd.data.numberLimit, changedAt: now } }];
       case 'ReserveNumberSlot': {
         if (s.slots[cmd.data.numberId] === 'held') return [];
-        if (s.slotsUsed >= s.numberLimit) {
-          throw new DomainError('NUMBER_LIMIT_REACHED', `Phone number limit reached: this account may provision ${s.numberLimit} numbers.`, undefined, { limit: s.numberLimit });
-        }
-        if (s.balanceMicros < cmd.data.requiredBalanceMicros) throw insufficientBalance(cmd.data.requiredBalanceMicros, s.balanceMicros);
+        const refused = numberSlotRefusal(s, cmd.data.requiredBalanceMicros);
+        if (refused) throw refused;
         return [{ type: 'NumberSlotReserved', data: { accountId, numberId: cmd.data.numberId, slotsUsed: s.slotsUsed + 1, reservedAt: now } }];
       }
       case 'ReleaseNumberSlot':

@@ -1,37 +1,26 @@
 /**
- * Stable error codes (spec section 7). Every code has exactly one HTTP mapping in
- * infrastructure/http/errors.ts; adding a code here without a mapping fails the type check.
+ * Stable error codes (docs/errors.md). The codes every capability may use are declared here; a capability
+ * declares its own beside its domain (e.g. domain/phone-number/errors.ts) by adding to `ErrorCodes`, and its
+ * module maps them to HTTP. The capability list fails the type check while any code has no HTTP mapping.
  */
-export type ErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'ACCOUNT_NOT_FOUND'
-  | 'AGENT_NOT_FOUND'
-  | 'API_KEY_NOT_FOUND'
-  | 'PHONE_NUMBER_NOT_FOUND'
-  | 'SUB_ACCOUNT_FORBIDDEN'
-  | 'INSUFFICIENT_BALANCE'
-  | 'NUMBER_LIMIT_REACHED'
-  | 'THROTTLED'
-  | 'RATE_LIMITED'
-  | 'CONCURRENCY_CONFLICT'
-  | 'READ_MODEL_TIMEOUT'
-  | 'WEBHOOK_NOT_FOUND'
-  | 'SIGNUP_NOT_FOUND'
-  | 'SIGNUP_CODE_INVALID'
-  | 'SIGNUP_CODE_EXPIRED'
-  | 'SIGNUP_LOCKED'
-  | 'SIGNUP_FAILED'
-  | 'NUMBER_UNAVAILABLE'
-  | 'PHONE_NUMBER_RELEASED'
-  | 'NUMBER_PROVISIONING_PENDING'
-  | 'SMS_PROVIDER_ERROR'
-  | 'TELEPHONY_PROVIDER_ERROR'
-  | 'SIP_TRUNK_NOT_FOUND'
-  | 'SIP_TRUNK_CONFLICT'
-  | 'INTERNAL_ERROR';
+export interface ErrorCodes {
+  VALIDATION_ERROR: true;
+  UNAUTHORIZED: true;
+  FORBIDDEN: true;
+  SUB_ACCOUNT_FORBIDDEN: true;
+  NOT_FOUND: true;
+  THROTTLED: true;
+  RATE_LIMITED: true;
+  CONCURRENCY_CONFLICT: true;
+  READ_MODEL_TIMEOUT: true;
+  /** an upstream messaging provider (carrier) failed */
+  SMS_PROVIDER_ERROR: true;
+  /** an upstream telephony provider (numbers, SIP) failed */
+  TELEPHONY_PROVIDER_ERROR: true;
+  INTERNAL_ERROR: true;
+}
+
+export type ErrorCode = keyof ErrorCodes & string;
 
 export type FieldError = Readonly<{ field: string; message: string; type: string }>;
 

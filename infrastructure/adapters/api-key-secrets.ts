@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { injectable } from 'inversify';
-import type { ApiKeySecretsPort } from '../../application/ports/api-key-secrets.port.js';
+import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
 
 export const KEY_PREFIX = 'avp_';
 

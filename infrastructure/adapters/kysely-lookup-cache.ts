@@ -1,14 +1,14 @@
 import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
-import type { LineInfo } from '../../application/ports/carrier.port.js';
-import type { CachedLookup, LookupCachePort } from '../../application/ports/lookup-cache.port.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import type { LineInfo } from '../../application/numbers/carrier.port.js';
+import type { CachedLookup, LookupCachePort } from '../../application/numbers/lookup-cache.port.js';
+import { PLATFORM } from '../platform/tokens.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
 /** Paid lookups per account and number, in `number_lookup_cache`; a newer lookup replaces an older one. */
 @injectable()
 export class KyselyLookupCache implements LookupCachePort {
-  constructor(@inject(TOKENS.ReadDb) private readonly db: Kysely<ReadDb>) {}
+  constructor(@inject(PLATFORM.ReadDb) private readonly db: Kysely<ReadDb>) {}
 
   async get(accountId: string, phoneNumbers: readonly string[], freshSince: string): Promise<Map<string, CachedLookup>> {
     if (phoneNumbers.length === 0) return new Map();

@@ -1,6 +1,6 @@
 import { createHash, randomInt } from 'node:crypto';
 import { injectable } from 'inversify';
-import type { OtpPort } from '../../application/ports/otp.port.js';
+import type { OtpPort } from '../../application/signup/otp.port.js';
 
 /**
  * A 6-digit code from the CSPRNG; stored as SHA-256 over `verificationId:code`. Six digits are weak against

@@ -2,14 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { inject, injectable } from 'inversify';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import { PLATFORM } from '../platform/tokens.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
 /** `<prefix>_<10 chars of time><16 chars of randomness>`: sortable by creation, unguessable. */
 @injectable()
 export class RandomIds implements IdsPort {
-  constructor(@inject(TOKENS.Clock) private readonly clock: ClockPort) {}
+  constructor(@inject(PLATFORM.Clock) private readonly clock: ClockPort) {}
 
   id(prefix: string): string {
     let t = this.clock.now().getTime();

@@ -1,16 +1,13 @@
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import type { AccountCommands } from '../../application/accounts/account-commands.js';
 import { START } from '../../application/ports/event-store.port.js';
-import { TOKENS } from '../../application/ports/tokens.js';
-import { allProjectors } from '../../projections/index.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
-import type { ReadDb } from '../../projections/shared/read-db.js';
-import type { Kysely } from 'kysely';
+import type { CliSupport } from '../capabilities/capability.js';
+import { capabilities } from '../capabilities/index.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { createLogger } from '../logger.js';
+import { PLATFORM } from '../platform/tokens.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { sandboxTelecomCommands } from './sandbox-telecom.commands.js';
 
 /**
  * Operator CLI: `npm run cli -- <command>`. It opens the same stores as the server (PGlite in DATA_DIR, or
@@ -32,29 +29,7 @@ async function withRuntime<T>(f: (rt: Runtime) => Promise<T>, o: { projectors?: 
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x), 2)}\n`);
 
 const program = new Command().name('cli').description('Operator commands for the agent platform');
-
-const accounts = program.command('accounts').description('accounts and their keys');
-accounts.command('create').description('create an account and its first API key (printed once)')
-  .requiredOption('--name <name>', 'account name')
-  .option('--parent <accountId>', 'make it a sub-account of this account')
-  .option('--number-limit <n>', 'self-serve phone number limit', (v) => Number.parseInt(v, 10))
-  .action(async (o: { name: string; parent?: string; numberLimit?: number }) => {
-    await withRuntime(async (rt) => {
-      const r = await rt.get<AccountCommands>(TOKENS.AccountCommands).open(cliCtx, {
-        name: o.name, ...(o.parent ? { parentAccountId: o.parent } : {}), ...(o.numberLimit !== undefined ? { numberLimit: o.numberLimit } : {}),
-      });
-      print({ accountId: r.accountId, apiKey: r.apiKey });
-    });
-  });
-accounts.command('credit').description('add credit in integer micro-dollars')
-  .argument('<accountId>')
-  .requiredOption('--amount-micros <n>', 'amount, e.g. 5000000 for $5.00', (v) => Number(v))
-  .action(async (accountId: string, o: { amountMicros: number }) => {
-    await withRuntime(async (rt) => {
-      const v = await rt.get<AccountCommands>(TOKENS.AccountCommands).credit(cliCtx, accountId, o.amountMicros, 'top-up (cli)');
-      print({ accountId: v.accountId, balanceMicros: v.balanceMicros });
-    });
-  });
+const allProjectors = capabilities.flatMap((m) => ('projectors' in m ? m.projectors : []));
 
 program.command('history').description("print a stream's events in order (the audit trail of any aggregate)")
   .argument('<stream>', 'stream name, e.g. agent-agt_… or account-acc_…')
@@ -73,7 +48,7 @@ program.command('history').description("print a stream's events in order (the au
 const projections = program.command('projections').description('read models');
 projections.command('list').description('projectors and their checkpoints').action(async () => {
   await withRuntime(async (rt) => {
-    const db = rt.database.db as unknown as Kysely<ReadDb>;
+    const db = rt.get(PLATFORM.ReadDb);
     const rows = await db.selectFrom('projection_checkpoints').selectAll().execute();
     print({ head: await rt.store.headCheckpoint(), projectors: allProjectors.map((p) => ({ name: p.name, tables: p.tables, checkpoint: rows.find((r) => r.name === p.name)?.checkpoint ?? START })) });
   }, { projectors: false });
@@ -88,7 +63,7 @@ program.command('rebuild').description('replay a projector from position zero in
     await withRuntime(async (rt) => {
       const bar = new cliProgress.SingleBar({ format: `${p.name} [{bar}] {percentage}% | {value}/{total} events`, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic);
       bar.start(1, 0);
-      const report = await rebuildProjector(rt.database.db as unknown as Kysely<ReadDb>, rt.store, p, {
+      const report = await rebuildProjector(rt.get(PLATFORM.ReadDb), rt.store, p, {
         ...(o.checkOnly ? { checkOnly: true } : {}),
         onProgress: (done, total) => { bar.setTotal(Math.max(total, 1)); bar.update(done); },
       });
@@ -98,7 +73,8 @@ program.command('rebuild').description('replay a projector from position zero in
     }, { projectors: false });
   });
 
-sandboxTelecomCommands(program, withRuntime, print);
+const cli: CliSupport = { withRuntime, print, ctx: cliCtx };
+for (const m of capabilities) if ('cli' in m) m.cli(program, cli);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,20 +1,20 @@
 import express, { Router, type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import client from 'prom-client';
-import type { Container } from 'inversify';
-import type { ApiKeySecretsPort } from '../../application/ports/api-key-secrets.port.js';
+import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { AccountQueries } from '../../application/ports/queries.port.js';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import { Api } from './api.js';
-import { errorMiddleware, sendError } from './errors.js';
+import type { Capability, Resolve } from '../capabilities/capability.js';
+import { errorMiddleware, sendError, useErrorTable } from './errors.js';
 import { accessLog, authenticate, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
-import { adminGuard } from './routes/admin.routes.js';
-import { adminRouteModules, publicRoutes, v1Routes } from './routes/index.js';
+import { adminGuard } from './guards.js';
 
 export type AppDeps = Readonly<{
   log: LoggerPort;
-  container: Container;
+  capabilities: readonly Capability[];
+  resolve: Resolve;
   publicUrl?: string | undefined;
   adminToken?: string | undefined;
   throttle: { maxRequests: number; windowSeconds: number };
@@ -25,6 +25,7 @@ export type AppDeps = Readonly<{
 }>;
 
 export function buildApp(d: AppDeps): Express {
+  useErrorTable(Object.assign({}, ...d.capabilities.map((m) => m.errors ?? {})));
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -44,19 +45,19 @@ export function buildApp(d: AppDeps): Express {
   });
 
   const open = Router();
-  for (const m of publicRoutes) m(new Api(open, registry), d.container);
+  for (const m of d.capabilities) m.routes?.public?.(new Api(open, registry), d.resolve);
   app.use(open);
 
   if (d.adminToken) {
     const admin = Router();
     admin.use('/admin', adminGuard(d.adminToken));
-    for (const m of adminRouteModules) m(new Api(admin, registry), d.container);
+    for (const m of d.capabilities) m.routes?.admin?.(new Api(admin, registry), d.resolve);
     app.use(admin);
   }
 
   const v1 = Router();
   v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now())), throttle({ ...d.throttle, now: d.now }));
-  for (const m of v1Routes) m(new Api(v1, registry), d.container);
+  for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);
 
   const document = buildDocument(registry, d.publicUrl);
   app.get('/openapi.json', (_req, res) => { res.json(document); });

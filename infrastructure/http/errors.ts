@@ -4,42 +4,51 @@ import { WrongExpectedRevisionError } from '../../application/ports/event-store.
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { DomainError, type ErrorCode, type FieldError } from '../../domain/shared/errors.js';
 
+/** How one error code answers over HTTP: the status, the body shape and the error `type` (docs/errors.md). */
+export type HttpError = Readonly<{ status: number; shape: 'envelope' | 'plain'; type: string }>;
+export type ErrorTable = Readonly<Partial<Record<ErrorCode, HttpError>>>;
+
+/** Shorthands for capability modules' error tables. */
+export const httpError = {
+  notFound: { status: 404, shape: 'envelope', type: 'not_found' },
+  conflict: { status: 409, shape: 'envelope', type: 'conflict_error' },
+  plainConflict: { status: 409, shape: 'plain', type: 'conflict_error' },
+  invalidRequest: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
+  rateLimited: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
+  unavailable: { status: 503, shape: 'envelope', type: 'api_error' },
+  paymentRequired: { status: 402, shape: 'plain', type: 'payment_required' },
+  upstream: { status: 502, shape: 'envelope', type: 'carrier_error' },
+} as const satisfies Record<string, HttpError>;
+
 /**
- * The one place where errors become HTTP (spec section 7). `envelope` errors answer
- * `{error: {message, code, type, details}, request_id}`; `plain` ones answer `{detail, request_id}`
- * (spec 7.1: 401/403, throttles, 402, number-related 409). The Record forces a row for every code.
+ * Where errors become HTTP. `envelope` errors answer `{error: {message, code, type, details}, request_id}`;
+ * `plain` ones answer `{detail, request_id}` (401/403, throttles, 402, number-related 409). These are the codes
+ * every capability shares; each capability module maps its own, and the capability list checks that every
+ * code has a row.
  */
-const HTTP: Record<ErrorCode, { status: number; shape: 'envelope' | 'plain'; type: string }> = {
+export const PLATFORM_ERRORS = {
   VALIDATION_ERROR: { status: 422, shape: 'envelope', type: 'validation_error' },
   UNAUTHORIZED: { status: 401, shape: 'plain', type: 'authentication_error' },
   FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error' },
   SUB_ACCOUNT_FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error' },
-  NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  ACCOUNT_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  AGENT_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  API_KEY_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  PHONE_NUMBER_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  INSUFFICIENT_BALANCE: { status: 402, shape: 'plain', type: 'payment_required' },
-  NUMBER_LIMIT_REACHED: { status: 409, shape: 'plain', type: 'conflict_error' },
+  NOT_FOUND: httpError.notFound,
   THROTTLED: { status: 429, shape: 'plain', type: 'rate_limit_error' },
-  RATE_LIMITED: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
-  CONCURRENCY_CONFLICT: { status: 409, shape: 'envelope', type: 'conflict_error' },
-  READ_MODEL_TIMEOUT: { status: 503, shape: 'envelope', type: 'api_error' },
-  WEBHOOK_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  SIGNUP_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  SIGNUP_CODE_INVALID: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
-  SIGNUP_CODE_EXPIRED: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
-  SIGNUP_LOCKED: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
-  SIGNUP_FAILED: { status: 409, shape: 'envelope', type: 'conflict_error' },
-  NUMBER_UNAVAILABLE: { status: 409, shape: 'plain', type: 'conflict_error' },
-  PHONE_NUMBER_RELEASED: { status: 409, shape: 'envelope', type: 'conflict_error' },
-  NUMBER_PROVISIONING_PENDING: { status: 503, shape: 'envelope', type: 'api_error' },
-  SMS_PROVIDER_ERROR: { status: 502, shape: 'envelope', type: 'carrier_error' },
-  TELEPHONY_PROVIDER_ERROR: { status: 502, shape: 'envelope', type: 'carrier_error' },
-  SIP_TRUNK_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
-  SIP_TRUNK_CONFLICT: { status: 409, shape: 'envelope', type: 'conflict_error' },
+  RATE_LIMITED: httpError.rateLimited,
+  CONCURRENCY_CONFLICT: httpError.conflict,
+  READ_MODEL_TIMEOUT: httpError.unavailable,
+  SMS_PROVIDER_ERROR: httpError.upstream,
+  TELEPHONY_PROVIDER_ERROR: httpError.upstream,
   INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error' },
-};
+} as const satisfies ErrorTable;
+
+let table: ErrorTable = PLATFORM_ERRORS;
+
+/** Installs the capabilities' error tables (once, when the app is built). */
+export function useErrorTable(t: ErrorTable): void {
+  table = { ...PLATFORM_ERRORS, ...t };
+}
+
+const httpOf = (code: ErrorCode): HttpError => table[code] ?? PLATFORM_ERRORS.INTERNAL_ERROR;
 
 /** A request that failed validation at the edge; `loc` follows the public API (`["body", "name"]`). */
 export class RequestValidationError extends Error {
@@ -69,7 +78,7 @@ export const fromZod = (source: 'body' | 'query' | 'path' | 'header', err: ZodEr
   })));
 
 export function sendError(res: Response, code: ErrorCode, message: string, details?: readonly FieldError[], legacyDetail?: unknown[]): void {
-  const { status, shape, type } = HTTP[code];
+  const { status, shape, type } = httpOf(code);
   const requestId = String(res.locals.requestId ?? '');
   if (shape === 'plain') {
     res.status(status).json({ detail: message, request_id: requestId });

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import client from 'prom-client';
-import type { ApiKeySecretsPort } from '../../application/ports/api-key-secrets.port.js';
+import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { AccountQueries } from '../../application/ports/queries.port.js';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import type { RequestContext } from '../../application/shared/context.js';
 import { DomainError } from '../../domain/shared/errors.js';
 

@@ -3,8 +3,8 @@ import type { Kysely } from 'kysely';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { Mail, MailerPort } from '../../application/ports/mailer.port.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import type { Mail, MailerPort } from '../../application/signup/mailer.port.js';
+import { PLATFORM } from '../platform/tokens.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
 /**
@@ -14,10 +14,10 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 @injectable()
 export class OutboxMailer implements MailerPort {
   constructor(
-    @inject(TOKENS.ReadDb) private readonly db: Kysely<ReadDb>,
-    @inject(TOKENS.Clock) private readonly clock: ClockPort,
-    @inject(TOKENS.Ids) private readonly ids: IdsPort,
-    @inject(TOKENS.Logger) private readonly log: LoggerPort,
+    @inject(PLATFORM.ReadDb) private readonly db: Kysely<ReadDb>,
+    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
+    @inject(PLATFORM.Ids) private readonly ids: IdsPort,
+    @inject(PLATFORM.Logger) private readonly log: LoggerPort,
   ) {}
 
   async send(mail: Mail): Promise<void> {

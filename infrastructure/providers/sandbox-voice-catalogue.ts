@@ -1,5 +1,5 @@
 import { injectable } from 'inversify';
-import type { Voice, VoiceCataloguePort } from '../../application/ports/voice-catalogue.port.js';
+import type { Voice, VoiceCataloguePort } from '../../application/agents/voice-catalogue.port.js';
 
 const VOICES: readonly Voice[] = [
   { voice_id: 'sandbox-aria', voice_name: 'Aria', provider: 'sandbox', gender: 'female', accent: 'American', preview_audio_url: null },

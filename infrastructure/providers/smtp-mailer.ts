@@ -1,5 +1,5 @@
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Mail, MailerPort } from '../../application/ports/mailer.port.js';
+import type { Mail, MailerPort } from '../../application/signup/mailer.port.js';
 
 /** Real e-mail through SMTP: `SMTP_URL` such as `smtps://user:pass@smtp.example.com:465`, sender `MAIL_FROM`. */
 export class SmtpMailer implements MailerPort {

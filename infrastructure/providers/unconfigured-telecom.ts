@@ -1,6 +1,6 @@
 import { injectable } from 'inversify';
-import type { CarrierPort } from '../../application/ports/carrier.port.js';
-import type { SipTrunkProviderPort } from '../../application/ports/sip-trunk-provider.port.js';
+import type { CarrierPort } from '../../application/numbers/carrier.port.js';
+import type { SipTrunkProviderPort } from '../../application/sip-trunks/sip-trunk-provider.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import type { WebhookUrlPolicyPort } from '../../application/ports/webhook.port.js';
+import type { WebhookUrlPolicyPort } from '../../application/webhooks/webhook.port.js';
 
 /** Loopback, private, link-local, carrier-grade NAT, unspecified, multicast and reserved ranges. */
 const blocked = new BlockList();

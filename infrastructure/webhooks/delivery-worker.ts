@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { ClaimedAttempt, DueAttemptsPort } from '../../application/ports/webhook.port.js';
+import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
 import type { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import type { BackgroundWorker } from '../workers.js';
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ClaimedAttempt, DueAttemptsPort } from '../../application/ports/webhook.port.js';
+import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
 /**

@@ -4,7 +4,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
-import type { OutgoingWebhook, WebhookSenderPort } from '../../application/ports/webhook.port.js';
+import type { OutgoingWebhook, WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
 import { isDisallowedAddress, notAllowedReason } from './address-policy.js';
 import { webhookHeaders } from './signing.js';
 

@@ -1,4 +1,4 @@
-import type { ConversationContextPort } from '../../application/ports/webhook.port.js';
+import type { ConversationContextPort } from '../../application/webhooks/webhook.port.js';
 
 /** Until the messaging capability binds its own adapter: no history, no conversation state. */
 export class NoConversationContext implements ConversationContextPort {

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { AccountQueries, AccountView, ApiKeyView, LedgerEntryView, Page, PageOf } from '../../application/ports/queries.port.js';
+import type { AccountQueries, AccountView, ApiKeyView, LedgerEntryView, Page, PageOf } from '../../application/accounts/account-queries.port.js';
 import type { AccountsTable, ApiKeysTable, ReadDb } from '../shared/read-db.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();

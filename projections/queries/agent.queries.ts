@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { AgentQueries, AgentView, Page, PageOf } from '../../application/ports/queries.port.js';
+import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
+import type { AgentQueries, AgentView } from '../../application/agents/agent-queries.port.js';
 import type { AgentConfig } from '../../domain/agent/agent.js';
 import type { AgentsTable, ReadDb } from '../shared/read-db.js';
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { UsageMetric, UsageQueries } from '../../application/ports/usage.port.js';
+import type { UsageMetric, UsageQueries } from '../../application/accounts/usage.port.js';
 import type { ReadDb } from '../shared/read-db.js';
 
 export class KyselyUsageQueries implements UsageQueries {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type {
   AllTimeStats, DeliveryAttemptView, DeliveryCounts, DeliveryStats, DeliveryStatus, DeliveryView, WebhookQueries, WebhookView,
-} from '../../application/ports/webhook.port.js';
+} from '../../application/webhooks/webhook.port.js';
 import { compareCheckpoints, START } from '../../application/ports/event-store.port.js';
 import type { WebhookStatus } from '../../domain/webhook/webhook.js';
 import { webhooksProjector } from '../webhooks.projector.js';

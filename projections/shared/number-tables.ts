@@ -1,4 +1,4 @@
-/** Kysely types of the phone-number capability's read-model tables (created by migration 020). */
+/** Kysely types of the phone-number and SIP trunk read-model tables (created by migration 020). */
 export interface PhoneNumbersTable {
   account_id: string;
   number_id: string;
@@ -37,45 +37,6 @@ export interface SipTrunksTable {
   deleted_at: Date | string | null;
   revision: string | bigint;
 }
-export interface MessagesTable {
-  account_id: string;
-  message_id: string;
-  conversation_id: string | null;
-  phone_number_id: string | null;
-  agent_id: string | null;
-  direction: string;
-  channel: string | null;
-  from_number: string;
-  to_number: string;
-  body: string;
-  media_urls: unknown;
-  status: string | null;
-  failure_reason: string | null;
-  reply_to_message_id: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  revision: string | bigint;
-}
-export interface CallsTable {
-  account_id: string;
-  call_id: string;
-  agent_id: string | null;
-  phone_number_id: string | null;
-  phone_number: string | null;
-  direction: string;
-  from_number: string;
-  to_number: string;
-  status: string;
-  started_at: Date | string;
-  ended_at: Date | string | null;
-  duration_seconds: number | null;
-  disconnection_reason: string | null;
-  last_transcript_snippet: string | null;
-  recording_enabled: boolean;
-  created_at: Date | string;
-  updated_at: Date | string;
-  revision: string | bigint;
-}
 export interface NumberLookupCacheTable {
   account_id: string;
   phone_number: string;
@@ -85,7 +46,5 @@ export interface NumberLookupCacheTable {
 export interface NumberTables {
   phone_numbers: PhoneNumbersTable;
   sip_trunks: SipTrunksTable;
-  messages: MessagesTable;
-  calls: CallsTable;
   number_lookup_cache: NumberLookupCacheTable;
 }

@@ -1,4 +1,6 @@
 /** Kysely types of the read-model tables (the tables themselves are created by infrastructure migrations). */
+import type { CallTables } from '../calls/tables.js';
+import type { MessagingTables } from '../messaging/tables.js';
 import type { NumberTables } from './number-tables.js';
 
 export interface ProjectionCheckpointsTable { name: string; checkpoint: string; updated_at: Date | string }
@@ -74,7 +76,7 @@ export interface WebhookDueAttemptsTable {
   delivery_id: string; account_id: string; attempt: number; due_at: Date | string;
   claimed_by: string | null; claimed_until: Date | string | null; revision: string | bigint;
 }
-export interface ReadDb extends NumberTables {
+export interface ReadDb extends NumberTables, MessagingTables, CallTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   accounts: AccountsTable;
   account_ledger: AccountLedgerTable;

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import type { OutgoingWebhook, WebhookQueries, WebhookSenderPort, WebhookView } from '../../application/ports/webhook.port.js';
+import type { OutgoingWebhook, WebhookQueries, WebhookSenderPort, WebhookView } from '../../application/webhooks/webhook.port.js';
 import { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import { CommandExecutor } from '../../application/shared/execute.js';
 import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
-import { meta, TestClock } from '../support/fixtures.js';
+import { meta, noReadModels, TestClock } from '../support/fixtures.js';
 import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -32,7 +33,7 @@ describe('webhook deliverer (one claimed attempt)', () => {
   }
   function deliverer(w: WebhookView | null, sent: OutgoingWebhook[]) {
     const sender: WebhookSenderPort = { send: async (r) => { sent.push(r); return { ok: true, httpStatus: 200, responseBody: null, durationMs: 3 }; } };
-    return new WebhookDeliverer(sut.store, ids, clock, { byId: async () => w } as unknown as WebhookQueries, sender, silent, { defaultDeadlineMs: 15_000 });
+    return new WebhookDeliverer(new CommandExecutor(sut.store, ids, clock, noReadModels), sut.store, ids, clock, { byId: async () => w } as unknown as WebhookQueries, sender, silent, { defaultDeadlineMs: 15_000 });
   }
   const claim = (deliveryId: string, attempt = 1) => ({ deliveryId, accountId: 'acc_test', attempt, claimedUntil: '' });
 

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
-import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/ports/webhook.port.js';
+import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/webhooks/webhook.port.js';
 import { WebhookEventRegistry, type WebhookMapping } from '../../application/webhooks/registry.js';
 import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
+import { CommandExecutor } from '../../application/shared/execute.js';
 import { deliveryIdFor } from '../../domain/webhook/webhook.js';
-import { ev, TestClock } from '../support/fixtures.js';
+import { ev, noReadModels, TestClock } from '../support/fixtures.js';
 import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -46,13 +47,13 @@ describe('webhook dispatcher', () => {
     return (await sut.store.readStream(stream))[0]!;
   }
   const dispatcher = (w: WebhookView | null, seen: unknown[] = []) =>
-    new WebhookDispatcher(sut.store, ids, new TestClock(), new WebhookEventRegistry([messageReceived]), queries(w, seen), context, silent);
+    new WebhookDispatcher(new CommandExecutor(sut.store, ids, new TestClock(), noReadModels), sut.store, new WebhookEventRegistry([messageReceived]), queries(w, seen), context, silent);
 
   it('builds the spec envelope with at most contextLimit recent messages, once per source event', async () => {
     const e = await appendMessage();
     const seen: unknown[] = [];
-    await dispatcher(webhook(2), seen).handle([e]);
-    await dispatcher(webhook(2)).handle([e]); // a replayed batch
+    await dispatcher(webhook(2), seen).handleBatch([e]);
+    await dispatcher(webhook(2)).handleBatch([e]); // a replayed batch
     expect(seen[0]).to.deep.equal(['acc_test', 'agt_1', e.checkpoint]);
     const stream = await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`);
     expect(stream.map((x) => x.type)).to.deep.equal(['WebhookDeliveryScheduled']);
@@ -67,15 +68,15 @@ describe('webhook dispatcher', () => {
 
   it('sends no history when contextLimit is 0', async () => {
     const e = await appendMessage();
-    await dispatcher(webhook(0)).handle([e]);
+    await dispatcher(webhook(0)).handleBatch([e]);
     const [s] = await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`);
     expect(JSON.parse((s!.data as { body: string }).body).recentHistory).to.deep.equal([]);
   });
 
   it('schedules nothing without a webhook, or for a disabled one', async () => {
     const e = await appendMessage();
-    await dispatcher(null).handle([e]);
-    await dispatcher({ ...webhook(2), status: 'disabled' }).handle([e]);
+    await dispatcher(null).handleBatch([e]);
+    await dispatcher({ ...webhook(2), status: 'disabled' }).handleBatch([e]);
     expect(await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`)).to.deep.equal([]);
   });
 });

@@ -43,4 +43,17 @@ describe('architecture: layers point inward', function () {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('catches an import circle, also through type-only imports', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'layers-'));
+    try {
+      mkdirSync(join(dir, 'infrastructure'));
+      writeFileSync(join(dir, 'infrastructure/list.ts'), "import { module } from './module.js';\nexport const list = [module];\n");
+      writeFileSync(join(dir, 'infrastructure/module.ts'), "import type { list } from './list.js';\nexport const module = { n: 1 } as { n: number; all?: typeof list };\n");
+      const found = await violations(dir, ['infrastructure']);
+      expect(found).to.include('no-circular: infrastructure/list.ts -> infrastructure/module.ts');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AccountCommands } from '../../application/accounts/account-commands.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { account, credit, sandbox, usage } from '../support/numbers.js';
@@ -58,7 +58,7 @@ describe('number lookup over HTTP', function () {
   it('answers 402 (plain, needed and current balance) when the balance cannot cover the numbers to look up, charging and caching nothing', async () => {
     const acc = await account(app);
     const ctx = { accountId: acc.accountId, requestId: null, correlationId: 'drain', actor: 'test' };
-    await app.rt.get<AccountCommands>(TOKENS.AccountCommands).charge(ctx, acc.accountId, { chargeId: 'drain', amountMicros: 4_985_000, kind: 'number_lookup', description: 'drain' });
+    await app.rt.get(ACCOUNTS.Billing).charge(ctx, acc.accountId, { chargeId: 'drain', amountMicros: 4_985_000, kind: 'number_lookup', description: 'drain' });
     const r = await lookup(acc.apiKey, '+14155550101,+14155550102');
     expect(r.status).to.equal(402);
     expect(r.body).to.have.keys(['detail', 'request_id']);

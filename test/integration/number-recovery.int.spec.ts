@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccountCommands } from '../../application/accounts/account-commands.js';
-import type { CarrierPort } from '../../application/ports/carrier.port.js';
+import type { CarrierPort } from '../../application/numbers/carrier.port.js';
 import type { EventMetadata } from '../../application/ports/event-store.port.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
+import { NUMBERS } from '../../infrastructure/numbers/tokens.js';
 import type { PhoneNumberEvent } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
-import { NUMBER_WORKERS } from '../../infrastructure/numbers.module.js';
 import type { ReactorRunner } from '../../infrastructure/reactors/reactor-runner.js';
 import { ADMIN_TOKEN, type TestApp } from '../support/http.js';
 import { credit, eventually, startAppOn, usage } from '../support/numbers.js';
@@ -40,7 +40,7 @@ describe('provisioning crash recovery', function () {
       acc = await app.newAccount('Crash');
       await credit(app, acc.accountId, 20_000_000);
       // the process manager "dies": nothing drives provisioning from here on in this process
-      await app.rt.get<ReactorRunner>(NUMBER_WORKERS.Process).stop();
+      await app.rt.workers.get('reactor:number_process')!.stop();
 
       // 1. crash before any step: the request is recorded, the client gets 503 and the id
       const pending = await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '415' } });
@@ -48,8 +48,8 @@ describe('provisioning crash recovery', function () {
       expect(pending.body.error.code).to.equal('NUMBER_PROVISIONING_PENDING');
       ids.beforeAnything = /number (pn_\S+)/.exec(pending.body.error.message)![1]!;
 
-      const accounts = app.rt.get<AccountCommands>(TOKENS.AccountCommands);
-      const carrier = app.rt.get<CarrierPort>(TOKENS.Carrier);
+      const accounts = app.rt.get(ACCOUNTS.Billing);
+      const carrier = app.rt.get(NUMBERS.Carrier);
       const ctx = { accountId: acc.accountId, requestId: null, correlationId: 'crash-test', actor: 'system:numbers' };
       const meta: EventMetadata = { accountId: acc.accountId, correlationId: 'crash-test', causationId: null, requestId: null, actor: 'system:numbers' };
       const now = new Date().toISOString();

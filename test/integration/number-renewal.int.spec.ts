@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import type { AccountCommands } from '../../application/accounts/account-commands.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
-import { NUMBER_WORKERS } from '../../infrastructure/numbers.module.js';
-import type { NumberRenewalWorker } from '../../infrastructure/workers/number-renewal.worker.js';
+import type { NumberRenewalWorker } from '../../infrastructure/numbers/number-renewal.worker.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { account, credit, eventually, usage } from '../support/numbers.js';
@@ -21,7 +20,7 @@ describe('monthly number renewal', function () {
   const clock = new TestClock(new Date('2026-01-31T10:00:00.000Z'));
   before(async () => {
     app = await startTestApp({ NUMBER_RENEWAL_INTERVAL_MS: '100' }, { clock });
-    worker = app.rt.get<NumberRenewalWorker>(NUMBER_WORKERS.Renewal);
+    worker = app.rt.workers.get('number-renewal') as NumberRenewalWorker;
     await worker.stop();
   });
   after(() => app.close());
@@ -79,7 +78,7 @@ describe('monthly number renewal', function () {
     const n = (await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '305' } })).body;
     // a pass charged period 1 and died before recording NumberRenewed
     const ctx = { accountId: acc.accountId, requestId: null, correlationId: 'crashed-renewal', actor: 'system:number-renewal' };
-    await app.rt.get<AccountCommands>(TOKENS.AccountCommands).charge(ctx, acc.accountId, {
+    await app.rt.get(ACCOUNTS.Billing).charge(ctx, acc.accountId, {
       chargeId: monthlyChargeId(n.id, 1), amountMicros: 3_000_000, kind: 'number_monthly', description: 'renewal', reference: n.id,
     });
     clock.set('2026-09-01T00:00:00.000Z');

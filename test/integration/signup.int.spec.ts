@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
 import type { ReadDb } from '../../projections/shared/read-db.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import { SIGNUP } from '../../infrastructure/signup/tokens.js';
 import type { SignUpService } from '../../application/signup/signup-service.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
@@ -107,7 +107,7 @@ describe('self-service sign-up', function () {
     expect(pending.map((a) => a.status)).to.deep.equal(['pending']);
     await sandbox(app).clearFaults();
     clock.advance(60_000);
-    const worker = app.rt.get<SignUpService>(TOKENS.SignUpService);
+    const worker = app.rt.get(SIGNUP.Service);
     await worker.provision({ accountId: 'signup', requestId: null, correlationId: 'test', actor: 'test' }, req.body.verification_id);
     expect((await accountsOf('crash@example.com')).map((a) => a.status)).to.deep.equal(['active']);
     // the person retries verify with the code: the interrupted sign-up's key never reached them, so a new one is issued

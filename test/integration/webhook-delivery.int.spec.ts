@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
-import type { WebhookSenderPort } from '../../application/ports/webhook.port.js';
-import { TOKENS } from '../../application/ports/tokens.js';
+import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
+import { WEBHOOKS } from '../../infrastructure/webhooks/tokens.js';
 import { createDeliveryWorker } from '../../infrastructure/webhooks/module.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
@@ -60,7 +60,7 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
     const bad = await startReceiver(() => ({ status: 500, body: 'boom' }));
     try {
       const { key, hook } = await accountWithDeliveries(bad.url);
-      const worker = createDeliveryWorker(app.rt.container);
+      const worker = createDeliveryWorker(app.rt.get);
       const ids = (await deliveries(key)).map((x) => x.id);
       const sent = () => sentTo(bad, ids).length;
       const start = clock.now().getTime();
@@ -98,10 +98,10 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
 
   it('sends an attempt again after a worker crashed between claim and outcome, never while the lease holds', async () => {
     const { key } = await accountWithDeliveries(rx.url);
-    const real = app.rt.get<WebhookSenderPort>(TOKENS.WebhookSender);
+    const real = app.rt.get(WEBHOOKS.Sender);
     const crashing: WebhookSenderPort = { send: async (req) => { await real.send(req); throw new Error('worker process died before recording the outcome'); } };
-    const crashed = createDeliveryWorker(app.rt.container, { sender: crashing, workerId: 'crashes' });
-    const survivor = createDeliveryWorker(app.rt.container, { workerId: 'survivor' });
+    const crashed = createDeliveryWorker(app.rt.get, { sender: crashing, workerId: 'crashes' });
+    const survivor = createDeliveryWorker(app.rt.get, { workerId: 'survivor' });
     const ids = (await deliveries(key)).map((x) => x.id);
     const sent = () => sentTo(rx, ids).length;
     await crashed.runOnce();
@@ -126,8 +126,8 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
   it('lets two workers race over the timeline and sends each attempt exactly once', async () => {
     const { key } = await accountWithDeliveries(rx.url, 24);
     const mine = (await deliveries(key)).map((d) => d.id);
-    const a = createDeliveryWorker(app.rt.container, { concurrency: 3, workerId: 'a' });
-    const b = createDeliveryWorker(app.rt.container, { concurrency: 3, workerId: 'b' });
+    const a = createDeliveryWorker(app.rt.get, { concurrency: 3, workerId: 'a' });
+    const b = createDeliveryWorker(app.rt.get, { concurrency: 3, workerId: 'b' });
     await Promise.all([a.runOnce(), b.runOnce()]);
     const ids = sentTo(rx, mine).map((r) => String(r.headers['x-webhook-id']));
     expect(ids).to.have.length(24);
@@ -140,7 +140,7 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
     const slow = await startReceiver((_r, n): Answer => (n === 0 ? 'hang' : { status: 204 }));
     try {
       const { key } = await accountWithDeliveries(slow.url);
-      const worker = createDeliveryWorker(app.rt.container);
+      const worker = createDeliveryWorker(app.rt.get);
       await worker.runOnce();
       const [d] = await afterAttempts(key, 1);
       expect(d).to.include({ status: 'pending', httpStatus: null, attemptCount: 1 });
@@ -156,7 +156,7 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
     const bad = await startReceiver(() => ({ status: 500 }));
     try {
       const { key } = await accountWithDeliveries(bad.url);
-      const worker = createDeliveryWorker(app.rt.container);
+      const worker = createDeliveryWorker(app.rt.get);
       await worker.runOnce();
       await afterAttempts(key, 1);
       await app.call('DELETE', '/v1/webhooks', { key });
@@ -173,7 +173,7 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
     const flaky = await startReceiver(() => (failing ? { status: 502 } : { status: 200 }));
     try {
       const { key } = await accountWithDeliveries(flaky.url, 1);
-      const worker = createDeliveryWorker(app.rt.container, { concurrency: 8 });
+      const worker = createDeliveryWorker(app.rt.get, { concurrency: 8 });
       /** runs every pending delivery through its six attempts, waiting for the timeline between rounds */
       const exhaust = async () => {
         const pending = (await deliveries(key)).filter((d) => d.status === 'pending').map((d) => d.id);

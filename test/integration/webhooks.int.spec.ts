@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { TOKENS } from '../../application/ports/tokens.js';
+import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
@@ -325,7 +325,7 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
   describe('rebuild (after everything above)', () => {
     it('replays both webhook read models from the log into equal tables', async () => {
       for (const p of [webhooksProjector, webhookDeliveriesProjector]) {
-        const r = await rebuildProjector(app.rt.get<Kysely<ReadDb>>(TOKENS.ReadDb), app.rt.store, p, { checkOnly: true });
+        const r = await rebuildProjector(app.rt.get(PLATFORM.ReadDb), app.rt.store, p, { checkOnly: true });
         expect(r.events, p.name).to.be.greaterThan(10);
         expect(r.equal, `${p.name}: ${JSON.stringify(r.differences)}`).to.equal(true);
       }

@@ -16,3 +16,6 @@ export const meta = (accountId = 'acc_test'): EventMetadata => ({
 
 export const ev = (type: string, data: Record<string, unknown> = {}, id = randomUUID()): NewEvent =>
   ({ id, type, data, metadata: meta() });
+
+/** Read models that are always caught up: for application tests that answer from no read model. */
+export const noReadModels = { waitFor: async () => undefined };

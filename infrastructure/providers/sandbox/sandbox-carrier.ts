@@ -1,15 +1,15 @@
 import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
-import type { AvailableNumber, CarrierPort, LineInfo, LineType, PurchasedNumber } from '../../../application/ports/carrier.port.js';
+import type { AvailableNumber, CarrierPort, LineInfo, LineType, PurchasedNumber } from '../../../application/numbers/carrier.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
-import { TOKENS } from '../../../application/ports/tokens.js';
+import { PLATFORM } from '../../platform/tokens.js';
 import {
   AREA_CODES, areaCodeProblem, areaCodesOf, PREMIUM_CODES, TOLL_FREE_CODES, type NanpCountry,
 } from '../../../domain/phone-number/north-american-area-codes.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { Config } from '../../config/config.js';
 import type { SandboxCarrierNumbersTable, SandboxDb } from './sandbox-db.js';
-import { SandboxFaults } from './sandbox-faults.js';
+import { SANDBOX_FAULTS, type SandboxFaults } from './sandbox-faults.js';
 
 /**
  * Inventory: each US/CA area code has INVENTORY_SIZE numbers, NPA-555-0100 upwards (the 555-01XX range is
@@ -72,10 +72,10 @@ export class SandboxCarrier implements CarrierPort {
   private readonly inboundBase: string;
 
   constructor(
-    @inject(TOKENS.ReadDb) db: Kysely<unknown>,
-    @inject(TOKENS.Clock) private readonly clock: ClockPort,
-    @inject(TOKENS.Config) cfg: Config,
-    @inject(SandboxFaults) private readonly faults: SandboxFaults,
+    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
+    @inject(PLATFORM.Config) cfg: Config,
+    @inject(SANDBOX_FAULTS) private readonly faults: SandboxFaults,
   ) {
     this.db = db as Kysely<SandboxDb>;
     this.quarantineMs = cfg.SANDBOX_CARRIER_QUARANTINE_SECONDS * 1000;

@@ -2,7 +2,8 @@ import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
-import { TOKENS } from '../../../application/ports/tokens.js';
+import { PLATFORM } from '../../platform/tokens.js';
+import { token } from '../../capabilities/token.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { SandboxDb, SandboxFaultsTable } from './sandbox-db.js';
 
@@ -50,9 +51,9 @@ export class SandboxFaults {
   private readonly db: Kysely<SandboxDb>;
 
   constructor(
-    @inject(TOKENS.ReadDb) db: Kysely<unknown>,
-    @inject(TOKENS.Ids) private readonly ids: IdsPort,
-    @inject(TOKENS.Clock) private readonly clock: ClockPort,
+    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.Ids) private readonly ids: IdsPort,
+    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
   ) {
     this.db = db as Kysely<SandboxDb>;
   }
@@ -107,3 +108,6 @@ export class SandboxFaults {
 }
 
 const sleep = (ms: number) => (ms > 0 ? new Promise<void>((r) => setTimeout(r, ms)) : Promise.resolve());
+
+/** The faults' token: the sandbox carrier and the sandbox SIP provider both consult them. */
+export const SANDBOX_FAULTS = token<SandboxFaults>('SandboxFaults');

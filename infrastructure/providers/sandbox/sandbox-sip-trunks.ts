@@ -1,12 +1,12 @@
 import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
-import type { SipTrunkProviderPort } from '../../../application/ports/sip-trunk-provider.port.js';
-import { TOKENS } from '../../../application/ports/tokens.js';
+import type { SipTrunkProviderPort } from '../../../application/sip-trunks/sip-trunk-provider.port.js';
+import { PLATFORM } from '../../platform/tokens.js';
 import type { SipTrunkConfig } from '../../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { SandboxDb } from './sandbox-db.js';
-import { SandboxFaults } from './sandbox-faults.js';
+import { SANDBOX_FAULTS, type SandboxFaults } from './sandbox-faults.js';
 
 /**
  * The sandbox SIP trunk provider: trunks kept in a table (idempotent create by trunk id, idempotent delete),
@@ -18,9 +18,9 @@ export class SandboxSipTrunks implements SipTrunkProviderPort {
   private readonly db: Kysely<SandboxDb>;
 
   constructor(
-    @inject(TOKENS.ReadDb) db: Kysely<unknown>,
-    @inject(TOKENS.Clock) private readonly clock: ClockPort,
-    @inject(SandboxFaults) private readonly faults: SandboxFaults,
+    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
+    @inject(SANDBOX_FAULTS) private readonly faults: SandboxFaults,
   ) {
     this.db = db as Kysely<SandboxDb>;
   }

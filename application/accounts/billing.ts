@@ -1,0 +1,67 @@
+import { accountDecider, chargeRefusal, numberSlotRefusal, type ChargeKind } from '../../domain/account/account.decider.js';
+import { DomainError } from '../../domain/shared/errors.js';
+import { streams } from '../../domain/shared/streams.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor } from '../shared/execute.js';
+
+export type Charge = Readonly<{ chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference?: string | null }>;
+
+/**
+ * Billing for the other capabilities: charges, number slots and pre-checks, always on the account that pays (a
+ * sub-account's charges and slots are its parent's: one balance and one number limit per customer). Everything
+ * here decides on the account stream itself and never waits for a read model: callers that answer from the
+ * ledger wait for it themselves (docs/accounts.md, "Billing").
+ */
+export class Billing {
+  constructor(private readonly exec: CommandExecutor) {}
+
+  /** The account that pays for `accountId` (its parent for a sub-account), from the account's own stream. */
+  async billingAccountOf(accountId: string): Promise<string> {
+    const { state } = await this.exec.load(accountDecider, streams.account(accountId));
+    if (state.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
+    return state.parentAccountId ?? state.accountId;
+  }
+
+  private async payer(actingAccountId: string) {
+    const accountId = await this.billingAccountOf(actingAccountId);
+    return { accountId, ...(await this.exec.load(accountDecider, streams.account(accountId))) };
+  }
+
+  /** Charge the paying account; idempotent by chargeId; 402 when the balance is short. */
+  async charge(ctx: RequestContext, actingAccountId: string, c: Charge) {
+    const accountId = await this.billingAccountOf(actingAccountId);
+    return this.exec.execute(accountDecider, streams.account(accountId), {
+      type: 'ChargeAccount',
+      data: { accountId, chargeId: c.chargeId, amountMicros: c.amountMicros, kind: c.kind, description: c.description, reference: c.reference ?? null },
+    }, ctx, { accountId });
+  }
+
+  /** Refuses (402) when the paying account cannot cover `amountMicros` now; records nothing. */
+  async assertCanPay(actingAccountId: string, amountMicros: number): Promise<void> {
+    const { state } = await this.payer(actingAccountId);
+    const refused = chargeRefusal(state, amountMicros);
+    if (refused) throw refused;
+  }
+
+  /** Refuses (409 at the limit, then 402) when a number slot could not be held now; records nothing. */
+  async assertCanHoldNumberSlot(actingAccountId: string, requiredBalanceMicros: number): Promise<void> {
+    const { state } = await this.payer(actingAccountId);
+    const refused = numberSlotRefusal(state, requiredBalanceMicros);
+    if (refused) throw refused;
+  }
+
+  /** Hold a number slot (409 at the limit, then 402 when the balance is below `requiredBalanceMicros`). */
+  async reserveNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, requiredBalanceMicros: number) {
+    const accountId = await this.billingAccountOf(actingAccountId);
+    return this.exec.execute(accountDecider, streams.account(accountId), {
+      type: 'ReserveNumberSlot', data: { accountId, numberId, requiredBalanceMicros },
+    }, ctx, { accountId });
+  }
+
+  async releaseNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, reason: string) {
+    const accountId = await this.billingAccountOf(actingAccountId);
+    return this.exec.execute(accountDecider, streams.account(accountId), {
+      type: 'ReleaseNumberSlot', data: { accountId, numberId, reason },
+    }, ctx, { accountId });
+  }
+}

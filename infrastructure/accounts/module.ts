@@ -1,0 +1,46 @@
+import { AccountCommands } from '../../application/accounts/account-commands.js';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
+import { Billing } from '../../application/accounts/billing.js';
+import { UsageReport } from '../../application/accounts/usage.js';
+import type { UsageQueries } from '../../application/accounts/usage.port.js';
+import type { AccountErrorCode } from '../../domain/account/errors.js';
+import { accountsProjector } from '../../projections/accounts.projector.js';
+import { KyselyAccountQueries } from '../../projections/queries/account.queries.js';
+import { KyselyUsageQueries } from '../../projections/queries/usage.queries.js';
+import { usageProjector } from '../../projections/usage.projector.js';
+import type { Capability } from '../capabilities/capability.js';
+import * as m003 from '../db/migrations/003-account-ledger.js';
+import * as m004 from '../db/migrations/004-api-key-usage.js';
+import * as m005 from '../db/migrations/005-usage-daily.js';
+import { httpError } from '../http/errors.js';
+import { PLATFORM } from '../platform/tokens.js';
+import { accountRoutes } from './accounts.routes.js';
+import { adminRoutes } from './admin.routes.js';
+import { accountCliCommands } from './accounts.commands.js';
+import { ACCOUNTS } from './tokens.js';
+
+
+/** Accounts, API keys, sub-accounts, the ledger and billing, usage; the operator (admin) API. */
+export const accounts = {
+  name: 'accounts',
+  bind: (b) => {
+    b.factory(ACCOUNTS.Queries, (r) => new KyselyAccountQueries(r(PLATFORM.ReadDb)));
+    b.factory(ACCOUNTS.UsageQueries, (r) => new KyselyUsageQueries(r(PLATFORM.ReadDb)));
+    b.factory(ACCOUNTS.Billing, (r) => new Billing(r(PLATFORM.Executor)));
+    b.factory(ACCOUNTS.Commands, (r) => new AccountCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ApiKeySecrets), r(ACCOUNTS.Queries)));
+    b.factory(ACCOUNTS.UsageReport, (r) => new UsageReport(r(PLATFORM.Clock), r(ACCOUNTS.Queries), r(ACCOUNTS.UsageQueries)));
+  },
+  routes: {
+    v1: (api, r) => accountRoutes(api, { commands: r(ACCOUNTS.Commands), queries: r(ACCOUNTS.Queries), usage: r(ACCOUNTS.UsageReport), billing: r(ACCOUNTS.Billing) }),
+    admin: (api, r) => adminRoutes(api, { accounts: r(ACCOUNTS.Commands) }),
+  },
+  projectors: [accountsProjector, usageProjector],
+  migrations: { '003-account-ledger': m003, '004-api-key-usage': m004, '005-usage-daily': m005 },
+  errors: {
+    ACCOUNT_NOT_FOUND: httpError.notFound,
+    API_KEY_NOT_FOUND: httpError.notFound,
+    INSUFFICIENT_BALANCE: httpError.paymentRequired,
+    NUMBER_LIMIT_REACHED: httpError.plainConflict,
+  } satisfies Record<AccountErrorCode, unknown>,
+  cli: accountCliCommands,
+} as const satisfies Capability;

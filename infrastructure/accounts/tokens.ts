@@ -1,0 +1,15 @@
+import type { AccountCommands } from '../../application/accounts/account-commands.js';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
+import type { Billing } from '../../application/accounts/billing.js';
+import type { UsageReport } from '../../application/accounts/usage.js';
+import type { UsageQueries } from '../../application/accounts/usage.port.js';
+import { token } from '../capabilities/token.js';
+
+/** The accounts capability's tokens (its module binds them). */
+export const ACCOUNTS = {
+  Commands: token<AccountCommands>('AccountCommands'),
+  Queries: token<AccountQueries>('AccountQueries'),
+  Billing: token<Billing>('Billing'),
+  UsageQueries: token<UsageQueries>('UsageQueries'),
+  UsageReport: token<UsageReport>('UsageReport'),
+} as const;

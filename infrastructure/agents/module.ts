@@ -1,0 +1,27 @@
+import { AgentCommands } from '../../application/agents/agent-commands.js';
+import type { AgentErrorCode } from '../../domain/agent/errors.js';
+import { agentsProjector } from '../../projections/agents.projector.js';
+import { KyselyAgentQueries } from '../../projections/queries/agent.queries.js';
+import type { Capability } from '../capabilities/capability.js';
+import { httpError } from '../http/errors.js';
+import { PLATFORM } from '../platform/tokens.js';
+import { SandboxVoiceCatalogue } from '../providers/sandbox-voice-catalogue.js';
+import { agentRoutes } from './agents.routes.js';
+import { agentWebhookMappings } from '../../application/agents/agent.mappings.js';
+import { AGENTS } from './tokens.js';
+
+/** Agents: their configuration, the voice catalogue, and their lifecycle as webhook events. */
+export const agents = {
+  name: 'agents',
+  bind: (b) => {
+    b.toClass(AGENTS.VoiceCatalogue, SandboxVoiceCatalogue);
+    b.factory(AGENTS.Queries, (r) => new KyselyAgentQueries(r(PLATFORM.ReadDb)));
+    b.factory(AGENTS.Commands, (r) => new AgentCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(AGENTS.Queries), r(AGENTS.VoiceCatalogue)));
+  },
+  routes: {
+    v1: (api, r) => agentRoutes(api, { commands: r(AGENTS.Commands), queries: r(AGENTS.Queries), voices: r(AGENTS.VoiceCatalogue) }),
+  },
+  projectors: [agentsProjector],
+  webhookMappings: agentWebhookMappings,
+  errors: { AGENT_NOT_FOUND: httpError.notFound } satisfies Record<AgentErrorCode, unknown>,
+} as const satisfies Capability;

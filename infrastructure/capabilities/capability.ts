@@ -1,0 +1,86 @@
+import type { Command as CliProgram } from 'commander';
+import type { Container, Newable } from 'inversify';
+import type { Migration } from 'kysely';
+import type { Reactor } from '../../application/shared/process-manager.js';
+import type { WebhookMapping } from '../../application/webhooks/registry.js';
+import type { ErrorCode } from '../../domain/shared/errors.js';
+import type { Projector } from '../../projections/shared/projector.js';
+import type { Config } from '../config/config.js';
+import type { Api } from '../http/api.js';
+import type { HttpError } from '../http/errors.js';
+import type { BackgroundWorker } from '../workers.js';
+import type { Resolve, Token } from './token.js';
+
+export type { Resolve, Token } from './token.js';
+export { token } from './token.js';
+
+/**
+ * A capability (accounts, agents, numbers, webhooks, messaging, …) is one module object that tells the runtime
+ * everything about it; `capabilities` in ./index.ts lists them, and the HTTP app, the runtime roles, the
+ * migrator, the projection engine and the CLI iterate that list. See docs/adding-a-capability.md.
+ */
+export interface Capability {
+  readonly name: string;
+  /** Binds the capability's adapters, queries and use cases (typed factories; see `Bind`). */
+  readonly bind?: (b: Bind, cfg: Config) => void;
+  /** Routes by audience: `v1` behind API keys, `admin` behind the admin token, `public` guarding themselves. */
+  readonly routes?: Readonly<{ v1?: Routes; admin?: Routes; public?: Routes }>;
+  readonly projectors?: readonly Projector[];
+  /** Process managers and other reactors, each run by a leased reactor runner in worker processes. */
+  readonly reactors?: (r: Resolve, cfg: Config) => readonly Reactor[];
+  /** Other background work of worker processes (schedulers, the delivery worker). */
+  readonly workers?: (r: Resolve, cfg: Config) => readonly BackgroundWorker[];
+  /** Domain events that become public webhook events. */
+  readonly webhookMappings?: readonly WebhookMapping[];
+  /** Kysely migrations by name; names sort into one global order (each capability owns a number range). */
+  readonly migrations?: Readonly<Record<string, Migration>>;
+  /** How the capability's error codes answer over HTTP. */
+  readonly errors?: Readonly<Partial<Record<ErrorCode, HttpError>>>;
+  /** `npm run cli -- …` commands. */
+  readonly cli?: (program: CliProgram, cli: CliSupport) => void;
+}
+
+export type Routes = (api: Api, r: Resolve) => void;
+
+
+/**
+ * The binding vocabulary of a capability. Application classes are framework-free and built by `factory`
+ * (a function of `Resolve`, checked by the compiler); infrastructure classes declare `@inject(TOKEN)` on every
+ * constructor parameter and are bound with `toClass` (esbuild emits no decorator metadata).
+ */
+export type Bind = Readonly<{
+  factory: <T>(t: Token<T>, make: (r: Resolve) => T) => void;
+  value: <T>(t: Token<T>, v: T) => void;
+  toClass: <T>(t: Token<T>, cls: Newable<T>) => void;
+  alias: <T>(t: Token<T>, to: Token<T>) => void;
+  isBound: (t: Token<unknown>) => boolean;
+}>;
+
+export const binder = (c: Container): Bind => ({
+  factory: (t, make) => {
+    c.bind(t).toDynamicValue((ctx) => make((x) => ctx.get(x))).inSingletonScope();
+  },
+  value: (t, v) => {
+    c.bind(t).toConstantValue(v);
+  },
+  toClass: (t, cls) => {
+    c.bind(t).to(cls).inSingletonScope();
+  },
+  alias: (t, to) => {
+    c.bind(t).toService(to);
+  },
+  isBound: (t) => c.isBound(t),
+});
+
+export const resolver =
+  (c: Container): Resolve =>
+  (t) =>
+    c.get(t);
+
+/** What a capability's CLI commands get: a runtime on the configured stores, and a JSON printer. */
+export type CliSupport = Readonly<{
+  withRuntime: <T>(f: (rt: { cfg: Config; get: Resolve }) => Promise<T>, o?: { projectors?: boolean }) => Promise<T>;
+  print: (v: unknown) => void;
+  /** who the CLI acts as in recorded events */
+  ctx: { accountId: string; requestId: null; correlationId: string; actor: string };
+}>;

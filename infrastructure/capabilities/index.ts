@@ -1,0 +1,23 @@
+import type { ErrorCode } from '../../domain/shared/errors.js';
+import { accounts } from '../accounts/module.js';
+import { agents } from '../agents/module.js';
+import { calls } from '../calls/module.js';
+import { PLATFORM_ERRORS } from '../http/errors.js';
+import { messaging } from '../messaging/module.js';
+import { numbers } from '../numbers/module.js';
+import { platform } from '../platform/module.js';
+import { signUp } from '../signup/module.js';
+import { sipTrunks } from '../sip-trunks/module.js';
+import { webhooks } from '../webhooks/module.js';
+import type { Capability } from './capability.js';
+
+/**
+ * Every capability the service runs, one line each (docs/adding-a-capability.md). The HTTP app, the runtime
+ * roles, the migrator, the projection engine and the CLI iterate this list; nothing else names a capability.
+ */
+export const capabilities = [platform, accounts, agents, numbers, sipTrunks, signUp, webhooks, messaging, calls] as const satisfies readonly Capability[];
+
+/** Fails the type check while an error code has no HTTP mapping in the platform's table or a capability's. */
+type ErrorsOf<M> = M extends { readonly errors: infer E } ? keyof E : never;
+type Mapped = keyof typeof PLATFORM_ERRORS | ErrorsOf<(typeof capabilities)[number]>;
+export const everyErrorCodeIsMapped: [Exclude<ErrorCode, Mapped>] extends [never] ? true : Exclude<ErrorCode, Mapped> = true;

@@ -1,0 +1,68 @@
+import { NumberCommands } from '../../application/numbers/number-commands.js';
+import { NumberLookup } from '../../application/numbers/number-lookup.js';
+import { numberWebhookMappings } from '../../application/numbers/number.mappings.js';
+import { NumberProcess } from '../../application/numbers/number-process.js';
+import { NumberRenewals } from '../../application/numbers/number-renewals.js';
+import type { PhoneNumberErrorCode } from '../../domain/phone-number/errors.js';
+import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
+import { KyselyNumberQueries } from '../../projections/queries/number.queries.js';
+import { ACCOUNTS } from '../accounts/tokens.js';
+import { KyselyLookupCache } from '../adapters/kysely-lookup-cache.js';
+import type { Capability } from '../capabilities/capability.js';
+import * as m020 from '../db/migrations/020-phone-numbers.js';
+import * as m021 from '../db/migrations/021-sandbox-telecom.js';
+import * as m023 from '../db/migrations/023-number-attach-order.js';
+import { httpError } from '../http/errors.js';
+import { PLATFORM } from '../platform/tokens.js';
+import { SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
+import { SandboxFaults } from '../providers/sandbox/sandbox-faults.js';
+import { UnconfiguredCarrier } from '../providers/unconfigured-telecom.js';
+import { NumberRenewalWorker } from './number-renewal.worker.js';
+import { numberRoutes } from './numbers.routes.js';
+import { sandboxTelecomCommands } from './sandbox-telecom.commands.js';
+import { sandboxTelecomRoutes } from './sandbox-telecom.routes.js';
+import { NUMBERS } from './tokens.js';
+
+/**
+ * Phone numbers and line-type lookup: the carrier (the sandbox carrier in sandbox mode; a placeholder that fails
+ * in live mode until a real adapter exists), provisioning and release driven by a process manager, monthly
+ * renewal, the sandbox telecom control API and CLI (carrier, faults, the SIP provider's view).
+ */
+export const numbers = {
+  name: 'numbers',
+  bind: (b, cfg) => {
+    if (cfg.PROVIDER_MODE === 'sandbox') {
+      b.toClass(NUMBERS.SandboxFaults, SandboxFaults);
+      b.toClass(NUMBERS.SandboxCarrier, SandboxCarrier);
+      b.alias(NUMBERS.Carrier, NUMBERS.SandboxCarrier);
+    } else {
+      b.toClass(NUMBERS.Carrier, UnconfiguredCarrier);
+    }
+    b.toClass(NUMBERS.LookupCache, KyselyLookupCache);
+    b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb)));
+    b.factory(NUMBERS.Commands, (r) =>
+      new NumberCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ReadModels), r(NUMBERS.Queries), r(ACCOUNTS.Billing), { provisioningTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS }));
+    b.factory(NUMBERS.Lookup, (r) =>
+      new NumberLookup(r(PLATFORM.Ids), r(PLATFORM.Clock), r(NUMBERS.Carrier), r(NUMBERS.LookupCache), r(ACCOUNTS.Billing), { cacheTtlSeconds: cfg.NUMBER_LOOKUP_CACHE_TTL_SECONDS }));
+    b.factory(NUMBERS.Renewals, (r) => new NumberRenewals(r(PLATFORM.Executor), r(ACCOUNTS.Billing), r(NUMBERS.Queries), r(PLATFORM.Logger)));
+  },
+  routes: {
+    v1: (api, r) => numberRoutes(api, { commands: r(NUMBERS.Commands), queries: r(NUMBERS.Queries), lookup: r(NUMBERS.Lookup) }),
+    public: (api, r) => {
+      const cfg = r(PLATFORM.Config);
+      if (cfg.PROVIDER_MODE === 'sandbox') sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults), adminToken: cfg.ADMIN_TOKEN });
+    },
+  },
+  projectors: [phoneNumbersProjector],
+  reactors: (r) => [new NumberProcess(r(PLATFORM.Executor), r(NUMBERS.Carrier), r(ACCOUNTS.Billing), r(PLATFORM.ReadModels), r(NUMBERS.Queries), r(PLATFORM.Logger))],
+  workers: (r, cfg) => [new NumberRenewalWorker(r(NUMBERS.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS })],
+  webhookMappings: numberWebhookMappings,
+  migrations: { '020-phone-numbers': m020, '021-sandbox-telecom': m021, '023-number-attach-order': m023 },
+  errors: {
+    PHONE_NUMBER_NOT_FOUND: httpError.notFound,
+    NUMBER_UNAVAILABLE: httpError.plainConflict,
+    PHONE_NUMBER_RELEASED: httpError.conflict,
+    NUMBER_PROVISIONING_PENDING: httpError.unavailable,
+  } satisfies Record<PhoneNumberErrorCode, unknown>,
+  cli: sandboxTelecomCommands,
+} as const satisfies Capability;

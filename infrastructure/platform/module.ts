@@ -1,0 +1,37 @@
+import { CommandExecutor } from '../../application/shared/execute.js';
+import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
+import { Sha256ApiKeySecrets } from '../adapters/api-key-secrets.js';
+import { RandomIds } from '../adapters/random-ids.js';
+import { SystemClock } from '../adapters/system-clock.js';
+import type { Capability } from '../capabilities/capability.js';
+import * as m001 from '../db/migrations/001-event-store.js';
+import * as m002 from '../db/migrations/002-read-models.js';
+import * as m022 from '../db/migrations/022-reactors.js';
+import { EsdbEventStore } from '../event-store/esdb-event-store.js';
+import { PgEventStore } from '../event-store/pg-event-store.js';
+import { PLATFORM } from './tokens.js';
+
+/**
+ * What every capability stands on: time, ids, the event store (PostgreSQL table or EventStoreDB), the projection
+ * engine with read-your-writes, the one command path, and API key hashing. The composition root binds the
+ * configuration, the logger, the database and the gathered projectors before any module.
+ */
+export const platform = {
+  name: 'platform',
+  bind: (b, cfg) => {
+    // a test may have bound a movable clock already
+    if (!b.isBound(PLATFORM.Clock)) b.toClass(PLATFORM.Clock, SystemClock);
+    b.toClass(PLATFORM.Ids, RandomIds);
+    b.toClass(PLATFORM.ApiKeySecrets, Sha256ApiKeySecrets);
+    b.factory(PLATFORM.EventStore, (r) =>
+      cfg.EVENTSTORE_URL
+        ? new EsdbEventStore(cfg.EVENTSTORE_URL)
+        : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), { pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS }));
+    b.factory(PLATFORM.ProjectionEngine, (r) => new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger)));
+    // an api-only process runs no projectors: it sees them advance by polling their checkpoints
+    b.factory(PLATFORM.ReadModels, (r) =>
+      new ReadModelWaiter(r(PLATFORM.ReadDb), r(PLATFORM.Projectors), cfg.ROLE !== 'api' ? r(PLATFORM.ProjectionEngine) : null, { timeoutMs: cfg.READ_MODEL_TIMEOUT_MS }));
+    b.factory(PLATFORM.Executor, (r) => new CommandExecutor(r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(PLATFORM.ReadModels)));
+  },
+  migrations: { '001-event-store': m001, '002-read-models': m002, '022-reactors': m022 },
+} as const satisfies Capability;

@@ -1,0 +1,37 @@
+import type { Kysely } from 'kysely';
+import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
+import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import type { IdsPort } from '../../application/ports/ids.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
+import type { CommandExecutor } from '../../application/shared/execute.js';
+import type { WebhookMapping } from '../../application/webhooks/registry.js';
+import type { ProjectionEngine } from '../../projections/shared/engine.js';
+import type { Projector } from '../../projections/shared/projector.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+import { token } from '../capabilities/token.js';
+import type { Config } from '../config/config.js';
+import type { DatabaseHandle } from '../db/database.js';
+
+/**
+ * Tokens of what every capability shares. The Symbol.for names are the keys infrastructure classes name in
+ * `@inject(…)`; each capability's own tokens live in its module.
+ */
+export const PLATFORM = {
+  Config: token<Config>('Config'),
+  Logger: token<LoggerPort>('Logger'),
+  Database: token<DatabaseHandle>('Database'),
+  ReadDb: token<Kysely<ReadDb>>('ReadDb'),
+  Clock: token<ClockPort>('ClockPort'),
+  Ids: token<IdsPort>('IdsPort'),
+  EventStore: token<EventStorePort>('EventStorePort'),
+  ProjectionEngine: token<ProjectionEngine>('ProjectionEngine'),
+  ReadModels: token<ReadModelsPort>('ReadModelsPort'),
+  Executor: token<CommandExecutor>('CommandExecutor'),
+  /** API keys are hashed at the edge (authentication) and issued by the accounts capability */
+  ApiKeySecrets: token<ApiKeySecretsPort>('ApiKeySecretsPort'),
+  /** every capability's projectors and webhook mappings, gathered by the composition root */
+  Projectors: token<readonly Projector[]>('Projectors'),
+  WebhookMappings: token<readonly WebhookMapping[]>('WebhookMappings'),
+} as const;

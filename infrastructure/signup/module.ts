@@ -1,0 +1,59 @@
+import { SignUpService } from '../../application/signup/signup-service.js';
+import type { SignUpErrorCode } from '../../domain/signup/errors.js';
+import { KyselySignUpQueries } from '../../projections/queries/signup.queries.js';
+import { signupsProjector } from '../../projections/signups.projector.js';
+import { ACCOUNTS } from '../accounts/tokens.js';
+import { RandomOtp } from '../adapters/otp.js';
+import { AGENTS } from '../agents/tokens.js';
+import type { Capability } from '../capabilities/capability.js';
+import * as m006 from '../db/migrations/006-signups.js';
+import { httpError } from '../http/errors.js';
+import { sandboxGuard } from '../http/guards.js';
+import { NUMBERS } from '../numbers/tokens.js';
+import { PLATFORM } from '../platform/tokens.js';
+import { OutboxMailer } from '../providers/outbox-mailer.js';
+import { SmtpMailer } from '../providers/smtp-mailer.js';
+import { SignUpRecoveryWorker } from './signup-recovery.worker.js';
+import { sandboxOutboxRoutes, signUpRoutes } from './signup.routes.js';
+import { SIGNUP } from './tokens.js';
+
+/**
+ * Self-service sign-up by a one-time code (docs/accounts.md): the mailer (SMTP when SMTP_URL is set, else the
+ * sandbox outbox), codes, the sign-up process and its recovery worker.
+ */
+export const signUp = {
+  name: 'signup',
+  bind: (b, cfg) => {
+    if (cfg.SMTP_URL) b.value(SIGNUP.Mailer, new SmtpMailer(cfg.SMTP_URL, cfg.MAIL_FROM));
+    else b.toClass(SIGNUP.Mailer, OutboxMailer);
+    b.toClass(SIGNUP.Otp, RandomOtp);
+    b.factory(SIGNUP.Queries, (r) => new KyselySignUpQueries(r(PLATFORM.ReadDb)));
+    b.alias(SIGNUP.NumberProvisioning, NUMBERS.Commands);
+    b.factory(SIGNUP.Service, (r) => new SignUpService(
+      r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIGNUP.Otp), r(PLATFORM.ApiKeySecrets), r(SIGNUP.Mailer), r(SIGNUP.Queries),
+      r(ACCOUNTS.Commands), r(AGENTS.Commands), r(SIGNUP.NumberProvisioning),
+      { perEmailPerHour: cfg.SIGNUP_MAX_PER_EMAIL_PER_HOUR, perClientPerHour: cfg.SIGNUP_MAX_PER_CLIENT_PER_HOUR }, r(PLATFORM.Logger),
+    ));
+  },
+  routes: {
+    public: (api, r) => {
+      signUpRoutes(api, { signUp: r(SIGNUP.Service) });
+      const cfg = r(PLATFORM.Config);
+      if (cfg.PROVIDER_MODE !== 'sandbox' || cfg.SMTP_URL) return; // the outbox exists only when mail stays local
+      api.router.use('/sandbox/outbox', sandboxGuard(cfg.ADMIN_TOKEN));
+      sandboxOutboxRoutes(api, { queries: r(SIGNUP.Queries) });
+    },
+  },
+  projectors: [signupsProjector],
+  workers: (r) => [
+    new SignUpRecoveryWorker(r(SIGNUP.Service), r(SIGNUP.Queries), r(PLATFORM.Clock), r(PLATFORM.Logger), { intervalMs: 5_000, staleAfterMs: 30_000, maxTries: 5 }),
+  ],
+  migrations: { '006-signups': m006 },
+  errors: {
+    SIGNUP_NOT_FOUND: httpError.notFound,
+    SIGNUP_CODE_INVALID: httpError.invalidRequest,
+    SIGNUP_CODE_EXPIRED: httpError.invalidRequest,
+    SIGNUP_LOCKED: httpError.rateLimited,
+    SIGNUP_FAILED: httpError.conflict,
+  } satisfies Record<SignUpErrorCode, unknown>,
+} as const satisfies Capability;

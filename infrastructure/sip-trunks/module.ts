@@ -1,0 +1,36 @@
+import { SipTrunkCommands } from '../../application/sip-trunks/sip-trunk-commands.js';
+import type { SipTrunkErrorCode } from '../../domain/sip-trunk/errors.js';
+import { KyselySipTrunkQueries } from '../../projections/queries/sip-trunk.queries.js';
+import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
+import type { Capability } from '../capabilities/capability.js';
+import { httpError } from '../http/errors.js';
+import { PLATFORM } from '../platform/tokens.js';
+import { SandboxSipTrunks } from '../providers/sandbox/sandbox-sip-trunks.js';
+import { UnconfiguredSipTrunks } from '../providers/unconfigured-telecom.js';
+import { sandboxSipTrunkRoutes } from './sandbox-sip-trunks.routes.js';
+import { sipTrunkRoutes } from './sip-trunks.routes.js';
+import { SIP_TRUNKS } from './tokens.js';
+
+/** SIP trunks: the customer's own SIP infrastructure that numbers route calls to (docs/numbers.md). */
+export const sipTrunks = {
+  name: 'sip-trunks',
+  bind: (b, cfg) => {
+    if (cfg.PROVIDER_MODE === 'sandbox') {
+      b.toClass(SIP_TRUNKS.SandboxProvider, SandboxSipTrunks);
+      b.alias(SIP_TRUNKS.Provider, SIP_TRUNKS.SandboxProvider);
+    } else {
+      b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
+    }
+    b.factory(SIP_TRUNKS.Queries, (r) => new KyselySipTrunkQueries(r(PLATFORM.ReadDb)));
+    b.factory(SIP_TRUNKS.Commands, (r) => new SipTrunkCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIP_TRUNKS.Provider), r(SIP_TRUNKS.Queries)));
+  },
+  routes: {
+    v1: (api, r) => sipTrunkRoutes(api, { commands: r(SIP_TRUNKS.Commands), queries: r(SIP_TRUNKS.Queries) }),
+    public: (api, r) => {
+      const cfg = r(PLATFORM.Config);
+      if (cfg.PROVIDER_MODE === 'sandbox') sandboxSipTrunkRoutes(api, { trunks: r(SIP_TRUNKS.SandboxProvider), adminToken: cfg.ADMIN_TOKEN });
+    },
+  },
+  projectors: [sipTrunksProjector],
+  errors: { SIP_TRUNK_NOT_FOUND: httpError.notFound, SIP_TRUNK_CONFLICT: httpError.conflict } satisfies Record<SipTrunkErrorCode, unknown>,
+} as const satisfies Capability;
