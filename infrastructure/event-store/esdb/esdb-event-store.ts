@@ -1,0 +1,165 @@
+/**
+ * The EventStoreDB adapter of the event-store port. This file holds the port's operations; the pieces they share
+ * live next to it: event and checkpoint mapping (`event-mapping.ts`), the `$all` filter (`filters.ts`), the
+ * filtered `$all` read the client cannot send itself (`filtered-read-all.ts`) and the reconnecting catch-up
+ * subscription (`catch-up-subscription.ts`).
+ */
+import {
+  BACKWARDS, END, EventStoreDBClient, FORWARDS, START as FROM_START, StreamNotFoundError, WrongExpectedVersionError,
+  type Position,
+} from '@eventstore/db-client';
+import {
+  START, compareCheckpoints, makeCheckpoint, WrongExpectedRevisionError,
+  type AppendResult, type Checkpoint, type EventStorePort, type ExpectedRevision, type NewEvent, type ReadAllOptions,
+  type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription, type SubscriptionHandler,
+} from '../../../application/ports/event-store.port.js';
+import { CatchUpSubscription } from './catch-up-subscription.js';
+import { fromClient, positionOf, toEsdbExpected, toJsonEvent, toRecorded } from './event-mapping.js';
+import { readAllFiltered } from './filtered-read-all.js';
+import { EXCLUDE_SYSTEM_TYPES, isSystem, keep, serverFilter, toClientFilter } from './filters.js';
+
+export type EsdbEventStoreOptions = Readonly<{
+  /** Resubscribing after a dropped subscription: failures in a row before `onError`, and the first delay (doubles). */
+  reconnect?: Readonly<{ maxAttempts?: number; baseDelayMs?: number }>;
+  /** First wait before an idle, not-yet-caught-up subscription asks `readAll` whether anything is left (doubles). */
+  caughtUpProbeMs?: number;
+}>;
+
+const DEFAULT_READ_ALL_MAX = 1000;
+const DEFAULT_BATCH_SIZE = 500;
+const HEAD_PAGE = 16;
+
+/**
+ * Event store on EventStoreDB through `@eventstore/db-client` 6.2.1 (gRPC, server 21.10 or newer).
+ *
+ * Revisions are EventStoreDB's own: 0-based, the index of the stream's last event (docs/event-store.md); a
+ * checkpoint is the `$all` position `<commit>/<prepare>`, so `compareCheckpoints` orders it like the server does.
+ * `START` (`0/0`) means "from the beginning" (no event sits at 0/0: the log opens with a chunk header and an
+ * epoch record).
+ *
+ * Reads of `$all` exclude system events (`$`-prefixed types, and `$`-prefixed streams). They filter on the
+ * server: event types by an anchored regex, categories by the stream-name prefix `<category>-`, and again on
+ * the client, which also trims the inclusive start of EventStoreDB's forward reads (the port's `after` is
+ * exclusive). Client 6.2.1's `readAll` takes no filter, so filtered reads send the same Streams/Read call it
+ * would, with `FilterOptions` set, through the client's own call machinery (see `filtered-read-all.ts`).
+ *
+ * Subscriptions are catch-up subscriptions to `$all` with the same server-side filter, resumed after a dropped
+ * connection from the last checkpoint the handler finished, so nothing is lost or repeated.
+ */
+export class EsdbEventStore implements EventStorePort {
+  readonly kind = 'eventstoredb' as const;
+  private readonly client: EventStoreDBClient;
+  private readonly subscriptions = new Set<CatchUpSubscription>();
+
+  constructor(connectionString: string, private readonly o: EsdbEventStoreOptions = {}) {
+    this.client = EventStoreDBClient.connectionString(connectionString);
+  }
+
+  async appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    const data = events.map(toJsonEvent);
+    let result: Awaited<ReturnType<EventStoreDBClient['appendToStream']>>;
+    try {
+      result = await this.client.appendToStream(stream, data, { expectedRevision: toEsdbExpected(o.expectedRevision) });
+    } catch (err) {
+      if (err instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(stream, o.expectedRevision, err.actualVersion);
+      throw err;
+    }
+    const checkpoint = result.position
+      ? makeCheckpoint(result.position.commit, result.position.prepare)
+      : await this.checkpointAt(stream, result.nextExpectedRevision);
+    return { nextRevision: result.nextExpectedRevision, checkpoint };
+  }
+
+  /** An append answered without a position (some idempotent replays): the position of the event itself. */
+  private async checkpointAt(stream: string, revision: bigint): Promise<Checkpoint> {
+    const [e] = await this.readStream(stream, { fromRevision: revision, maxCount: 1 });
+    if (!e) throw new Error(`append to ${stream} reported revision ${revision}, which cannot be read`);
+    return e.checkpoint;
+  }
+
+  async readStream(stream: string, o: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    if (o.maxCount !== undefined && o.maxCount <= 0) return [];
+    const backwards = o.direction === 'backwards';
+    const out: RecordedEvent[] = [];
+    try {
+      const reading = this.client.readStream(stream, {
+        direction: backwards ? BACKWARDS : FORWARDS,
+        fromRevision: o.fromRevision ?? (backwards ? END : FROM_START),
+        maxCount: o.maxCount ?? Number.MAX_SAFE_INTEGER,
+      });
+      for await (const r of reading) if (r.event) out.push(toRecorded(fromClient(r.event)));
+    } catch (err) {
+      if (err instanceof StreamNotFoundError) return [];
+      throw err;
+    }
+    return out;
+  }
+
+  async readAll(o: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const maxCount = o.maxCount ?? DEFAULT_READ_ALL_MAX;
+    const wire = serverFilter(o.filter);
+    if (wire === 'nothing' || maxCount <= 0) return [];
+    let after = o.after ?? START;
+    const out: RecordedEvent[] = [];
+    for (;;) {
+      // forward reads of $all include the event at the start position: ask for one more and drop it below
+      const ask = maxCount - out.length + (after === START ? 0 : 1);
+      const page = await readAllFiltered(this.client, { from: after === START ? 'start' : positionOf(after), backwards: false, maxCount: ask, filter: wire });
+      for (const e of page) {
+        const cp = makeCheckpoint(e.commit, e.prepare);
+        if (after !== START && compareCheckpoints(cp, after) <= 0) continue;
+        after = cp;
+        if (!keep(o.filter, e)) continue;
+        out.push(toRecorded(e));
+        if (out.length === maxCount) return out;
+      }
+      if (page.length < ask) return out; // the end of $all
+      // a full page, thinned on the client (system events in user-named streams): read on after it
+    }
+  }
+
+  async headCheckpoint(): Promise<Checkpoint> {
+    let before: Position | 'end' = 'end';
+    for (;;) {
+      const page = await readAllFiltered(this.client, { from: before, backwards: true, maxCount: HEAD_PAGE, filter: EXCLUDE_SYSTEM_TYPES });
+      for (const e of page) {
+        if (before !== 'end' && (e.commit > before.commit || (e.commit === before.commit && e.prepare >= before.prepare))) continue;
+        if (!isSystem(e)) return makeCheckpoint(e.commit, e.prepare);
+      }
+      const oldest = page[page.length - 1];
+      if (!oldest || page.length < HEAD_PAGE) return START;
+      before = { commit: oldest.commit, prepare: oldest.prepare };
+    }
+  }
+
+  subscribe(o: SubscribeOptions, handler: SubscriptionHandler): Subscription {
+    const wire = serverFilter(o.filter);
+    if (wire === 'nothing') return { caughtUp: Promise.resolve(), stop: async () => undefined };
+    const clientFilter = toClientFilter(wire);
+    const sub = new CatchUpSubscription(
+      {
+        open: (after) => this.client.subscribeToAll({ fromPosition: after === START ? FROM_START : positionOf(after), filter: clientFilter }),
+        nothingAfter: async (after) => (await this.readAll({ after, maxCount: 1, ...(o.filter ? { filter: o.filter } : {}) })).length === 0,
+        finished: (s) => this.subscriptions.delete(s),
+      },
+      {
+        after: o.after,
+        filter: o.filter,
+        batchSize: Math.max(1, o.batchSize ?? DEFAULT_BATCH_SIZE),
+        maxAttempts: this.o.reconnect?.maxAttempts ?? 6,
+        baseDelayMs: this.o.reconnect?.baseDelayMs ?? 100,
+        probeMs: this.o.caughtUpProbeMs ?? 200,
+        onError: o.onError,
+      },
+      handler,
+    );
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    await this.client.dispose();
+  }
+}
