@@ -30,14 +30,19 @@ export const sipTrunksProjector: Projector = {
     const row = db.updateTable('sip_trunks').where('trunk_id', '=', id);
     const numberIds = parse<string[]>(existing.number_ids);
     switch (e.type) {
-      case 'SipTrunkUpdated': {
+      case 'SipTrunkRequested': case 'SipTrunkFailed': case 'SipTrunkSynced': case 'SipTrunkDeletionRequested': case 'SipTrunkDeletionFailed':
+        // the row exists once the trunk is created; these facts only move its revision
+        await row.set({ revision }).execute();
+        return;
+      case 'SipTrunkUpdated':
+      case 'SipTrunkUpdateReverted': {
         const c = e.data.changes;
         await row.set({
           ...(c.name !== undefined ? { name: c.name } : {}),
           ...(c.transfers !== undefined ? { transfers: c.transfers } : {}),
           ...(c.transferCallerId !== undefined ? { transfer_caller_id: c.transferCallerId } : {}),
           ...(c.uris !== undefined ? { uris: JSON.stringify(c.uris) } : {}),
-          updated_at: e.data.updatedAt, revision,
+          updated_at: e.type === 'SipTrunkUpdated' ? e.data.updatedAt : e.data.revertedAt, revision,
         }).execute();
         return;
       }

@@ -1,28 +1,39 @@
-import { sipTrunkDecider, type SipTrunkChanges, type SipTrunkCommand, type SipTrunkConfig } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { sipTrunkDecider, type SipTrunkChanges, type SipTrunkCommand, type SipTrunkConfig, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { SipTrunkQueries, SipTrunkView } from './sip-trunk-queries.port.js';
-import type { SipTrunkProviderPort } from './sip-trunk-provider.port.js';
+import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
 /**
- * SIP trunk use cases (spec 4.7). The upstream trunk is created before the local record (idempotent by the
- * trunk id) and deleted before the soft delete (idempotent), so a failure leaves nothing half-done locally.
- * Updates are decided locally first (the trunk aggregate owns the "URIs in use" rule) and then pushed
- * upstream as the full configuration; an upstream failure is answered 502 after the local change is undone.
+ * SIP trunk use cases (docs/numbers.md, "SIP trunks"). Each write records its fact and awaits what the SIP trunk
+ * process (SipTrunkProcess) got from the provider: the trunk is created, updated or deleted upstream by that
+ * process, never inside the request. A refusal by the provider answers with its error (502) and leaves the
+ * record as the provider has it: no trunk, the old configuration, or the trunk still there.
  */
 export class SipTrunkCommands {
   constructor(
     private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
-    private readonly provider: SipTrunkProviderPort,
     private readonly queries: SipTrunkQueries,
+    private readonly o: { providerTimeoutMs: number },
   ) {}
 
   private run(ctx: RequestContext, cmd: CommandInput<SipTrunkCommand>) {
-    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(cmd.data.trunkId), cmd, ctx, { readYourWrites: true });
+    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(cmd.data.trunkId), cmd, ctx);
+  }
+
+  /** Awaits the first of `outcomes` recorded after `revision`; throws the provider's refusal, or 503 while it has not answered. */
+  private async outcome(trunkId: string, revision: bigint | 'no_stream', outcomes: readonly SipTrunkEvent['type'][], refusals: readonly SipTrunkEvent['type'][]) {
+    const after = revision === 'no_stream' ? -1n : revision;
+    const done = await awaitOutcome(this.exec, sipTrunkDecider, streams.sipTrunk(trunkId), (_s, events) =>
+      events.some((e) => e.streamRevision > after && outcomes.includes(e.type)), this.o.providerTimeoutMs);
+    const answer = done.events.find((e) => e.streamRevision > after && outcomes.includes(e.type));
+    if (!answer) throw new DomainError('READ_MODEL_TIMEOUT', `The SIP provider has not answered yet for trunk ${trunkId}; the change goes on in the background`);
+    await this.exec.settle(done.events.filter((e) => e.streamRevision <= answer.streamRevision));
+    if (refusals.includes(answer.type) && 'code' in answer.data) throw new DomainError(answer.data.code, answer.data.message);
   }
 
   private async view(ctx: RequestContext, trunkId: string): Promise<SipTrunkView> {
@@ -39,32 +50,22 @@ export class SipTrunkCommands {
 
   async create(ctx: RequestContext, config: SipTrunkConfig): Promise<SipTrunkView> {
     const trunkId = this.ids.id('trk');
-    const upstream = await this.provider.createTrunk({ trunkId, accountId: ctx.accountId, config });
-    await this.run(ctx, { type: 'CreateSipTrunk', data: { trunkId, config, providerRef: upstream.providerRef, terminationUri: upstream.terminationUri } });
+    const r = await this.run(ctx, { type: 'RequestSipTrunk', data: { trunkId, config } });
+    await this.outcome(trunkId, r.revision === 'no_stream' ? 'no_stream' : r.revision - 1n, ['SipTrunkCreated', 'SipTrunkFailed'], ['SipTrunkFailed']);
     return this.view(ctx, trunkId);
   }
 
   async update(ctx: RequestContext, trunkId: string, changes: SipTrunkChanges): Promise<SipTrunkView> {
-    const before = await this.owned(ctx, trunkId);
+    await this.owned(ctx, trunkId);
     const r = await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes } });
-    if (r.events.length > 0 && r.state.status === 'active') {
-      try {
-        await this.provider.updateTrunk({ providerRef: r.state.providerRef, config: r.state.config });
-      } catch (err) {
-        // put back what this request changed, so the record matches the trunk that really runs
-        const undo = Object.fromEntries(Object.keys(r.events[0]!.type === 'SipTrunkUpdated' ? r.events[0]!.data.changes : {})
-          .map((k) => [k, (before.config as Record<string, unknown>)[k]])) as SipTrunkChanges;
-        await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes: undo } }).catch(() => undefined);
-        throw err;
-      }
-    }
+    if (r.events.length > 0) await this.outcome(trunkId, r.revision, ['SipTrunkSynced', 'SipTrunkUpdateReverted', 'SipTrunkDeleted'], ['SipTrunkUpdateReverted']);
     return this.view(ctx, trunkId);
   }
 
   async delete(ctx: RequestContext, trunkId: string): Promise<{ success: true; id: string }> {
-    const state = await this.owned(ctx, trunkId);
-    await this.provider.deleteTrunk({ providerRef: state.providerRef });
-    await this.run(ctx, { type: 'DeleteSipTrunk', data: { trunkId } });
+    await this.owned(ctx, trunkId);
+    const r = await this.run(ctx, { type: 'RequestSipTrunkDeletion', data: { trunkId } });
+    await this.outcome(trunkId, r.events.length > 0 && r.revision !== 'no_stream' ? r.revision - 1n : r.revision, ['SipTrunkDeleted', 'SipTrunkDeletionFailed'], ['SipTrunkDeletionFailed']);
     return { success: true, id: trunkId };
   }
 }

@@ -1,5 +1,5 @@
 import { changedFields } from '../shared/changes.js';
-import { DomainError } from '../shared/errors.js';
+import { DomainError, type ErrorCode } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
 /**
@@ -23,25 +23,47 @@ export type SipTrunkConfig = Readonly<{
 export type SipTrunkChanges = Partial<SipTrunkConfig>;
 
 type Id = { trunkId: string };
+type Failure = { code: ErrorCode; message: string };
 export type SipTrunkCommand =
+  /** a new trunk: the SIP trunk process creates it upstream, then records CreateSipTrunk or FailSipTrunk */
+  | Command<'RequestSipTrunk', Id & { config: SipTrunkConfig }>
   | Command<'CreateSipTrunk', Id & { config: SipTrunkConfig; providerRef: string; terminationUri: string }>
+  | Command<'FailSipTrunk', Id & Failure>
   | Command<'UpdateSipTrunk', Id & { changes: SipTrunkChanges }>
+  /** the provider took the configuration as it stands */
+  | Command<'RecordSipTrunkSynced', Id>
+  /** the provider refused an update: the fields it changed go back to what they were */
+  | Command<'RevertSipTrunkUpdate', Id & Failure & { changes: SipTrunkChanges }>
+  | Command<'RequestSipTrunkDeletion', Id>
   | Command<'DeleteSipTrunk', Id>
+  | Command<'FailSipTrunkDeletion', Id & Failure>
   | Command<'LinkNumber', Id & { numberId: string }>
   | Command<'UnlinkNumber', Id & { numberId: string }>;
 
 export type SipTrunkEvent =
+  | Event<'SipTrunkRequested', Id & { accountId: string; config: SipTrunkConfig; requestedAt: string }>
+  | Event<'SipTrunkFailed', Id & Failure & { accountId: string; failedAt: string }>
+  | Event<'SipTrunkSynced', Id & { syncedAt: string }>
+  | Event<'SipTrunkUpdateReverted', Id & Failure & { changes: SipTrunkChanges; revertedAt: string }>
+  | Event<'SipTrunkDeletionRequested', Id & { requestedAt: string }>
+  | Event<'SipTrunkDeletionFailed', Id & Failure & { failedAt: string }>
   | Event<'SipTrunkCreated', Id & { accountId: string; config: SipTrunkConfig; providerRef: string; terminationUri: string; createdAt: string }>
   | Event<'SipTrunkUpdated', Id & { changes: SipTrunkChanges; updatedAt: string }>
   | Event<'SipTrunkDeleted', Id & { accountId: string; providerRef: string; numberIds: string[]; deletedAt: string }>
   | Event<'SipTrunkNumberLinked', Id & { numberId: string; linkedAt: string }>
   | Event<'SipTrunkNumberUnlinked', Id & { numberId: string; unlinkedAt: string }>;
 
-export const sipTrunkEventTypes = ['SipTrunkCreated', 'SipTrunkUpdated', 'SipTrunkDeleted', 'SipTrunkNumberLinked', 'SipTrunkNumberUnlinked'] as const satisfies readonly SipTrunkEvent['type'][];
+export const sipTrunkEventTypes = [
+  'SipTrunkRequested', 'SipTrunkFailed', 'SipTrunkSynced', 'SipTrunkUpdateReverted', 'SipTrunkDeletionRequested', 'SipTrunkDeletionFailed',
+  'SipTrunkCreated', 'SipTrunkUpdated', 'SipTrunkDeleted', 'SipTrunkNumberLinked', 'SipTrunkNumberUnlinked',
+] as const satisfies readonly SipTrunkEvent['type'][];
 
 export type SipTrunkState =
   | { status: 'none' }
-  | { status: 'active'; trunkId: string; accountId: string; config: SipTrunkConfig; providerRef: string; numberIds: readonly string[] }
+  | { status: 'requested'; trunkId: string; accountId: string; config: SipTrunkConfig }
+  | { status: 'failed'; trunkId: string; accountId: string; code: ErrorCode; message: string }
+  /** `deleting` while the provider is asked to delete it */
+  | { status: 'active'; trunkId: string; accountId: string; config: SipTrunkConfig; providerRef: string; numberIds: readonly string[]; deleting: boolean }
   | { status: 'deleted'; trunkId: string; accountId: string };
 
 const notFound = () => new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
@@ -54,7 +76,33 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
     const trunkId = cmd.data.trunkId;
     const owned = s.status !== 'none' && s.accountId === accountId;
     switch (cmd.type) {
+      case 'RequestSipTrunk':
+        if (s.status !== 'none') {
+          if (!owned) throw new DomainError('CONCURRENCY_CONFLICT', 'SIP trunk id already taken');
+          return [];
+        }
+        return [{ type: 'SipTrunkRequested', data: { trunkId, accountId, config: cmd.data.config, requestedAt: now } }];
+      case 'FailSipTrunk':
+        if (s.status !== 'requested') return [];
+        return [{ type: 'SipTrunkFailed', data: { trunkId, accountId: s.accountId, code: cmd.data.code, message: cmd.data.message, failedAt: now } }];
+      case 'RecordSipTrunkSynced':
+        if (s.status !== 'active') return [];
+        return [{ type: 'SipTrunkSynced', data: { trunkId, syncedAt: now } }];
+      case 'RevertSipTrunkUpdate':
+        if (s.status !== 'active') return [];
+        return [{ type: 'SipTrunkUpdateReverted', data: { trunkId, changes: cmd.data.changes, code: cmd.data.code, message: cmd.data.message, revertedAt: now } }];
+      case 'RequestSipTrunkDeletion':
+        if (s.status !== 'active' || !owned) throw notFound();
+        if (s.deleting) return [];
+        return [{ type: 'SipTrunkDeletionRequested', data: { trunkId, requestedAt: now } }];
+      case 'FailSipTrunkDeletion':
+        if (s.status !== 'active' || !s.deleting) return [];
+        return [{ type: 'SipTrunkDeletionFailed', data: { trunkId, code: cmd.data.code, message: cmd.data.message, failedAt: now } }];
       case 'CreateSipTrunk':
+        if (s.status === 'requested') {
+          if (!owned) throw notFound();
+          return [{ type: 'SipTrunkCreated', data: { trunkId, accountId, config: s.config, providerRef: cmd.data.providerRef, terminationUri: cmd.data.terminationUri, createdAt: now } }];
+        }
         if (s.status !== 'none') {
           if (!owned) throw new DomainError('CONCURRENCY_CONFLICT', 'SIP trunk id already taken');
           return [];
@@ -89,9 +137,20 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
 
   evolve: (s, e) => {
     switch (e.type) {
+      case 'SipTrunkRequested':
+        return { status: 'requested', trunkId: e.data.trunkId, accountId: e.data.accountId, config: e.data.config };
+      case 'SipTrunkFailed':
+        return { status: 'failed', trunkId: e.data.trunkId, accountId: e.data.accountId, code: e.data.code, message: e.data.message };
+      case 'SipTrunkSynced':
+        return s;
+      case 'SipTrunkDeletionRequested':
+        return s.status === 'active' ? { ...s, deleting: true } : s;
+      case 'SipTrunkDeletionFailed':
+        return s.status === 'active' ? { ...s, deleting: false } : s;
       case 'SipTrunkCreated':
-        return { status: 'active', trunkId: e.data.trunkId, accountId: e.data.accountId, config: e.data.config, providerRef: e.data.providerRef, numberIds: [] };
+        return { status: 'active', trunkId: e.data.trunkId, accountId: e.data.accountId, config: e.data.config, providerRef: e.data.providerRef, numberIds: [], deleting: false };
       case 'SipTrunkUpdated':
+      case 'SipTrunkUpdateReverted':
         return s.status === 'active' ? { ...s, config: { ...s.config, ...e.data.changes } } : s;
       case 'SipTrunkDeleted':
         return s.status === 'active' ? { status: 'deleted', trunkId: s.trunkId, accountId: s.accountId } : s;

@@ -1,4 +1,5 @@
 import { SipTrunkCommands } from '../../application/sip-trunks/sip-trunk-commands.js';
+import { SipTrunkProcess } from '../../application/sip-trunks/sip-trunk-process.js';
 import type { SipTrunkErrorCode } from '../../domain/sip-trunk/errors.js';
 import { KyselySipTrunkQueries } from '../../projections/queries/sip-trunk.queries.js';
 import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
@@ -22,7 +23,7 @@ export const sipTrunks = {
       b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
     }
     b.factory(SIP_TRUNKS.Queries, (r) => new KyselySipTrunkQueries(r(PLATFORM.ReadDb)));
-    b.factory(SIP_TRUNKS.Commands, (r) => new SipTrunkCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIP_TRUNKS.Provider), r(SIP_TRUNKS.Queries)));
+    b.factory(SIP_TRUNKS.Commands, (r) => new SipTrunkCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIP_TRUNKS.Queries), { providerTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS }));
   },
   routes: {
     v1: (api, r) => sipTrunkRoutes(api, { commands: r(SIP_TRUNKS.Commands), queries: r(SIP_TRUNKS.Queries) }),
@@ -32,5 +33,6 @@ export const sipTrunks = {
     },
   },
   projectors: [sipTrunksProjector],
+  reactors: (r) => [new SipTrunkProcess(r(PLATFORM.Executor), r(SIP_TRUNKS.Provider))],
   errors: { SIP_TRUNK_NOT_FOUND: httpError.notFound, SIP_TRUNK_CONFLICT: httpError.conflict } satisfies Record<SipTrunkErrorCode, unknown>,
 } as const satisfies Capability;

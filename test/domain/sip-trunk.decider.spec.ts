@@ -60,3 +60,40 @@ describe('SipTrunk decider', () => {
       it(`refuses ${bad}`, () => expect(sipUriProblem(bad)).to.be.a('string'));
   });
 });
+
+describe('SipTrunk decider: the provider steps as facts', () => {
+  const requested: SipTrunkEvent = { type: 'SipTrunkRequested', data: { trunkId, accountId: 'acc_1', config, requestedAt: now } };
+  const updated: SipTrunkEvent = { type: 'SipTrunkUpdated', data: { trunkId, changes: { transfers: 'none' }, updatedAt: now } };
+  const deletion: SipTrunkEvent = { type: 'SipTrunkDeletionRequested', data: { trunkId, requestedAt: now } };
+  const refusal = { code: 'TELEPHONY_PROVIDER_ERROR' as const, message: 'provider down' };
+
+  it('records a request once; another account cannot take the id', () => {
+    given([]).when(c('RequestSipTrunk', { config })).then([requested]);
+    given([requested]).when(c('RequestSipTrunk', { config })).then([]);
+    given([requested]).when(c('RequestSipTrunk', { config }, { now, accountId: 'acc_2' })).thenThrows('CONCURRENCY_CONFLICT');
+  });
+  it('creates the requested trunk with what the provider answered, keeping the requested configuration', () =>
+    given([requested]).when(c('CreateSipTrunk', { config: { ...config, name: 'ignored' }, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' })).then([created]));
+  it('fails a requested trunk once, and never one that was created', () => {
+    given([requested]).when(c('FailSipTrunk', refusal)).then([{ type: 'SipTrunkFailed', data: { trunkId, accountId: 'acc_1', ...refusal, failedAt: now } }]);
+    given([requested, created]).when(c('FailSipTrunk', refusal)).then([]);
+  });
+  it('is not found for updates while it is only requested or has failed', () => {
+    given([requested]).when(c('UpdateSipTrunk', { changes: { transfers: 'none' } })).thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([requested, { type: 'SipTrunkFailed', data: { trunkId, accountId: 'acc_1', ...refusal, failedAt: now } }]).when(c('DeleteSipTrunk', {})).thenThrows('SIP_TRUNK_NOT_FOUND');
+  });
+  it('reverts the fields of a refused update, so the record matches the trunk the provider runs', () => {
+    const reverted: SipTrunkEvent = { type: 'SipTrunkUpdateReverted', data: { trunkId, changes: { transfers: 'all' }, ...refusal, revertedAt: now } };
+    given([created, updated]).when(c('RevertSipTrunkUpdate', { changes: { transfers: 'all' }, ...refusal })).then([reverted]);
+    // after the revert, asking for the old value again changes nothing: it is the value on record
+    given([created, updated, reverted]).when(c('UpdateSipTrunk', { changes: { transfers: 'all' } })).then([]);
+  });
+  it('records a deletion request once, and deletes or fails it', () => {
+    given([created]).when(c('RequestSipTrunkDeletion', {})).then([deletion]);
+    given([created, deletion]).when(c('RequestSipTrunkDeletion', {})).then([]);
+    given([created, deletion]).when(c('FailSipTrunkDeletion', refusal)).then([{ type: 'SipTrunkDeletionFailed', data: { trunkId, ...refusal, failedAt: now } }]);
+    given([created]).when(c('FailSipTrunkDeletion', refusal)).then([]);
+    given([created, deletion]).when(c('DeleteSipTrunk', {}))
+      .then([{ type: 'SipTrunkDeleted', data: { trunkId, accountId: 'acc_1', providerRef: 'sbx_trk_1', numberIds: [], deletedAt: now } }]);
+  });
+});

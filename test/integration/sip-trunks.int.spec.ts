@@ -137,8 +137,10 @@ describe('SIP trunks over HTTP', function () {
     const upstream = (await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN })).body.data.find((x: { trunkId: string }) => x.trunkId === t.id);
     expect(upstream.deletedAt).to.be.a('string');
     await eventually(async () => (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.sipTrunkId === null, 'route cleared');
-    // the history of the trunk is kept
-    expect((await app.rt.store.readStream(`sip_trunk-${t.id}`)).map((e) => e.type)).to.deep.equal(['SipTrunkCreated', 'SipTrunkNumberLinked', 'SipTrunkDeleted']);
+    // the history of the trunk is kept, the provider's steps as facts of their own
+    expect((await app.rt.store.readStream(`sip_trunk-${t.id}`)).map((e) => e.type)).to.deep.equal([
+      'SipTrunkRequested', 'SipTrunkCreated', 'SipTrunkNumberLinked', 'SipTrunkDeletionRequested', 'SipTrunkDeleted',
+    ]);
   });
 
   it('lets a released number go from its trunk', async () => {
