@@ -1,18 +1,13 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { AccountCommands } from '../../../application/accounts/account-commands.js';
 import type { RequestContext } from '../../../application/shared/context.js';
-import { DomainError } from '../../../domain/shared/errors.js';
 import type { Api } from '../api.js';
+import { requireOperator } from '../operator-token.js';
 import { z } from '../openapi.js';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** Operator API, mounted only when ADMIN_TOKEN is set: `Authorization: Bearer <ADMIN_TOKEN>`. */
-export const adminGuard = (token: string): RequestHandler => (req, res, next) => {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '');
-  if (!m) throw new DomainError('UNAUTHORIZED', 'Missing admin token');
-  if (!timingSafeEqual(digest(m[1]!), digest(token))) throw new DomainError('FORBIDDEN', 'Invalid admin token');
+/** Operator API: `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token it answers 403 to everyone. */
+export const adminGuard = (token: string | undefined): RequestHandler => (req, res, next) => {
+  requireOperator(req, token, 'admin API');
   const requestId = String(res.locals.requestId);
   res.locals.ctx = { accountId: 'admin', requestId, correlationId: requestId, actor: 'admin' } satisfies RequestContext;
   next();

@@ -30,7 +30,7 @@ export const publicRoutes: readonly RouteModule[] = [
   ...signUpRouteModules,
 ];
 
-/** `/admin/*`: mounted only when ADMIN_TOKEN is set, behind the admin guard. */
+/** `/admin/*`: behind the admin guard (which refuses everyone while no ADMIN_TOKEN is configured). */
 export const adminRouteModules: readonly RouteModule[] = [
   (api, c) => adminRoutes(api, { accounts: c.get<AccountCommands>(TOKENS.AccountCommands) }),
 ];

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { AREA_CODES } from '../../../domain/phone-number/north-american-area-codes.js';
 import { DomainError } from '../../../domain/shared/errors.js';
@@ -8,24 +7,16 @@ import { LOOKUP_RULES, SandboxCarrier } from '../../providers/sandbox/sandbox-ca
 import { FAULT_ERRORS, FAULT_OPERATIONS, SandboxFaults } from '../../providers/sandbox/sandbox-faults.js';
 import { SandboxSipTrunks } from '../../providers/sandbox/sandbox-sip-trunks.js';
 import type { Api } from '../api.js';
+import { requireOperator } from '../operator-token.js';
 import { z } from '../openapi.js';
 import type { RouteModule } from './index.js';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
 /**
- * Who may drive the sandbox: with ADMIN_TOKEN set, `Authorization: Bearer <ADMIN_TOKEN>`; without it (a
- * developer's machine), only clients on the loopback interface. Faults affect every account of the process.
+ * Who may drive the sandbox: `Authorization: Bearer <ADMIN_TOKEN>` only (the embedded start generates one);
+ * without a token it answers 403. Its outbox holds sign-up codes and its faults affect every account.
  */
 export const sandboxGuard = (adminToken: string | undefined): RequestHandler => (req, _res, next) => {
-  if (adminToken) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '');
-    if (!m) throw new DomainError('UNAUTHORIZED', 'The sandbox control API needs the admin token');
-    if (!timingSafeEqual(digest(m[1]!), digest(adminToken))) throw new DomainError('FORBIDDEN', 'Invalid admin token');
-  } else if (!LOOPBACK.has(req.socket.remoteAddress ?? '')) {
-    throw new DomainError('FORBIDDEN', 'Without ADMIN_TOKEN the sandbox control API answers loopback clients only');
-  }
+  requireOperator(req, adminToken, 'sandbox control API');
   next();
 };
 
