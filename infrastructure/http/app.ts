@@ -7,9 +7,12 @@ import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { AccountQueries } from '../../application/ports/queries.port.js';
 import { Api } from './api.js';
 import { errorMiddleware, sendError } from './errors.js';
-import { accessLog, authenticate, requestId, throttle } from './middleware.js';
+import { TOKENS } from '../../application/ports/tokens.js';
+import type { Config } from '../config/config.js';
+import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
 import { adminGuard } from './routes/admin.routes.js';
+import { sandboxGuard } from './routes/sandbox-telecom.routes.js';
 import { adminRouteModules, publicRoutes, v1Routes } from './routes/index.js';
 
 export type AppDeps = Readonly<{
@@ -27,7 +30,9 @@ export type AppDeps = Readonly<{
 export function buildApp(d: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  const cfg = d.container.isBound(TOKENS.Config) ? d.container.get<Config>(TOKENS.Config) : undefined;
+  // forwarding headers count only from the proxies named in TRUST_PROXY (off by default): docs/security.md
+  app.set('trust proxy', cfg?.TRUST_PROXY ?? false);
   app.use(requestId, accessLog(d.log), express.json({ limit: '1mb' }));
 
   const registry = new OpenAPIRegistry();
@@ -43,19 +48,21 @@ export function buildApp(d: AppDeps): Express {
     res.send(await client.register.metrics());
   });
 
+  // every /sandbox path needs the admin token, whichever module declares it
+  app.use('/sandbox', sandboxGuard(d.adminToken));
   const open = Router();
   for (const m of publicRoutes) m(new Api(open, registry), d.container);
   app.use(open);
 
-  if (d.adminToken) {
-    const admin = Router();
-    admin.use('/admin', adminGuard(d.adminToken));
-    for (const m of adminRouteModules) m(new Api(admin, registry), d.container);
-    app.use(admin);
-  }
+  // always mounted: without a token the guard refuses every request (docs/security.md)
+  const admin = Router();
+  admin.use('/admin', adminGuard(d.adminToken));
+  for (const m of adminRouteModules) m(new Api(admin, registry), d.container);
+  app.use(admin);
 
   const v1 = Router();
-  v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now())), throttle({ ...d.throttle, now: d.now }));
+  const authFailures = new FailureLimiter({ maxFailures: cfg?.AUTH_FAILURES_PER_CLIENT ?? 20, windowSeconds: d.throttle.windowSeconds, now: d.now });
+  v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures), throttle({ ...d.throttle, now: d.now }));
   for (const m of v1Routes) m(new Api(v1, registry), d.container);
 
   const document = buildDocument(registry, d.publicUrl);
