@@ -11,6 +11,7 @@ import { SignUpService } from '../application/signup/signup-service.js';
 import { KyselySignUpQueries, type SignUpQueries } from '../projections/queries/signup.queries.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
 import { RandomOtp } from './adapters/otp.js';
+import { secretKeys } from './adapters/secret-keys.js';
 import type { Config } from './config/config.js';
 import { sandboxOutboxRoutes, signUpRoutes } from './http/routes/signup.routes.js';
 import { sandboxGuard } from './http/routes/sandbox-telecom.routes.js';
@@ -24,7 +25,7 @@ import { SignUpRecoveryWorker } from './workers/signup-recovery.worker.js';
 export function bindSignUp(c: Container, cfg: Config, readDb: Kysely<ReadDb>): void {
   if (cfg.SMTP_URL) c.bind<MailerPort>(TOKENS.Mailer).toConstantValue(new SmtpMailer(cfg.SMTP_URL, cfg.MAIL_FROM));
   else c.bind<MailerPort>(TOKENS.Mailer).to(OutboxMailer);
-  c.bind<OtpPort>(TOKENS.Otp).to(RandomOtp);
+  c.bind<OtpPort>(TOKENS.Otp).toConstantValue(new RandomOtp(secretKeys(cfg.SECRETS_KEY).signUpCodes));
   c.bind<SignUpQueries>(TOKENS.SignUpQueries).toConstantValue(new KyselySignUpQueries(readDb));
   c.bind(TOKENS.SignUpService).toResolvedValue(
     (store, ids, clock, otp, secrets, mailer, readModels, queries, accounts, agents, numbers, log) =>

@@ -20,25 +20,27 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
 import type { Config } from '../config/config.js';
 import type { BackgroundWorker, WorkerModule } from '../workers.js';
-import { WebhookUrlPolicy } from './address-policy.js';
+import { WebhookUrlPolicy, type Destinations } from './address-policy.js';
 import { WebhookDeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 import { KyselyDueAttempts } from './due-attempts.js';
 import { HttpWebhookSender } from './http-sender.js';
 import { NoConversationContext } from './no-conversation-context.js';
 import { ReactorRunner } from '../reactors/reactor-runner.js';
 import { RandomWebhookSecrets } from './secrets.js';
+import { secretKeys } from '../adapters/secret-keys.js';
 
 export const DISPATCH_REACTOR = 'webhook_dispatch';
 export const HEALTH_REACTOR = 'webhook_health';
 
-const allowPrivate = (cfg: Config) => cfg.PROVIDER_MODE === 'sandbox' || cfg.WEBHOOK_ALLOW_PRIVATE;
+const destinations = (cfg: Config): Destinations => (cfg.WEBHOOK_ALLOW_PRIVATE ? 'any' : cfg.PROVIDER_MODE === 'sandbox' ? 'public-or-loopback' : 'public');
 
 /** Webhook bindings of the composition root (one call from infrastructure/container.ts). */
 export function bindWebhooks(c: Container, cfg: Config, readDb: Kysely<ReadDb>): void {
-  c.bind<WebhookQueries>(TOKENS.WebhookQueries).toConstantValue(new KyselyWebhookQueries(readDb));
-  c.bind<WebhookSenderPort>(TOKENS.WebhookSender).toConstantValue(new HttpWebhookSender({ allowPrivate: allowPrivate(cfg) }));
-  c.bind(TOKENS.WebhookSecrets).toConstantValue(new RandomWebhookSecrets());
-  c.bind(TOKENS.WebhookUrlPolicy).toConstantValue(new WebhookUrlPolicy(allowPrivate(cfg)));
+  const secrets = new RandomWebhookSecrets(secretKeys(cfg.SECRETS_KEY).webhookSecrets);
+  c.bind<WebhookQueries>(TOKENS.WebhookQueries).toConstantValue(new KyselyWebhookQueries(readDb, (s) => secrets.open(s)));
+  c.bind<WebhookSenderPort>(TOKENS.WebhookSender).toConstantValue(new HttpWebhookSender({ destinations: destinations(cfg) }));
+  c.bind(TOKENS.WebhookSecrets).toConstantValue(secrets);
+  c.bind(TOKENS.WebhookUrlPolicy).toConstantValue(new WebhookUrlPolicy(destinations(cfg)));
   c.bind(TOKENS.WebhookEvents).toConstantValue(new WebhookEventRegistry(allWebhookMappings));
   // the messaging capability binds its own context before this call
   if (!c.isBound(TOKENS.ConversationContext)) c.bind<ConversationContextPort>(TOKENS.ConversationContext).toConstantValue(new NoConversationContext());
