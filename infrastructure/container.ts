@@ -41,7 +41,8 @@ export type Overrides = Partial<{ clock: ClockPort }>;
  * framework imports and are bound with `toResolvedValue(factory, [TOKENS…])`. Neither needs decorator metadata.
  */
 export async function buildContainer(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<{ container: Container; database: DatabaseHandle }> {
-  const database = await openDatabase({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, poolSize: cfg.DATABASE_POOL_SIZE });
+  const database = await openDatabase({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, poolSize: cfg.DATABASE_POOL_SIZE,
+    onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use') });
   await migrateToLatest(database.db as unknown as Kysely<unknown>);
   const readDb = database.db as unknown as Kysely<ReadDb>;
 

@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'TELEPHONY_PROVIDER_ERROR'
   | 'SIP_TRUNK_NOT_FOUND'
   | 'SIP_TRUNK_CONFLICT'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR';
 
 export type FieldError = Readonly<{ field: string; message: string; type: string }>;

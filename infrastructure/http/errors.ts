@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import { ZodError, type z } from 'zod';
 import { WrongExpectedRevisionError } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import { DomainError, type ErrorCode, type FieldError } from '../../domain/shared/errors.js';
 
 /**
@@ -38,6 +39,7 @@ const HTTP: Record<ErrorCode, { status: number; shape: 'envelope' | 'plain'; typ
   TELEPHONY_PROVIDER_ERROR: { status: 502, shape: 'envelope', type: 'carrier_error' },
   SIP_TRUNK_NOT_FOUND: { status: 404, shape: 'envelope', type: 'not_found' },
   SIP_TRUNK_CONFLICT: { status: 409, shape: 'envelope', type: 'conflict_error' },
+  SERVICE_UNAVAILABLE: { status: 503, shape: 'envelope', type: 'api_error' },
   INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error' },
 };
 
@@ -118,6 +120,13 @@ export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: u
   }
   if (err instanceof WrongExpectedRevisionError) {
     sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request; retry');
+    return;
+  }
+  if (isConnectionError(err)) {
+    // the database or event store is unreachable: nothing was acknowledged, the client may retry
+    log.warn({ err, requestId: res.locals.requestId }, 'storage unavailable');
+    res.setHeader('Retry-After', '2');
+    sendError(res, 'SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly');
     return;
   }
   log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
