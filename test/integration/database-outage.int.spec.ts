@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import pg from 'pg';
+import { startEsdbTestServer, type EsdbTestServer } from '../support/esdb-test-server/server.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
@@ -111,5 +112,68 @@ describe('the database going away', function () {
     const after = await app.call('POST', '/v1/agents', { key, body: { name: 'back' } });
     expect(after.status).to.equal(200);
     expect((await app.call('GET', `/v1/agents/${after.body.id}`, { key })).status).to.equal(200);
+  });
+});
+
+/**
+ * The same for EventStoreDB: subscriptions dropped under load (what a lost gRPC connection does) resume from
+ * their checkpoints, so every acknowledged write reaches the read models and the webhooks. Uses the in-repo
+ * gRPC test server, so it runs when EVENTSTORE_URL is not set.
+ */
+describe('the EventStoreDB connection dropping', function () {
+  this.timeout(120_000);
+  const clock = new TestClock(new Date());
+  let server: EsdbTestServer;
+  let app: TestApp;
+  let rx: Receiver;
+  let key = '';
+
+  before(async function () {
+    if (process.env.EVENTSTORE_URL) this.skip();
+    server = await startEsdbTestServer();
+    app = await startTestApp({ EVENTSTORE_URL: server.url, WEBHOOK_POLL_INTERVAL_MS: '20', REACTOR_LEASE_TTL_MS: '1000' }, { clock });
+    rx = await startReceiver();
+    key = (await app.newAccount('ESDB outage')).apiKey;
+    expect((await app.call('POST', '/v1/webhooks', { key, body: { url: rx.url } })).status).to.equal(200);
+  });
+  after(async () => {
+    await rx?.close();
+    await app?.close();
+    await server?.stop();
+  });
+
+  it('resumes every subscription after drops under load; every acknowledged write is read back and delivered', async () => {
+    const acknowledged: string[] = [];
+    const refused: { status: number; body: any }[] = [];
+    let running = true;
+    const client = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const r = await app.call('POST', '/v1/agents', { key, body: { name: `esdb ${n}.${i}` } });
+        if (r.status === 200) acknowledged.push(r.body.id as string);
+        else refused.push(r);
+      }
+    };
+    const opened = server.subscriptionsOpened();
+    const load = Promise.all([0, 1, 2].map(client));
+    for (let round = 0; round < 5; round++) {
+      await eventually(() => acknowledged.length >= (round + 1) * 5, 30_000, 'progress between drops');
+      server.dropSubscriptions();
+    }
+    running = false;
+    await load;
+
+    expect(server.subscriptionsOpened(), 'resubscribed').to.be.greaterThan(opened);
+    for (const r of refused) {
+      expect(r.status, JSON.stringify(r.body)).to.equal(503);
+      expect(r.body.request_id).to.be.a('string');
+    }
+    for (const id of acknowledged) {
+      await eventually(async () => (await app.call('GET', `/v1/agents/${id}`, { key })).status === 200, 30_000, `agent ${id} projected`);
+    }
+    const delivered = () => new Set(rx.received.map((r) => (JSON.parse(r.body) as { agentId: string }).agentId));
+    await eventually(() => {
+      clock.advance(200_000);
+      return acknowledged.every((id) => delivered().has(id));
+    }, 60_000, 'a delivery of every acknowledged agent');
   });
 });
