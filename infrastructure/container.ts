@@ -19,7 +19,10 @@ export type Overrides = Partial<{ clock: ClockPort }>;
  * webhook mappings) are bound here.
  */
 export async function buildContainer(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<{ container: Container; get: Resolve; database: DatabaseHandle }> {
-  const database = await openDatabase({ databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, poolSize: cfg.DATABASE_POOL_SIZE });
+  const database = await openDatabase({
+    databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, poolSize: cfg.DATABASE_POOL_SIZE,
+    onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use'),
+  });
   await migrateToLatest(database.db, capabilities);
 
   const c = new Container({ defaultScope: 'Singleton' });

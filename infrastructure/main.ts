@@ -1,12 +1,17 @@
 import type { Server } from 'node:http';
 import { loadConfig } from './config/config.js';
+import { withLocalSecrets } from './config/local-secrets.js';
 import { createLogger } from './logger.js';
 import { createRuntime, ensureDevAccount, listen } from './runtime.js';
 
 /** Process entry point: `npm start`. ROLE=api|worker|all chooses what this process runs. */
 async function main(): Promise<void> {
-  const cfg = loadConfig();
+  const local = withLocalSecrets(loadConfig());
+  const cfg = local.cfg;
   const log = createLogger(cfg.LOG_LEVEL);
+  if (local.secretsKeyFile && cfg.DATABASE_URL) {
+    log.warn({ file: local.secretsKeyFile }, 'SECRETS_KEY is not set: using the key file in DATA_DIR; give every process of this deployment the same SECRETS_KEY');
+  }
   const rt = await createRuntime(cfg, log);
   const mode = cfg.EVENTSTORE_URL ? 'EventStoreDB events + PostgreSQL read models' : cfg.DATABASE_URL ? 'PostgreSQL server' : `embedded (PGlite in ${cfg.DATA_DIR})`;
 
@@ -19,6 +24,9 @@ async function main(): Promise<void> {
     const dev = await ensureDevAccount(rt);
     const lines = [`Agent platform listening on ${base} (${mode}, role ${cfg.ROLE})`, `API docs: ${base}/docs  (OpenAPI: ${base}/openapi.json)`];
     if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
+    if (local.adminTokenCreated) lines.push(`Admin token (for /admin and /sandbox, kept in ${local.adminTokenFile}): ${cfg.ADMIN_TOKEN}`);
+    else if (local.adminTokenFile) lines.push(`Admin token (for /admin and /sandbox): in ${local.adminTokenFile}`);
+    else if (!cfg.ADMIN_TOKEN) lines.push('Admin and sandbox APIs disabled: set ADMIN_TOKEN to use them');
     process.stdout.write(`${lines.join('\n')}\n`);
   } else {
     process.stdout.write(`Agent platform worker running (${mode})\n`);

@@ -58,6 +58,8 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     publicUrl: cfg.PUBLIC_URL,
     adminToken: cfg.ADMIN_TOKEN,
     throttle: { maxRequests: cfg.THROTTLE_MAX_REQUESTS, windowSeconds: cfg.THROTTLE_WINDOW_SECONDS },
+    trustProxy: cfg.TRUST_PROXY,
+    authFailuresPerClient: cfg.AUTH_FAILURES_PER_CLIENT,
     now: () => clock.now().getTime(),
     ready: async () => {
       const checks: Record<string, string> = {};

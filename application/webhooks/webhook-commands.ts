@@ -76,7 +76,7 @@ export class WebhookCommands {
       data: {
         webhookId: this.ids.id('whk'), agentId, url: input.url,
         contextLimit: input.contextLimit ?? CONTEXT_LIMIT.default, timeout: input.timeout ?? TIMEOUT_SECONDS.default,
-        secret: this.secrets.generate(),
+        secret: this.secrets.seal(this.secrets.generate()),
       },
     });
   }

@@ -103,8 +103,12 @@ export interface WebhookUrlPolicyPort {
   check(url: string): Promise<string | null>;
 }
 
+/** Signing secrets: generated, then sealed before they are stored; opened only where the plain value is needed. */
 export interface WebhookSecretsPort {
   generate(): string;
+  /** the form that goes into events and read models */
+  seal(plain: string): string;
+  open(stored: string): string;
 }
 
 /**

@@ -13,6 +13,8 @@ export interface ErrorCodes {
   RATE_LIMITED: true;
   CONCURRENCY_CONFLICT: true;
   READ_MODEL_TIMEOUT: true;
+  /** the database (or the event store) cannot be reached right now */
+  SERVICE_UNAVAILABLE: true;
   /** an upstream messaging provider (carrier) failed */
   SMS_PROVIDER_ERROR: true;
   /** an upstream telephony provider (numbers, SIP) failed */

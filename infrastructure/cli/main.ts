@@ -5,6 +5,7 @@ import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import type { CliSupport } from '../capabilities/capability.js';
 import { capabilities } from '../capabilities/index.js';
 import { loadConfig, type Config } from '../config/config.js';
+import { withLocalSecrets } from '../config/local-secrets.js';
 import { createLogger } from '../logger.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { createRuntime, type Runtime } from '../runtime.js';
@@ -16,7 +17,7 @@ import { createRuntime, type Runtime } from '../runtime.js';
 const cliCtx = { accountId: 'system', requestId: null, correlationId: `cli-${Date.now()}`, actor: 'cli' };
 
 async function withRuntime<T>(f: (rt: Runtime) => Promise<T>, o: { projectors?: boolean } = {}): Promise<T> {
-  const base = loadConfig();
+  const base = withLocalSecrets(loadConfig()).cfg;
   const cfg: Config = { ...base, LOG_LEVEL: process.env.LOG_LEVEL ? base.LOG_LEVEL : 'warn', ROLE: o.projectors === false ? 'api' : 'all' };
   const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL));
   try {

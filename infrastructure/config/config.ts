@@ -12,7 +12,17 @@ export const ConfigSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   DATABASE_POOL_SIZE: int(10, 1, 200),
   EVENTSTORE_URL: z.string().min(1).optional(),
+  /** operator token of /admin and /sandbox; generated into DATA_DIR/admin-token on the embedded start (docs/security.md) */
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
+  /** server secret that keys sign-up code hashes and encrypts webhook secrets; default: DATA_DIR/secrets.key */
+  SECRETS_KEY: z.string().min(32, 'SECRETS_KEY must be at least 32 characters').optional(),
+  /** express `trust proxy`: off by default; `true`, a hop count, or a comma-separated list of addresses/subnets */
+  TRUST_PROXY: z.string().default('false').transform((v): boolean | number | string => {
+    const t = v.trim().toLowerCase();
+    return t === 'false' || t === '0' || t === '' ? false : t === 'true' ? true : /^\d+$/.test(t) ? Number(t) : v.trim();
+  }),
+  /** failed API-key authentications allowed per client address per THROTTLE_WINDOW_SECONDS before 429 */
+  AUTH_FAILURES_PER_CLIENT: int(20, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** api: serve HTTP; worker: run projectors (and later reactors); all: both (the default) */
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
@@ -43,7 +53,7 @@ export const ConfigSchema = z.object({
   /** sign-up requests allowed per e-mail address and per client address per hour */
   SIGNUP_MAX_PER_EMAIL_PER_HOUR: int(3, 1),
   SIGNUP_MAX_PER_CLIENT_PER_HOUR: int(10, 1),
-  /** webhooks: allow loopback/private/link-local destinations in live mode (always allowed in sandbox mode) */
+  /** webhooks: allow private, link-local and metadata destinations (sandbox mode allows loopback only without it) */
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   /** delivery deadline of events other than voice turns (voice turns use the webhook's own `timeout`) */
   WEBHOOK_DELIVERY_TIMEOUT_SECONDS: int(15, 1, 120),

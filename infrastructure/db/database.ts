@@ -33,9 +33,20 @@ export type Db = ReadDb & EventDb;
 // BigInt/Number where used, so nothing silently loses precision.
 export type DatabaseHandle = Readonly<{ db: Kysely<Db>; kind: 'pglite' | 'postgres'; close: () => Promise<void> }>;
 
-export async function openDatabase(o: { databaseUrl?: string | undefined; dataDir?: string | undefined; poolSize?: number }): Promise<DatabaseHandle> {
+export async function openDatabase(o: {
+  databaseUrl?: string | undefined; dataDir?: string | undefined; poolSize?: number;
+  /** a pooled connection was lost (server restart, failover, terminated backend); the pool replaces it */
+  onConnectionError?: (err: Error) => void;
+}): Promise<DatabaseHandle> {
   if (o.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10 });
+    // waiting longer than this for a connection answers 503 instead of hanging while the server is away
+    const pool = new pg.Pool({ connectionString: o.databaseUrl, max: o.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    // Without these listeners a lost connection is an unhandled 'error' event, which ends the process. The
+    // pool emits for idle clients; a checked-out client emits on itself between queries. A broken client is
+    // not queryable, so the pool drops it on release and the next query connects afresh.
+    const lost = (err: Error) => o.onConnectionError?.(err);
+    pool.on('error', lost);
+    pool.on('connect', (client) => { client.on('error', lost); });
     const db = new Kysely<Db>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

@@ -7,9 +7,9 @@ import type { AccountQueries } from '../../application/accounts/account-queries.
 import { Api } from './api.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
 import { errorMiddleware, sendError, useErrorTable } from './errors.js';
-import { accessLog, authenticate, requestId, throttle } from './middleware.js';
+import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
-import { adminGuard } from './guards.js';
+import { adminGuard, sandboxGuard } from './guards.js';
 
 export type AppDeps = Readonly<{
   log: LoggerPort;
@@ -18,6 +18,10 @@ export type AppDeps = Readonly<{
   publicUrl?: string | undefined;
   adminToken?: string | undefined;
   throttle: { maxRequests: number; windowSeconds: number };
+  /** express's `trust proxy`: which proxies' forwarding headers count (docs/security.md) */
+  trustProxy: boolean | number | string | string[];
+  /** failed authentications per client address per throttle window before 429 */
+  authFailuresPerClient: number;
   now: () => number;
   ready: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
   secrets: ApiKeySecretsPort;
@@ -28,7 +32,8 @@ export function buildApp(d: AppDeps): Express {
   useErrorTable(Object.assign({}, ...d.capabilities.map((m) => m.errors ?? {})));
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // forwarding headers count only from the proxies named in TRUST_PROXY (off by default): docs/security.md
+  app.set('trust proxy', d.trustProxy);
   app.use(requestId, accessLog(d.log), express.json({ limit: '1mb' }));
 
   const registry = new OpenAPIRegistry();
@@ -44,19 +49,21 @@ export function buildApp(d: AppDeps): Express {
     res.send(await client.register.metrics());
   });
 
+  // every /sandbox path needs the admin token, whichever module declares it
+  app.use('/sandbox', sandboxGuard(d.adminToken));
   const open = Router();
   for (const m of d.capabilities) m.routes?.public?.(new Api(open, registry), d.resolve);
   app.use(open);
 
-  if (d.adminToken) {
-    const admin = Router();
-    admin.use('/admin', adminGuard(d.adminToken));
-    for (const m of d.capabilities) m.routes?.admin?.(new Api(admin, registry), d.resolve);
-    app.use(admin);
-  }
+  // always mounted: without a token the guard refuses every request (docs/security.md)
+  const admin = Router();
+  admin.use('/admin', adminGuard(d.adminToken));
+  for (const m of d.capabilities) m.routes?.admin?.(new Api(admin, registry), d.resolve);
+  app.use(admin);
 
   const v1 = Router();
-  v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now())), throttle({ ...d.throttle, now: d.now }));
+  const authFailures = new FailureLimiter({ maxFailures: d.authFailuresPerClient, windowSeconds: d.throttle.windowSeconds, now: d.now });
+  v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures), throttle({ ...d.throttle, now: d.now }));
   for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);
 
   const document = buildDocument(registry, d.publicUrl);

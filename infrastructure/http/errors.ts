@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import { ZodError, type z } from 'zod';
 import { WrongExpectedRevisionError } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { isConnectionError } from '../db/connection-errors.js';
 import { DomainError, type ErrorCode, type FieldError } from '../../domain/shared/errors.js';
 
 /** How one error code answers over HTTP: the status, the body shape and the error `type` (docs/errors.md). */
@@ -36,6 +37,7 @@ export const PLATFORM_ERRORS = {
   RATE_LIMITED: httpError.rateLimited,
   CONCURRENCY_CONFLICT: httpError.conflict,
   READ_MODEL_TIMEOUT: httpError.unavailable,
+  SERVICE_UNAVAILABLE: httpError.unavailable,
   SMS_PROVIDER_ERROR: httpError.upstream,
   TELEPHONY_PROVIDER_ERROR: httpError.upstream,
   INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error' },
@@ -127,6 +129,13 @@ export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: u
   }
   if (err instanceof WrongExpectedRevisionError) {
     sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request; retry');
+    return;
+  }
+  if (isConnectionError(err)) {
+    // the database or event store is unreachable: nothing was acknowledged, the client may retry
+    log.warn({ err, requestId: res.locals.requestId }, 'storage unavailable');
+    res.setHeader('Retry-After', '2');
+    sendError(res, 'SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly');
     return;
   }
   log.error({ err, requestId: res.locals.requestId }, 'unhandled error');

@@ -41,14 +41,17 @@ export const accessLog = (log: LoggerPort): RequestHandler => (req, res, next) =
  * Bearer API key -> account; `X-Sub-Account-Id` narrows the request to a sub-account the key's account owns.
  * A sub-account id that is not ours is refused with 403 whether or not it exists.
  */
-export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPort, now: () => Date): RequestHandler => async (req, res, next) => {
+export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPort, now: () => Date, failures?: FailureLimiter): RequestHandler => async (req, res, next) => {
+  const client = `ip:${req.ip ?? 'unknown'}`;
+  failures?.check(client);
+  const refuse = (message: string): never => { failures?.record(client); throw new DomainError('UNAUTHORIZED', message); };
   const header = req.header('authorization') ?? '';
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) throw new DomainError('UNAUTHORIZED', header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
-  const key = await accounts.keyByHash(secrets.hash(m[1]!));
-  if (!key || key.revoked) throw new DomainError('UNAUTHORIZED', 'Invalid API key');
+  if (!m) refuse(header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
+  const key = await accounts.keyByHash(secrets.hash(m![1]!));
+  if (!key || key.revoked) return refuse('Invalid API key');
   const account = await accounts.get(key.accountId);
-  if (!account || account.status !== 'active') throw new DomainError('UNAUTHORIZED', 'Invalid API key');
+  if (!account || account.status !== 'active') return refuse('Invalid API key');
   let accountId = account.accountId;
   const sub = req.header('x-sub-account-id');
   if (sub !== undefined && sub !== '') {
@@ -65,6 +68,44 @@ export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPor
   await accounts.touchKey(key.keyId, now());
   next();
 };
+
+/**
+ * Failed authentications per client address in a fixed window (docs/security.md): once a client has failed
+ * `maxFailures` times, every request of it answers 429 until the window ends, so keys cannot be guessed at
+ * the speed of the network. In memory, per API process, like the endpoint throttle.
+ */
+export class FailureLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  private lastSweep = 0;
+
+  constructor(private readonly o: { maxFailures: number; windowSeconds: number; now: () => number }) {}
+
+  private window(who: string, create: boolean): { start: number; count: number } | undefined {
+    const now = this.o.now();
+    const windowMs = this.o.windowSeconds * 1000;
+    if (now - this.lastSweep > windowMs) {
+      for (const [k, w] of this.windows) if (now - w.start >= windowMs) this.windows.delete(k);
+      this.lastSweep = now;
+    }
+    let w = this.windows.get(who);
+    if (w && now - w.start >= windowMs) { this.windows.delete(who); w = undefined; }
+    if (!w && create) { w = { start: now, count: 0 }; this.windows.set(who, w); }
+    return w;
+  }
+
+  /** throws THROTTLED while `who` is over its failures */
+  check(who: string): void {
+    const w = this.window(who, false);
+    if (w && w.count >= this.o.maxFailures) {
+      const retryAfterSeconds = Math.max(1, Math.ceil((w.start + this.o.windowSeconds * 1000 - this.o.now()) / 1000));
+      throw new DomainError('THROTTLED', `Too many failed authentications. Retry in ${retryAfterSeconds} seconds.`, undefined, { retryAfterSeconds });
+    }
+  }
+
+  record(who: string): void {
+    this.window(who, true)!.count++;
+  }
+}
 
 /**
  * Endpoint throttle: a fixed window per API key (or client address before auth). In memory, so each API

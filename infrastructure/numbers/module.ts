@@ -50,7 +50,7 @@ export const numbers = {
     v1: (api, r) => numberRoutes(api, { commands: r(NUMBERS.Commands), queries: r(NUMBERS.Queries), lookup: r(NUMBERS.Lookup) }),
     public: (api, r) => {
       const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE === 'sandbox') sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults), adminToken: cfg.ADMIN_TOKEN });
+      if (cfg.PROVIDER_MODE === 'sandbox') sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults) });
     },
   },
   projectors: [phoneNumbersProjector],

@@ -3,7 +3,6 @@ import { DomainError } from '../../domain/shared/errors.js';
 import { LOOKUP_RULES, type SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
 import { FAULT_ERRORS, FAULT_OPERATIONS, type SandboxFaults } from '../providers/sandbox/sandbox-faults.js';
 import type { Api } from '../http/api.js';
-import { sandboxGuard } from '../http/guards.js';
 import { z } from '../http/openapi.js';
 
 const Fault = z.object({
@@ -14,9 +13,7 @@ const Fault = z.object({
  * The sandbox control API of the carrier (mounted only with PROVIDER_MODE=sandbox): inventory and purchases as
  * the carrier sees them, the lookup rules, and injected faults (which the sandbox SIP provider obeys too).
  */
-export function sandboxTelecomRoutes(api: Api, { carrier, faults, adminToken }: { carrier: SandboxCarrier; faults: SandboxFaults; adminToken: string | undefined }): void {
-  const guard = sandboxGuard(adminToken);
-  for (const prefix of ['/sandbox/carrier', '/sandbox/faults']) api.router.use(prefix, guard);
+export function sandboxTelecomRoutes(api: Api, { carrier, faults }: { carrier: SandboxCarrier; faults: SandboxFaults }): void {
   const tag = 'sandbox';
 
   api.route({

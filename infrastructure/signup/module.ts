@@ -4,11 +4,11 @@ import { KyselySignUpQueries } from '../../projections/queries/signup.queries.js
 import { signupsProjector } from '../../projections/signups.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { RandomOtp } from '../adapters/otp.js';
+import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m006 from '../db/migrations/006-signups.js';
 import { httpError } from '../http/errors.js';
-import { sandboxGuard } from '../http/guards.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { OutboxMailer } from '../providers/outbox-mailer.js';
@@ -26,7 +26,7 @@ export const signUp = {
   bind: (b, cfg) => {
     if (cfg.SMTP_URL) b.value(SIGNUP.Mailer, new SmtpMailer(cfg.SMTP_URL, cfg.MAIL_FROM));
     else b.toClass(SIGNUP.Mailer, OutboxMailer);
-    b.toClass(SIGNUP.Otp, RandomOtp);
+    b.value(SIGNUP.Otp, new RandomOtp(secretKeys(cfg.SECRETS_KEY).signUpCodes));
     b.factory(SIGNUP.Queries, (r) => new KyselySignUpQueries(r(PLATFORM.ReadDb)));
     b.alias(SIGNUP.NumberProvisioning, NUMBERS.Commands);
     b.factory(SIGNUP.Service, (r) => new SignUpService(
@@ -40,7 +40,6 @@ export const signUp = {
       signUpRoutes(api, { signUp: r(SIGNUP.Service) });
       const cfg = r(PLATFORM.Config);
       if (cfg.PROVIDER_MODE !== 'sandbox' || cfg.SMTP_URL) return; // the outbox exists only when mail stays local
-      api.router.use('/sandbox/outbox', sandboxGuard(cfg.ADMIN_TOKEN));
       sandboxOutboxRoutes(api, { queries: r(SIGNUP.Queries) });
     },
   },

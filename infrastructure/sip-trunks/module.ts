@@ -29,7 +29,7 @@ export const sipTrunks = {
     v1: (api, r) => sipTrunkRoutes(api, { commands: r(SIP_TRUNKS.Commands), queries: r(SIP_TRUNKS.Queries) }),
     public: (api, r) => {
       const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE === 'sandbox') sandboxSipTrunkRoutes(api, { trunks: r(SIP_TRUNKS.SandboxProvider), adminToken: cfg.ADMIN_TOKEN });
+      if (cfg.PROVIDER_MODE === 'sandbox') sandboxSipTrunkRoutes(api, { trunks: r(SIP_TRUNKS.SandboxProvider) });
     },
   },
   projectors: [sipTrunksProjector],

@@ -1,11 +1,9 @@
 import type { Api } from '../http/api.js';
 import { z } from '../http/openapi.js';
-import { sandboxGuard } from '../http/guards.js';
 import type { SandboxSipTrunks } from '../providers/sandbox/sandbox-sip-trunks.js';
 
-/** The sandbox SIP provider's view of its trunks (mounted only with PROVIDER_MODE=sandbox; docs/sandbox.md). */
-export function sandboxSipTrunkRoutes(api: Api, { trunks, adminToken }: { trunks: SandboxSipTrunks; adminToken: string | undefined }): void {
-  api.router.use('/sandbox/sip-trunks', sandboxGuard(adminToken));
+/** The sandbox SIP provider's view of its trunks (mounted only with PROVIDER_MODE=sandbox, behind the admin token; docs/sandbox.md). */
+export function sandboxSipTrunkRoutes(api: Api, { trunks }: { trunks: SandboxSipTrunks }): void {
   const tag = 'sandbox';
   api.route({
     method: 'get', path: '/sandbox/sip-trunks', tag, auth: false, summary: 'Trunks as the sandbox SIP provider sees them', errors: [401, 403],

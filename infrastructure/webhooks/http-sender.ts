@@ -5,7 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { OutgoingWebhook, WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
-import { isDisallowedAddress, notAllowedReason } from './address-policy.js';
+import { addressAllowed, normaliseHost, notAllowedReason, type Destinations } from './address-policy.js';
 import { webhookHeaders } from './signing.js';
 
 /** How much of a response body is read (the log keeps 1 KiB of it); the rest is discarded. */
@@ -16,15 +16,16 @@ class AddressNotAllowedError extends Error {
 }
 
 /**
- * A DNS lookup that refuses private answers: the address checked is the address connected to, so a name
- * that resolves differently at delivery time (DNS rebinding) cannot reach the internal network.
+ * A DNS lookup that refuses answers `destinations` does not allow: the address checked is the address
+ * connected to, so a name that resolves differently at delivery time (DNS rebinding) cannot reach the
+ * internal network.
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
+export const guardedLookup = (destinations: Destinations): LookupFunction => (hostname, options, callback) => {
   dnsLookup(hostname, options as LookupOptions, (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
     if (err) { callback(err, '', 0); return; }
     const all = Array.isArray(address) ? address : [{ address, family: family ?? 4 }];
-    const bad = all.find((a) => isDisallowedAddress(a.address));
-    if (bad) { callback(new AddressNotAllowedError(`${hostname} resolves to ${notAllowedReason(bad.address)}`), '', 0); return; }
+    const bad = all.find((a) => !addressAllowed(destinations, a.address));
+    if (bad) { callback(new AddressNotAllowedError(`${hostname} resolves to ${notAllowedReason(bad.address, destinations)}`), '', 0); return; }
     (callback as (e: null, a: string | LookupAddress[], f?: number) => void)(null, address, family);
   });
 };
@@ -52,7 +53,11 @@ export class HttpWebhookSender implements WebhookSenderPort {
     'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
   };
 
-  constructor(private readonly o: { allowPrivate: boolean }) {}
+  private readonly lookup: LookupFunction | null;
+
+  constructor(private readonly o: { destinations: Destinations }) {
+    this.lookup = o.destinations === 'any' ? null : guardedLookup(o.destinations);
+  }
 
   send(req: OutgoingWebhook): Promise<AttemptResult> {
     const started = performance.now();
@@ -62,8 +67,8 @@ export class HttpWebhookSender implements WebhookSenderPort {
     let url: URL;
     try { url = new URL(req.url); } catch { return Promise.resolve(failed('invalid URL')); }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve(failed('URL must be http or https'));
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.o.allowPrivate && isIP(host) && isDisallowedAddress(host)) return Promise.resolve(failed(notAllowedReason(host)));
+    const host = normaliseHost(url.hostname);
+    if (isIP(host) && !addressAllowed(this.o.destinations, host)) return Promise.resolve(failed(notAllowedReason(host, this.o.destinations)));
 
     const body = Buffer.from(req.body, 'utf8');
     const headers = { ...webhookHeaders({ secret: req.secret, webhookId: req.webhookId, timestamp: req.timestamp, body }), 'content-length': String(body.length) };
@@ -76,7 +81,7 @@ export class HttpWebhookSender implements WebhookSenderPort {
         method: 'POST',
         headers,
         agent: this.agents[url.protocol as 'http:' | 'https:'],
-        ...(this.o.allowPrivate ? {} : { lookup: guardedLookup }),
+        ...(this.lookup ? { lookup: this.lookup } : {}),
       }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

@@ -16,7 +16,7 @@ import * as m010 from '../db/migrations/010-webhooks.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
-import { WebhookUrlPolicy } from './address-policy.js';
+import { WebhookUrlPolicy, type Destinations } from './address-policy.js';
 import { WebhookDeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 import { KyselyDueAttempts } from './due-attempts.js';
 import { HttpWebhookSender } from './http-sender.js';
@@ -24,8 +24,9 @@ import { NoConversationContext } from './no-conversation-context.js';
 import { RandomWebhookSecrets } from './secrets.js';
 import { WEBHOOKS } from './tokens.js';
 import { webhookRoutes } from './webhooks.routes.js';
+import { secretKeys } from '../adapters/secret-keys.js';
 
-const allowPrivate = (cfg: Config) => cfg.PROVIDER_MODE === 'sandbox' || cfg.WEBHOOK_ALLOW_PRIVATE;
+const destinations = (cfg: Config): Destinations => (cfg.WEBHOOK_ALLOW_PRIVATE ? 'any' : cfg.PROVIDER_MODE === 'sandbox' ? 'public-or-loopback' : 'public');
 
 /** A delivery worker over the runtime's stores; `sender` replaces the HTTP sender (tests inject faults). */
 export function createDeliveryWorker(r: Resolve, o: Partial<DeliveryWorkerOptions> & { sender?: WebhookSenderPort } = {}): WebhookDeliveryWorker {
@@ -68,10 +69,12 @@ function deliveryWorker(r: Resolve): BackgroundWorker {
 export const webhooks = {
   name: 'webhooks',
   bind: (b, cfg) => {
-    b.factory(WEBHOOKS.Queries, (r) => new KyselyWebhookQueries(r(PLATFORM.ReadDb)));
-    b.value(WEBHOOKS.Sender, new HttpWebhookSender({ allowPrivate: allowPrivate(cfg) }));
-    b.value(WEBHOOKS.Secrets, new RandomWebhookSecrets());
-    b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(allowPrivate(cfg)));
+    // signing secrets are sealed at rest and opened only by the query adapter (answers and the sender)
+    const secrets = new RandomWebhookSecrets(secretKeys(cfg.SECRETS_KEY).webhookSecrets);
+    b.value(WEBHOOKS.Secrets, secrets);
+    b.factory(WEBHOOKS.Queries, (r) => new KyselyWebhookQueries(r(PLATFORM.ReadDb), (s) => secrets.open(s)));
+    b.value(WEBHOOKS.Sender, new HttpWebhookSender({ destinations: destinations(cfg) }));
+    b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(destinations(cfg)));
     // no capability owns conversations yet: payloads carry no history or state
     b.value(WEBHOOKS.ConversationContext, new NoConversationContext());
     b.factory(WEBHOOKS.Commands, (r) => new WebhookCommands(

@@ -11,8 +11,8 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
 const HOUR_MS = 3_600_000;
 
-const toWebhook = (r: Selectable<WebhooksTable>): WebhookView => ({
-  id: r.webhook_id, url: r.url, secret: r.secret, status: r.status as WebhookStatus, contextLimit: r.context_limit, timeout: r.timeout_seconds,
+const toWebhook = (r: Selectable<WebhooksTable>, openSecret: (stored: string) => string): WebhookView => ({
+  id: r.webhook_id, url: r.url, secret: openSecret(r.secret), status: r.status as WebhookStatus, contextLimit: r.context_limit, timeout: r.timeout_seconds,
   createdAt: iso(r.created_at), updatedAt: iso(r.updated_at), agentId: r.agent_id, consecutiveFailures: r.consecutive_failures,
   createdPosition: r.created_position,
 });
@@ -22,7 +22,10 @@ const rate = (success: number, total: number) => (total === 0 ? 0 : Math.round((
 
 /** Webhook configurations and the delivery log of one account; every query filters on `account_id`. */
 export class KyselyWebhookQueries implements WebhookQueries {
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  /** `openSecret` turns the stored (sealed) signing secret into the plain one the views carry */
+  constructor(private readonly db: Kysely<ReadDb>, private readonly openSecret: (stored: string) => string = (s) => s) {}
+
+  private readonly view = (r: Selectable<WebhooksTable>): WebhookView => toWebhook(r, this.openSecret);
 
   private live(accountId: string) {
     return this.db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('deleted_at', 'is', null);
@@ -30,22 +33,22 @@ export class KyselyWebhookQueries implements WebhookQueries {
 
   async master(accountId: string): Promise<WebhookView | null> {
     const r = await this.live(accountId).where('scope_key', '=', accountId).where('agent_id', 'is', null).executeTakeFirst();
-    return r ? toWebhook(r) : null;
+    return r ? this.view(r) : null;
   }
 
   async ofAgent(accountId: string, agentId: string): Promise<WebhookView | null> {
     const r = await this.live(accountId).where('scope_key', '=', agentId).where('agent_id', '=', agentId).executeTakeFirst();
-    return r ? toWebhook(r) : null;
+    return r ? this.view(r) : null;
   }
 
   async byId(accountId: string, webhookId: string): Promise<WebhookView | null> {
     const r = await this.live(accountId).where('webhook_id', '=', webhookId).executeTakeFirst();
-    return r ? toWebhook(r) : null;
+    return r ? this.view(r) : null;
   }
 
   async resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null> {
     // one query for both candidates: the agent's own (scope = agent id) and the master (scope = account id)
-    const rows = (await this.live(accountId).where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId]).execute()).map(toWebhook);
+    const rows = (await this.live(accountId).where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId]).execute()).map(this.view);
     const existed = (w: WebhookView | undefined) => (w && compareCheckpoints(w.createdPosition, asOf) <= 0 ? w : null);
     return existed(agentId ? rows.find((w) => w.agentId === agentId) : undefined) ?? existed(rows.find((w) => w.agentId === null));
   }

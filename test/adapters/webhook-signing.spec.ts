@@ -54,12 +54,12 @@ describe('webhook address policy', () => {
   }
 
   it('checks the scheme always, and names that resolve to private addresses outside sandbox', async () => {
-    const live = new WebhookUrlPolicy(false, async (h) => (h === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.215.14']));
+    const live = new WebhookUrlPolicy('public', async (h) => (h === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.215.14']));
     expect(await live.check('https://hooks.example.com/in')).to.equal(null);
     expect(await live.check('https://internal.example.com/in')).to.match(/10\.0\.0\.7/);
     expect(await live.check('http://localhost:3000/in')).to.match(/not a public host/);
     expect(await live.check('ftp://hooks.example.com/in')).to.match(/http or https/);
-    const sandbox = new WebhookUrlPolicy(true);
+    const sandbox = new WebhookUrlPolicy('public-or-loopback');
     expect(await sandbox.check('http://127.0.0.1:3000/in')).to.equal(null);
     expect(await sandbox.check('file:///etc/passwd')).to.match(/http or https/);
   });
@@ -69,8 +69,8 @@ describe('webhook address policy', () => {
     const server = createServer((_q, s) => { hits++; s.end('ok'); });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    const strict = new HttpWebhookSender({ allowPrivate: false });
-    const open = new HttpWebhookSender({ allowPrivate: true });
+    const strict = new HttpWebhookSender({ destinations: 'public' });
+    const open = new HttpWebhookSender({ destinations: 'any' });
     try {
       const req = { secret: 's', webhookId: 'w', timestamp: 1, body: '{}', deadlineMs: 2000 };
       const byName = await strict.send({ ...req, url: `http://localhost:${port}/` });
@@ -83,6 +83,47 @@ describe('webhook address policy', () => {
       expect(hits).to.equal(1);
     } finally {
       strict.close(); open.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('normalises the host before the check: case and the trailing dot of a fully qualified name', async () => {
+    const live = new WebhookUrlPolicy('public', async () => ['93.184.215.14']);
+    for (const url of ['http://LOCALHOST.:3000/x', 'http://localhost..:3000/x', 'http://Api.LocalHost./x', 'http://127.0.0.1./x', 'http://0x7f.1/x', 'http://[::1]/x', 'http://INTRANET./x']) {
+      expect(await live.check(url), url).to.be.a('string');
+    }
+    expect(await live.check('https://HOOKS.Example.COM./in')).to.equal(null);
+  });
+
+  it('allows loopback receivers in sandbox mode and nothing else internal', async () => {
+    const sandbox = new WebhookUrlPolicy('public-or-loopback', async (h) => (h === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.215.14']));
+    for (const url of ['http://127.0.0.1:3000/in', 'http://localhost:3000/in', 'http://LOCALHOST.:3000/in', 'http://[::1]:3000/in', 'https://hooks.example.com/in']) {
+      expect(await sandbox.check(url), url).to.equal(null);
+    }
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://[fe80::1]/', 'http://[::ffff:a9fe:a9fe]/', 'https://internal.example.com/in']) {
+      expect(await sandbox.check(url), url).to.match(/private or link-local/);
+    }
+    const any = new WebhookUrlPolicy('any');
+    expect(await any.check('http://169.254.169.254/latest/meta-data/')).to.equal(null);
+  });
+
+  it('refuses, at send time in sandbox mode, private addresses but delivers to loopback', async () => {
+    let hits = 0;
+    const server = createServer((_q, s) => { hits++; s.end('ok'); });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const sandbox = new HttpWebhookSender({ destinations: 'public-or-loopback' });
+    const live = new HttpWebhookSender({ destinations: 'public' });
+    try {
+      const req = { secret: 's', webhookId: 'w', timestamp: 1, body: '{}', deadlineMs: 2000 };
+      const meta = await sandbox.send({ ...req, url: 'http://169.254.169.254/latest/meta-data/' });
+      expect(meta.ok === false && meta.errorMessage).to.match(/sandbox mode allows loopback only/);
+      expect((await sandbox.send({ ...req, url: `http://localhost:${port}/` })).ok).to.equal(true);
+      // refused by the address guard, or not resolved at all where the resolver knows no `localhost.`
+      expect((await live.send({ ...req, url: `http://LOCALHOST.:${port}/x` })).ok).to.equal(false);
+      expect(hits).to.equal(1);
+    } finally {
+      sandbox.close(); live.close();
       await new Promise<void>((r) => server.close(() => r()));
     }
   });

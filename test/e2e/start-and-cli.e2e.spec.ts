@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { startServerProcess } from '../support/server-process.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,7 +20,8 @@ describe('npm start and the CLI, end to end (embedded)', function () {
   });
   after(() => { if (dataDir) rmSync(dataDir, { recursive: true, force: true }); });
 
-  const env = () => ({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+  // no ADMIN_TOKEN and no SECRETS_KEY: the embedded start makes its own
+  const env = () => ({ ...process.env, ADMIN_TOKEN: '', SECRETS_KEY: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
 
   const start = async () => {
     const r = await startServerProcess(env());
@@ -42,6 +43,9 @@ describe('npm start and the CLI, end to end (embedded)', function () {
     const { child, out, base } = await start();
     try {
       expect(out).to.match(/API docs: http:\/\/\S+\/docs/);
+      const adminToken = /Admin token \(for \/admin and \/sandbox, kept in (\S+)\): (adm_\S+)/.exec(out);
+      expect(adminToken?.[1]).to.equal(join(dataDir, 'admin-token'));
+      expect(adminToken?.[2]).to.equal(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim());
       const key = /API key \(shown once, save it\): (avp_\S+)/.exec(out)?.[1];
       expect(key).to.be.a('string');
       const res = await fetch(`${base}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'E2E' }) });
@@ -56,6 +60,27 @@ describe('npm start and the CLI, end to end (embedded)', function () {
       expect((await fetch(`${again.base}/healthz`)).status).to.equal(200);
     } finally {
       await stop(again.child);
+    }
+  });
+
+  it('generates an admin token on first start, keeps it owner-only in the data directory, and needs it for /admin and /sandbox', async () => {
+    const file = join(dataDir, 'admin-token');
+    const token = readFileSync(file, 'utf8').trim();
+    expect(token).to.match(/^adm_\S{40,}$/);
+    expect(statSync(file).mode & 0o777).to.equal(0o600);
+    expect(statSync(join(dataDir, 'secrets.key')).mode & 0o777).to.equal(0o600);
+    const { child, out, base } = await start();
+    try {
+      expect(out, 'a later start names the file, not the token').to.contain(`Admin token (for /admin and /sandbox): in ${file}`);
+      expect(out).to.not.contain(token);
+      const auth = { authorization: `Bearer ${token}` };
+      expect((await fetch(`${base}/sandbox/faults`)).status, 'loopback without the token').to.equal(401);
+      expect((await fetch(`${base}/sandbox/faults`, { headers: auth })).status).to.equal(200);
+      expect((await fetch(`${base}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).status).to.equal(401);
+      const made = await fetch(`${base}/admin/accounts`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Operator' }) });
+      expect(made.status).to.equal(200);
+    } finally {
+      await stop(child);
     }
   });
 

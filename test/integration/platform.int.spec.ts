@@ -158,10 +158,12 @@ describe('HTTP platform limits', () => {
 });
 
 describe('admin API switched off', () => {
-  it('is absent when ADMIN_TOKEN is not set', async () => {
+  it('refuses every request with 403 when ADMIN_TOKEN is not set', async () => {
     const app = await startTestApp({ ADMIN_TOKEN: '' });
     try {
-      expect((await app.call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: 'x' } })).status).to.equal(404);
+      const r = await app.call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: 'x' } });
+      expect(r.status).to.equal(403);
+      expect(r.body.detail).to.match(/set ADMIN_TOKEN/);
     } finally {
       await app.close();
     }

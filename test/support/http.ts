@@ -9,6 +9,8 @@ import { createRuntime, listen, type Runtime } from '../../infrastructure/runtim
 import type { Overrides } from '../../infrastructure/container.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** keys sign-up code hashes and webhook secret sealing; fixed, so that every runtime of a test opens what another sealed */
+export const SECRETS_KEY = 'test-secrets-key-0123456789abcdefghijklmnop';
 
 /** Empties every table of a PostgreSQL server database (read models, checkpoints and the PG event store). */
 export async function resetServerDatabase(url: string): Promise<void> {
@@ -38,7 +40,7 @@ export type TestApp = Readonly<{
  */
 export async function startTestApp(env: Record<string, string> = {}, overrides: Overrides = {}): Promise<TestApp> {
   const cfg: Config = loadConfig({
-    DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ADMIN_TOKEN, DEV_ACCOUNT: 'false', EVENT_POLL_INTERVAL_MS: '20',
+    DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ADMIN_TOKEN, SECRETS_KEY, DEV_ACCOUNT: 'false', EVENT_POLL_INTERVAL_MS: '20',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
     ...env,
