@@ -1,0 +1,65 @@
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../support/http.js';
+import { account, sandbox, usage } from '../support/numbers.js';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+
+/** The public API's existing clients, run unchanged: the names they read and send (docs/compatibility.md). */
+describe('client compatibility over HTTP', function () {
+  this.timeout(30_000);
+  let app: TestApp;
+  let rx: Receiver;
+  before(async () => { app = await startTestApp(); rx = await startReceiver(); });
+  after(async () => { await rx.close(); await app.close(); });
+
+  const agent = async (key: string, name = 'Compat agent') => (await app.call('POST', '/v1/agents', { key, body: { name } })).body as { id: string };
+
+  describe('webhook answers under the names older clients read', () => {
+    it('answers both name sets, with the same values, from both test endpoints', async () => {
+      const { apiKey } = await account(app);
+      const a = await agent(apiKey);
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } });
+      await app.call('POST', `/v1/agents/${a.id}/webhook`, { key: apiKey, body: { url: 'http://127.0.0.1:1/hook' } });
+      const ok = await app.call('POST', '/v1/webhooks/test', { key: apiKey });
+      expect(ok.status).to.equal(200);
+      expect(ok.body).to.include({ success: true, httpStatus: 200, errorMessage: null, statusCode: 200, error: null });
+      expect(ok.body.responseMs).to.be.a('number').and.equal(ok.body.responseTimeMs);
+      const failed = await app.call('POST', `/v1/agents/${a.id}/webhook/test`, { key: apiKey });
+      expect(failed.status).to.equal(200);
+      expect(failed.body).to.include({ success: false, httpStatus: null, statusCode: null });
+      expect(failed.body.error).to.be.a('string').and.equal(failed.body.errorMessage);
+      expect(failed.body.responseMs).to.equal(failed.body.responseTimeMs);
+    });
+
+    it('lists deliveries as `items` and `data`, each item with id, event, success, statusCode, responseMs, deliveredAt; the per-agent list stays an array', async () => {
+      const { apiKey } = await account(app);
+      const a = await agent(apiKey);
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } });
+      await app.call('POST', `/v1/agents/${a.id}/webhook`, { key: apiKey, body: { url: `${rx.url}?own` } });
+      const sent = (await app.call('POST', '/v1/webhooks/test', { key: apiKey })).body;
+      const own = (await app.call('POST', `/v1/agents/${a.id}/webhook/test`, { key: apiKey })).body;
+
+      const list = await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey });
+      expect(list.status).to.equal(200);
+      expect(list.body).to.include({ total: 2, offset: 0, limit: 50 });
+      expect(list.body.data).to.deep.equal(list.body.items);
+      const item = list.body.items.find((d: { id: string }) => d.id === sent.deliveryId);
+      expect(item).to.include({ id: sent.deliveryId, eventType: 'agent.message', event: 'agent.message', status: 'success', success: true, httpStatus: 200, statusCode: 200 });
+      expect(item.responseMs).to.equal(item.attempts[0].responseTimeMs);
+      expect(item.deliveredAt).to.equal(item.attempts[0].attemptedAt);
+
+      const perAgent = await app.call('GET', `/v1/agents/${a.id}/webhook/deliveries`, { key: apiKey });
+      expect(perAgent.body).to.be.an('array').with.length(1);
+      expect(perAgent.body[0]).to.include({ id: own.deliveryId, event: 'agent.message', success: true, statusCode: 200 });
+      expect(perAgent.body[0]).to.include.keys('responseMs', 'deliveredAt');
+    });
+
+    it('reports a failed delivery as not delivered', async () => {
+      const { apiKey } = await account(app);
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: 'http://127.0.0.1:1/hook' } });
+      await app.call('POST', '/v1/webhooks/test', { key: apiKey });
+      const [item] = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.data;
+      expect(item).to.include({ status: 'failed', success: false, statusCode: null, deliveredAt: null });
+    });
+  });
+
+});
