@@ -62,4 +62,42 @@ describe('client compatibility over HTTP', function () {
     });
   });
 
+  describe('error messages clients print', () => {
+    it('makes a 422 error.message one sentence naming the field, what was sent and the fix, keeping both shapes', async () => {
+      const acc = await account(app);
+      const r = await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '12' } });
+      expect(r.status).to.equal(422);
+      expect(r.body).to.have.keys(['error', 'detail', 'request_id']);
+      expect(r.body.error.message).to.equal('body.areaCode: must be a three-digit area code (got "12"). Fix the field and retry.');
+      expect(r.body.detail).to.deep.equal([{ loc: ['body', 'areaCode'], msg: 'must be a three-digit area code', type: 'string_pattern_mismatch' }]);
+      expect(r.body.error.details).to.deep.equal([{ field: 'areaCode', message: 'must be a three-digit area code', type: 'string_pattern_mismatch' }]);
+    });
+
+    it('words zod failures as the fix: required fields, bounds, types', async () => {
+      const acc = await account(app);
+      const a = await agent(acc.apiKey);
+      const missing = await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: {} });
+      expect(missing.body.error.message).to.equal('body.numberId: is required. Add the field and retry.');
+      expect(missing.body.detail[0]).to.include({ msg: 'is required', type: 'missing' });
+      const big = await app.call('GET', '/v1/webhooks/deliveries?limit=500', { key: acc.apiKey });
+      expect(big.body.error.message).to.equal('query.limit: must be at most 100 (got 500). Fix the field and retry.');
+      const two = await app.call('POST', '/v1/webhooks', { key: acc.apiKey, body: { url: rx.url, contextLimit: 'ten', timeout: 1 } });
+      expect(two.status).to.equal(422);
+      expect(two.body.error.message).to.equal('2 fields are not valid: body.contextLimit: must be a number (got "ten"); body.timeout: must be at least 5 (got 1). Fix these fields and retry.');
+    });
+
+    it('ends every other error message with what to do', async () => {
+      const acc = await account(app);
+      const notFound = await app.call('GET', '/v1/numbers/pn_nope', { key: acc.apiKey });
+      expect(notFound.status).to.equal(404);
+      expect(notFound.body.error.message).to.equal('Phone number not found. Check the number id: GET /v1/numbers lists the numbers of this account.');
+      const noKey = await app.call('GET', '/v1/numbers');
+      expect(noKey.status).to.equal(401);
+      expect(noKey.body).to.have.keys(['detail', 'request_id']);
+      expect(noKey.body.detail).to.match(/^Missing API key\. Send the header Authorization: Bearer <API_KEY>/);
+      const json = await app.call('POST', '/v1/agents', { key: acc.apiKey, body: '{"name":' });
+      expect(json.status).to.equal(422);
+      expect(json.body.error.message).to.match(/not valid JSON.*retry\.$/);
+    });
+  });
 });
