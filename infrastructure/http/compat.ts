@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import { z as zo } from './openapi.js';
 import type { DeliveryView } from '../../application/ports/webhook.port.js';
 import type { WebhookTestResult } from '../../application/webhooks/webhook-commands.js';
 
@@ -6,6 +8,40 @@ import type { WebhookTestResult } from '../../application/webhooks/webhook-comma
  * request aliases, the field list a strict (paid) request accepts, and the extra answer names older
  * clients read.
  */
+
+type Aliases = Readonly<Record<string, string>>;
+const aliasesOf = new WeakMap<z.ZodType, Aliases>();
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Accepts each `alias` as another name of its canonical field (`{ area_code: 'areaCode' }`). The alias is
+ * moved onto the canonical name before the schema runs, so handlers only see the canonical one. Both given
+ * with different values is a 422 on the alias: the server never guesses which one the client meant.
+ */
+export function withAliases<S extends z.ZodType>(schema: S, aliases: Aliases) {
+  const wrapped = zo.preprocess((input, ctx) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+    const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    for (const [alias, canonical] of Object.entries(aliases)) {
+      if (!(alias in out)) continue;
+      const value = out[alias];
+      delete out[alias];
+      if (value === undefined) continue;
+      if (out[canonical] !== undefined && !same(out[canonical], value)) {
+        ctx.addIssue({
+          code: 'custom', path: [alias], input: value,
+          message: `is another name for ${canonical}, and the two disagree (${canonical} is ${JSON.stringify(out[canonical])}); send only one of them`,
+        });
+        continue;
+      }
+      out[canonical] = value;
+    }
+    return out;
+  }, schema);
+  aliasesOf.set(wrapped, aliases);
+  return wrapped;
+}
 
 // --- answer names older clients read --------------------------------------------------------------------------
 

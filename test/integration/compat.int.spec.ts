@@ -62,6 +62,43 @@ describe('client compatibility over HTTP', function () {
     });
   });
 
+  describe('snake_case names earlier SDK versions send', () => {
+    it('attaches a number sent as number_id', async () => {
+      const acc = await account(app);
+      const a = await agent(acc.apiKey);
+      const n = (await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '415' } })).body;
+      const r = await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { number_id: n.id } });
+      expect(r.status).to.equal(200);
+      expect(r.body.agentId).to.equal(a.id);
+      expect(r.body.number.id).to.equal(n.id);
+      // both names with the same value are one name
+      expect((await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id, number_id: n.id } })).status).to.equal(200);
+    });
+
+    it('provisions the area code and attaches the agent sent as area_code and agent_id', async () => {
+      const acc = await account(app);
+      const a = await agent(acc.apiKey);
+      const r = await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { area_code: '212', agent_id: a.id } });
+      expect(r.status).to.equal(200);
+      expect(r.body).to.include({ areaCode: '212', agentId: a.id });
+      expect(r.body.phoneNumber).to.match(/^\+1212/);
+    });
+
+    it('answers 422 naming the alias when both names are given with different values, and buys nothing', async () => {
+      const acc = await account(app);
+      const a = await agent(acc.apiKey);
+      const r = await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '415', area_code: '212' } });
+      expect(r.status).to.equal(422);
+      expect(r.body.detail.map((d: { loc: unknown[] }) => d.loc)).to.deep.equal([['body', 'area_code']]);
+      expect(r.body.error.details[0].field).to.equal('area_code');
+      expect(r.body.error.message).to.match(/^body\.area_code: .*areaCode.*\(got "212"\)\. Fix the field and retry\.$/);
+      const attach = await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: 'pn_a', number_id: 'pn_b' } });
+      expect(attach.status).to.equal(422);
+      expect(attach.body.detail[0].loc).to.deep.equal(['body', 'number_id']);
+      expect(await usage(app, acc.apiKey)).to.include({ used: 0, balanceMicros: 5_000_000 });
+    });
+  });
+
   describe('error messages clients print', () => {
     it('makes a 422 error.message one sentence naming the field, what was sent and the fix, keeping both shapes', async () => {
       const acc = await account(app);
