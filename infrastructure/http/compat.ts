@@ -43,6 +43,34 @@ export function withAliases<S extends z.ZodType>(schema: S, aliases: Aliases) {
   return wrapped;
 }
 
+type Def = { type: string; shape?: Record<string, unknown>; in?: z.ZodType; out?: z.ZodType; innerType?: z.ZodType };
+const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
+
+/**
+ * The top-level field names an object schema accepts, aliases included; null when the schema is not an
+ * object (a strict request needs a fixed list of names, so such a schema cannot be used strictly).
+ */
+export function acceptedKeys(schema: z.ZodType): Set<string> | null {
+  const own = aliasesOf.get(schema);
+  const def = defOf(schema);
+  let keys: Set<string> | null = null;
+  switch (def.type) {
+    case 'object': keys = new Set(Object.keys(def.shape ?? {})); break;
+    case 'pipe': keys = (def.in && defOf(def.in).type !== 'transform' ? acceptedKeys(def.in) : null) ?? (def.out ? acceptedKeys(def.out) : null); break;
+    case 'optional': case 'nullable': case 'default': case 'prefault': case 'readonly': case 'catch':
+      keys = def.innerType ? acceptedKeys(def.innerType) : null; break;
+    default: keys = null;
+  }
+  if (keys && own) for (const alias of Object.keys(own)) keys.add(alias);
+  return keys;
+}
+
+/** Fields of a request part that its schema does not know (only for plain objects; anything else is the schema's to reject). */
+export function unknownKeys(input: unknown, accepted: ReadonlySet<string>): string[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  return Object.keys(input).filter((k) => !accepted.has(k));
+}
+
 // --- answer names older clients read --------------------------------------------------------------------------
 
 /** The webhook test result under the specification's names and the names the public MCP server reads. */

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { z } from 'zod';
-import { fromZod } from './errors.js';
+import { unknownKeys } from './compat.js';
+import { fromZod, RequestValidationError, type ValidationItem } from './errors.js';
 
 type Source = 'body' | 'query' | 'path';
 
@@ -35,10 +36,20 @@ const phrase = (iss: z.core.$ZodRawIssue): string | undefined => {
   }
 };
 
-/** Parse one part of a request with its zod schema; failures become 422 with `loc` naming the part. */
-export function parse<S extends z.ZodType>(schema: S, req: Request, source: Source): z.infer<S> {
+/**
+ * Parse one part of a request with its zod schema; failures become 422 with `loc` naming the part.
+ * `accepted` makes the part strict: a field outside it is a 422 (`extra_forbidden`) instead of being ignored.
+ */
+export function parse<S extends z.ZodType>(schema: S | undefined, req: Request, source: Source, accepted?: ReadonlySet<string>): z.infer<S> {
   const input = source === 'body' ? req.body : source === 'query' ? req.query : req.params;
+  const extra: ValidationItem[] = accepted
+    ? unknownKeys(input, accepted).map((k) => ({ loc: [source, k], msg: 'is not a field of this request, and paid requests reject what they do not know', type: 'extra_forbidden', input: (input as Record<string, unknown>)[k] }))
+    : [];
+  if (!schema) {
+    if (extra.length) throw new RequestValidationError(extra);
+    return undefined as z.infer<S>;
+  }
   const r = schema.safeParse(input, { reportInput: true, error: phrase });
-  if (!r.success) throw fromZod(source, r.error);
-  return r.data;
+  if (r.success && !extra.length) return r.data;
+  throw new RequestValidationError([...extra, ...(r.success ? [] : fromZod(source, r.error).items)]);
 }

@@ -99,6 +99,41 @@ describe('client compatibility over HTTP', function () {
     });
   });
 
+  describe('paid requests reject what they do not know', () => {
+    it('answers 422 extra_forbidden naming an unknown body field of POST /v1/numbers, and buys nothing', async () => {
+      const acc = await account(app);
+      const purchases = (await sandbox(app).purchases()).length;
+      const r = await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '415', areacode: '212', smsOnly: true } });
+      expect(r.status).to.equal(422);
+      expect(r.body.error.code).to.equal('VALIDATION_ERROR');
+      expect(r.body.detail).to.deep.include({ loc: ['body', 'areacode'], msg: r.body.detail[0].msg, type: 'extra_forbidden' });
+      expect(r.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).to.deep.equal([[['body', 'areacode'], 'extra_forbidden'], [['body', 'smsOnly'], 'extra_forbidden']]);
+      expect(r.body.error.message).to.contain('body.areacode').and.contain('body.smsOnly');
+      expect(await usage(app, acc.apiKey)).to.include({ used: 0, balanceMicros: 5_000_000 });
+      expect((await sandbox(app).purchases()).length).to.equal(purchases);
+      const query = await app.call('POST', '/v1/numbers?areaCode=212', { key: acc.apiKey, body: { areaCode: '415' } });
+      expect(query.status).to.equal(422);
+      expect(query.body.detail[0]).to.include({ type: 'extra_forbidden' });
+      expect(query.body.detail[0].loc).to.deep.equal(['query', 'areaCode']);
+    });
+
+    it('answers 422 extra_forbidden for an unknown lookup query parameter, charging nothing', async () => {
+      const acc = await account(app);
+      const r = await app.call('GET', '/v1/numbers/lookup?phoneNumbers=%2B14155550100&fresh=true', { key: acc.apiKey });
+      expect(r.status).to.equal(422);
+      expect(r.body.detail).to.deep.equal([{ loc: ['query', 'fresh'], msg: r.body.detail[0].msg, type: 'extra_forbidden' }]);
+      expect(r.body.error.message).to.equal(`query.fresh: ${r.body.detail[0].msg} (got "true"). Remove or rename the field and retry.`);
+      expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000);
+    });
+
+    it('keeps free requests lenient: unknown fields are ignored', async () => {
+      const acc = await account(app);
+      const r = await app.call('POST', '/v1/agents', { key: acc.apiKey, body: { name: 'Lenient', favouriteColour: 'teal' } });
+      expect(r.status).to.equal(200);
+      expect((await app.call('GET', '/v1/numbers?limit=5&sort=desc', { key: acc.apiKey })).status).to.equal(200);
+    });
+  });
+
   describe('error messages clients print', () => {
     it('makes a 422 error.message one sentence naming the field, what was sent and the fix, keeping both shapes', async () => {
       const acc = await account(app);
