@@ -59,7 +59,7 @@ export class RequestValidationError extends Error {
  */
 const FIX: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'Fix the request and retry.',
-  UNAUTHORIZED: 'Send the header Authorization: Bearer <API_KEY> with a key of this server.',
+  UNAUTHORIZED: 'Send the header Authorization: Bearer <API_KEY> with a valid key of this server (the admin token on the admin and sandbox routes).',
   FORBIDDEN: 'Use a key or token that is allowed to do this.',
   SUB_ACCOUNT_FORBIDDEN: 'Check the X-Sub-Account-Id header: it must name a sub-account of the key\'s account.',
   NOT_FOUND: 'Check the method, the path and the id in it.',
