@@ -37,10 +37,10 @@ export const accounts = {
   projectors: [accountsProjector, usageProjector],
   migrations: { '003-account-ledger': m003, '004-api-key-usage': m004, '005-usage-daily': m005 },
   errors: {
-    ACCOUNT_NOT_FOUND: httpError.notFound,
-    API_KEY_NOT_FOUND: httpError.notFound,
-    INSUFFICIENT_BALANCE: httpError.paymentRequired,
-    NUMBER_LIMIT_REACHED: httpError.plainConflict,
+    ACCOUNT_NOT_FOUND: { ...httpError.notFound, fix: 'Check the account id.' },
+    API_KEY_NOT_FOUND: { ...httpError.notFound, fix: 'Check the key id.' },
+    INSUFFICIENT_BALANCE: { ...httpError.paymentRequired, fix: 'Add credit to the account and retry.' },
+    NUMBER_LIMIT_REACHED: { ...httpError.plainConflict, fix: 'Release a number you no longer need, or ask for a higher limit.' },
   } satisfies Record<AccountErrorCode, unknown>,
   cli: accountCliCommands,
 } as const satisfies Capability;

@@ -23,5 +23,5 @@ export const agents = {
   },
   projectors: [agentsProjector],
   webhookMappings: agentWebhookMappings,
-  errors: { AGENT_NOT_FOUND: httpError.notFound } satisfies Record<AgentErrorCode, unknown>,
+  errors: { AGENT_NOT_FOUND: { ...httpError.notFound, fix: 'Check the agent id: GET /v1/agents lists the agents of this account.' } } satisfies Record<AgentErrorCode, unknown>,
 } as const satisfies Capability;

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import type { RequestContext } from '../../application/shared/context.js';
 import { ErrorEnvelope, PlainError, ValidationErrorBody, type OpenAPIRegistry } from './openapi.js';
+import { acceptedKeys } from './compat.js';
 import { parse } from './validate.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -15,6 +16,11 @@ export type RouteDef<B extends z.ZodType, Q extends AnyObject, P extends AnyObje
   tag: string;
   /** default true; false for sign-up, health and docs */
   auth?: boolean;
+  /**
+   * A paid operation: a body or query field it does not know is a 422 naming it, never ignored, so that a
+   * typo or an unsupported option cannot buy the wrong thing (docs/compatibility.md). Free operations ignore them.
+   */
+  paid?: boolean;
   body?: B;
   query?: Q;
   params?: P;
@@ -57,6 +63,7 @@ export class Api {
       method: def.method,
       path: def.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
       summary: def.summary,
+      ...(def.paid ? { description: 'Paid operation: unknown body or query fields are rejected with 422 (`extra_forbidden`).' } : {}),
       tags: [def.tag],
       ...(auth ? {} : { security: [] }),
       request: {
@@ -69,9 +76,10 @@ export class Api {
         ...errorResponses,
       },
     });
+    const strict = def.paid ? { body: keysOf(def.body, def.path), query: keysOf(def.query, def.path) } : undefined;
     const handler: RequestHandler = async (req, res) => {
-      const body = def.body ? parse(def.body, req, 'body') : undefined;
-      const query = def.query ? parse(def.query, req, 'query') : {};
+      const body = def.body || strict ? parse(def.body, req, 'body', strict?.body) : undefined;
+      const query = def.query || strict ? parse(def.query, req, 'query', strict?.query) ?? {} : {};
       const params = def.params ? parse(def.params, req, 'path') : {};
       // unauthenticated routes act for nobody yet: their events still carry the request and correlation ids
       const requestId = String(res.locals.requestId);
@@ -82,4 +90,12 @@ export class Api {
     };
     this.router[def.method](def.path, handler);
   }
+}
+
+/** The fields a paid route accepts in one part (none when it declares no schema); a schema without a fixed field list cannot be strict. */
+function keysOf(schema: z.ZodType | undefined, path: string): ReadonlySet<string> {
+  if (!schema) return new Set();
+  const keys = acceptedKeys(schema);
+  if (!keys) throw new Error(`paid route ${path}: its body and query schemas must be objects, so that unknown fields can be named`);
+  return keys;
 }

@@ -5,8 +5,12 @@ import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { isConnectionError } from '../db/connection-errors.js';
 import { DomainError, type ErrorCode, type FieldError } from '../../domain/shared/errors.js';
 
-/** How one error code answers over HTTP: the status, the body shape and the error `type` (docs/errors.md). */
-export type HttpError = Readonly<{ status: number; shape: 'envelope' | 'plain'; type: string }>;
+/**
+ * How one error code answers over HTTP: the status, the body shape, the error `type`, and what the client should
+ * do next (appended to the message, so that a client printing only `error.message` or `detail` still helps its
+ * user: docs/compatibility.md; empty where the message says it already).
+ */
+export type HttpError = Readonly<{ status: number; shape: 'envelope' | 'plain'; type: string; fix?: string }>;
 export type ErrorTable = Readonly<Partial<Record<ErrorCode, HttpError>>>;
 
 /** Shorthands for capability modules' error tables. */
@@ -28,19 +32,19 @@ export const httpError = {
  * code has a row.
  */
 export const PLATFORM_ERRORS = {
-  VALIDATION_ERROR: { status: 422, shape: 'envelope', type: 'validation_error' },
-  UNAUTHORIZED: { status: 401, shape: 'plain', type: 'authentication_error' },
-  FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error' },
-  SUB_ACCOUNT_FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error' },
-  NOT_FOUND: httpError.notFound,
+  VALIDATION_ERROR: { status: 422, shape: 'envelope', type: 'validation_error', fix: 'Fix the request and retry.' },
+  UNAUTHORIZED: { status: 401, shape: 'plain', type: 'authentication_error', fix: 'Send the header Authorization: Bearer <API_KEY> with a valid key of this server (the admin token on the admin and sandbox routes).' },
+  FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error', fix: 'Use a key or token that is allowed to do this.' },
+  SUB_ACCOUNT_FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error', fix: 'Check the X-Sub-Account-Id header: it must name a sub-account of the key\'s account.' },
+  NOT_FOUND: { ...httpError.notFound, fix: 'Check the method, the path and the id in it.' },
   THROTTLED: { status: 429, shape: 'plain', type: 'rate_limit_error' },
-  RATE_LIMITED: httpError.rateLimited,
-  CONCURRENCY_CONFLICT: httpError.conflict,
+  RATE_LIMITED: { ...httpError.rateLimited, fix: 'Slow down and retry in a few seconds.' },
+  CONCURRENCY_CONFLICT: { ...httpError.conflict, fix: 'Read the resource again and retry.' },
   READ_MODEL_TIMEOUT: httpError.unavailable,
   SERVICE_UNAVAILABLE: httpError.unavailable,
-  SMS_PROVIDER_ERROR: httpError.upstream,
-  TELEPHONY_PROVIDER_ERROR: httpError.upstream,
-  INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error' },
+  SMS_PROVIDER_ERROR: { ...httpError.upstream, fix: 'The operation may have been done upstream: check its state before you retry.' },
+  TELEPHONY_PROVIDER_ERROR: { ...httpError.upstream, fix: 'The operation may have been done upstream: check its state before you retry.' },
+  INTERNAL_ERROR: { status: 500, shape: 'envelope', type: 'api_error', fix: 'Retry later; if it persists, report the request_id.' },
 } as const satisfies ErrorTable;
 
 let table: ErrorTable = PLATFORM_ERRORS;
@@ -52,17 +56,60 @@ export function useErrorTable(t: ErrorTable): void {
 
 const httpOf = (code: ErrorCode): HttpError => table[code] ?? PLATFORM_ERRORS.INTERNAL_ERROR;
 
-/** A request that failed validation at the edge; `loc` follows the public API (`["body", "name"]`). */
+/** One failed field of a request: `loc` follows the public API (`["body", "name"]`); `input` is what was sent, for the message. */
+export type ValidationItem = { loc: (string | number)[]; msg: string; type: string; input?: unknown };
+
+/** A request that failed validation at the edge. */
 export class RequestValidationError extends Error {
-  constructor(readonly items: readonly { loc: (string | number)[]; msg: string; type: string }[]) {
-    super('Request validation failed');
+  constructor(readonly items: readonly ValidationItem[]) {
+    super(validationMessage(items));
     this.name = 'RequestValidationError';
   }
 }
 
+const sentence = (s: string) => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
+
+/** `"12"`, `42`, `{"a":1}`: what was sent, short enough to print. */
+const preview = (v: unknown): string => {
+  let s: string;
+  try { s = JSON.stringify(v) ?? String(v); } catch { s = typeof v; }
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+};
+
+const describe = (i: ValidationItem) =>
+  `${i.loc.join('.')}: ${i.msg.replace(/[.\s]+$/, '')}${i.type !== 'missing' && i.input !== undefined ? ` (got ${preview(i.input)})` : ''}`;
+
+const fixOf = (items: readonly ValidationItem[]) => {
+  if (items.length !== 1) return 'Fix these fields and retry.';
+  const t = items[0]!.type;
+  return t === 'missing' ? 'Add the field and retry.' : t === 'extra_forbidden' ? 'Remove or rename the field and retry.' : 'Fix the field and retry.';
+};
+
+/**
+ * The one sentence a 422 built from field failures shows as `error.message`: every field (up to three),
+ * what is wrong with it, what was sent, and the fix, e.g.
+ * `body.areaCode: must be a three-digit area code (got "12"). Fix the field and retry.`
+ */
+export function validationMessage(items: readonly ValidationItem[]): string {
+  if (!items.length) return 'The request is not valid. Fix it and retry.';
+  const shown = items.slice(0, 3).map(describe).join('; ');
+  const more = items.length > 3 ? `; and ${items.length - 3} more` : '';
+  return `${items.length > 1 ? `${items.length} fields are not valid: ` : ''}${shown}${more}. ${fixOf(items)}`;
+}
+
+/** Any other error's message as a complete sentence with its fix. */
+function withFix(code: ErrorCode, message: string, details?: readonly FieldError[]): string {
+  if (code === 'VALIDATION_ERROR' && details?.length) {
+    const fields = [...new Set(details.map((d) => d.field).filter(Boolean))];
+    if (fields.length) return `${sentence(message)} Fix ${fields.join(', ')} and retry.`;
+  }
+  const fix = httpOf(code).fix;
+  return fix ? `${sentence(message)} ${fix}` : sentence(message);
+}
+
 const zodType = (i: z.core.$ZodIssue): string => {
   switch (i.code) {
-    case 'invalid_type': return /received undefined$/.test(i.message) ? 'missing' : `${i.expected}_type`;
+    case 'invalid_type': return ('input' in i ? i.input === undefined : /received undefined$/.test(i.message)) ? 'missing' : `${i.expected}_type`;
     case 'invalid_value': return 'enum';
     case 'too_big': return i.origin === 'string' ? 'string_too_long' : i.origin === 'array' ? 'too_long' : 'less_than_equal';
     case 'too_small': return i.origin === 'string' ? 'string_too_short' : i.origin === 'array' ? 'too_short' : 'greater_than_equal';
@@ -72,15 +119,19 @@ const zodType = (i: z.core.$ZodIssue): string => {
   }
 };
 
+/** zod issues as validation items; an unknown-keys issue becomes one item per key, so `loc` names each field. */
 export const fromZod = (source: 'body' | 'query' | 'path' | 'header', err: ZodError): RequestValidationError =>
-  new RequestValidationError(err.issues.map((i) => ({
-    loc: [source, ...i.path.map((p) => (typeof p === 'number' ? p : String(p)))],
-    msg: i.message,
-    type: zodType(i),
-  })));
+  new RequestValidationError(err.issues.flatMap((i): ValidationItem[] => {
+    const loc = [source, ...i.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((k) => ({ loc: [...loc, k], msg: 'is not a field of this request', type: 'extra_forbidden', input: (i.input as Record<string, unknown> | undefined)?.[k] }));
+    }
+    return [{ loc, msg: i.message, type: zodType(i), ...('input' in i ? { input: i.input } : {}) }];
+  }));
 
-export function sendError(res: Response, code: ErrorCode, message: string, details?: readonly FieldError[], legacyDetail?: unknown[]): void {
+export function sendError(res: Response, code: ErrorCode, rawMessage: string, details?: readonly FieldError[], legacyDetail?: unknown[], composed = false): void {
   const { status, shape, type } = httpOf(code);
+  const message = composed ? rawMessage : withFix(code, rawMessage, details);
   const requestId = String(res.locals.requestId ?? '');
   if (shape === 'plain') {
     res.status(status).json({ detail: message, request_id: requestId });
@@ -98,28 +149,25 @@ type BodyParserError = Error & { type?: string; status?: number; body?: string }
 
 export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: unknown, _req, res, _next) => {
   if (res.headersSent) return;
-  if (err instanceof RequestValidationError) {
-    const details = err.items.map((i) => ({ field: i.loc.slice(1).join('.'), message: i.msg, type: i.type }));
-    sendError(res, 'VALIDATION_ERROR', 'Request validation failed', details, err.items.map((i) => ({ ...i })));
-    return;
-  }
-  if (err instanceof ZodError) {
-    const e = fromZod('body', err);
-    sendError(res, 'VALIDATION_ERROR', 'Request validation failed', e.items.map((i) => ({ field: i.loc.slice(1).join('.'), message: i.msg, type: i.type })), e.items.map((i) => ({ ...i })));
+  if (err instanceof RequestValidationError || err instanceof ZodError) {
+    const e = err instanceof ZodError ? fromZod('body', err) : err;
+    const details = e.items.map((i) => ({ field: i.loc.slice(1).join('.'), message: i.msg, type: i.type }));
+    sendError(res, 'VALIDATION_ERROR', e.message, details, e.items.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type })), true);
     return;
   }
   const bp = err as BodyParserError;
   if (bp?.type === 'entity.parse.failed') {
     const items = [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }];
-    sendError(res, 'VALIDATION_ERROR', 'Request body is not valid JSON', [{ field: '', message: 'JSON decode error', type: 'json_invalid' }], items);
+    const message = 'The request body is not valid JSON. Send one JSON object with Content-Type: application/json and retry.';
+    sendError(res, 'VALIDATION_ERROR', message, [{ field: '', message: 'JSON decode error', type: 'json_invalid' }], items, true);
     return;
   }
   if (bp?.type === 'entity.too.large') {
-    res.status(413).json({ error: { message: 'Request body too large', code: 'VALIDATION_ERROR', type: 'validation_error', details: [] }, request_id: res.locals.requestId });
+    res.status(413).json({ error: { message: 'The request body is larger than this server accepts. Send a smaller body and retry.', code: 'VALIDATION_ERROR', type: 'validation_error', details: [] }, request_id: res.locals.requestId });
     return;
   }
   if (bp?.type === 'charset.unsupported' || bp?.type === 'encoding.unsupported') {
-    sendError(res, 'VALIDATION_ERROR', bp.message, [{ field: '', message: bp.message, type: 'value_error' }]);
+    sendError(res, 'VALIDATION_ERROR', `${sentence(bp.message)} Send the body as UTF-8 JSON without content encoding and retry.`, [{ field: '', message: bp.message, type: 'value_error' }], undefined, true);
     return;
   }
   if (err instanceof DomainError) {
@@ -128,7 +176,7 @@ export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: u
     return;
   }
   if (err instanceof WrongExpectedRevisionError) {
-    sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request; retry');
+    sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request at the same time');
     return;
   }
   if (isConnectionError(err)) {
@@ -139,5 +187,5 @@ export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: u
     return;
   }
   log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
-  sendError(res, 'INTERNAL_ERROR', 'Internal error');
+  sendError(res, 'INTERNAL_ERROR', 'The server failed to handle this request');
 };

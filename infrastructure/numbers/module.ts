@@ -59,8 +59,8 @@ export const numbers = {
   webhookMappings: numberWebhookMappings,
   migrations: { '020-phone-numbers': m020, '021-sandbox-telecom': m021, '023-number-attach-order': m023 },
   errors: {
-    PHONE_NUMBER_NOT_FOUND: httpError.notFound,
-    NUMBER_UNAVAILABLE: httpError.plainConflict,
+    PHONE_NUMBER_NOT_FOUND: { ...httpError.notFound, fix: 'Check the number id: GET /v1/numbers lists the numbers of this account.' },
+    NUMBER_UNAVAILABLE: { ...httpError.plainConflict, fix: 'Try another areaCode, or omit it to take any number of the country.' },
     PHONE_NUMBER_RELEASED: httpError.conflict,
     NUMBER_PROVISIONING_PENDING: httpError.unavailable,
   } satisfies Record<PhoneNumberErrorCode, unknown>,

@@ -2,18 +2,20 @@ import { LINE_TYPES } from '../../application/numbers/carrier.port.js';
 import { LOOKUP_BATCH_MAX } from '../../domain/phone-number/pricing.js';
 import { DEFAULT_URI_PRIORITY, DEFAULT_URI_WEIGHT, TRANSFER_CALLER_IDS, TRANSFERS } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { sipUriProblem } from '../../domain/sip-trunk/sip-uri.js';
+import { withAliases } from '../http/compat.js';
 import { z } from '../http/openapi.js';
 import { AgentNumber, E164 } from '../agents/agent.schemas.js';
 
 const id = () => z.string().min(1).max(64);
 
-export const CreateNumberRequest = z.object({
+/** Earlier public SDK versions send `area_code` and `agent_id`: accepted as aliases (docs/compatibility.md). */
+export const CreateNumberRequest = withAliases(z.object({
   country: z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(['US', 'CA'])).default('US')
     .openapi({ description: 'US or CA (the only countries served); default US' }),
   areaCode: z.string().regex(/^\d{3}$/, 'must be a three-digit area code').nullish().transform((v) => v ?? null)
-    .openapi({ description: 'a US or Canadian area code; omitted: any area code of the country' }),
-  agentId: id().nullish().transform((v) => v ?? null).openapi({ description: 'attach the new number to this agent' }),
-}).openapi('CreateNumberRequest');
+    .openapi({ description: 'a US or Canadian area code; omitted: any area code of the country. Alias: `area_code`' }),
+  agentId: id().nullish().transform((v) => v ?? null).openapi({ description: 'attach the new number to this agent. Alias: `agent_id`' }),
+}).openapi('CreateNumberRequest'), { area_code: 'areaCode', agent_id: 'agentId' });
 
 export const PhoneNumberResponse = z.object({
   id: z.string(),
@@ -37,7 +39,8 @@ export const UpdateNumberRequest = z.object({
   sipTrunkId: id().nullable().optional().openapi({ description: 'route the number\'s calls to this SIP trunk; null stops routing them to a trunk' }),
 }).openapi('UpdateNumberRequest');
 export const DeleteNumberResponse = z.object({ success: z.boolean(), phoneNumber: z.string(), status: z.string() }).openapi('DeleteNumberResponse');
-export const AttachNumberRequest = z.object({ numberId: id() }).openapi('AttachNumberRequest');
+/** An earlier public SDK version sends `number_id` (docs/compatibility.md). */
+export const AttachNumberRequest = withAliases(z.object({ numberId: id().openapi({ description: 'Alias: `number_id`' }) }).openapi('AttachNumberRequest'), { number_id: 'numberId' });
 export const AttachNumberResponse = z.object({ agentId: z.string(), number: AgentNumber }).openapi('AttachNumberResponse');
 
 export const LookupQuery = z.object({

@@ -21,7 +21,7 @@ export function numberRoutes(api: Api, { commands, queries, lookup }: { commands
   api.route({
     method: 'post', path: '/v1/numbers', tag,
     summary: 'Provision an SMS-enabled number: limit (409), balance of $3.00 (402), search, purchase, routing, first month charged',
-    body: CreateNumberRequest, response: PhoneNumberResponse, errors: [402, 404, 409, 502, 503],
+    body: CreateNumberRequest, paid: true, response: PhoneNumberResponse, errors: [402, 404, 409, 502, 503],
     handler: ({ body, ctx }) => commands.provisionNumber(ctx, body),
   });
 
@@ -33,7 +33,7 @@ export function numberRoutes(api: Api, { commands, queries, lookup }: { commands
 
   api.route({
     method: 'get', path: '/v1/numbers/lookup', tag, summary: 'Line type, country, carrier and RCS support of up to 25 numbers ($0.009 per number looked up)',
-    query: LookupQuery, response: NumberLookupResponse, errors: [402, 502],
+    query: LookupQuery, paid: true, response: NumberLookupResponse, errors: [402, 502],
     handler: ({ query, ctx }) => lookup.lookup(ctx, query.phoneNumbers),
   });
 

@@ -49,10 +49,10 @@ export const signUp = {
   ],
   migrations: { '006-signups': m006 },
   errors: {
-    SIGNUP_NOT_FOUND: httpError.notFound,
-    SIGNUP_CODE_INVALID: httpError.invalidRequest,
+    SIGNUP_NOT_FOUND: { ...httpError.notFound, fix: 'Check verification_id, or start again with POST /v0/agent/sign-up.' },
+    SIGNUP_CODE_INVALID: { ...httpError.invalidRequest, fix: 'Check otp_code against the e-mail and retry.' },
     SIGNUP_CODE_EXPIRED: httpError.invalidRequest,
     SIGNUP_LOCKED: httpError.rateLimited,
-    SIGNUP_FAILED: httpError.conflict,
+    SIGNUP_FAILED: { ...httpError.conflict, fix: 'Start again with POST /v0/agent/sign-up.' },
   } satisfies Record<SignUpErrorCode, unknown>,
 } as const satisfies Capability;

@@ -34,5 +34,5 @@ export const sipTrunks = {
   },
   projectors: [sipTrunksProjector],
   reactors: (r) => [new SipTrunkProcess(r(PLATFORM.Executor), r(SIP_TRUNKS.Provider))],
-  errors: { SIP_TRUNK_NOT_FOUND: httpError.notFound, SIP_TRUNK_CONFLICT: httpError.conflict } satisfies Record<SipTrunkErrorCode, unknown>,
+  errors: { SIP_TRUNK_NOT_FOUND: { ...httpError.notFound, fix: 'Check the trunk id: GET /v1/sip-trunks lists the trunks of this account.' }, SIP_TRUNK_CONFLICT: httpError.conflict } satisfies Record<SipTrunkErrorCode, unknown>,
 } as const satisfies Capability;

@@ -93,5 +93,5 @@ export const webhooks = {
   ],
   workers: (r, cfg) => (cfg.WEBHOOK_CONCURRENCY > 0 ? [deliveryWorker(r)] : []),
   migrations: { '010-webhooks': m010 },
-  errors: { WEBHOOK_NOT_FOUND: httpError.notFound } satisfies Record<WebhookErrorCode, unknown>,
+  errors: { WEBHOOK_NOT_FOUND: { ...httpError.notFound, fix: 'Configure one first with POST /v1/webhooks or POST /v1/agents/{agent_id}/webhook.' } } satisfies Record<WebhookErrorCode, unknown>,
 } as const satisfies Capability;

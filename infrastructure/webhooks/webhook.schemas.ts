@@ -56,10 +56,17 @@ export const WebhookDeliveryResponse = z.object({
   webhookId: z.string(),
   agentId: z.string().nullable(),
   attempts: z.array(DeliveryAttempt),
+  // the names the public MCP server reads, derived from the fields above (docs/compatibility.md)
+  event: z.string().nullable().openapi({ description: 'same as eventType' }),
+  success: z.boolean().openapi({ description: 'status is `success`' }),
+  statusCode: z.number().int().nullable().openapi({ description: 'same as httpStatus' }),
+  responseMs: z.number().int().nullable().openapi({ description: "the last attempt's response time; null before the first attempt" }),
+  deliveredAt: z.string().nullable().openapi({ description: 'when the successful attempt was made; null while not delivered' }),
 }).openapi('WebhookDeliveryResponse');
 
 export const PaginatedDeliveriesResponse = z.object({
   items: z.array(WebhookDeliveryResponse), total: z.number().int(), offset: z.number().int(), limit: z.number().int(),
+  data: z.array(WebhookDeliveryResponse).openapi({ description: 'the same list as items, for clients that read `data`' }),
 }).openapi('PaginatedDeliveriesResponse');
 
 export const DeliveriesQuery = z.object({
@@ -93,4 +100,8 @@ export const WebhookTestResponse = z.object({
   errorMessage: z.string().nullable(),
   responseTimeMs: z.number().int(),
   deliveryId: z.string(),
+  // the same values under the names the public MCP server reads (docs/compatibility.md)
+  statusCode: z.number().int().nullable().openapi({ description: 'same as httpStatus' }),
+  responseMs: z.number().int().openapi({ description: 'same as responseTimeMs' }),
+  error: z.string().nullable().openapi({ description: 'same as errorMessage' }),
 }).openapi('WebhookTestResponse');

@@ -4,6 +4,7 @@ import type { WebhookCommands } from '../../application/webhooks/webhook-command
 import { DomainError } from '../../domain/shared/errors.js';
 import type { AgentQueries } from '../../application/agents/agent-queries.port.js';
 import type { Api } from '../http/api.js';
+import { deliveryCompat, testResultCompat } from '../http/compat.js';
 import { AgentIdParams } from '../agents/agent.schemas.js';
 import {
   AgentDeliveriesQuery, AllTimeStatsResponse, DeleteWebhookResponse, DeliveriesQuery, MaybeWebhookResponse, PaginatedDeliveriesResponse, StatsQuery,
@@ -40,7 +41,8 @@ export function webhookRoutes(api: Api, deps: { commands: WebhookCommands; queri
     query: DeliveriesQuery, response: PaginatedDeliveriesResponse,
     handler: async ({ query, ctx }) => {
       const r = await deps.queries.deliveries(ctx.accountId, { limit: query.limit, offset: query.offset, since: query.hours ? since(query.hours) : null });
-      return { items: r.items, total: r.total, offset: query.offset, limit: query.limit };
+      const items = r.items.map(deliveryCompat);
+      return { items, total: r.total, offset: query.offset, limit: query.limit, data: items };
     },
   });
   api.route({
@@ -55,7 +57,7 @@ export function webhookRoutes(api: Api, deps: { commands: WebhookCommands; queri
   api.route({
     method: 'post', path: '/v1/webhooks/test', tag, summary: 'Send a fake agent.message to the master webhook and report the answer',
     query: WebhookTestQuery, response: WebhookTestResponse, errors: [404],
-    handler: ({ query, ctx }) => deps.commands.testMaster(ctx, query.agentId ?? null),
+    handler: async ({ query, ctx }) => testResultCompat(await deps.commands.testMaster(ctx, query.agentId ?? null)),
   });
 
   api.route({
@@ -78,12 +80,12 @@ export function webhookRoutes(api: Api, deps: { commands: WebhookCommands; queri
     params: AgentIdParams, query: AgentDeliveriesQuery, response: z.array(WebhookDeliveryResponse), errors: [404],
     handler: async ({ params, query, ctx }) => {
       await requireAgent(ctx.accountId, params.agent_id);
-      return deps.queries.agentDeliveries(ctx.accountId, params.agent_id, query.limit);
+      return (await deps.queries.agentDeliveries(ctx.accountId, params.agent_id, query.limit)).map(deliveryCompat);
     },
   });
   api.route({
     method: 'post', path: '/v1/agents/:agent_id/webhook/test', tag: agentTag, summary: "Send a fake agent.message to the agent's own webhook and report the answer",
     params: AgentIdParams, response: WebhookTestResponse, errors: [404],
-    handler: ({ params, ctx }) => deps.commands.testForAgent(ctx, params.agent_id),
+    handler: async ({ params, ctx }) => testResultCompat(await deps.commands.testForAgent(ctx, params.agent_id)),
   });
 }

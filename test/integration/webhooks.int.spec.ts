@@ -296,7 +296,7 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       await app.call('POST', '/v1/webhooks', { key: mine.apiKey, body: { url: rx.url } });
       await app.call('POST', '/v1/webhooks/test', { key: mine.apiKey });
       const { apiKey } = await app.newAccount('Theirs');
-      expect((await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body).to.deep.equal({ items: [], total: 0, offset: 0, limit: 50 });
+      expect((await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body).to.deep.equal({ items: [], total: 0, offset: 0, limit: 50, data: [] });
       expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({ total: 0, success: 0, failed: 0, successRate: 0 });
       expect((await app.call('GET', '/v1/webhooks/deliveries/stats', { key: apiKey })).body.total).to.equal(0);
     });

@@ -1,0 +1,95 @@
+import type { z } from 'zod';
+import { z as zo } from './openapi.js';
+import type { DeliveryView } from '../../application/webhooks/webhook.port.js';
+import type { WebhookTestResult } from '../../application/webhooks/webhook-commands.js';
+
+/**
+ * What the HTTP edge does so that the public API's existing clients run unchanged (docs/compatibility.md):
+ * request aliases, the field list a strict (paid) request accepts, and the extra answer names older
+ * clients read.
+ */
+
+type Aliases = Readonly<Record<string, string>>;
+const aliasesOf = new WeakMap<z.ZodType, Aliases>();
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Accepts each `alias` as another name of its canonical field (`{ area_code: 'areaCode' }`). The alias is
+ * moved onto the canonical name before the schema runs, so handlers only see the canonical one. Both given
+ * with different values is a 422 on the alias: the server never guesses which one the client meant.
+ */
+export function withAliases<S extends z.ZodType>(schema: S, aliases: Aliases) {
+  const wrapped = zo.preprocess((input, ctx) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+    const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    for (const [alias, canonical] of Object.entries(aliases)) {
+      if (!(alias in out)) continue;
+      const value = out[alias];
+      delete out[alias];
+      if (value === undefined) continue;
+      if (out[canonical] !== undefined && !same(out[canonical], value)) {
+        ctx.addIssue({
+          code: 'custom', path: [alias], input: value,
+          message: `is another name for ${canonical}, and the two disagree (${canonical} is ${JSON.stringify(out[canonical])}); send only one of them`,
+        });
+        continue;
+      }
+      out[canonical] = value;
+    }
+    return out;
+  }, schema);
+  aliasesOf.set(wrapped, aliases);
+  return wrapped;
+}
+
+type Def = { type: string; shape?: Record<string, unknown>; in?: z.ZodType; out?: z.ZodType; innerType?: z.ZodType };
+const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
+
+/**
+ * The top-level field names an object schema accepts, aliases included; null when the schema is not an
+ * object (a strict request needs a fixed list of names, so such a schema cannot be used strictly).
+ */
+export function acceptedKeys(schema: z.ZodType): Set<string> | null {
+  const own = aliasesOf.get(schema);
+  const def = defOf(schema);
+  let keys: Set<string> | null = null;
+  switch (def.type) {
+    case 'object': keys = new Set(Object.keys(def.shape ?? {})); break;
+    case 'pipe': keys = (def.in && defOf(def.in).type !== 'transform' ? acceptedKeys(def.in) : null) ?? (def.out ? acceptedKeys(def.out) : null); break;
+    case 'optional': case 'nullable': case 'default': case 'prefault': case 'readonly': case 'catch':
+      keys = def.innerType ? acceptedKeys(def.innerType) : null; break;
+    default: keys = null;
+  }
+  if (keys && own) for (const alias of Object.keys(own)) keys.add(alias);
+  return keys;
+}
+
+/** Fields of a request part that its schema does not know (only for plain objects; anything else is the schema's to reject). */
+export function unknownKeys(input: unknown, accepted: ReadonlySet<string>): string[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  return Object.keys(input).filter((k) => !accepted.has(k));
+}
+
+// --- answer names older clients read --------------------------------------------------------------------------
+
+/** The webhook test result under the specification's names and the names the public MCP server reads. */
+export const testResultCompat = (r: WebhookTestResult) => ({ ...r, statusCode: r.httpStatus, responseMs: r.responseTimeMs, error: r.errorMessage });
+
+/**
+ * A delivery with the item fields the public MCP server reads, derived from the specification's ones:
+ * `event` is the event type, `statusCode` the last HTTP status, `responseMs` the last attempt's duration,
+ * `deliveredAt` the time of the successful attempt (null while not delivered).
+ */
+export const deliveryCompat = (d: DeliveryView) => {
+  const last = d.attempts.reduce<DeliveryView['attempts'][number] | undefined>((a, b) => (a && a.attempt > b.attempt ? a : b), undefined);
+  const delivered = d.attempts.find((a) => a.status === 'success');
+  return {
+    ...d,
+    event: d.eventType,
+    success: d.status === 'success',
+    statusCode: d.httpStatus,
+    responseMs: last ? last.responseTimeMs : null,
+    deliveredAt: delivered ? delivered.attemptedAt : null,
+  };
+};
