@@ -1,12 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import {
-  START, compareCheckpoints, type Checkpoint, type EventStorePort, type Subscription,
+  START, compareCheckpoints, type Checkpoint, type EventStorePort, type RecordedEvent, type Subscription,
 } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { runBatch, type Projector } from './projector.js';
+import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
 export async function ensureCheckpoint(db: Kysely<ReadDb>, name: string): Promise<Checkpoint> {
@@ -14,6 +14,26 @@ export async function ensureCheckpoint(db: Kysely<ReadDb>, name: string): Promis
     .onConflict((oc) => oc.column('name').doNothing()).execute();
   const row = await db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', name).executeTakeFirstOrThrow();
   return row.checkpoint;
+}
+
+export class CheckpointMovedError extends Error {
+  constructor(readonly projector: string) {
+    super(`checkpoint of ${projector} moved under us (another process runs it?)`);
+    this.name = 'CheckpointMovedError';
+  }
+}
+
+/** Apply a batch and move the checkpoint in one transaction; the checkpoint update is a compare-and-set. */
+export async function runBatch(db: Kysely<ReadDb>, p: Projector, from: string, batch: readonly RecordedEvent[]): Promise<string> {
+  const to = batch.at(-1)?.checkpoint;
+  if (to === undefined) return from;
+  await db.transaction().execute(async (trx) => {
+    for (const e of batch) if (p.handles.has(e.type)) await p.apply(trx, e);
+    const r = await trx.updateTable('projection_checkpoints').set({ checkpoint: to, updated_at: new Date() })
+      .where('name', '=', p.name).where('checkpoint', '=', from).executeTakeFirst();
+    if (r.numUpdatedRows !== 1n) throw new CheckpointMovedError(p.name);
+  });
+  return to;
 }
 
 /**
