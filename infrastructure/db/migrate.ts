@@ -9,6 +9,7 @@ import * as m020 from './migrations/020-phone-numbers.js';
 import * as m021 from './migrations/021-sandbox-telecom.js';
 import * as m022 from './migrations/022-reactors.js';
 import * as m023 from './migrations/023-number-attach-order.js';
+import * as m024 from './migrations/024-one-checkpoint-table.js';
 import * as m010 from './migrations/010-webhooks.js';
 
 /**
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '021-sandbox-telecom': m021,
   '022-reactors': m022,
   '023-number-attach-order': m023,
+  '024-one-checkpoint-table': m024,
   '010-webhooks': m010,
 };
 
