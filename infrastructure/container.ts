@@ -71,7 +71,7 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
 
   const runsProjectors = cfg.ROLE !== 'api';
   c.bind<ProjectionEngine>(TOKENS.ProjectionEngine).toResolvedValue(
-    (store: EventStorePort) => new ProjectionEngine(store, readDb, allProjectors, log), [TOKENS.EventStore]);
+    (store: EventStorePort) => new ProjectionEngine(store, readDb, allProjectors, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }), [TOKENS.EventStore]);
   c.bind<ReadModelsPort>(TOKENS.ReadModels).toResolvedValue(
     (engine: ProjectionEngine) => new ReadModelWaiter(readDb, allProjectors, runsProjectors ? engine : null, { timeoutMs: cfg.READ_MODEL_TIMEOUT_MS }),
     [TOKENS.ProjectionEngine]);
