@@ -6,8 +6,9 @@ import { sql, type Kysely } from 'kysely';
  * still reads the old table keeps working. A name shared by a projector and a reactor fails this migration
  * (the primary key) rather than losing a checkpoint.
  *
- * Numbered after 022, which created `reactor_checkpoints`: a number in the platform range (001-009) would run
- * before 022 on a new database, where there is nothing to move yet and 022 would then create the table again.
+ * Numbered after 022, which created `reactor_checkpoints`, although checkpoints are platform: on a new
+ * database a platform-range number (001-009) would run before 022, so the table would not exist yet to be
+ * replaced, and 022 would create it afterwards in place of the view.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table projection_checkpoints add column kind text not null default 'projector'`.execute(db);
