@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { ClockPort } from '../application/ports/clock.port.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
 import { binder, resolver, type Resolve } from './capabilities/capability.js';
-import { capabilities } from './capabilities/index.js';
+import { allProjectors, allWebhookMappings, capabilities } from './capabilities/index.js';
 import type { Config } from './config/config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -32,8 +32,8 @@ export async function buildContainer(cfg: Config, log: Logger, overrides: Overri
   b.value(PLATFORM.Database, database);
   // the same connection, seen through the read-side tables only (Kysely's table map is invariant, hence the cast)
   b.value(PLATFORM.ReadDb, database.db as unknown as Kysely<ReadDb>);
-  b.value(PLATFORM.Projectors, capabilities.flatMap((m) => ('projectors' in m ? m.projectors : [])));
-  b.value(PLATFORM.WebhookMappings, capabilities.flatMap((m) => ('webhookMappings' in m ? m.webhookMappings : [])));
+  b.value(PLATFORM.Projectors, allProjectors);
+  b.value(PLATFORM.WebhookMappings, allWebhookMappings);
   if (overrides.clock) b.value(PLATFORM.Clock, overrides.clock);
   for (const m of capabilities) if ('bind' in m) m.bind(b, cfg);
   return { container: c, get: resolver(c), database };

@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
-import type { Kysely } from 'kysely';
 import type { Container } from 'inversify';
 import { START, type EventStorePort } from '../application/ports/event-store.port.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
@@ -35,7 +34,7 @@ function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
   const db = get(PLATFORM.ReadDb);
   const log = get(PLATFORM.Logger);
   return capabilities.flatMap((m) => [
-    ...('reactors' in m ? m.reactors(get, cfg) : []).map((reactor) => new ReactorRunner(store, db as Kysely<unknown>, reactor, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS })),
+    ...('reactors' in m ? m.reactors(get, cfg) : []).map((reactor) => new ReactorRunner(store, db, reactor, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS })),
     ...('workers' in m ? m.workers(get, cfg) : []),
   ]);
 }

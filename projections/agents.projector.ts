@@ -1,38 +1,40 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import { agentEventTypes, type AgentEvent } from '../domain/agent/agent.decider.js';
-import { alreadyApplied, type Projector } from './shared/projector.js';
+import type { AgentEvent } from '../domain/agent/agent.decider.js';
+import { defineProjector, rowRevision } from './shared/projector.js';
 import type { ReadDb } from './shared/read-db.js';
 
-export const agentsProjector: Projector = {
+/** The agent row, guarded: matches only while the row reflects an older revision of the stream. */
+const agent = (db: Kysely<ReadDb>, e: RecordedEvent<AgentEvent>) =>
+  db.updateTable('agents').where('agent_id', '=', e.data.agentId).where('revision', '<', rowRevision(e));
+
+/** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
+export const agentsProjector = defineProjector<AgentEvent>({
   name: 'agents_v1',
-  handles: new Set<string>(agentEventTypes),
   tables: ['agents'],
-  async apply(db: Kysely<ReadDb>, raw: RecordedEvent) {
-    const e = raw as unknown as RecordedEvent<AgentEvent>;
-    const revision = String(e.streamRevision);
-    if (e.type === 'AgentCreated') {
+  on: {
+    async AgentCreated(db, e) {
       await db.insertInto('agents').values({
         agent_id: e.data.agentId, account_id: e.data.accountId, name: e.data.config.name, config: JSON.stringify(e.data.config),
-        created_at: e.data.createdAt, deleted_at: null, revision,
+        created_at: e.data.createdAt, deleted_at: null, revision: rowRevision(e),
       }).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
-      return;
-    }
-    const row = await db.selectFrom('agents').select(['revision', 'config']).where('agent_id', '=', e.data.agentId).executeTakeFirst();
-    if (!row || alreadyApplied(row.revision, e)) return;
-    switch (e.type) {
-      case 'AgentUpdated': {
-        const config = { ...(typeof row.config === 'string' ? JSON.parse(row.config) : row.config) as object, ...e.data.changes };
-        await db.updateTable('agents').set({ config: JSON.stringify(config), name: (config as { name: string }).name, revision })
-          .where('agent_id', '=', e.data.agentId).execute();
-        return;
-      }
-      case 'AgentDeleted':
-        await db.updateTable('agents').set({ deleted_at: e.data.deletedAt, revision }).where('agent_id', '=', e.data.agentId).execute();
-        return;
-      case 'AgentVoiceModeSwitched':
-        await db.updateTable('agents').set({ revision }).where('agent_id', '=', e.data.agentId).execute();
-        return;
-    }
+    },
+    async AgentUpdated(db, e) {
+      // a partial update merges into the stored configuration in SQL (jsonb `||` replaces top-level keys, as
+      // an object spread does), so no read of the old row is needed
+      const changes = JSON.stringify(e.data.changes);
+      await agent(db, e).set({
+        config: sql`config || ${changes}::jsonb`,
+        name: sql<string>`(config || ${changes}::jsonb) ->> 'name'`,
+        revision: rowRevision(e),
+      }).execute();
+    },
+    async AgentVoiceModeSwitched(db, e) {
+      // the mode itself arrives with the AgentUpdated beside it; this fact only moves the revision
+      await agent(db, e).set({ revision: rowRevision(e) }).execute();
+    },
+    async AgentDeleted(db, e) {
+      await agent(db, e).set({ deleted_at: e.data.deletedAt, revision: rowRevision(e) }).execute();
+    },
   },
-};
+});

@@ -1,30 +1,34 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import { phoneNumberEventTypes, type PhoneNumberEvent } from '../domain/phone-number/phone-number.decider.js';
-import { assertNever } from '../domain/shared/types.js';
-import { alreadyApplied, type Projector } from './shared/projector.js';
+import type { PhoneNumberEvent } from '../domain/phone-number/phone-number.decider.js';
+import { defineProjector, rowRevision } from './shared/projector.js';
 import type { PhoneNumbersTable } from './shared/number-tables.js';
 import type { ReadDb } from './shared/read-db.js';
 
 /** A checkpoint (`a/b`, two unsigned integers) as text that sorts in checkpoint order. */
 export const sortableCheckpoint = (c: string) => c.split('/').map((p) => p.padStart(20, '0')).join('/');
 
+/** The number's row, guarded: matches only while the row reflects an older revision of the stream. */
+const number = (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) =>
+  db.updateTable('phone_numbers').where('number_id', '=', e.data.numberId).where('revision', '<', rowRevision(e));
+/** For the steps that change nothing shown: the row only moves to the event's revision. */
+const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) => {
+  await number(db, e).set({ revision: rowRevision(e) }).execute();
+};
+
 /**
  * `phone_numbers`: one row per number from its provisioning request on (status provisioning, active,
  * released or failed; the API shows only active and released). Attach order is the order in which the
  * attaches were recorded in the log (their checkpoint), so an agent's first number is its outbound default.
  */
-export const phoneNumbersProjector: Projector = {
+export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
   name: 'phone_numbers_v1',
-  handles: new Set<string>(phoneNumberEventTypes),
   tables: ['phone_numbers'],
-  async apply(db: Kysely<ReadDb>, raw: RecordedEvent) {
-    const e = raw as unknown as RecordedEvent<PhoneNumberEvent>;
-    const revision = String(e.streamRevision);
-    const id = e.data.numberId;
-    if (e.type === 'NumberProvisioningRequested') {
+  on: {
+    async NumberProvisioningRequested(db, e) {
+      const revision = rowRevision(e);
       const row = {
-        account_id: e.data.accountId, number_id: id, phone_number: null, country: e.data.country, area_code: e.data.areaCode, type: 'sms',
+        account_id: e.data.accountId, number_id: e.data.numberId, phone_number: null, country: e.data.country, area_code: e.data.areaCode, type: 'sms',
         status: 'provisioning', agent_id: null, attached_position: null, attached_order: null, sip_trunk_id: null, renewal_status: 'ok', paid_through: null,
         failure_code: null, requested_at: e.data.requestedAt, created_at: null, released_at: null, revision,
       } satisfies PhoneNumbersTable;
@@ -33,45 +37,46 @@ export const phoneNumbersProjector: Projector = {
       await db.insertInto('phone_numbers').values(row)
         .onConflict((oc) => oc.column('number_id').doUpdateSet(again).where('phone_numbers.revision', '<', revision))
         .execute();
-      return;
-    }
-    const existing = await db.selectFrom('phone_numbers').select('revision').where('number_id', '=', id).executeTakeFirst();
-    if (!existing || alreadyApplied(existing.revision, e)) return;
-    const row = db.updateTable('phone_numbers').where('number_id', '=', id);
-    switch (e.type) {
-      case 'NumberSlotHeld': case 'NumberRoutingConfigured': case 'NumberProvisioningAborted':
-      case 'NumberReleaseRequested': case 'NumberReleaseFailed':
-        await row.set({ revision }).execute();
-        return;
-      case 'NumberPurchased':
-        await row.set({ phone_number: e.data.phoneNumber, revision }).execute();
-        return;
-      case 'NumberProvisioned':
-        await row.set({ status: 'active', phone_number: e.data.phoneNumber, created_at: e.data.provisionedAt, paid_through: e.data.paidThrough, renewal_status: 'ok', revision }).execute();
-        return;
-      case 'NumberProvisioningFailed':
-        await row.set({ status: 'failed', failure_code: e.data.code, revision }).execute();
-        return;
-      case 'NumberAttached':
-        await row.set({ agent_id: e.data.agentId, attached_position: String(e.globalPosition), attached_order: sortableCheckpoint(e.checkpoint), revision }).execute();
-        return;
-      case 'NumberDetached':
-        await row.set({ agent_id: null, attached_position: null, attached_order: null, revision }).execute();
-        return;
-      case 'NumberSipTrunkAssigned':
-        await row.set({ sip_trunk_id: e.data.sipTrunkId, revision }).execute();
-        return;
-      case 'NumberReleased':
-        await row.set({ status: 'released', agent_id: null, attached_position: null, attached_order: null, sip_trunk_id: null, released_at: e.data.releasedAt, revision }).execute();
-        return;
-      case 'NumberRenewed':
-        await row.set({ paid_through: e.data.paidThrough, renewal_status: 'ok', revision }).execute();
-        return;
-      case 'NumberRenewalPaymentFailed':
-        await row.set({ renewal_status: 'payment_failed', revision }).execute();
-        return;
-      default:
-        assertNever(e);
-    }
+    },
+    NumberSlotHeld: revisionOnly,
+    NumberRoutingConfigured: revisionOnly,
+    NumberProvisioningAborted: revisionOnly,
+    NumberReleaseRequested: revisionOnly,
+    NumberReleaseFailed: revisionOnly,
+    async NumberPurchased(db, e) {
+      await number(db, e).set({ phone_number: e.data.phoneNumber, revision: rowRevision(e) }).execute();
+    },
+    async NumberProvisioned(db, e) {
+      await number(db, e).set({
+        status: 'active', phone_number: e.data.phoneNumber, created_at: e.data.provisionedAt, paid_through: e.data.paidThrough, renewal_status: 'ok',
+        revision: rowRevision(e),
+      }).execute();
+    },
+    async NumberProvisioningFailed(db, e) {
+      await number(db, e).set({ status: 'failed', failure_code: e.data.code, revision: rowRevision(e) }).execute();
+    },
+    async NumberAttached(db, e) {
+      await number(db, e).set({
+        agent_id: e.data.agentId, attached_position: String(e.globalPosition), attached_order: sortableCheckpoint(e.checkpoint), revision: rowRevision(e),
+      }).execute();
+    },
+    async NumberDetached(db, e) {
+      await number(db, e).set({ agent_id: null, attached_position: null, attached_order: null, revision: rowRevision(e) }).execute();
+    },
+    async NumberSipTrunkAssigned(db, e) {
+      await number(db, e).set({ sip_trunk_id: e.data.sipTrunkId, revision: rowRevision(e) }).execute();
+    },
+    async NumberReleased(db, e) {
+      await number(db, e).set({
+        status: 'released', agent_id: null, attached_position: null, attached_order: null, sip_trunk_id: null, released_at: e.data.releasedAt,
+        revision: rowRevision(e),
+      }).execute();
+    },
+    async NumberRenewed(db, e) {
+      await number(db, e).set({ paid_through: e.data.paidThrough, renewal_status: 'ok', revision: rowRevision(e) }).execute();
+    },
+    async NumberRenewalPaymentFailed(db, e) {
+      await number(db, e).set({ renewal_status: 'payment_failed', revision: rowRevision(e) }).execute();
+    },
   },
-};
+});

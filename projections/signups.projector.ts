@@ -1,47 +1,38 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import { signUpEventTypes, type SignUpEvent } from '../domain/signup/signup.decider.js';
-import { assertNever } from '../domain/shared/types.js';
-import { alreadyApplied, type Projector } from './shared/projector.js';
+import type { SignUpEvent } from '../domain/signup/signup.decider.js';
+import { defineProjector, rowRevision } from './shared/projector.js';
 import type { ReadDb } from './shared/read-db.js';
 
+/** The sign-up row, guarded: matches only while the row reflects an older revision of the stream. */
+const signup = (db: Kysely<ReadDb>, e: RecordedEvent<SignUpEvent>) =>
+  db.updateTable('signups').where('verification_id', '=', e.data.verificationId).where('revision', '<', rowRevision(e));
+
 /** One row per sign-up process: what the throttles count and what recovery resumes. No codes, no keys. */
-export const signupsProjector: Projector = {
+export const signupsProjector = defineProjector<SignUpEvent>({
   name: 'signups_v1',
-  handles: new Set<string>(signUpEventTypes),
   tables: ['signups'],
-  async apply(db: Kysely<ReadDb>, raw: RecordedEvent) {
-    const e = raw as unknown as RecordedEvent<SignUpEvent>;
-    const revision = String(e.streamRevision);
-    const id = e.data.verificationId;
-    if (e.type === 'SignUpRequested') {
+  on: {
+    async SignUpRequested(db, e) {
       await db.insertInto('signups').values({
-        verification_id: id, email: e.data.email, client_address: e.data.clientAddress, status: 'pending', account_id: null,
-        requested_at: e.data.requestedAt, updated_at: e.data.requestedAt, revision,
+        verification_id: e.data.verificationId, email: e.data.email, client_address: e.data.clientAddress, status: 'pending', account_id: null,
+        requested_at: e.data.requestedAt, updated_at: e.data.requestedAt, revision: rowRevision(e),
       }).onConflict((oc) => oc.column('verification_id').doNothing()).execute();
-      return;
-    }
-    const row = await db.selectFrom('signups').select('revision').where('verification_id', '=', id).executeTakeFirst();
-    if (!row || alreadyApplied(row.revision, e)) return;
-    const upd = db.updateTable('signups').where('verification_id', '=', id);
-    switch (e.type) {
-      case 'SignUpCodeRejected':
-        await upd.set({ updated_at: e.data.rejectedAt, revision }).execute();
-        return;
-      case 'SignUpVerified':
-        await upd.set({ status: 'verified', account_id: e.data.plan.accountId, updated_at: e.data.verifiedAt, revision }).execute();
-        return;
-      case 'SignUpCompleted':
-        await upd.set({ status: 'completed', updated_at: e.data.completedAt, revision }).execute();
-        return;
-      case 'SignUpKeyReplaced':
-        await upd.set({ updated_at: e.data.replacedAt, revision }).execute();
-        return;
-      case 'SignUpFailed':
-        await upd.set({ status: 'failed', updated_at: e.data.failedAt, revision }).execute();
-        return;
-      default:
-        assertNever(e);
-    }
+    },
+    async SignUpCodeRejected(db, e) {
+      await signup(db, e).set({ updated_at: e.data.rejectedAt, revision: rowRevision(e) }).execute();
+    },
+    async SignUpVerified(db, e) {
+      await signup(db, e).set({ status: 'verified', account_id: e.data.plan.accountId, updated_at: e.data.verifiedAt, revision: rowRevision(e) }).execute();
+    },
+    async SignUpCompleted(db, e) {
+      await signup(db, e).set({ status: 'completed', updated_at: e.data.completedAt, revision: rowRevision(e) }).execute();
+    },
+    async SignUpKeyReplaced(db, e) {
+      await signup(db, e).set({ updated_at: e.data.replacedAt, revision: rowRevision(e) }).execute();
+    },
+    async SignUpFailed(db, e) {
+      await signup(db, e).set({ status: 'failed', updated_at: e.data.failedAt, revision: rowRevision(e) }).execute();
+    },
   },
-};
+});

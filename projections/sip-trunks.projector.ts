@@ -1,62 +1,63 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import { sipTrunkEventTypes, type SipTrunkEvent } from '../domain/sip-trunk/sip-trunk.decider.js';
-import { assertNever } from '../domain/shared/types.js';
-import { alreadyApplied, type Projector } from './shared/projector.js';
+import type { SipTrunkChanges, SipTrunkEvent } from '../domain/sip-trunk/sip-trunk.decider.js';
+import { defineProjector, rowRevision } from './shared/projector.js';
 import type { ReadDb } from './shared/read-db.js';
 
-const parse = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+/** The trunk's row, guarded: matches only while the row reflects an older revision of the stream. */
+const trunk = (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) =>
+  db.updateTable('sip_trunks').where('trunk_id', '=', e.data.trunkId).where('revision', '<', rowRevision(e));
 
-/** `sip_trunks`: the trunk's configuration and the numbers routed to it; deleted trunks are kept, marked. */
-export const sipTrunksProjector: Projector = {
+const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) => {
+  await trunk(db, e).set({ revision: rowRevision(e) }).execute();
+};
+
+/** The columns of the configuration fields a change names. */
+const configColumns = (c: SipTrunkChanges) => ({
+  ...(c.name !== undefined ? { name: c.name } : {}),
+  ...(c.transfers !== undefined ? { transfers: c.transfers } : {}),
+  ...(c.transferCallerId !== undefined ? { transfer_caller_id: c.transferCallerId } : {}),
+  ...(c.uris !== undefined ? { uris: JSON.stringify(c.uris) } : {}),
+});
+
+/**
+ * `sip_trunks`: the trunk's configuration and the numbers routed to it; deleted trunks are kept, marked.
+ * `number_ids` is a jsonb array edited in SQL: `- 'id'` removes every element equal to the id, `||` appends.
+ */
+export const sipTrunksProjector = defineProjector<SipTrunkEvent>({
   name: 'sip_trunks_v1',
-  handles: new Set<string>(sipTrunkEventTypes),
   tables: ['sip_trunks'],
-  async apply(db: Kysely<ReadDb>, raw: RecordedEvent) {
-    const e = raw as unknown as RecordedEvent<SipTrunkEvent>;
-    const revision = String(e.streamRevision);
-    const id = e.data.trunkId;
-    if (e.type === 'SipTrunkCreated') {
+  on: {
+    async SipTrunkCreated(db, e) {
       const c = e.data.config;
       await db.insertInto('sip_trunks').values({
-        account_id: e.data.accountId, trunk_id: id, name: c.name, transfers: c.transfers, transfer_caller_id: c.transferCallerId,
+        account_id: e.data.accountId, trunk_id: e.data.trunkId, name: c.name, transfers: c.transfers, transfer_caller_id: c.transferCallerId,
         uris: JSON.stringify(c.uris), number_ids: JSON.stringify([]), provider_ref: e.data.providerRef, termination_uri: e.data.terminationUri,
-        created_at: e.data.createdAt, updated_at: e.data.createdAt, deleted_at: null, revision,
+        created_at: e.data.createdAt, updated_at: e.data.createdAt, deleted_at: null, revision: rowRevision(e),
       }).onConflict((oc) => oc.column('trunk_id').doNothing()).execute();
-      return;
-    }
-    const existing = await db.selectFrom('sip_trunks').select(['revision', 'number_ids']).where('trunk_id', '=', id).executeTakeFirst();
-    if (!existing || alreadyApplied(existing.revision, e)) return;
-    const row = db.updateTable('sip_trunks').where('trunk_id', '=', id);
-    const numberIds = parse<string[]>(existing.number_ids);
-    switch (e.type) {
-      case 'SipTrunkRequested': case 'SipTrunkFailed': case 'SipTrunkSynced': case 'SipTrunkDeletionRequested': case 'SipTrunkDeletionFailed':
-        // the row exists once the trunk is created; these facts only move its revision
-        await row.set({ revision }).execute();
-        return;
-      case 'SipTrunkUpdated':
-      case 'SipTrunkUpdateReverted': {
-        const c = e.data.changes;
-        await row.set({
-          ...(c.name !== undefined ? { name: c.name } : {}),
-          ...(c.transfers !== undefined ? { transfers: c.transfers } : {}),
-          ...(c.transferCallerId !== undefined ? { transfer_caller_id: c.transferCallerId } : {}),
-          ...(c.uris !== undefined ? { uris: JSON.stringify(c.uris) } : {}),
-          updated_at: e.type === 'SipTrunkUpdated' ? e.data.updatedAt : e.data.revertedAt, revision,
-        }).execute();
-        return;
-      }
-      case 'SipTrunkDeleted':
-        await row.set({ deleted_at: e.data.deletedAt, number_ids: JSON.stringify([]), updated_at: e.data.deletedAt, revision }).execute();
-        return;
-      case 'SipTrunkNumberLinked':
-        await row.set({ number_ids: JSON.stringify([...numberIds.filter((n) => n !== e.data.numberId), e.data.numberId]), revision }).execute();
-        return;
-      case 'SipTrunkNumberUnlinked':
-        await row.set({ number_ids: JSON.stringify(numberIds.filter((n) => n !== e.data.numberId)), revision }).execute();
-        return;
-      default:
-        assertNever(e);
-    }
+    },
+    async SipTrunkUpdated(db, e) {
+      await trunk(db, e).set({ ...configColumns(e.data.changes), updated_at: e.data.updatedAt, revision: rowRevision(e) }).execute();
+    },
+    /** the provider refused an update: the fields go back to what they were */
+    async SipTrunkUpdateReverted(db, e) {
+      await trunk(db, e).set({ ...configColumns(e.data.changes), updated_at: e.data.revertedAt, revision: rowRevision(e) }).execute();
+    },
+    // the row exists once the trunk is created; the provider steps' other facts only move its revision
+    SipTrunkRequested: revisionOnly,
+    SipTrunkFailed: revisionOnly,
+    SipTrunkSynced: revisionOnly,
+    SipTrunkDeletionRequested: revisionOnly,
+    SipTrunkDeletionFailed: revisionOnly,
+    async SipTrunkDeleted(db, e) {
+      await trunk(db, e).set({ deleted_at: e.data.deletedAt, number_ids: JSON.stringify([]), updated_at: e.data.deletedAt, revision: rowRevision(e) }).execute();
+    },
+    async SipTrunkNumberLinked(db, e) {
+      const id = e.data.numberId;
+      await trunk(db, e).set({ number_ids: sql`(number_ids - ${id}::text) || jsonb_build_array(${id}::text)`, revision: rowRevision(e) }).execute();
+    },
+    async SipTrunkNumberUnlinked(db, e) {
+      await trunk(db, e).set({ number_ids: sql`number_ids - ${e.data.numberId}::text`, revision: rowRevision(e) }).execute();
+    },
   },
-};
+});

@@ -1,4 +1,6 @@
+import type { WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ErrorCode } from '../../domain/shared/errors.js';
+import type { Projector } from '../../projections/shared/projector.js';
 import { accounts } from '../accounts/module.js';
 import { agents } from '../agents/module.js';
 import { calls } from '../calls/module.js';
@@ -16,6 +18,10 @@ import type { Capability } from './capability.js';
  * roles, the migrator, the projection engine and the CLI iterate this list; nothing else names a capability.
  */
 export const capabilities = [platform, accounts, agents, numbers, sipTrunks, signUp, webhooks, messaging, calls] as const satisfies readonly Capability[];
+
+/** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */
+export const allProjectors: readonly Projector[] = capabilities.flatMap((m) => ('projectors' in m ? m.projectors : []));
+export const allWebhookMappings: readonly WebhookMapping[] = capabilities.flatMap((m) => ('webhookMappings' in m ? m.webhookMappings : []));
 
 /** Fails the type check while an error code has no HTTP mapping in the platform's table or a capability's. */
 type ErrorsOf<M> = M extends { readonly errors: infer E } ? keyof E : never;

@@ -3,7 +3,7 @@ import cliProgress from 'cli-progress';
 import { START } from '../../application/ports/event-store.port.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import type { CliSupport } from '../capabilities/capability.js';
-import { capabilities } from '../capabilities/index.js';
+import { allProjectors, capabilities } from '../capabilities/index.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { withLocalSecrets } from '../config/local-secrets.js';
 import { createLogger } from '../logger.js';
@@ -30,7 +30,6 @@ async function withRuntime<T>(f: (rt: Runtime) => Promise<T>, o: { projectors?: 
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x), 2)}\n`);
 
 const program = new Command().name('cli').description('Operator commands for the agent platform');
-const allProjectors = capabilities.flatMap((m) => ('projectors' in m ? m.projectors : []));
 
 program.command('history').description("print a stream's events in order (the audit trail of any aggregate)")
   .argument('<stream>', 'stream name, e.g. agent-agt_… or account-acc_…')

@@ -43,7 +43,7 @@ export const ConfigSchema = z.object({
   NUMBER_LOOKUP_CACHE_TTL_SECONDS: int(7 * 86_400, 0, 365 * 86_400),
   /** how often the renewal job looks for numbers whose month has ended (the Clock decides what is due) */
   NUMBER_RENEWAL_INTERVAL_MS: int(60_000, 10, 86_400_000),
-  /** lease of a reactor (process manager) held by one worker process; another takes over this long after a crash */
+  /** lease of a projector or reactor held by one worker process; another takes over this long after a crash */
   REACTOR_LEASE_TTL_MS: int(15_000, 1000, 600_000),
   /** sandbox carrier: a released number goes back on sale after this quarantine */
   SANDBOX_CARRIER_QUARANTINE_SECONDS: int(86_400, 0, 365 * 86_400),

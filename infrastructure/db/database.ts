@@ -56,6 +56,9 @@ export async function openDatabase(o: {
   try {
     const client = o.dataDir ? new PGlite(o.dataDir) : new PGlite();
     await client.waitReady;
+    // The directory has one owner process at a time (the lock below), so a lease stored in it was held by a
+    // previous owner that is gone: free them, so projectors and reactors resume at once, not one lease TTL later.
+    if (onDisk) await client.exec(`do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`);
     const db = new Kysely<Db>({ dialect: new PGliteDialect(client) });
     return { db, kind: 'pglite', close: async () => { await db.destroy(); unlock(); } };
   } catch (err) {

@@ -7,6 +7,7 @@ import type { Capability } from '../capabilities/capability.js';
 import * as m001 from '../db/migrations/001-event-store.js';
 import * as m002 from '../db/migrations/002-read-models.js';
 import * as m022 from '../db/migrations/022-reactors.js';
+import * as m024 from '../db/migrations/024-one-checkpoint-table.js';
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
 import { PgEventStore } from '../event-store/pg-event-store.js';
 import { PLATFORM } from './tokens.js';
@@ -27,11 +28,12 @@ export const platform = {
       cfg.EVENTSTORE_URL
         ? new EsdbEventStore(cfg.EVENTSTORE_URL)
         : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), { pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS }));
-    b.factory(PLATFORM.ProjectionEngine, (r) => new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger)));
+    b.factory(PLATFORM.ProjectionEngine, (r) => new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }));
     // an api-only process runs no projectors: it sees them advance by polling their checkpoints
     b.factory(PLATFORM.ReadModels, (r) =>
       new ReadModelWaiter(r(PLATFORM.ReadDb), r(PLATFORM.Projectors), cfg.ROLE !== 'api' ? r(PLATFORM.ProjectionEngine) : null, { timeoutMs: cfg.READ_MODEL_TIMEOUT_MS }));
     b.factory(PLATFORM.Executor, (r) => new CommandExecutor(r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(PLATFORM.ReadModels)));
   },
-  migrations: { '001-event-store': m001, '002-read-models': m002, '022-reactors': m022 },
+  // 022 and 024 carry numbers of the numbers range for history's sake: released migrations keep their names
+  migrations: { '001-event-store': m001, '002-read-models': m002, '022-reactors': m022, '024-one-checkpoint-table': m024 },
 } as const satisfies Capability;

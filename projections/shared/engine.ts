@@ -1,76 +1,70 @@
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import {
-  START, compareCheckpoints, type Checkpoint, type EventStorePort, type Subscription,
+  compareCheckpoints, type Checkpoint, type EventStorePort, type RecordedEvent,
 } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { runBatch, type Projector } from './projector.js';
+import { CheckpointRunner, moveCheckpoint } from './checkpoint-runner.js';
+import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
-export async function ensureCheckpoint(db: Kysely<ReadDb>, name: string): Promise<Checkpoint> {
-  await db.insertInto('projection_checkpoints').values({ name, checkpoint: START, updated_at: new Date() })
-    .onConflict((oc) => oc.column('name').doNothing()).execute();
-  const row = await db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', name).executeTakeFirstOrThrow();
-  return row.checkpoint;
+export { CheckpointMovedError, ensureCheckpoint } from './checkpoint-runner.js';
+
+/** How long a projector's lease outlives a crashed holder when the caller sets none. */
+const DEFAULT_LEASE_TTL_MS = 15_000;
+
+/** Apply a batch and move the checkpoint in one transaction; the checkpoint update is a compare-and-set. */
+export async function runBatch(db: Kysely<ReadDb>, p: Projector, from: string, batch: readonly RecordedEvent[]): Promise<string> {
+  const to = batch.at(-1)?.checkpoint;
+  if (to === undefined) return from;
+  await db.transaction().execute(async (trx) => {
+    for (const e of batch) if (p.handles.has(e.type)) await p.apply(trx, e);
+    await moveCheckpoint(trx, p.name, from, to);
+  });
+  return to;
 }
 
 /**
- * Runs projectors as catch-up subscriptions (one per projector, filtered to its event types). A failed
- * batch rolls back with its checkpoint and the projector restarts from the stored checkpoint after a delay,
- * so nothing is applied twice and nothing is skipped.
+ * Runs projectors as catch-up subscriptions (one per projector, filtered to its event types), each through a
+ * CheckpointRunner: one process at a time per projector (a lease), rows and checkpoint in one transaction. A
+ * failed batch rolls back with its checkpoint and the projector restarts from the stored checkpoint after a
+ * delay, so nothing is applied twice and nothing is skipped.
  */
 export class ProjectionEngine {
-  private readonly subs = new Map<string, Subscription>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private runners: CheckpointRunner[] = [];
   private readonly advanced = new EventEmitter();
-  private stopped = false;
 
   constructor(
     private readonly store: EventStorePort,
     private readonly db: Kysely<ReadDb>,
     readonly projectors: readonly Projector[],
     private readonly log: LoggerPort,
-    private readonly o: { restartDelayMs?: number; batchSize?: number } = {},
+    private readonly o: { restartDelayMs?: number; batchSize?: number; leaseTtlMs?: number } = {},
   ) {
     this.advanced.setMaxListeners(0);
   }
 
-  /** Starts every projector and resolves when all have caught up with the log. */
+  /**
+   * Starts every projector and resolves when each has caught up with the log, or is driven by another
+   * process (its lease is held elsewhere), or failed its first attempt (it keeps retrying).
+   */
   async start(): Promise<void> {
-    this.stopped = false;
-    await Promise.all(this.projectors.map((p) => this.startOne(p)));
-  }
-
-  private async startOne(p: Projector): Promise<void> {
-    if (this.stopped) return;
-    const from = await ensureCheckpoint(this.db, p.name);
-    let cursor = from;
-    const sub = this.store.subscribe(
-      {
-        after: from,
-        filter: { eventTypes: [...p.handles] },
-        ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-        onError: (err) => this.restartLater(p, err),
-      },
-      async (batch) => {
-        cursor = await runBatch(this.db, p, cursor, batch);
-        this.advanced.emit('advanced', p.name, cursor);
-      },
-    );
-    this.subs.set(p.name, sub);
-    await sub.caughtUp.catch(() => undefined);
-  }
-
-  private restartLater(p: Projector, err: unknown): void {
-    if (this.stopped) return;
-    this.log.error({ err, projector: p.name }, 'projector failed; restarting from its checkpoint');
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      void this.startOne(p).catch((e: unknown) => this.restartLater(p, e));
-    }, this.o.restartDelayMs ?? 1000);
-    this.timers.add(t);
+    if (this.runners.length > 0) return;
+    this.runners = this.projectors.map((p) => new CheckpointRunner(this.store, this.db, {
+      name: p.name,
+      kind: 'projector',
+      eventTypes: [...p.handles],
+      commit: async (batch, from) => { await runBatch(this.db, p, from, batch); },
+    }, this.log, {
+      leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+      retryDelayMs: this.o.restartDelayMs ?? 1000,
+      ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+      onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
+    }));
+    for (const r of this.runners) r.start();
+    await Promise.all(this.runners.map((r) => r.ready));
   }
 
   onAdvanced(fn: (name: string, checkpoint: Checkpoint) => void): () => void {
@@ -79,11 +73,9 @@ export class ProjectionEngine {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    await Promise.all([...this.subs.values()].map((s) => s.stop()));
-    this.subs.clear();
+    const runners = this.runners;
+    this.runners = [];
+    await Promise.all(runners.map((r) => r.stop()));
   }
 }
 

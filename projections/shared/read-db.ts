@@ -1,9 +1,18 @@
 /** Kysely types of the read-model tables (the tables themselves are created by infrastructure migrations). */
+import type { ColumnType } from 'kysely';
 import type { CallTables } from '../calls/tables.js';
 import type { MessagingTables } from '../messaging/tables.js';
 import type { NumberTables } from './number-tables.js';
 
-export interface ProjectionCheckpointsTable { name: string; checkpoint: string; updated_at: Date | string }
+/** The checkpoints of projectors and reactors alike (`kind`: projector | reactor; reactors' since migration 024). */
+export interface ProjectionCheckpointsTable {
+  name: string;
+  kind: ColumnType<string, string | undefined, string>;
+  checkpoint: string;
+  updated_at: Date | string;
+}
+/** Which process drives a projector or reactor now, until when (see projections/shared/checkpoint-runner.ts). */
+export interface WorkerLeasesTable { name: string; holder: string; expires_at: Date | string }
 export interface AccountsTable {
   account_id: string;
   parent_account_id: string | null;
@@ -78,6 +87,7 @@ export interface WebhookDueAttemptsTable {
 }
 export interface ReadDb extends NumberTables, MessagingTables, CallTables {
   projection_checkpoints: ProjectionCheckpointsTable;
+  worker_leases: WorkerLeasesTable;
   accounts: AccountsTable;
   account_ledger: AccountLedgerTable;
   api_keys: ApiKeysTable;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import { ReactorRunner, type Reactor } from '../../infrastructure/reactors/reactor-runner.js';
 import { ev } from '../support/fixtures.js';
@@ -29,7 +30,7 @@ describe('reactor runner', function () {
     await s.store.appendToStream(`reacted-${randomUUID()}`, events, { expectedRevision: 'no_stream' });
     return events.map((e) => e.id);
   };
-  const db = () => s.handle.db as unknown as Kysely<unknown>;
+  const db = () => s.handle.db as unknown as Kysely<ReadDb>;
 
   it('lets one of two processes drive a reactor; the other takes over when it stops, from the stored checkpoint', async () => {
     const t = type();

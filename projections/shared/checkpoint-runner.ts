@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { START, type Checkpoint, type EventStorePort, type RecordedEvent, type Subscription } from '../../application/ports/event-store.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { ReadDb } from './read-db.js';
+
+/**
+ * Projectors and reactors keep their checkpoints in one table (`projection_checkpoints`, told apart by
+ * `kind`), so a name is either a projector's or a reactor's, never both.
+ */
+export type CheckpointKind = 'projector' | 'reactor';
+
+export class CheckpointMovedError extends Error {
+  constructor(readonly consumer: string) {
+    super(`checkpoint of ${consumer} moved under us (another process runs it?)`);
+    this.name = 'CheckpointMovedError';
+  }
+}
+
+export class LeaseLostError extends Error {
+  constructor(name: string) {
+    super(`lease on ${name} lost`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** The stored checkpoint of `name`, seeded at START on first use; refuses a name that the other kind owns. */
+export async function ensureCheckpoint(db: Kysely<ReadDb>, name: string, kind: CheckpointKind = 'projector'): Promise<Checkpoint> {
+  await db.insertInto('projection_checkpoints').values({ name, kind, checkpoint: START, updated_at: new Date() })
+    .onConflict((oc) => oc.column('name').doNothing()).execute();
+  const row = await db.selectFrom('projection_checkpoints').select(['checkpoint', 'kind']).where('name', '=', name).executeTakeFirstOrThrow();
+  if (row.kind !== kind) throw new Error(`checkpoint name ${name} belongs to a ${row.kind}, not a ${kind}`);
+  return row.checkpoint;
+}
+
+/** Moves a checkpoint from `from` to `to`, compare-and-set: throws CheckpointMovedError if it was not at `from`. */
+export async function moveCheckpoint(db: Kysely<ReadDb>, name: string, from: Checkpoint, to: Checkpoint): Promise<void> {
+  const r = await db.updateTable('projection_checkpoints').set({ checkpoint: to, updated_at: new Date() })
+    .where('name', '=', name).where('checkpoint', '=', from).executeTakeFirst();
+  if (r.numUpdatedRows !== 1n) throw new CheckpointMovedError(name);
+}
+
+/** What the runner drives: a projector (rows and checkpoint in one transaction) or a reactor (effects, then checkpoint). */
+export interface CheckpointedConsumer {
+  readonly name: string;
+  readonly kind: CheckpointKind;
+  readonly eventTypes: readonly string[];
+  /**
+   * Handles a batch and moves the checkpoint from `from` to `to` with `moveCheckpoint`. Throwing ends the
+   * subscription; the runner starts again from the stored checkpoint after a back-off, so the batch is
+   * delivered again: the consumer is idempotent or rolls the batch back with the checkpoint.
+   */
+  commit(batch: readonly RecordedEvent[], from: Checkpoint, to: Checkpoint): Promise<void>;
+}
+
+export type CheckpointRunnerOptions = Readonly<{
+  leaseTtlMs: number;
+  /** first delay before a restart after a failure; doubles per failure in a row, at most 30 s */
+  retryDelayMs?: number;
+  batchSize?: number;
+  /** told after every batch committed here */
+  onAdvanced?: (checkpoint: Checkpoint) => void;
+}>;
+
+/**
+ * Runs one consumer as a catch-up subscription from its stored checkpoint, in at most one process at a time.
+ *
+ * The lease: a row in `worker_leases` named after the consumer, taken when free or expired and renewed at a
+ * third of its TTL; the runner ends its subscription when a renewal fails, and a runner in another process
+ * takes over once the lease expires (after a crash, at most one TTL later; a clean stop frees it at once).
+ * Lease times are the database's clock: they measure real elapsed time between processes, which the
+ * application Clock (movable in tests) is not for. The lease saves duplicate work; correctness does not rest
+ * on it, since every commit moves the checkpoint by compare-and-set.
+ */
+export class CheckpointRunner {
+  private readonly holder = randomUUID();
+  private stopped = true;
+  private main: Promise<void> | null = null;
+  private sub: Subscription | null = null;
+  private wake: (() => void) | null = null;
+  private renewTimer: NodeJS.Timeout | null = null;
+  private endCurrent: ((reason: unknown) => void) | null = null;
+  private markReady: () => void = () => undefined;
+  /** Resolves once the consumer has caught up with the log, or found its lease held elsewhere, or failed once, or stopped. */
+  ready: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: EventStorePort,
+    private readonly db: Kysely<ReadDb>,
+    private readonly consumer: CheckpointedConsumer,
+    private readonly log: LoggerPort,
+    private readonly o: CheckpointRunnerOptions,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.ready = new Promise<void>((resolve) => { this.markReady = resolve; });
+    this.main = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.markReady();
+    this.wake?.();
+    this.endCurrent?.(null);
+    await this.main;
+    this.main = null;
+    await this.db.deleteFrom('worker_leases').where('name', '=', this.consumer.name).where('holder', '=', this.holder).execute().catch(() => undefined);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      const self = this;
+      function done() { clearTimeout(t); self.wake = null; resolve(); }
+      this.wake = done;
+    });
+  }
+
+  private async tryLease(): Promise<boolean> {
+    const ttl = `${Math.max(1, Math.ceil(this.o.leaseTtlMs / 1000))} seconds`;
+    const r = await sql<{ holder: string }>`
+      insert into worker_leases (name, holder, expires_at) values (${this.consumer.name}, ${this.holder}, now() + ${ttl}::interval)
+      on conflict (name) do update set holder = excluded.holder, expires_at = excluded.expires_at
+      where worker_leases.holder = excluded.holder or worker_leases.expires_at < now()
+      returning holder`.execute(this.db);
+    return r.rows.length === 1;
+  }
+
+  private async run(): Promise<void> {
+    const { name, kind } = this.consumer;
+    let failures = 0;
+    while (!this.stopped) {
+      let leased = false;
+      try {
+        leased = await this.tryLease();
+      } catch (err) {
+        this.log.warn({ err, [kind]: name }, `${kind} lease check failed`);
+      }
+      if (!leased) {
+        this.markReady(); // another process drives it (or the database is away): nothing to wait for here
+        await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
+        continue;
+      }
+      const err = await this.runLeased(() => { failures = 0; });
+      this.markReady();
+      if (this.stopped) break;
+      failures++;
+      const delay = Math.min((this.o.retryDelayMs ?? 500) * 2 ** Math.min(failures - 1, 6), 30_000);
+      this.log.error({ err, [kind]: name, retryInMs: delay }, `${kind} stopped; restarting from its checkpoint`);
+      await this.sleep(delay);
+    }
+  }
+
+  /** Subscribes while holding the lease; resolves with the reason it ended (error, lost lease) or null on stop. */
+  private async runLeased(committed: () => void): Promise<unknown> {
+    const c = this.consumer;
+    let cursor: Checkpoint;
+    try {
+      cursor = await ensureCheckpoint(this.db, c.name, c.kind);
+    } catch (err) {
+      return err;
+    }
+    return new Promise<unknown>((resolve) => {
+      let ended = false;
+      const end = (reason: unknown) => {
+        if (ended) return;
+        ended = true;
+        this.endCurrent = null;
+        if (this.renewTimer) clearInterval(this.renewTimer);
+        this.renewTimer = null;
+        const sub = this.sub;
+        this.sub = null;
+        void (sub ? sub.stop() : Promise.resolve()).then(() => resolve(reason), () => resolve(reason));
+      };
+      this.endCurrent = end;
+      this.renewTimer = setInterval(() => {
+        this.tryLease().then((ok) => { if (!ok) end(new LeaseLostError(c.name)); }, (err: unknown) => end(err));
+      }, Math.max(100, this.o.leaseTtlMs / 3));
+      const sub = this.store.subscribe(
+        {
+          after: cursor,
+          filter: { eventTypes: c.eventTypes },
+          ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+          onError: (err) => end(err),
+        },
+        async (batch) => {
+          const to = batch.at(-1)?.checkpoint;
+          if (to === undefined) return;
+          await c.commit(batch, cursor, to);
+          cursor = to;
+          committed();
+          this.o.onAdvanced?.(to);
+        },
+      );
+      this.sub = sub;
+      if (ended) void sub.stop().catch(() => undefined); // ended while subscribing
+      sub.caughtUp.then(() => this.markReady(), () => this.markReady());
+      if (this.stopped) end(null);
+    });
+  }
+}

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { accountEventTypes, type AccountEvent } from '../../domain/account/account.decider.js';
+import { agentEventTypes, type AgentEvent } from '../../domain/agent/agent.decider.js';
+import { phoneNumberEventTypes, type PhoneNumberEvent } from '../../domain/phone-number/phone-number.decider.js';
+import { signUpEventTypes, type SignUpEvent } from '../../domain/signup/signup.decider.js';
+import { sipTrunkEventTypes, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { webhookDeliveryEventTypes, type WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
+import { webhookEventTypes, type WebhookEvent } from '../../domain/webhook/webhook.decider.js';
+import { accountsProjector } from '../../projections/accounts.projector.js';
+import { agentsProjector } from '../../projections/agents.projector.js';
+import { allProjectors } from '../../infrastructure/capabilities/index.js';
+import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
+import { defineProjector } from '../../projections/shared/projector.js';
+import { signupsProjector } from '../../projections/signups.projector.js';
+import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
+import { usageProjector } from '../../projections/usage.projector.js';
+import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhooksProjector } from '../../projections/webhooks.projector.js';
+
+/** true only when A and B are the same set of string literals */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+// Compile time: each domain's list of event types is exactly its union's types (so the runtime checks below
+// compare the handled types with the whole union, not with a hand-kept list).
+const listsAreUnions: [
+  Same<(typeof accountEventTypes)[number], AccountEvent['type']>,
+  Same<(typeof agentEventTypes)[number], AgentEvent['type']>,
+  Same<(typeof phoneNumberEventTypes)[number], PhoneNumberEvent['type']>,
+  Same<(typeof signUpEventTypes)[number], SignUpEvent['type']>,
+  Same<(typeof sipTrunkEventTypes)[number], SipTrunkEvent['type']>,
+  Same<(typeof webhookEventTypes)[number], WebhookEvent['type']>,
+  Same<(typeof webhookDeliveryEventTypes)[number], WebhookDeliveryEvent['type']>,
+] = [true, true, true, true, true, true, true];
+
+const noop = async () => undefined;
+
+describe('typed projector definitions', () => {
+  it("handles exactly the types of the event union it names, for every projector", () => {
+    expect(listsAreUnions.every(Boolean)).to.equal(true);
+    const cases: [typeof accountsProjector, readonly string[]][] = [
+      [accountsProjector, accountEventTypes],
+      [agentsProjector, agentEventTypes],
+      [phoneNumbersProjector, phoneNumberEventTypes],
+      [signupsProjector, signUpEventTypes],
+      [sipTrunksProjector, sipTrunkEventTypes],
+      [webhooksProjector, webhookEventTypes],
+      [webhookDeliveriesProjector, webhookDeliveryEventTypes],
+      [usageProjector, ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed']],
+    ];
+    for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
+    expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());
+  });
+
+  it('refuses at compile time a definition that misses an event, adds a foreign one, or misreads one', () => {
+    const complete = defineProjector<AgentEvent>({
+      name: 'complete', tables: [],
+      on: { AgentCreated: noop, AgentUpdated: noop, AgentVoiceModeSwitched: noop, AgentDeleted: noop },
+    });
+    expect([...complete.handles]).to.have.length(4);
+
+    defineProjector<AgentEvent>({
+      name: 'missing', tables: [],
+      // @ts-expect-error AgentDeleted has no handler: an event added to the union cannot be forgotten
+      on: { AgentCreated: noop, AgentUpdated: noop, AgentVoiceModeSwitched: noop },
+    });
+    defineProjector<Extract<AgentEvent, { type: 'AgentCreated' }>>({
+      name: 'foreign', tables: [],
+      // @ts-expect-error AgentDeleted is not in the union this projector names
+      on: { AgentCreated: noop, AgentDeleted: noop },
+    });
+    defineProjector<Extract<AgentEvent, { type: 'AgentCreated' }>>({
+      name: 'misread', tables: [],
+      on: {
+        // @ts-expect-error the handler receives AgentCreated, which has no `changes`
+        AgentCreated: async (_db, e) => { void e.data.changes; },
+      },
+    });
+  });
+
+  it('calls the handler of the event type only, and ignores other types', async () => {
+    const seen: string[] = [];
+    const p = defineProjector<AgentEvent>({
+      name: 'dispatch', tables: [],
+      on: {
+        AgentCreated: async (_db, e) => { seen.push(`created ${e.data.config.name}`); },
+        AgentUpdated: noop, AgentVoiceModeSwitched: noop,
+        AgentDeleted: async (_db, e) => { seen.push(`deleted ${e.data.name}`); },
+      },
+    });
+    const base = { id: 'e', metadata: {} as never, streamName: 'agent-a', streamRevision: 0n, globalPosition: 0n, checkpoint: '0/0', createdAt: '' };
+    await p.apply(null as never, { ...base, type: 'AgentDeleted', data: { agentId: 'a', accountId: 'c', name: 'Ann', deletedAt: '' } });
+    await p.apply(null as never, { ...base, type: 'SomethingElse', data: {} });
+    expect(seen).to.deep.equal(['deleted Ann']);
+  });
+});
