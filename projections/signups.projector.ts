@@ -31,6 +31,15 @@ export const signupsProjector = defineProjector<SignUpEvent>({
     async SignUpKeyReplaced(db, e) {
       await signup(db, e).set({ updated_at: e.data.replacedAt, revision: rowRevision(e) }).execute();
     },
+    async SignUpStepFailed(db, e) {
+      await signup(db, e).set({ updated_at: e.data.failedAt, revision: rowRevision(e) }).execute();
+    },
+    async SignUpRetryRequested(db, e) {
+      await signup(db, e).set({ updated_at: e.data.requestedAt, revision: rowRevision(e) }).execute();
+    },
+    async SignUpKeyDelivered(db, e) {
+      await signup(db, e).set({ updated_at: e.data.deliveredAt, revision: rowRevision(e) }).execute();
+    },
     async SignUpFailed(db, e) {
       await signup(db, e).set({ status: 'failed', updated_at: e.data.failedAt, revision: rowRevision(e) }).execute();
     },

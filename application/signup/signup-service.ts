@@ -1,14 +1,13 @@
 import type { AccountCommands } from '../accounts/account-commands.js';
-import type { AgentCommands } from '../agents/agent-commands.js';
+import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
 import { signUpDecider, type SignUpCommand, type SignUpPlan, type SignUpState } from '../../domain/signup/signup.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { ApiKeySecretsPort } from '../accounts/api-key-secrets.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { LoggerPort } from '../ports/logger.port.js';
 import type { MailerPort } from './mailer.port.js';
-import type { NumberProvisioningPort } from './number-provisioning.port.js';
 import type { OtpPort } from './otp.port.js';
+import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 
@@ -17,10 +16,7 @@ export interface SignUpThrottleQueries {
   recentByClient(clientAddress: string, since: Date): Promise<{ count: number; oldest: Date | null }>;
 }
 
-export type SignUpLimits = Readonly<{ perEmailPerHour: number; perClientPerHour: number }>;
-
-export const STARTER_SYSTEM_PROMPT =
-  'You are a friendly, concise assistant answering calls and texts for this number. Greet the caller, find out what they need, and help.';
+export type SignUpLimits = Readonly<{ perEmailPerHour: number; perClientPerHour: number; provisioningTimeoutMs: number }>;
 
 export type VerifiedSignUp = Readonly<{
   api_key: string | null;
@@ -34,15 +30,15 @@ export type VerifiedSignUp = Readonly<{
 }>;
 
 /**
- * Self-service sign-up as a process with its own stream (`signup-<verificationId>`).
+ * Self-service sign-up (docs/accounts.md, "Sign-up"), with its own stream (`signup-<verificationId>`).
  *
- * request: append SignUpRequested (only the code's hash), then e-mail the code.
- * verify: the decider checks the code and records SignUpVerified with a plan — every id (account, agent,
- * number, key) chosen up front. Provisioning then runs step by step, each step idempotent by those ids:
- * account (opened *pending*: its key is refused), starter hosted agent, phone number (slot, purchase, first
- * month's charge), activation, SignUpCompleted. A crash anywhere leaves a pending account nobody can use;
- * the recovery worker (or the person's retried verify) repeats the steps and finishes it. A retried verify
- * never creates a second account: the plan is fixed by the first successful verify.
+ * request: append SignUpRequested (only the code's hash), then e-mail the code. The code is never stored, so the
+ * request that made it is the only place that can send it.
+ * verify: the decider checks the code and records SignUpVerified with a plan — every id (account, agent, number,
+ * key) chosen up front. The sign-up process (SignUpProcess) provisions it step by step, each step idempotent by
+ * those ids; verify awaits the outcome and answers with the key. A refused step leaves a pending account nobody
+ * can use; the person's retried verify or the recovery scheduler asks the process to run the steps again. A
+ * retried verify never creates a second account: the plan is fixed by the first successful verify.
  */
 export class SignUpService {
   constructor(
@@ -53,10 +49,7 @@ export class SignUpService {
     private readonly mailer: MailerPort,
     private readonly throttles: SignUpThrottleQueries,
     private readonly accounts: AccountCommands,
-    private readonly agents: AgentCommands,
-    private readonly numbers: NumberProvisioningPort,
     private readonly limits: SignUpLimits,
-    private readonly log: LoggerPort,
   ) {}
 
   /** Sign-up streams belong to no account yet: their events are recorded under the `signup` pseudo-account. */
@@ -111,57 +104,69 @@ export class SignUpService {
     }
     const state = r.state as SignUpState;
     if (state.status !== 'verified' && state.status !== 'completed') throw new DomainError('SIGNUP_NOT_FOUND', 'Unknown verification_id');
-    const firstVerify = r.events[0]?.type === 'SignUpVerified';
-    if (!firstVerify) {
-      // a retried verify: only someone who has the code may resume it
-      const { events } = await this.exec.load(signUpDecider, stream);
-      const requested = events.find((e) => e.type === 'SignUpRequested');
-      if (!requested || requested.type !== 'SignUpRequested' || requested.data.codeHash !== codeHash) {
-        throw new DomainError('SIGNUP_CODE_INVALID', 'Wrong code');
-      }
+    if (r.events[0]?.type === 'SignUpVerified') {
+      // the first verify: the sign-up process provisions the plan; this request answers with the key it chose
+      await this.provisioned(o.verificationId, r.revision);
+      await this.run(o.verificationId, { type: 'RecordKeyDelivered', data: { verificationId: o.verificationId } }, ctx);
+      return { api_key: key.key, ...(await this.summary(state.plan)), message: 'Account ready. Save the API key now: it is shown only once.' };
     }
-    if (firstVerify) {
-      const done = await this.provision(ctx, o.verificationId, state, true);
-      return { api_key: key.key, ...done, message: 'Account ready. Save the API key now: it is shown only once.' };
+    // a retried verify: only someone who has the code may resume it
+    const { events } = await this.exec.load(signUpDecider, stream);
+    const requested = events.find((e) => e.type === 'SignUpRequested');
+    if (!requested || requested.type !== 'SignUpRequested' || requested.data.codeHash !== codeHash) {
+      throw new DomainError('SIGNUP_CODE_INVALID', 'Wrong code');
+    }
+    if (state.status === 'verified') {
+      const retry = await this.run(o.verificationId, { type: 'RetrySignUp', data: { verificationId: o.verificationId } }, ctx);
+      await this.provisioned(o.verificationId, retry.revision);
     }
     if (state.keyDelivered) {
-      const done = await this.provision(ctx, o.verificationId, state, true);
-      return { api_key: null, ...done, message: 'This sign-up was already completed; its API key was returned by the first verify.' };
+      return { api_key: null, ...(await this.summary(state.plan)), message: 'This sign-up was already completed; its API key was returned by the first verify.' };
     }
     // the verify that fixed the plan never answered (a crash, a provider failure): its key never reached the
-    // person, so this verify (with the right code) finishes the provisioning and hands out a replacement key
-    if (state.status === 'verified') await this.provision(ctx, o.verificationId, state, false);
+    // person, so this verify (with the right code) hands out a replacement key
     const apiKey = await this.accounts.replaceKey(ctx, state.plan.accountId, state.plan.keyId);
     await this.run(o.verificationId, { type: 'RecordKeyReplaced', data: { verificationId: o.verificationId, keyId: state.plan.keyId } }, ctx);
-    const done = await this.provision(ctx, o.verificationId, undefined, true);
-    return { api_key: apiKey, ...done, message: 'Account ready. Save the API key now: it is shown only once.' };
+    return { api_key: apiKey, ...(await this.summary(state.plan)), message: 'Account ready. Save the API key now: it is shown only once.' };
   }
 
-  /** Runs (or resumes) the provisioning steps of a verified sign-up. Every step is idempotent by the plan's ids. */
-  async provision(ctx: RequestContext, verificationId: string, state?: SignUpState, keyDelivered = false): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
-    const s = state ?? (await this.exec.load(signUpDecider, streams.signUp(verificationId))).state;
-    if (s.status !== 'verified' && s.status !== 'completed') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
-    const p = s.plan;
-    const acting: RequestContext = { ...ctx, accountId: p.accountId };
-    if (s.status === 'verified') {
-      await this.accounts.openForSignUp(acting, {
-        accountId: p.accountId, name: s.agentName ? `${s.agentName}` : s.email,
-        owner: { userId: p.userId, email: s.email, projectId: p.projectId },
-        key: { keyId: p.keyId, prefix: p.keyPrefix, keyHash: p.keyHash },
-      });
-      await this.agents.create(acting, { name: s.agentName ?? 'My agent', voiceMode: 'hosted', systemPrompt: STARTER_SYSTEM_PROMPT, beginMessage: 'Hi! How can I help you today?' }, p.agentId);
-    }
-    const number = await this.numbers.provision(acting, { numberId: p.numberId, agentId: p.agentId, country: 'US', areaCode: null });
-    if (s.status === 'verified') {
-      await this.accounts.activate(acting, p.accountId);
-      await this.run(verificationId, { type: 'CompleteSignUp', data: { verificationId, keyDelivered } }, ctx);
-      this.log.info({ verificationId, accountId: p.accountId }, 'sign-up completed');
-    }
-    return { account_id: p.accountId, user_id: p.userId, project_id: p.projectId, agent_id: p.agentId, number_id: p.numberId, phone_number: number.phoneNumber };
+  /**
+   * Awaits what the sign-up process made of the sign-up after `revision`: completed (returns), a refused step
+   * (throws its error: the sign-up stays verified and a retried verify resumes it), or failed for good.
+   */
+  private async provisioned(verificationId: string, revision: bigint | 'no_stream'): Promise<void> {
+    const after = revision === 'no_stream' ? -1n : revision;
+    const outcome = await awaitOutcome(this.exec, signUpDecider, streams.signUp(verificationId), (s, events) =>
+      s.status !== 'verified' || events.some((e) => e.streamRevision > after && e.type === 'SignUpStepFailed'), this.limits.provisioningTimeoutMs);
+    await this.exec.settle(outcome.events);
+    const s = outcome.state;
+    if (s.status === 'completed') return;
+    if (s.status === 'failed') throw new DomainError('SIGNUP_FAILED', `This sign-up failed (${s.reason}); start again with a new sign-up`);
+    const refused = outcome.events.findLast((e) => e.streamRevision > after && e.type === 'SignUpStepFailed');
+    if (refused?.type === 'SignUpStepFailed') throw new DomainError(refused.data.code, refused.data.message);
+    throw new DomainError('READ_MODEL_TIMEOUT', 'Your account is still being set up; verify again with the same code in a minute');
   }
 
-  /** Gives up on a sign-up whose provisioning cannot finish (recovery worker, after its retries). */
-  async fail(ctx: RequestContext, verificationId: string, reason: string): Promise<void> {
-    await this.run(verificationId, { type: 'FailSignUp', data: { verificationId, reason } }, ctx);
+  /** What verify answers about the plan: its ids and the number it got. */
+  private async summary(p: SignUpPlan): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
+    const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(p.numberId));
+    const phoneNumber = n.status === 'active' || n.status === 'released' ? n.phoneNumber : null;
+    return { account_id: p.accountId, user_id: p.userId, project_id: p.projectId, agent_id: p.agentId, number_id: p.numberId, phone_number: phoneNumber };
+  }
+
+  /**
+   * Recovery of a stalled sign-up (no progress for a while): asks the sign-up process to run the steps again, or
+   * gives up once `maxFailures` attempts in a row have failed. Returns what it recorded.
+   */
+  async recover(ctx: RequestContext, verificationId: string, maxFailures: number): Promise<'retried' | 'failed' | 'nothing'> {
+    const { state: s, events } = await this.exec.load(signUpDecider, streams.signUp(verificationId));
+    if (s.status !== 'verified') return 'nothing';
+    if (s.failures >= maxFailures) {
+      const last = events.findLast((e) => e.type === 'SignUpStepFailed');
+      await this.run(verificationId, { type: 'FailSignUp', data: { verificationId, reason: last?.type === 'SignUpStepFailed' ? last.data.message : 'provisioning did not finish' } }, ctx);
+      return 'failed';
+    }
+    await this.run(verificationId, { type: 'RetrySignUp', data: { verificationId } }, ctx);
+    return 'retried';
   }
 }

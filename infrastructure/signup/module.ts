@@ -1,3 +1,4 @@
+import { SignUpProcess } from '../../application/signup/signup-process.js';
 import { SignUpService } from '../../application/signup/signup-service.js';
 import type { SignUpErrorCode } from '../../domain/signup/errors.js';
 import { KyselySignUpQueries } from '../../projections/queries/signup.queries.js';
@@ -19,7 +20,7 @@ import { SIGNUP } from './tokens.js';
 
 /**
  * Self-service sign-up by a one-time code (docs/accounts.md): the mailer (SMTP when SMTP_URL is set, else the
- * sandbox outbox), codes, the sign-up process and its recovery worker.
+ * sandbox outbox), codes, the sign-up process that provisions a verified plan, and the recovery scheduler.
  */
 export const signUp = {
   name: 'signup',
@@ -30,9 +31,12 @@ export const signUp = {
     b.factory(SIGNUP.Queries, (r) => new KyselySignUpQueries(r(PLATFORM.ReadDb)));
     b.alias(SIGNUP.NumberProvisioning, NUMBERS.Commands);
     b.factory(SIGNUP.Service, (r) => new SignUpService(
-      r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIGNUP.Otp), r(PLATFORM.ApiKeySecrets), r(SIGNUP.Mailer), r(SIGNUP.Queries),
-      r(ACCOUNTS.Commands), r(AGENTS.Commands), r(SIGNUP.NumberProvisioning),
-      { perEmailPerHour: cfg.SIGNUP_MAX_PER_EMAIL_PER_HOUR, perClientPerHour: cfg.SIGNUP_MAX_PER_CLIENT_PER_HOUR }, r(PLATFORM.Logger),
+      r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIGNUP.Otp), r(PLATFORM.ApiKeySecrets), r(SIGNUP.Mailer), r(SIGNUP.Queries), r(ACCOUNTS.Commands),
+      {
+        perEmailPerHour: cfg.SIGNUP_MAX_PER_EMAIL_PER_HOUR, perClientPerHour: cfg.SIGNUP_MAX_PER_CLIENT_PER_HOUR,
+        // the number's own wait, plus the account and agent steps before it
+        provisioningTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS + 10_000,
+      },
     ));
   },
   routes: {
@@ -44,6 +48,7 @@ export const signUp = {
     },
   },
   projectors: [signupsProjector],
+  reactors: (r) => [new SignUpProcess(r(PLATFORM.Executor), r(ACCOUNTS.Commands), r(AGENTS.Commands), r(SIGNUP.NumberProvisioning), r(PLATFORM.Logger))],
   workers: (r) => [
     new SignUpRecoveryWorker(r(SIGNUP.Service), r(SIGNUP.Queries), r(PLATFORM.Clock), r(PLATFORM.Logger), { intervalMs: 5_000, staleAfterMs: 30_000, maxTries: 5 }),
   ],

@@ -5,16 +5,16 @@ import type { SignUpQueries } from '../../projections/queries/signup.queries.js'
 import type { BackgroundWorker } from '../workers.js';
 
 /**
- * Finishes sign-ups whose verify was interrupted (a crash, a provider failure): every `intervalMs` it picks
- * verified sign-ups untouched for `staleAfterMs` and repeats their idempotent provisioning steps; after
- * `maxTries` failures it records SignUpFailed (the pending account stays invisible and unbilled).
+ * Recovery of sign-ups whose provisioning stalled (a provider refused a step, or a process died): every
+ * `intervalMs` it picks verified sign-ups untouched for `staleAfterMs` and records SignUpRetryRequested, which the
+ * sign-up process acts on; once `maxTries` attempts in a row have failed it records SignUpFailed instead (the
+ * pending account stays invisible and unbilled). It only records facts: the steps stay the process's.
  */
 export class SignUpRecoveryWorker implements BackgroundWorker {
   readonly name = 'signup-recovery';
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
   private running: Promise<unknown> | null = null;
-  private readonly failures = new Map<string, number>();
 
   constructor(
     private readonly signUp: SignUpService,
@@ -37,27 +37,21 @@ export class SignUpRecoveryWorker implements BackgroundWorker {
     this.timer = setTimeout(tick, this.o.intervalMs);
   }
 
-  /** One pass; returns how many sign-ups it completed. */
+  /** One pass; returns how many sign-ups it asked to retry. */
   async runOnce(): Promise<number> {
     const stalled = await this.queries.stalled(new Date(this.clock.now().getTime() - this.o.staleAfterMs), 20);
-    let completed = 0;
+    let retried = 0;
     for (const id of stalled) {
       const ctx = { accountId: 'signup', requestId: null, correlationId: `recovery-${id}`, actor: 'system:signup-recovery' };
       try {
-        await this.signUp.provision(ctx, id);
-        this.failures.delete(id);
-        completed++;
+        const done = await this.signUp.recover(ctx, id, this.o.maxTries);
+        if (done === 'retried') retried++;
+        if (done === 'failed') this.log.warn({ verificationId: id }, 'sign-up given up after repeated provisioning failures');
       } catch (err) {
-        const n = (this.failures.get(id) ?? 0) + 1;
-        this.failures.set(id, n);
-        this.log.warn({ err, verificationId: id, tries: n }, 'sign-up provisioning failed; will retry');
-        if (n >= this.o.maxTries) {
-          await this.signUp.fail(ctx, id, err instanceof Error ? err.message : String(err));
-          this.failures.delete(id);
-        }
+        this.log.warn({ err, verificationId: id }, 'sign-up recovery failed; will retry');
       }
     }
-    return completed;
+    return retried;
   }
 
   async stop(): Promise<void> {

@@ -35,3 +35,29 @@ describe('SignUp decider', () => {
   it('refuses to verify a failed sign-up', () =>
     given([requested, verified, { type: 'SignUpFailed', data: { verificationId: 'ver_1', reason: 'no numbers', failedAt: at(90) } }]).when(verify('good')).thenThrows('SIGNUP_FAILED'));
 });
+
+describe('SignUp decider: provisioning by the sign-up process', () => {
+  const cmd = (type: SignUpCommand['type'], data: Record<string, unknown> = {}, seconds = 70) =>
+    ({ type, data: { verificationId: 'ver_1', ...data }, metadata: { now: at(seconds), accountId: 'signup' } }) as SignUpCommand;
+  const stepFailed = (failures: number): SignUpEvent =>
+    ({ type: 'SignUpStepFailed', data: { verificationId: 'ver_1', code: 'SMS_PROVIDER_ERROR', message: 'carrier down', failures, failedAt: at(70) } });
+  const completed: SignUpEvent = { type: 'SignUpCompleted', data: { verificationId: 'ver_1', accountId: 'acc_1', keyDelivered: false, completedAt: at(70) } };
+
+  it('counts refused steps in a row, and only while the sign-up is verified', () => {
+    given([requested, verified]).when(cmd('RecordStepFailed', { code: 'SMS_PROVIDER_ERROR', message: 'carrier down' })).then([stepFailed(1)]);
+    given([requested, verified, stepFailed(1)]).when(cmd('RecordStepFailed', { code: 'SMS_PROVIDER_ERROR', message: 'carrier down' })).then([stepFailed(2)]);
+    given([requested, verified, completed]).when(cmd('RecordStepFailed', { code: 'SMS_PROVIDER_ERROR', message: 'carrier down' })).then([]);
+  });
+  it('asks for a retry of a verified sign-up only, naming the failures so far', () => {
+    given([requested, verified, stepFailed(1)]).when(cmd('RetrySignUp'))
+      .then([{ type: 'SignUpRetryRequested', data: { verificationId: 'ver_1', failures: 1, requestedAt: at(70) } }]);
+    given([requested, verified, completed]).when(cmd('RetrySignUp')).then([]);
+    given([requested]).when(cmd('RetrySignUp')).then([]);
+  });
+  it('records once that the first verify handed the key out', () => {
+    const delivered: SignUpEvent = { type: 'SignUpKeyDelivered', data: { verificationId: 'ver_1', deliveredAt: at(70) } };
+    given([requested, verified, completed]).when(cmd('RecordKeyDelivered')).then([delivered]);
+    given([requested, verified, completed, delivered]).when(cmd('RecordKeyDelivered')).then([]);
+    given([requested]).when(cmd('RecordKeyDelivered')).then([]);
+  });
+});

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
 import type { ReadDb } from '../../projections/shared/read-db.js';
-import { SIGNUP } from '../../infrastructure/signup/tokens.js';
-import type { SignUpService } from '../../application/signup/signup-service.js';
+import type { SignUpRecoveryWorker } from '../../infrastructure/signup/signup-recovery.worker.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
-import { sandbox } from '../support/numbers.js';
+import { eventually, sandbox } from '../support/numbers.js';
 
 describe('self-service sign-up', function () {
   this.timeout(60_000);
@@ -107,8 +106,10 @@ describe('self-service sign-up', function () {
     expect(pending.map((a) => a.status)).to.deep.equal(['pending']);
     await sandbox(app).clearFaults();
     clock.advance(60_000);
-    const worker = app.rt.get(SIGNUP.Service);
-    await worker.provision({ accountId: 'signup', requestId: null, correlationId: 'test', actor: 'test' }, req.body.verification_id);
+    // recovery asks the sign-up process to run the steps again; the process finishes it
+    const recovery = app.rt.workers.get('signup-recovery') as SignUpRecoveryWorker;
+    expect(await recovery.runOnce()).to.equal(1);
+    await eventually(async () => (await accountsOf('crash@example.com')).map((a) => a.status).join() === 'active', 'the account activated');
     expect((await accountsOf('crash@example.com')).map((a) => a.status)).to.deep.equal(['active']);
     // the person retries verify with the code: the interrupted sign-up's key never reached them, so a new one is issued
     const retried = await verify(req.body.verification_id, code);
