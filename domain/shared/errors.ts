@@ -4,6 +4,8 @@
  */
 export type ErrorCode =
   | 'VALIDATION_ERROR'
+  /** a request the server cannot even read: malformed percent-encoding, a body that does not decode */
+  | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'

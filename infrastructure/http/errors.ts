@@ -11,6 +11,7 @@ import { DomainError, type ErrorCode, type FieldError } from '../../domain/share
  */
 const HTTP: Record<ErrorCode, { status: number; shape: 'envelope' | 'plain'; type: string }> = {
   VALIDATION_ERROR: { status: 422, shape: 'envelope', type: 'validation_error' },
+  BAD_REQUEST: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
   UNAUTHORIZED: { status: 401, shape: 'plain', type: 'authentication_error' },
   FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error' },
   SUB_ACCOUNT_FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error' },
@@ -83,7 +84,20 @@ export function sendError(res: Response, code: ErrorCode, message: string, detai
   res.status(status).json(body);
 }
 
-type BodyParserError = Error & { type?: string; status?: number; body?: string };
+type BodyParserError = Error & { type?: string; status?: number; body?: string; code?: string };
+
+/** A client error raised before our code runs (router, body parser); it is answered as a 4xx, never a 500. */
+function unreadableRequest(err: BodyParserError): { message: string; type: string } | null {
+  // the router could not percent-decode a path segment (`/v1/agents/%E0%A4%A`)
+  if (err instanceof URIError && err.status === 400) return { message: 'The request path is not valid percent-encoding', type: 'path_encoding' };
+  // the body did not decompress with its Content-Encoding (zlib's Z_DATA_ERROR, Z_BUF_ERROR, ...)
+  if (typeof err.code === 'string' && err.code.startsWith('Z_')) {
+    return { message: 'The request body could not be decoded with its Content-Encoding', type: 'body_encoding' };
+  }
+  // anything else the body reader refused as the client's fault (aborted upload, wrong Content-Length)
+  if (err.status === 400) return { message: 'The request body could not be read', type: 'body_unreadable' };
+  return null;
+}
 
 export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: unknown, _req, res, _next) => {
   if (res.headersSent) return;
@@ -118,6 +132,11 @@ export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: u
   }
   if (err instanceof WrongExpectedRevisionError) {
     sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request; retry');
+    return;
+  }
+  const unreadable = bp instanceof Error ? unreadableRequest(bp) : null;
+  if (unreadable) {
+    sendError(res, 'BAD_REQUEST', unreadable.message, [{ field: '', message: unreadable.message, type: unreadable.type }]);
     return;
   }
   log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
