@@ -2,6 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { AccountCommands } from '../../../application/accounts/account-commands.js';
 import type { RequestContext } from '../../../application/shared/context.js';
+import { formatDollars, MAX_AMOUNT_MICROS } from '../../../domain/account/money.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { Api } from '../api.js';
 import { z } from '../openapi.js';
@@ -25,7 +26,9 @@ const CreateAccountBody = z.object({
 }).openapi('AdminCreateAccountRequest');
 
 const CreditBody = z.object({
-  amountMicros: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  // the decider also refuses a credit that would take the balance over its maximum (docs/input-rules.md)
+  amountMicros: z.number().int().positive()
+    .max(MAX_AMOUNT_MICROS, `must be at most ${MAX_AMOUNT_MICROS} micro-dollars (${formatDollars(MAX_AMOUNT_MICROS)}) per credit`),
   reason: z.string().max(200).default('top-up'),
 }).openapi('AdminCreditRequest');
 
