@@ -61,8 +61,10 @@ describe('hostile input at the edge', () => {
   });
 
   it('refuses %00 in a query value with 422 naming the parameter', async () => {
-    const r = await nothingWritten(() => raw('GET', '/v1/billing/ledger?kind=a%00b'));
-    expectValidation(r, ['query', 'kind']);
+    const r = await nothingWritten(() => raw('GET', '/sandbox/outbox?email=a%00b%40example.com', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` }));
+    expectValidation(r, ['query', 'email']);
+    const ledger = await nothingWritten(() => raw('GET', '/v1/billing/ledger?limit=1%00'));
+    expectValidation(ledger, ['query', 'limit']);
   });
 
   it('refuses a lone surrogate in a JSON string with 422 naming the field', async () => {
