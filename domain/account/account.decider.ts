@@ -1,6 +1,6 @@
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
-import { formatDollars } from './money.js';
+import { formatDollars, MAX_AMOUNT_MICROS, MAX_BALANCE_MICROS } from './money.js';
 
 /** Money is integer micro-dollars everywhere ($1 = 1_000_000). */
 export const MICROS_PER_DOLLAR = 1_000_000;
@@ -80,6 +80,17 @@ const positiveMicros = (n: number, field: string) => {
   if (!Number.isSafeInteger(n) || n <= 0) {
     throw new DomainError('VALIDATION_ERROR', `${field} must be a positive integer`, [{ field, message: 'must be a positive integer number of micro-dollars', type: 'value_error' }]);
   }
+  if (n > MAX_AMOUNT_MICROS) {
+    const message = `must be at most ${MAX_AMOUNT_MICROS} micro-dollars (${formatDollars(MAX_AMOUNT_MICROS)}) at a time`;
+    throw new DomainError('VALIDATION_ERROR', `${field} ${message}`, [{ field, message, type: 'less_than_equal' }]);
+  }
+};
+/** Refused before anything is written: a balance over the maximum could no longer be summed exactly. */
+const withinMaxBalance = (balanceAfter: number, field: string) => {
+  if (balanceAfter > MAX_BALANCE_MICROS) {
+    const message = `would take the balance to ${formatDollars(balanceAfter)}, over the maximum balance of ${formatDollars(MAX_BALANCE_MICROS)}`;
+    throw new DomainError('VALIDATION_ERROR', `This credit ${message}`, [{ field, message, type: 'less_than_equal' }]);
+  }
 };
 export const insufficientBalance = (neededMicros: number, balanceMicros: number) =>
   new DomainError('INSUFFICIENT_BALANCE', `Insufficient balance: this needs ${formatDollars(neededMicros)} and the current balance is ${formatDollars(balanceMicros)}.`, undefined, { neededMicros, balanceMicros });
@@ -114,6 +125,7 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
       if (!Number.isSafeInteger(cmd.data.startingCreditMicros) || cmd.data.startingCreditMicros < 0) {
         throw new DomainError('VALIDATION_ERROR', 'startingCreditMicros must be a non-negative integer');
       }
+      withinMaxBalance(cmd.data.startingCreditMicros, 'startingCreditMicros');
       const { initialKey, ...opened } = cmd.data;
       const events: AccountEvent[] = [{ type: 'AccountOpened', data: { ...opened, openedAt: now } }];
       if (initialKey) events.push({ type: 'ApiKeyIssued', data: { accountId: opened.accountId, ...initialKey, issuedAt: now } });
@@ -134,6 +146,7 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         return [{ type: 'AccountClosed', data: { accountId, closedAt: now } }];
       case 'CreditAccount': {
         positiveMicros(cmd.data.amountMicros, 'amountMicros');
+        withinMaxBalance(s.balanceMicros + cmd.data.amountMicros, 'amountMicros');
         return [{ type: 'AccountCredited', data: { accountId, amountMicros: cmd.data.amountMicros, balanceMicros: s.balanceMicros + cmd.data.amountMicros, reason: cmd.data.reason, creditedAt: now } }];
       }
       case 'ChargeAccount': {

@@ -5,6 +5,8 @@
  */
 export interface ErrorCodes {
   VALIDATION_ERROR: true;
+  /** a request the server cannot even read: malformed percent-encoding, a body that does not decode */
+  BAD_REQUEST: true;
   UNAUTHORIZED: true;
   FORBIDDEN: true;
   SUB_ACCOUNT_FORBIDDEN: true;

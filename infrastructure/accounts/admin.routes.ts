@@ -1,6 +1,7 @@
 import type { AccountCommands } from '../../application/accounts/account-commands.js';
 import type { Api } from '../http/api.js';
 import { z } from '../http/openapi.js';
+import { formatDollars, MAX_AMOUNT_MICROS } from '../../domain/account/money.js';
 
 const CreateAccountBody = z.object({
   name: z.string().trim().min(1).max(200),
@@ -9,7 +10,9 @@ const CreateAccountBody = z.object({
 }).openapi('AdminCreateAccountRequest');
 
 const CreditBody = z.object({
-  amountMicros: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  // the decider also refuses a credit that would take the balance over its maximum (docs/input-rules.md)
+  amountMicros: z.number().int().positive()
+    .max(MAX_AMOUNT_MICROS, `must be at most ${MAX_AMOUNT_MICROS} micro-dollars (${formatDollars(MAX_AMOUNT_MICROS)}) per credit`),
   reason: z.string().max(200).default('top-up'),
 }).openapi('AdminCreditRequest');
 

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { RequestContext } from '../../application/shared/context.js';
 import { ErrorEnvelope, PlainError, ValidationErrorBody, type OpenAPIRegistry } from './openapi.js';
 import { acceptedKeys } from './compat.js';
+import { assertStorableInput } from './input-guard.js';
 import { parse } from './validate.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -78,6 +79,7 @@ export class Api {
     });
     const strict = def.paid ? { body: keysOf(def.body, def.path), query: keysOf(def.query, def.path) } : undefined;
     const handler: RequestHandler = async (req, res) => {
+      assertStorableInput(req);
       const body = def.body || strict ? parse(def.body, req, 'body', strict?.body) : undefined;
       const query = def.query || strict ? parse(def.query, req, 'query', strict?.query) ?? {} : {};
       const params = def.params ? parse(def.params, req, 'path') : {};
@@ -86,7 +88,10 @@ export class Api {
       const ctx = (res.locals.ctx as RequestContext | undefined) ?? { accountId: 'anonymous', requestId, correlationId: requestId, actor: 'anonymous' };
       const result = await def.handler({ body, query, params, ctx, req, res } as never);
       // the response schema fixes field order and strips anything internal that is not part of the contract
-      res.status(status).json(def.response.parse(result));
+      const out = def.response.safeParse(result);
+      // a result the contract cannot describe is our bug, not the client's: a 500, never a 422 after a write
+      if (!out.success) throw new Error(`response of ${def.method.toUpperCase()} ${def.path} does not match its schema: ${out.error.message}`);
+      res.status(status).json(out.data);
     };
     this.router[def.method](def.path, handler);
   }

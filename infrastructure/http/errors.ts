@@ -33,6 +33,7 @@ export const httpError = {
  */
 export const PLATFORM_ERRORS = {
   VALIDATION_ERROR: { status: 422, shape: 'envelope', type: 'validation_error', fix: 'Fix the request and retry.' },
+  BAD_REQUEST: { status: 400, shape: 'envelope', type: 'invalid_request_error', fix: 'Send the request again as valid, readable HTTP (check the path and the Content-Encoding).' },
   UNAUTHORIZED: { status: 401, shape: 'plain', type: 'authentication_error', fix: 'Send the header Authorization: Bearer <API_KEY> with a valid key of this server (the admin token on the admin and sandbox routes).' },
   FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error', fix: 'Use a key or token that is allowed to do this.' },
   SUB_ACCOUNT_FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error', fix: 'Check the X-Sub-Account-Id header: it must name a sub-account of the key\'s account.' },
@@ -145,7 +146,20 @@ export function sendError(res: Response, code: ErrorCode, rawMessage: string, de
   res.status(status).json(body);
 }
 
-type BodyParserError = Error & { type?: string; status?: number; body?: string };
+type BodyParserError = Error & { type?: string; status?: number; body?: string; code?: string };
+
+/** A client error raised before our code runs (router, body parser); it is answered as a 4xx, never a 500. */
+function unreadableRequest(err: BodyParserError): { message: string; type: string } | null {
+  // the router could not percent-decode a path segment (`/v1/agents/%E0%A4%A`)
+  if (err instanceof URIError && err.status === 400) return { message: 'The request path is not valid percent-encoding', type: 'path_encoding' };
+  // the body did not decompress with its Content-Encoding (zlib's Z_DATA_ERROR, Z_BUF_ERROR, ...)
+  if (typeof err.code === 'string' && err.code.startsWith('Z_')) {
+    return { message: 'The request body could not be decoded with its Content-Encoding', type: 'body_encoding' };
+  }
+  // anything else the body reader refused as the client's fault (aborted upload, wrong Content-Length)
+  if (err.status === 400) return { message: 'The request body could not be read', type: 'body_unreadable' };
+  return null;
+}
 
 export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: unknown, _req, res, _next) => {
   if (res.headersSent) return;
@@ -184,6 +198,11 @@ export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: u
     log.warn({ err, requestId: res.locals.requestId }, 'storage unavailable');
     res.setHeader('Retry-After', '2');
     sendError(res, 'SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly');
+    return;
+  }
+  const unreadable = bp instanceof Error ? unreadableRequest(bp) : null;
+  if (unreadable) {
+    sendError(res, 'BAD_REQUEST', unreadable.message, [{ field: '', message: unreadable.message, type: unreadable.type }]);
     return;
   }
   log.error({ err, requestId: res.locals.requestId }, 'unhandled error');

@@ -1,4 +1,7 @@
+import { expect } from 'chai';
+import { DomainError } from '../../domain/shared/errors.js';
 import { accountDecider, type AccountCommand, type AccountEvent } from '../../domain/account/account.decider.js';
+import { MAX_AMOUNT_MICROS, MAX_BALANCE_MICROS } from '../../domain/account/money.js';
 import { deciderSpec } from '../support/decider-spec.js';
 
 const { given } = deciderSpec(accountDecider);
@@ -32,6 +35,25 @@ describe('Account decider', () => {
     given([opened]).when({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: 0, reason: 'x' } }).thenThrows('VALIDATION_ERROR');
     given([opened]).when({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: 1.5, reason: 'x' } }).thenThrows('VALIDATION_ERROR');
   });
+  it('credits up to exactly the maximum balance', () => {
+    const near: AccountEvent = { type: 'AccountCredited', data: { accountId: 'acc_1', amountMicros: 1, balanceMicros: MAX_BALANCE_MICROS - MAX_AMOUNT_MICROS, reason: 'x', creditedAt: metadata.now } };
+    given([opened, near]).when({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: MAX_AMOUNT_MICROS, reason: 'y' } })
+      .then([{ type: 'AccountCredited', data: { accountId: 'acc_1', amountMicros: MAX_AMOUNT_MICROS, balanceMicros: MAX_BALANCE_MICROS, reason: 'y', creditedAt: metadata.now } }]);
+  });
+  it('refuses a credit that would take the balance over the maximum, naming amountMicros', () => {
+    const full: AccountEvent = { type: 'AccountCredited', data: { accountId: 'acc_1', amountMicros: 1, balanceMicros: MAX_BALANCE_MICROS, reason: 'x', creditedAt: metadata.now } };
+    const run = () => accountDecider.decide({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: 1, reason: 'y' } },
+      [opened, full].reduce(accountDecider.evolve, accountDecider.initialState()));
+    expect(run).to.throw(DomainError).that.satisfies((e: DomainError) => e.code === 'VALIDATION_ERROR' && e.details?.[0]?.field === 'amountMicros' && /maximum balance/.test(e.message));
+  });
+  it('refuses a single credit or charge over the maximum amount, however large the balance', () => {
+    given([opened]).when({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: MAX_AMOUNT_MICROS + 1, reason: 'x' } }).thenThrows('VALIDATION_ERROR');
+    given([opened]).when({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: Number.MAX_SAFE_INTEGER, reason: 'x' } }).thenThrows('VALIDATION_ERROR');
+    given([opened]).when({ type: 'ChargeAccount', metadata, data: { accountId: 'acc_1', chargeId: 'c1', amountMicros: MAX_AMOUNT_MICROS + 1, kind: 'number_lookup', description: 'x', reference: null } })
+      .thenThrows('VALIDATION_ERROR');
+  });
+  it('refuses to open an account with a starting credit over the maximum balance', () =>
+    given([]).when({ ...open(null), data: { ...(open(null).data as object), startingCreditMicros: MAX_BALANCE_MICROS + 1 } } as AccountCommand).thenThrows('VALIDATION_ERROR'));
   it('refuses to credit an account that does not exist', () =>
     given([]).when({ type: 'CreditAccount', metadata, data: { accountId: 'acc_1', amountMicros: 1, reason: 'x' } }).thenThrows('ACCOUNT_NOT_FOUND'));
   it('revokes an active key once; revoking again is a no-op', () => {
