@@ -34,7 +34,8 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      comment: 'no import circle: a capability registers by one line in infrastructure/capabilities/index.ts and nothing imports that list back',
+      comment:
+        'no import circle: a capability registers by one line in infrastructure/capabilities/index.ts and nothing imports that list back',
       severity: 'error',
       from: { path: '^(domain|application|projections|infrastructure)/' },
       to: { circular: true },
@@ -50,7 +51,11 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.json'],
+    },
     exclude: { path: 'node_modules' },
   },
 };

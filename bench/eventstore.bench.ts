@@ -9,15 +9,16 @@
  * of 10); appends to 8 streams at once (each stream sequential, the streams concurrent); catch-up over all
  * events from START, by paging readAll and by a subscription. BENCH_SCALE (default 1) scales every size.
  */
-import { withScratchDatabase } from './support/scratch-db.js';
+
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { START, type EventMetadata, type NewEvent } from '../application/ports/event-store.port.js';
 import type { ClockPort } from '../application/ports/clock.port.js';
-import { openDatabase, type DatabaseHandle } from '../infrastructure/db/database.js';
+import { type EventMetadata, type NewEvent, START } from '../application/ports/event-store.port.js';
+import { type DatabaseHandle, openDatabase } from '../infrastructure/db/database.js';
 import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
+import { withScratchDatabase } from './support/scratch-db.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
@@ -36,13 +37,24 @@ const SIZES = {
 
 const clock: ClockPort = { now: () => new Date() };
 const metadata: EventMetadata = {
-  accountId: 'acc_bench', correlationId: randomUUID(), causationId: null, requestId: null, actor: 'system:bench',
+  accountId: 'acc_bench',
+  correlationId: randomUUID(),
+  causationId: null,
+  requestId: null,
+  actor: 'system:bench',
 };
 /** A realistically sized event (~300 bytes of JSON with its metadata). */
 const callEvent = (i: number): NewEvent => ({
   id: randomUUID(),
   type: 'CallEnded',
-  data: { callId: `call_${i}`, from: '+14155550100', to: '+14155550199', durationS: i % 600, endedBy: 'caller', hangupCause: 'normal_clearing' },
+  data: {
+    callId: `call_${i}`,
+    from: '+14155550100',
+    to: '+14155550199',
+    durationS: i % 600,
+    endedBy: 'caller',
+    hangupCause: 'normal_clearing',
+  },
   metadata,
 });
 const batch = (size: number, from: number) => Array.from({ length: size }, (_, i) => callEvent(from + i));
@@ -81,12 +93,18 @@ async function benchTarget(target: string, handle: DatabaseHandle): Promise<Resu
 
     for (const size of [1, 10, 100] as const) {
       const appends = SIZES.concurrent[size];
-      const { ms, value } = await timed(() => Promise.all(
-        Array.from({ length: SIZES.streams }, (_, s) => appendSequentially(store, `bench_multi${size}-${run}${s}`, appends, size)),
-      ));
+      const { ms, value } = await timed(() =>
+        Promise.all(
+          Array.from({ length: SIZES.streams }, (_, s) => appendSequentially(store, `bench_multi${size}-${run}${s}`, appends, size)),
+        ),
+      );
       results.push({
-        target, scenario: `append, ${SIZES.streams} streams concurrently, batch ${size}`,
-        events: SIZES.streams * appends * size, calls: SIZES.streams * appends, ms, latencies: value.flat(),
+        target,
+        scenario: `append, ${SIZES.streams} streams concurrently, batch ${size}`,
+        events: SIZES.streams * appends * size,
+        calls: SIZES.streams * appends,
+        ms,
+        latencies: value.flat(),
       });
     }
 
@@ -102,18 +120,33 @@ async function benchTarget(target: string, handle: DatabaseHandle): Promise<Resu
         after = page[page.length - 1]!.checkpoint;
       }
     });
-    results.push({ target, scenario: `catch-up: readAll pages of ${SIZES.readPage} from START`, events: read.value.count, calls: read.value.pages, ms: read.ms });
+    results.push({
+      target,
+      scenario: `catch-up: readAll pages of ${SIZES.readPage} from START`,
+      events: read.value.count,
+      calls: read.value.pages,
+      ms: read.ms,
+    });
 
     const sub = await timed(async () => {
       let count = 0;
       let batches = 0;
-      const s = store.subscribe({ after: START, batchSize: SIZES.subscriptionBatch }, async (b) => { count += b.length; batches++; });
+      const s = store.subscribe({ after: START, batchSize: SIZES.subscriptionBatch }, async (b) => {
+        count += b.length;
+        batches++;
+      });
       await s.caughtUp;
       await s.stop();
       return { count, batches };
     });
     if (sub.value.count !== read.value.count) throw new Error(`subscription saw ${sub.value.count} events, readAll ${read.value.count}`);
-    results.push({ target, scenario: `catch-up: subscription from START, batches of ${SIZES.subscriptionBatch}`, events: sub.value.count, calls: sub.value.batches, ms: sub.ms });
+    results.push({
+      target,
+      scenario: `catch-up: subscription from START, batches of ${SIZES.subscriptionBatch}`,
+      events: sub.value.count,
+      calls: sub.value.batches,
+      ms: sub.ms,
+    });
   } finally {
     await store.close();
   }
@@ -128,7 +161,9 @@ async function serverVersion(handle: DatabaseHandle): Promise<string> {
 /** The settings that decide what a commit costs, printed with the results. */
 async function durability(handle: DatabaseHandle): Promise<string> {
   const r = await sql<{ name: string; setting: string }>`
-    select name, setting from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes') order by name`.execute(handle.db);
+    select name, setting from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes') order by name`.execute(
+    handle.db,
+  );
   return r.rows.map((x) => `${x.name}=${x.setting}`).join(' ');
 }
 const notes: string[] = [];
@@ -191,10 +226,12 @@ function printTable(results: readonly Result[]): void {
 
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
-  console.log(`event store bench: node ${process.version}, scale ${SCALE}; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`);
+  console.log(
+    `event store bench: node ${process.version}, scale ${SCALE}; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
+  );
   console.log('calls/s = appends/s for append rows, pages or handler batches/s for catch-up rows; p50/p99 = latency of one append');
   const started = performance.now();
-  const results = [...await onPglite(), ...(url ? await onServer(url) : [])];
+  const results = [...(await onPglite()), ...(url ? await onServer(url) : [])];
   console.log('');
   printTable(results);
   console.log('');
@@ -204,5 +241,8 @@ async function main(): Promise<void> {
 
 main().then(
   () => process.exit(0),
-  (err: unknown) => { console.error(err); process.exit(1); },
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
 );

@@ -17,24 +17,23 @@
  *    this process only appends events and runs the receiver.
  * Each load stops waiting after BENCH_SCENARIO_SECONDS (default 15) and reports what arrived by then.
  */
-import { withScratchDatabase } from './support/scratch-db.js';
-import { spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { AccountCommands } from '../application/accounts/account-commands.js';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
-import { ACCOUNTS } from '../infrastructure/accounts/tokens.js';
-import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
-import type { WebhookCommands } from '../application/webhooks/webhook-commands.js';
 import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
 import { deliveryIdFor } from '../domain/webhook/webhook.js';
+import { ACCOUNTS } from '../infrastructure/accounts/tokens.js';
 import { loadConfig } from '../infrastructure/config/config.js';
 import { openDatabase } from '../infrastructure/db/database.js';
 import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
+import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
+import { withScratchDatabase } from './support/scratch-db.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
 const PACED = Number(process.env.BENCH_PACED ?? 80);
@@ -43,7 +42,16 @@ const SCENARIO_MS = Number(process.env.BENCH_SCENARIO_SECONDS ?? 15) * 1000;
 const APPENDERS = 8;
 const now = () => performance.timeOrigin + performance.now(); // wall-clock ms with sub-ms resolution, comparable across processes
 
-type Result = { scenario: string; load: string; delivered: number; seconds: number; perSecond: number; p50: number; p99: number; notes: string };
+type Result = {
+  scenario: string;
+  load: string;
+  delivered: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  notes: string;
+};
 
 /** Answers 200 to everything and notes when each X-Webhook-ID was answered. */
 async function startReceiver(): Promise<{ url: string; answered: Map<string, number>; close: () => Promise<void> }> {
@@ -63,7 +71,11 @@ async function startReceiver(): Promise<{ url: string; answered: Map<string, num
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     answered,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -81,26 +93,45 @@ const loads: Load[] = [
 ];
 
 /** Appends the load's AgentCreated events and waits for their deliveries to be answered. */
-async function run(scenario: string, load: Load, store: EventStorePort, accountId: string, rx: Awaited<ReturnType<typeof startReceiver>>, notes: string): Promise<Result> {
+async function run(
+  scenario: string,
+  load: Load,
+  store: EventStorePort,
+  accountId: string,
+  rx: Awaited<ReturnType<typeof startReceiver>>,
+  notes: string,
+): Promise<Result> {
   rx.answered.clear();
   const EVENTS = load.events;
   const appendedAt = new Map<string, number>();
   const metadata: EventMetadata = { accountId, correlationId: randomUUID(), causationId: null, requestId: null, actor: 'system:bench' };
   let next = 0;
   const t0 = now();
-  await Promise.all(Array.from({ length: load.appenders }, async () => {
-    while (next < EVENTS) {
-      const i = next++;
-      if (load.perSecond) { const wait = t0 + (i * 1000) / load.perSecond - now(); if (wait > 0) await new Promise((r) => setTimeout(r, wait)); }
-      const agentId = `agt_bench${i}_${randomUUID().slice(0, 8)}`;
-      const e: NewEvent = {
-        id: randomUUID(), type: 'AgentCreated', metadata,
-        data: { agentId, accountId, config: { ...AGENT_DEFAULTS, name: `Bench ${i}`, voice: 'sandbox-aria' }, createdAt: new Date().toISOString() },
-      };
-      await store.appendToStream(`agent-${agentId}`, [e], { expectedRevision: 'no_stream' });
-      appendedAt.set(deliveryIdFor(e.id), now());
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: load.appenders }, async () => {
+      while (next < EVENTS) {
+        const i = next++;
+        if (load.perSecond) {
+          const wait = t0 + (i * 1000) / load.perSecond - now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        }
+        const agentId = `agt_bench${i}_${randomUUID().slice(0, 8)}`;
+        const e: NewEvent = {
+          id: randomUUID(),
+          type: 'AgentCreated',
+          metadata,
+          data: {
+            agentId,
+            accountId,
+            config: { ...AGENT_DEFAULTS, name: `Bench ${i}`, voice: 'sandbox-aria' },
+            createdAt: new Date().toISOString(),
+          },
+        };
+        await store.appendToStream(`agent-${agentId}`, [e], { expectedRevision: 'no_stream' });
+        appendedAt.set(deliveryIdFor(e.id), now());
+      }
+    }),
+  );
   const deadline = t0 + SCENARIO_MS;
   while (rx.answered.size < EVENTS && now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const latencies: number[] = [];
@@ -113,8 +144,13 @@ async function run(scenario: string, load: Load, store: EventStorePort, accountI
   }
   const seconds = (last - t0) / 1000;
   return {
-    scenario, load: load.name, delivered: latencies.length, seconds, perSecond: latencies.length / seconds,
-    p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    scenario,
+    load: load.name,
+    delivered: latencies.length,
+    seconds,
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
     notes: latencies.length < EVENTS ? `${notes}; only ${latencies.length}/${EVENTS} within ${SCENARIO_MS / 1000} s` : notes,
   };
 }
@@ -130,7 +166,8 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
   try {
     const accountId = await setUpAccount(rt, rx.url);
     const out: Result[] = [];
-    for (const load of loads) out.push(await run('1 process, PGlite (embedded)', load, rt.store, accountId, rx, `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}`));
+    for (const load of loads)
+      out.push(await run('1 process, PGlite (embedded)', load, rt.store, accountId, rx, `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}`));
     return out;
   } finally {
     await rt.close();
@@ -144,14 +181,19 @@ function spawnWorker(databaseUrl: string): Promise<ChildProcess> {
   });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
-    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('worker running')) resolve(child); });
+    child.stdout!.on('data', (b: Buffer) => {
+      if (b.toString().includes('worker running')) resolve(child);
+    });
   });
 }
 
 async function stopWorker(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.removeAllListeners('exit');
-  await new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); });
+  await new Promise<void>((r) => {
+    child.once('exit', () => r());
+    child.kill('SIGTERM');
+  });
 }
 
 async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typeof startReceiver>>): Promise<Result[]> {
@@ -167,8 +209,16 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
       const accountId = await setUpAccount(rt, rx.url);
       const out: Result[] = [];
       for (const load of loads) {
-        out.push(await run(`${workers} worker process${workers > 1 ? 'es' : ''}, PostgreSQL server`, load, rt.store, accountId, rx,
-          `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`));
+        out.push(
+          await run(
+            `${workers} worker process${workers > 1 ? 'es' : ''}, PostgreSQL server`,
+            load,
+            rt.store,
+            accountId,
+            rx,
+            `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
+          ),
+        );
       }
       return out;
     } finally {
@@ -180,34 +230,51 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
 
 function print(results: readonly Result[]): void {
   const header = ['scenario', 'load', 'delivered', 'time s', 'deliveries/s', 'p50 ms', 'p99 ms', 'notes'];
-  const rows = results.map((r) => [r.scenario, r.load, String(r.delivered), r.seconds.toFixed(2), r.perSecond.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), r.notes]);
+  const rows = results.map((r) => [
+    r.scenario,
+    r.load,
+    String(r.delivered),
+    r.seconds.toFixed(2),
+    r.perSecond.toFixed(0),
+    r.p50.toFixed(1),
+    r.p99.toFixed(1),
+    r.notes,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i <= 1 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i <= 1 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n`);
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`webhook delivery bench: a burst of ${EVENTS} events (${APPENDERS} appenders), then ${PACED} events at ${PACED_RATE}/s; local receiver answering 200\n`);
+  process.stdout.write(
+    `webhook delivery bench: a burst of ${EVENTS} events (${APPENDERS} appenders), then ${PACED} events at ${PACED_RATE}/s; local receiver answering 200\n`,
+  );
   process.stdout.write('latency = append committed -> receiver answered 200 (dispatch, schedule, claim, signed POST)\n\n');
   const rx = await startReceiver();
   const results: Result[] = [];
   try {
-    results.push(...await onPglite(rx));
+    results.push(...(await onPglite(rx)));
     const url = process.env.DATABASE_URL;
     if (url) {
-      results.push(...await onServer(url, 1, rx));
-      results.push(...await onServer(url, 2, rx));
+      results.push(...(await onServer(url, 1, rx)));
+      results.push(...(await onServer(url, 2, rx)));
     }
   } finally {
     await rx.close();
   }
   print(results);
   if (!process.env.DATABASE_URL) {
-    process.stdout.write('\nThe one- and two-worker-process figures need a PostgreSQL server: set DATABASE_URL (the role needs CREATEDB).\n');
+    process.stdout.write(
+      '\nThe one- and two-worker-process figures need a PostgreSQL server: set DATABASE_URL (the role needs CREATEDB).\n',
+    );
   }
 }
 
-main().then(() => process.exit(0), (err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -3,10 +3,10 @@ import { Container } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { ClockPort } from '../application/ports/clock.port.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
-import { binder, resolver, type Resolve } from './capabilities/capability.js';
+import { binder, type Resolve, resolver } from './capabilities/capability.js';
 import { allProjectors, allWebhookMappings, capabilities } from './capabilities/index.js';
 import type { Config } from './config/config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Logger } from './logger.js';
 import { PLATFORM } from './platform/tokens.js';
@@ -18,9 +18,15 @@ export type Overrides = Partial<{ clock: ClockPort }>;
  * configuration, the logger, the database and what the capabilities contribute to each other (projectors,
  * webhook mappings) are bound here.
  */
-export async function buildContainer(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<{ container: Container; get: Resolve; database: DatabaseHandle }> {
+export async function buildContainer(
+  cfg: Config,
+  log: Logger,
+  overrides: Overrides = {},
+): Promise<{ container: Container; get: Resolve; database: DatabaseHandle }> {
   const database = await openDatabase({
-    databaseUrl: cfg.DATABASE_URL, dataDir: cfg.DATA_DIR, poolSize: cfg.DATABASE_POOL_SIZE,
+    databaseUrl: cfg.DATABASE_URL,
+    dataDir: cfg.DATA_DIR,
+    poolSize: cfg.DATABASE_POOL_SIZE,
     onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use'),
   });
   await migrateToLatest(database.db, capabilities);

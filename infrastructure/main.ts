@@ -10,10 +10,17 @@ async function main(): Promise<void> {
   const cfg = local.cfg;
   const log = createLogger(cfg.LOG_LEVEL);
   if (local.secretsKeyFile && cfg.DATABASE_URL) {
-    log.warn({ file: local.secretsKeyFile }, 'SECRETS_KEY is not set: using the key file in DATA_DIR; give every process of this deployment the same SECRETS_KEY');
+    log.warn(
+      { file: local.secretsKeyFile },
+      'SECRETS_KEY is not set: using the key file in DATA_DIR; give every process of this deployment the same SECRETS_KEY',
+    );
   }
   const rt = await createRuntime(cfg, log);
-  const mode = cfg.EVENTSTORE_URL ? 'EventStoreDB events + PostgreSQL read models' : cfg.DATABASE_URL ? 'PostgreSQL server' : `embedded (PGlite in ${cfg.DATA_DIR})`;
+  const mode = cfg.EVENTSTORE_URL
+    ? 'EventStoreDB events + PostgreSQL read models'
+    : cfg.DATABASE_URL
+      ? 'PostgreSQL server'
+      : `embedded (PGlite in ${cfg.DATA_DIR})`;
 
   let server: Server | null = null;
   if (cfg.ROLE !== 'worker') {
@@ -22,7 +29,10 @@ async function main(): Promise<void> {
     const port = typeof addr === 'object' && addr ? addr.port : cfg.PORT;
     const base = cfg.PUBLIC_URL ?? `http://localhost:${port}`;
     const dev = await ensureDevAccount(rt);
-    const lines = [`Agent platform listening on ${base} (${mode}, role ${cfg.ROLE})`, `API docs: ${base}/docs  (OpenAPI: ${base}/openapi.json)`];
+    const lines = [
+      `Agent platform listening on ${base} (${mode}, role ${cfg.ROLE})`,
+      `API docs: ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
+    ];
     if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
     if (local.adminTokenCreated) lines.push(`Admin token (for /admin and /sandbox, kept in ${local.adminTokenFile}): ${cfg.ADMIN_TOKEN}`);
     else if (local.adminTokenFile) lines.push(`Admin token (for /admin and /sandbox): in ${local.adminTokenFile}`);
@@ -37,10 +47,16 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: draining requests, subscriptions and workers');
-    const force = setTimeout(() => { log.error({}, 'shutdown timed out'); process.exit(1); }, cfg.SHUTDOWN_TIMEOUT_MS);
+    const force = setTimeout(() => {
+      log.error({}, 'shutdown timed out');
+      process.exit(1);
+    }, cfg.SHUTDOWN_TIMEOUT_MS);
     force.unref();
     if (server) {
-      await new Promise<void>((resolve) => { server!.close(() => resolve()); server!.closeIdleConnections(); });
+      await new Promise<void>((resolve) => {
+        server!.close(() => resolve());
+        server!.closeIdleConnections();
+      });
     }
     await rt.close();
     log.info({}, 'stopped');
@@ -51,6 +67,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -1,14 +1,14 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
 import type { Container } from 'inversify';
-import { START, type EventStorePort } from '../application/ports/event-store.port.js';
+import { type EventStorePort, START } from '../application/ports/event-store.port.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
 import { ACCOUNTS } from './accounts/tokens.js';
 import type { Resolve } from './capabilities/capability.js';
 import { capabilities } from './capabilities/index.js';
 import type { Config } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
-import { ping, type DatabaseHandle } from './db/database.js';
+import { type DatabaseHandle, ping } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { PLATFORM } from './platform/tokens.js';
@@ -34,7 +34,9 @@ function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
   const db = get(PLATFORM.ReadDb);
   const log = get(PLATFORM.Logger);
   return capabilities.flatMap((m) => [
-    ...('reactors' in m ? m.reactors(get, cfg) : []).map((reactor) => new ReactorRunner(store, db, reactor, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS })),
+    ...('reactors' in m ? m.reactors(get, cfg) : []).map(
+      (reactor) => new ReactorRunner(store, db, reactor, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }),
+    ),
     ...('workers' in m ? m.workers(get, cfg) : []),
   ]);
 }
@@ -62,8 +64,22 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     now: () => clock.now().getTime(),
     ready: async () => {
       const checks: Record<string, string> = {};
-      await ping(database.db).then(() => { checks.database = 'ok'; }, (e: unknown) => { checks.database = String(e); });
-      await store.headCheckpoint().then(() => { checks.eventStore = 'ok'; }, (e: unknown) => { checks.eventStore = String(e); });
+      await ping(database.db).then(
+        () => {
+          checks.database = 'ok';
+        },
+        (e: unknown) => {
+          checks.database = String(e);
+        },
+      );
+      await store.headCheckpoint().then(
+        () => {
+          checks.eventStore = 'ok';
+        },
+        (e: unknown) => {
+          checks.eventStore = String(e);
+        },
+      );
       return { ok: Object.values(checks).every((v) => v === 'ok'), checks };
     },
     secrets: get(PLATFORM.ApiKeySecrets),
@@ -71,7 +87,13 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
   });
   let closed = false;
   return {
-    cfg, container, database, store, engine, app, get,
+    cfg,
+    container,
+    database,
+    store,
+    engine,
+    app,
+    get,
     workers: new Map(workers.map((w) => [w.name, w])),
     async close() {
       if (closed) return;

@@ -18,60 +18,123 @@ export const accountsProjector = defineProjector<AccountEvent>({
   on: {
     async AccountOpened(db, e) {
       const revision = rowRevision(e);
-      await db.insertInto('accounts').values({
-        account_id: e.data.accountId, parent_account_id: e.data.parentAccountId, name: e.data.name, status: e.data.pendingActivation ? 'pending' : 'active',
-        owner_email: e.data.owner?.email ?? null, project_id: e.data.owner?.projectId ?? null,
-        balance_micros: String(e.data.startingCreditMicros), number_limit: e.data.numberLimit, numbers_used: 0, created_at: e.data.openedAt, revision,
-      }).onConflict((oc) => oc.column('account_id').doNothing()).execute();
+      await db
+        .insertInto('accounts')
+        .values({
+          account_id: e.data.accountId,
+          parent_account_id: e.data.parentAccountId,
+          name: e.data.name,
+          status: e.data.pendingActivation ? 'pending' : 'active',
+          owner_email: e.data.owner?.email ?? null,
+          project_id: e.data.owner?.projectId ?? null,
+          balance_micros: String(e.data.startingCreditMicros),
+          number_limit: e.data.numberLimit,
+          numbers_used: 0,
+          created_at: e.data.openedAt,
+          revision,
+        })
+        .onConflict((oc) => oc.column('account_id').doNothing())
+        .execute();
       if (e.data.startingCreditMicros > 0) {
-        await db.insertInto('account_ledger').values({
-          entry_id: e.id, account_id: e.data.accountId, seq: revision, kind: 'credit', amount_micros: String(e.data.startingCreditMicros),
-          balance_micros: String(e.data.startingCreditMicros), description: 'starting credit', reference: null, at: e.data.openedAt,
-        }).onConflict((oc) => oc.column('entry_id').doNothing()).execute();
+        await db
+          .insertInto('account_ledger')
+          .values({
+            entry_id: e.id,
+            account_id: e.data.accountId,
+            seq: revision,
+            kind: 'credit',
+            amount_micros: String(e.data.startingCreditMicros),
+            balance_micros: String(e.data.startingCreditMicros),
+            description: 'starting credit',
+            reference: null,
+            at: e.data.openedAt,
+          })
+          .onConflict((oc) => oc.column('entry_id').doNothing())
+          .execute();
       }
     },
     async AccountActivated(db, e) {
-      await account(db, e).set({ status: 'active', revision: rowRevision(e) }).execute();
+      await account(db, e)
+        .set({ status: 'active', revision: rowRevision(e) })
+        .execute();
     },
     async AccountRenamed(db, e) {
-      await account(db, e).set({ name: e.data.name, revision: rowRevision(e) }).execute();
+      await account(db, e)
+        .set({ name: e.data.name, revision: rowRevision(e) })
+        .execute();
     },
     async AccountClosed(db, e) {
-      await account(db, e).set({ status: 'closed', revision: rowRevision(e) }).execute();
+      await account(db, e)
+        .set({ status: 'closed', revision: rowRevision(e) })
+        .execute();
     },
     async AccountCredited(db, e) {
       if (!(await matched(account(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
-      await db.insertInto('account_ledger').values({
-        entry_id: e.id, account_id: e.data.accountId, seq: rowRevision(e), kind: 'credit', amount_micros: String(e.data.amountMicros),
-        balance_micros: String(e.data.balanceMicros), description: e.data.reason, reference: null, at: e.data.creditedAt,
-      }).execute();
+      await db
+        .insertInto('account_ledger')
+        .values({
+          entry_id: e.id,
+          account_id: e.data.accountId,
+          seq: rowRevision(e),
+          kind: 'credit',
+          amount_micros: String(e.data.amountMicros),
+          balance_micros: String(e.data.balanceMicros),
+          description: e.data.reason,
+          reference: null,
+          at: e.data.creditedAt,
+        })
+        .execute();
     },
     async AccountCharged(db, e) {
       if (!(await matched(account(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
-      await db.insertInto('account_ledger').values({
-        entry_id: e.id, account_id: e.data.accountId, seq: rowRevision(e), kind: e.data.kind, amount_micros: String(-e.data.amountMicros),
-        balance_micros: String(e.data.balanceMicros), description: e.data.description, reference: e.data.reference, at: e.data.chargedAt,
-      }).execute();
+      await db
+        .insertInto('account_ledger')
+        .values({
+          entry_id: e.id,
+          account_id: e.data.accountId,
+          seq: rowRevision(e),
+          kind: e.data.kind,
+          amount_micros: String(-e.data.amountMicros),
+          balance_micros: String(e.data.balanceMicros),
+          description: e.data.description,
+          reference: e.data.reference,
+          at: e.data.chargedAt,
+        })
+        .execute();
     },
     async ApiKeyIssued(db, e) {
       if (!(await matched(account(db, e).set({ revision: rowRevision(e) })))) return;
-      await db.insertInto('api_keys').values({
-        key_id: e.data.keyId, account_id: e.data.accountId, name: e.data.name, prefix: e.data.prefix, key_hash: e.data.keyHash,
-        created_at: e.data.issuedAt, revoked_at: null,
-      }).execute();
+      await db
+        .insertInto('api_keys')
+        .values({
+          key_id: e.data.keyId,
+          account_id: e.data.accountId,
+          name: e.data.name,
+          prefix: e.data.prefix,
+          key_hash: e.data.keyHash,
+          created_at: e.data.issuedAt,
+          revoked_at: null,
+        })
+        .execute();
     },
     async ApiKeyRevoked(db, e) {
       if (!(await matched(account(db, e).set({ revision: rowRevision(e) })))) return;
       await db.updateTable('api_keys').set({ revoked_at: e.data.revokedAt }).where('key_id', '=', e.data.keyId).execute();
     },
     async NumberLimitChanged(db, e) {
-      await account(db, e).set({ number_limit: e.data.numberLimit, revision: rowRevision(e) }).execute();
+      await account(db, e)
+        .set({ number_limit: e.data.numberLimit, revision: rowRevision(e) })
+        .execute();
     },
     async NumberSlotReserved(db, e) {
-      await account(db, e).set({ numbers_used: e.data.slotsUsed, revision: rowRevision(e) }).execute();
+      await account(db, e)
+        .set({ numbers_used: e.data.slotsUsed, revision: rowRevision(e) })
+        .execute();
     },
     async NumberSlotReleased(db, e) {
-      await account(db, e).set({ numbers_used: e.data.slotsUsed, revision: rowRevision(e) }).execute();
+      await account(db, e)
+        .set({ numbers_used: e.data.slotsUsed, revision: rowRevision(e) })
+        .execute();
     },
   },
 });

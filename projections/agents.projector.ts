@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
 import type { AgentEvent } from '../domain/agent/agent.decider.js';
 import { defineProjector, rowRevision } from './shared/projector.js';
@@ -14,27 +14,42 @@ export const agentsProjector = defineProjector<AgentEvent>({
   tables: ['agents'],
   on: {
     async AgentCreated(db, e) {
-      await db.insertInto('agents').values({
-        agent_id: e.data.agentId, account_id: e.data.accountId, name: e.data.config.name, config: JSON.stringify(e.data.config),
-        created_at: e.data.createdAt, deleted_at: null, revision: rowRevision(e),
-      }).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
+      await db
+        .insertInto('agents')
+        .values({
+          agent_id: e.data.agentId,
+          account_id: e.data.accountId,
+          name: e.data.config.name,
+          config: JSON.stringify(e.data.config),
+          created_at: e.data.createdAt,
+          deleted_at: null,
+          revision: rowRevision(e),
+        })
+        .onConflict((oc) => oc.column('agent_id').doNothing())
+        .execute();
     },
     async AgentUpdated(db, e) {
       // a partial update merges into the stored configuration in SQL (jsonb `||` replaces top-level keys, as
       // an object spread does), so no read of the old row is needed
       const changes = JSON.stringify(e.data.changes);
-      await agent(db, e).set({
-        config: sql`config || ${changes}::jsonb`,
-        name: sql<string>`(config || ${changes}::jsonb) ->> 'name'`,
-        revision: rowRevision(e),
-      }).execute();
+      await agent(db, e)
+        .set({
+          config: sql`config || ${changes}::jsonb`,
+          name: sql<string>`(config || ${changes}::jsonb) ->> 'name'`,
+          revision: rowRevision(e),
+        })
+        .execute();
     },
     async AgentVoiceModeSwitched(db, e) {
       // the mode itself arrives with the AgentUpdated beside it; this fact only moves the revision
-      await agent(db, e).set({ revision: rowRevision(e) }).execute();
+      await agent(db, e)
+        .set({ revision: rowRevision(e) })
+        .execute();
     },
     async AgentDeleted(db, e) {
-      await agent(db, e).set({ deleted_at: e.data.deletedAt, revision: rowRevision(e) }).execute();
+      await agent(db, e)
+        .set({ deleted_at: e.data.deletedAt, revision: rowRevision(e) })
+        .execute();
     },
   },
 });

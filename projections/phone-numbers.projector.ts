@@ -1,19 +1,25 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
 import type { PhoneNumberEvent } from '../domain/phone-number/phone-number.decider.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
 import type { PhoneNumbersTable } from './shared/number-tables.js';
+import { defineProjector, rowRevision } from './shared/projector.js';
 import type { ReadDb } from './shared/read-db.js';
 
 /** A checkpoint (`a/b`, two unsigned integers) as text that sorts in checkpoint order. */
-export const sortableCheckpoint = (c: string) => c.split('/').map((p) => p.padStart(20, '0')).join('/');
+export const sortableCheckpoint = (c: string) =>
+  c
+    .split('/')
+    .map((p) => p.padStart(20, '0'))
+    .join('/');
 
 /** The number's row, guarded: matches only while the row reflects an older revision of the stream. */
 const number = (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) =>
   db.updateTable('phone_numbers').where('number_id', '=', e.data.numberId).where('revision', '<', rowRevision(e));
 /** For the steps that change nothing shown: the row only moves to the event's revision. */
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) => {
-  await number(db, e).set({ revision: rowRevision(e) }).execute();
+  await number(db, e)
+    .set({ revision: rowRevision(e) })
+    .execute();
 };
 
 /**
@@ -28,13 +34,30 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
     async NumberProvisioningRequested(db, e) {
       const revision = rowRevision(e);
       const row = {
-        account_id: e.data.accountId, number_id: e.data.numberId, phone_number: null, country: e.data.country, area_code: e.data.areaCode, type: 'sms',
-        status: 'provisioning', agent_id: null, attached_position: null, attached_order: null, sip_trunk_id: null, renewal_status: 'ok', paid_through: null,
-        failure_code: null, requested_at: e.data.requestedAt, created_at: null, released_at: null, revision,
+        account_id: e.data.accountId,
+        number_id: e.data.numberId,
+        phone_number: null,
+        country: e.data.country,
+        area_code: e.data.areaCode,
+        type: 'sms',
+        status: 'provisioning',
+        agent_id: null,
+        attached_position: null,
+        attached_order: null,
+        sip_trunk_id: null,
+        renewal_status: 'ok',
+        paid_through: null,
+        failure_code: null,
+        requested_at: e.data.requestedAt,
+        created_at: null,
+        released_at: null,
+        revision,
       } satisfies PhoneNumbersTable;
       // a fresh attempt after a failed one starts the row over
       const { account_id: _account, number_id: _number, ...again } = row;
-      await db.insertInto('phone_numbers').values(row)
+      await db
+        .insertInto('phone_numbers')
+        .values(row)
         .onConflict((oc) => oc.column('number_id').doUpdateSet(again).where('phone_numbers.revision', '<', revision))
         .execute();
     },
@@ -44,39 +67,69 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
     NumberReleaseRequested: revisionOnly,
     NumberReleaseFailed: revisionOnly,
     async NumberPurchased(db, e) {
-      await number(db, e).set({ phone_number: e.data.phoneNumber, revision: rowRevision(e) }).execute();
+      await number(db, e)
+        .set({ phone_number: e.data.phoneNumber, revision: rowRevision(e) })
+        .execute();
     },
     async NumberProvisioned(db, e) {
-      await number(db, e).set({
-        status: 'active', phone_number: e.data.phoneNumber, created_at: e.data.provisionedAt, paid_through: e.data.paidThrough, renewal_status: 'ok',
-        revision: rowRevision(e),
-      }).execute();
+      await number(db, e)
+        .set({
+          status: 'active',
+          phone_number: e.data.phoneNumber,
+          created_at: e.data.provisionedAt,
+          paid_through: e.data.paidThrough,
+          renewal_status: 'ok',
+          revision: rowRevision(e),
+        })
+        .execute();
     },
     async NumberProvisioningFailed(db, e) {
-      await number(db, e).set({ status: 'failed', failure_code: e.data.code, revision: rowRevision(e) }).execute();
+      await number(db, e)
+        .set({ status: 'failed', failure_code: e.data.code, revision: rowRevision(e) })
+        .execute();
     },
     async NumberAttached(db, e) {
-      await number(db, e).set({
-        agent_id: e.data.agentId, attached_position: String(e.globalPosition), attached_order: sortableCheckpoint(e.checkpoint), revision: rowRevision(e),
-      }).execute();
+      await number(db, e)
+        .set({
+          agent_id: e.data.agentId,
+          attached_position: String(e.globalPosition),
+          attached_order: sortableCheckpoint(e.checkpoint),
+          revision: rowRevision(e),
+        })
+        .execute();
     },
     async NumberDetached(db, e) {
-      await number(db, e).set({ agent_id: null, attached_position: null, attached_order: null, revision: rowRevision(e) }).execute();
+      await number(db, e)
+        .set({ agent_id: null, attached_position: null, attached_order: null, revision: rowRevision(e) })
+        .execute();
     },
     async NumberSipTrunkAssigned(db, e) {
-      await number(db, e).set({ sip_trunk_id: e.data.sipTrunkId, revision: rowRevision(e) }).execute();
+      await number(db, e)
+        .set({ sip_trunk_id: e.data.sipTrunkId, revision: rowRevision(e) })
+        .execute();
     },
     async NumberReleased(db, e) {
-      await number(db, e).set({
-        status: 'released', agent_id: null, attached_position: null, attached_order: null, sip_trunk_id: null, released_at: e.data.releasedAt,
-        revision: rowRevision(e),
-      }).execute();
+      await number(db, e)
+        .set({
+          status: 'released',
+          agent_id: null,
+          attached_position: null,
+          attached_order: null,
+          sip_trunk_id: null,
+          released_at: e.data.releasedAt,
+          revision: rowRevision(e),
+        })
+        .execute();
     },
     async NumberRenewed(db, e) {
-      await number(db, e).set({ paid_through: e.data.paidThrough, renewal_status: 'ok', revision: rowRevision(e) }).execute();
+      await number(db, e)
+        .set({ paid_through: e.data.paidThrough, renewal_status: 'ok', revision: rowRevision(e) })
+        .execute();
     },
     async NumberRenewalPaymentFailed(db, e) {
-      await number(db, e).set({ renewal_status: 'payment_failed', revision: rowRevision(e) }).execute();
+      await number(db, e)
+        .set({ renewal_status: 'payment_failed', revision: rowRevision(e) })
+        .execute();
     },
   },
 });

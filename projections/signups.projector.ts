@@ -14,34 +14,60 @@ export const signupsProjector = defineProjector<SignUpEvent>({
   tables: ['signups'],
   on: {
     async SignUpRequested(db, e) {
-      await db.insertInto('signups').values({
-        verification_id: e.data.verificationId, email: e.data.email, client_address: e.data.clientAddress, status: 'pending', account_id: null,
-        requested_at: e.data.requestedAt, updated_at: e.data.requestedAt, revision: rowRevision(e),
-      }).onConflict((oc) => oc.column('verification_id').doNothing()).execute();
+      await db
+        .insertInto('signups')
+        .values({
+          verification_id: e.data.verificationId,
+          email: e.data.email,
+          client_address: e.data.clientAddress,
+          status: 'pending',
+          account_id: null,
+          requested_at: e.data.requestedAt,
+          updated_at: e.data.requestedAt,
+          revision: rowRevision(e),
+        })
+        .onConflict((oc) => oc.column('verification_id').doNothing())
+        .execute();
     },
     async SignUpCodeRejected(db, e) {
-      await signup(db, e).set({ updated_at: e.data.rejectedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ updated_at: e.data.rejectedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpVerified(db, e) {
-      await signup(db, e).set({ status: 'verified', account_id: e.data.plan.accountId, updated_at: e.data.verifiedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ status: 'verified', account_id: e.data.plan.accountId, updated_at: e.data.verifiedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpCompleted(db, e) {
-      await signup(db, e).set({ status: 'completed', updated_at: e.data.completedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ status: 'completed', updated_at: e.data.completedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpKeyReplaced(db, e) {
-      await signup(db, e).set({ updated_at: e.data.replacedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ updated_at: e.data.replacedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpStepFailed(db, e) {
-      await signup(db, e).set({ updated_at: e.data.failedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ updated_at: e.data.failedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpRetryRequested(db, e) {
-      await signup(db, e).set({ updated_at: e.data.requestedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ updated_at: e.data.requestedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpKeyDelivered(db, e) {
-      await signup(db, e).set({ updated_at: e.data.deliveredAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ updated_at: e.data.deliveredAt, revision: rowRevision(e) })
+        .execute();
     },
     async SignUpFailed(db, e) {
-      await signup(db, e).set({ status: 'failed', updated_at: e.data.failedAt, revision: rowRevision(e) }).execute();
+      await signup(db, e)
+        .set({ status: 'failed', updated_at: e.data.failedAt, revision: rowRevision(e) })
+        .execute();
     },
   },
 });

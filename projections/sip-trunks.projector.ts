@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../application/ports/event-store.port.js';
 import type { SipTrunkChanges, SipTrunkEvent } from '../domain/sip-trunk/sip-trunk.decider.js';
 import { defineProjector, rowRevision } from './shared/projector.js';
@@ -9,7 +9,9 @@ const trunk = (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) =>
   db.updateTable('sip_trunks').where('trunk_id', '=', e.data.trunkId).where('revision', '<', rowRevision(e));
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) => {
-  await trunk(db, e).set({ revision: rowRevision(e) }).execute();
+  await trunk(db, e)
+    .set({ revision: rowRevision(e) })
+    .execute();
 };
 
 /** The columns of the configuration fields a change names. */
@@ -30,18 +32,36 @@ export const sipTrunksProjector = defineProjector<SipTrunkEvent>({
   on: {
     async SipTrunkCreated(db, e) {
       const c = e.data.config;
-      await db.insertInto('sip_trunks').values({
-        account_id: e.data.accountId, trunk_id: e.data.trunkId, name: c.name, transfers: c.transfers, transfer_caller_id: c.transferCallerId,
-        uris: JSON.stringify(c.uris), number_ids: JSON.stringify([]), provider_ref: e.data.providerRef, termination_uri: e.data.terminationUri,
-        created_at: e.data.createdAt, updated_at: e.data.createdAt, deleted_at: null, revision: rowRevision(e),
-      }).onConflict((oc) => oc.column('trunk_id').doNothing()).execute();
+      await db
+        .insertInto('sip_trunks')
+        .values({
+          account_id: e.data.accountId,
+          trunk_id: e.data.trunkId,
+          name: c.name,
+          transfers: c.transfers,
+          transfer_caller_id: c.transferCallerId,
+          uris: JSON.stringify(c.uris),
+          number_ids: JSON.stringify([]),
+          provider_ref: e.data.providerRef,
+          termination_uri: e.data.terminationUri,
+          created_at: e.data.createdAt,
+          updated_at: e.data.createdAt,
+          deleted_at: null,
+          revision: rowRevision(e),
+        })
+        .onConflict((oc) => oc.column('trunk_id').doNothing())
+        .execute();
     },
     async SipTrunkUpdated(db, e) {
-      await trunk(db, e).set({ ...configColumns(e.data.changes), updated_at: e.data.updatedAt, revision: rowRevision(e) }).execute();
+      await trunk(db, e)
+        .set({ ...configColumns(e.data.changes), updated_at: e.data.updatedAt, revision: rowRevision(e) })
+        .execute();
     },
     /** the provider refused an update: the fields go back to what they were */
     async SipTrunkUpdateReverted(db, e) {
-      await trunk(db, e).set({ ...configColumns(e.data.changes), updated_at: e.data.revertedAt, revision: rowRevision(e) }).execute();
+      await trunk(db, e)
+        .set({ ...configColumns(e.data.changes), updated_at: e.data.revertedAt, revision: rowRevision(e) })
+        .execute();
     },
     // the row exists once the trunk is created; the provider steps' other facts only move its revision
     SipTrunkRequested: revisionOnly,
@@ -50,14 +70,20 @@ export const sipTrunksProjector = defineProjector<SipTrunkEvent>({
     SipTrunkDeletionRequested: revisionOnly,
     SipTrunkDeletionFailed: revisionOnly,
     async SipTrunkDeleted(db, e) {
-      await trunk(db, e).set({ deleted_at: e.data.deletedAt, number_ids: JSON.stringify([]), updated_at: e.data.deletedAt, revision: rowRevision(e) }).execute();
+      await trunk(db, e)
+        .set({ deleted_at: e.data.deletedAt, number_ids: JSON.stringify([]), updated_at: e.data.deletedAt, revision: rowRevision(e) })
+        .execute();
     },
     async SipTrunkNumberLinked(db, e) {
       const id = e.data.numberId;
-      await trunk(db, e).set({ number_ids: sql`(number_ids - ${id}::text) || jsonb_build_array(${id}::text)`, revision: rowRevision(e) }).execute();
+      await trunk(db, e)
+        .set({ number_ids: sql`(number_ids - ${id}::text) || jsonb_build_array(${id}::text)`, revision: rowRevision(e) })
+        .execute();
     },
     async SipTrunkNumberUnlinked(db, e) {
-      await trunk(db, e).set({ number_ids: sql`number_ids - ${e.data.numberId}::text`, revision: rowRevision(e) }).execute();
+      await trunk(db, e)
+        .set({ number_ids: sql`number_ids - ${e.data.numberId}::text`, revision: rowRevision(e) })
+        .execute();
     },
   },
 });

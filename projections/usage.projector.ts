@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
+import { type Kysely, sql } from 'kysely';
 import type { UsageMetric } from '../application/accounts/usage.port.js';
+import type { RecordedEvent } from '../application/ports/event-store.port.js';
 import type { WebhookDeliveryEvent } from '../domain/webhook/webhook-delivery.decider.js';
 import { defineProjector } from './shared/projector.js';
 import type { ReadDb } from './shared/read-db.js';
@@ -10,8 +10,11 @@ type Counted = Extract<WebhookDeliveryEvent, { type: 'WebhookDeliverySucceeded' 
 async function count(db: Kysely<ReadDb>, e: RecordedEvent<Counted>, at: string, outcome: UsageMetric): Promise<void> {
   if (e.data.test) return;
   for (const metric of ['webhook_deliveries', outcome] satisfies UsageMetric[]) {
-    await db.insertInto('usage_daily').values({ account_id: e.data.accountId, day: at.slice(0, 10), metric, count: '1' })
-      .onConflict((oc) => oc.columns(['account_id', 'metric', 'day']).doUpdateSet({ count: sql`usage_daily.count + 1` })).execute();
+    await db
+      .insertInto('usage_daily')
+      .values({ account_id: e.data.accountId, day: at.slice(0, 10), metric, count: '1' })
+      .onConflict((oc) => oc.columns(['account_id', 'metric', 'day']).doUpdateSet({ count: sql`usage_daily.count + 1` }))
+      .execute();
   }
 }
 

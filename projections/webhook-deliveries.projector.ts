@@ -15,20 +15,40 @@ async function attempted(db: Kysely<ReadDb>, e: RecordedEvent<Attempted>): Promi
   const d = e.data;
   const revision = rowRevision(e);
   const failed = e.type === 'WebhookAttemptFailed' ? e.data : null;
-  const applied = await matched(delivery(db, e).set({
-    http_status: d.httpStatus, error_message: failed?.errorMessage ?? null, response_body: d.responseBody, attempt_count: d.attempt,
-    last_attempt_at: d.attemptedAt, next_retry_at: failed?.nextAttemptAt ?? null, revision,
-  }));
+  const applied = await matched(
+    delivery(db, e).set({
+      http_status: d.httpStatus,
+      error_message: failed?.errorMessage ?? null,
+      response_body: d.responseBody,
+      attempt_count: d.attempt,
+      last_attempt_at: d.attemptedAt,
+      next_retry_at: failed?.nextAttemptAt ?? null,
+      revision,
+    }),
+  );
   if (!applied) return;
-  await db.insertInto('webhook_delivery_attempts').values({
-    delivery_id: d.deliveryId, attempt: d.attempt, account_id: d.accountId, status: failed ? 'failed' : 'success', http_status: d.httpStatus,
-    error_message: failed?.errorMessage ?? null, response_body: d.responseBody, duration_ms: d.durationMs, attempted_at: d.attemptedAt,
-    next_retry_at: failed?.nextAttemptAt ?? null,
-  }).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+  await db
+    .insertInto('webhook_delivery_attempts')
+    .values({
+      delivery_id: d.deliveryId,
+      attempt: d.attempt,
+      account_id: d.accountId,
+      status: failed ? 'failed' : 'success',
+      http_status: d.httpStatus,
+      error_message: failed?.errorMessage ?? null,
+      response_body: d.responseBody,
+      duration_ms: d.durationMs,
+      attempted_at: d.attemptedAt,
+      next_retry_at: failed?.nextAttemptAt ?? null,
+    })
+    .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
+    .execute();
   if (failed?.nextAttemptAt) {
-    await db.updateTable('webhook_due_attempts')
+    await db
+      .updateTable('webhook_due_attempts')
       .set({ attempt: d.attempt + 1, due_at: failed.nextAttemptAt, claimed_by: null, claimed_until: null, revision })
-      .where('delivery_id', '=', d.deliveryId).execute();
+      .where('delivery_id', '=', d.deliveryId)
+      .execute();
   }
 }
 
@@ -46,30 +66,72 @@ export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent>(
     async WebhookDeliveryScheduled(db, e) {
       const d = e.data;
       const revision = rowRevision(e);
-      const r = await db.insertInto('webhook_deliveries').values({
-        delivery_id: d.deliveryId, account_id: d.accountId, webhook_id: d.webhookId, webhook_agent_id: d.webhookAgentId, agent_id: d.agentId,
-        event_type: d.eventType, channel: d.channel, message_id: d.messageId, source_event_id: d.sourceEventId, test: d.test,
-        status: 'pending', http_status: null, error_message: null, response_body: null, attempt_count: 0, last_attempt_at: null,
-        next_retry_at: d.firstAttemptAt, created_at: d.scheduledAt, finished_at: null, revision,
-      }).onConflict((oc) => oc.column('delivery_id').doNothing()).returning('delivery_id').executeTakeFirst();
+      const r = await db
+        .insertInto('webhook_deliveries')
+        .values({
+          delivery_id: d.deliveryId,
+          account_id: d.accountId,
+          webhook_id: d.webhookId,
+          webhook_agent_id: d.webhookAgentId,
+          agent_id: d.agentId,
+          event_type: d.eventType,
+          channel: d.channel,
+          message_id: d.messageId,
+          source_event_id: d.sourceEventId,
+          test: d.test,
+          status: 'pending',
+          http_status: null,
+          error_message: null,
+          response_body: null,
+          attempt_count: 0,
+          last_attempt_at: null,
+          next_retry_at: d.firstAttemptAt,
+          created_at: d.scheduledAt,
+          finished_at: null,
+          revision,
+        })
+        .onConflict((oc) => oc.column('delivery_id').doNothing())
+        .returning('delivery_id')
+        .executeTakeFirst();
       if (!d.test && r) {
-        await db.insertInto('webhook_due_attempts').values({
-          delivery_id: d.deliveryId, account_id: d.accountId, attempt: 1, due_at: d.firstAttemptAt, claimed_by: null, claimed_until: null, revision,
-        }).onConflict((oc) => oc.column('delivery_id').doNothing()).execute();
+        await db
+          .insertInto('webhook_due_attempts')
+          .values({
+            delivery_id: d.deliveryId,
+            account_id: d.accountId,
+            attempt: 1,
+            due_at: d.firstAttemptAt,
+            claimed_by: null,
+            claimed_until: null,
+            revision,
+          })
+          .onConflict((oc) => oc.column('delivery_id').doNothing())
+          .execute();
       }
     },
     WebhookAttemptSucceeded: attempted,
     WebhookAttemptFailed: attempted,
     async WebhookDeliverySucceeded(db, e) {
-      const applied = await matched(delivery(db, e).set({ status: 'success', next_retry_at: null, finished_at: e.data.deliveredAt, revision: rowRevision(e) }));
+      const applied = await matched(
+        delivery(db, e).set({ status: 'success', next_retry_at: null, finished_at: e.data.deliveredAt, revision: rowRevision(e) }),
+      );
       if (applied) await db.deleteFrom('webhook_due_attempts').where('delivery_id', '=', e.data.deliveryId).execute();
     },
     async WebhookDeliveryFailed(db, e) {
       const abandoned = e.data.reason !== 'exhausted';
-      const applied = await matched(delivery(db, e).set({
-        status: 'failed', next_retry_at: null, finished_at: e.data.failedAt, revision: rowRevision(e),
-        ...(abandoned ? { error_message: e.data.reason === 'webhook_deleted' ? 'webhook deleted before delivery' : 'webhook disabled before delivery' } : {}),
-      }));
+      const applied = await matched(
+        delivery(db, e).set({
+          status: 'failed',
+          next_retry_at: null,
+          finished_at: e.data.failedAt,
+          revision: rowRevision(e),
+          ...(abandoned
+            ? {
+                error_message: e.data.reason === 'webhook_deleted' ? 'webhook deleted before delivery' : 'webhook disabled before delivery',
+              }
+            : {}),
+        }),
+      );
       if (applied) await db.deleteFrom('webhook_due_attempts').where('delivery_id', '=', e.data.deliveryId).execute();
     },
   },

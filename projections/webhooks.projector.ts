@@ -24,34 +24,65 @@ export const webhooksProjector = defineProjector<WebhookEvent>({
       const d = e.data;
       const revision = rowRevision(e);
       const values = {
-        webhook_id: d.webhookId, account_id: d.accountId, agent_id: d.agentId, url: d.url, secret: d.secret, status: 'active',
-        context_limit: d.contextLimit, timeout_seconds: d.timeout, consecutive_failures: 0, created_position: e.checkpoint, created_at: d.createdAt,
-        updated_at: d.createdAt, deleted_at: null, revision,
+        webhook_id: d.webhookId,
+        account_id: d.accountId,
+        agent_id: d.agentId,
+        url: d.url,
+        secret: d.secret,
+        status: 'active',
+        context_limit: d.contextLimit,
+        timeout_seconds: d.timeout,
+        consecutive_failures: 0,
+        created_position: e.checkpoint,
+        created_at: d.createdAt,
+        updated_at: d.createdAt,
+        deleted_at: null,
+        revision,
       };
-      await db.insertInto('webhooks').values({ scope_key: scopeOf(e), ...values })
-        .onConflict((oc) => oc.column('scope_key').doUpdateSet(values).where('webhooks.revision', '<', revision)).execute();
+      await db
+        .insertInto('webhooks')
+        .values({ scope_key: scopeOf(e), ...values })
+        .onConflict((oc) => oc.column('scope_key').doUpdateSet(values).where('webhooks.revision', '<', revision))
+        .execute();
     },
     async WebhookUpdated(db, e) {
       const d = e.data;
-      await scope(db, e).set({
-        url: d.url, secret: d.secret, context_limit: d.contextLimit, timeout_seconds: d.timeout, status: 'active', consecutive_failures: 0,
-        updated_at: d.updatedAt, revision: rowRevision(e),
-      }).execute();
+      await scope(db, e)
+        .set({
+          url: d.url,
+          secret: d.secret,
+          context_limit: d.contextLimit,
+          timeout_seconds: d.timeout,
+          status: 'active',
+          consecutive_failures: 0,
+          updated_at: d.updatedAt,
+          revision: rowRevision(e),
+        })
+        .execute();
     },
     async WebhookDeleted(db, e) {
-      await scope(db, e).set({ deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt, revision: rowRevision(e) }).execute();
+      await scope(db, e)
+        .set({ deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt, revision: rowRevision(e) })
+        .execute();
     },
     async WebhookDeliveryExhausted(db, e) {
-      await scope(db, e).set((eb) => ({
-        status: eb.case().when('status', '=', 'disabled').then('disabled').else('failing').end(),
-        consecutive_failures: e.data.consecutiveFailures, revision: rowRevision(e),
-      })).execute();
+      await scope(db, e)
+        .set((eb) => ({
+          status: eb.case().when('status', '=', 'disabled').then('disabled').else('failing').end(),
+          consecutive_failures: e.data.consecutiveFailures,
+          revision: rowRevision(e),
+        }))
+        .execute();
     },
     async WebhookDisabled(db, e) {
-      await scope(db, e).set({ status: 'disabled', updated_at: e.data.disabledAt, revision: rowRevision(e) }).execute();
+      await scope(db, e)
+        .set({ status: 'disabled', updated_at: e.data.disabledAt, revision: rowRevision(e) })
+        .execute();
     },
     async WebhookRecovered(db, e) {
-      await scope(db, e).set({ status: 'active', consecutive_failures: 0, revision: rowRevision(e) }).execute();
+      await scope(db, e)
+        .set({ status: 'active', consecutive_failures: 0, revision: rowRevision(e) })
+        .execute();
     },
   },
 });

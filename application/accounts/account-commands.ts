@@ -1,11 +1,11 @@
-import { accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS, type AccountCommand } from '../../domain/account/account.decider.js';
+import { type AccountCommand, accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { ApiKeySecretsPort } from './api-key-secrets.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { AccountQueries, AccountView, ApiKeyView } from './account-queries.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { AccountQueries, AccountView, ApiKeyView } from './account-queries.port.js';
+import type { ApiKeySecretsPort } from './api-key-secrets.port.js';
 
 export type OpenedAccount = Readonly<{ accountId: string; apiKey: string; keyId: string }>;
 
@@ -23,12 +23,18 @@ export class AccountCommands {
     return this.exec.execute(accountDecider, streams.account(accountId), cmd, ctx, { accountId, readYourWrites: true });
   }
 
-  async open(ctx: RequestContext, o: { name: string; parentAccountId?: string | null; numberLimit?: number; startingCreditMicros?: number; keyName?: string | null }): Promise<OpenedAccount> {
+  async open(
+    ctx: RequestContext,
+    o: { name: string; parentAccountId?: string | null; numberLimit?: number; startingCreditMicros?: number; keyName?: string | null },
+  ): Promise<OpenedAccount> {
     const parentAccountId = o.parentAccountId ?? null;
     if (parentAccountId) {
       const parent = await this.accounts.get(parentAccountId);
-      if (!parent || parent.status !== 'active') throw new DomainError('ACCOUNT_NOT_FOUND', 'Parent account not found');
-      if (parent.parentAccountId) throw new DomainError('VALIDATION_ERROR', 'A sub-account cannot have sub-accounts', [{ field: 'parentAccountId', message: 'must be a master account', type: 'value_error' }]);
+      if (parent?.status !== 'active') throw new DomainError('ACCOUNT_NOT_FOUND', 'Parent account not found');
+      if (parent.parentAccountId)
+        throw new DomainError('VALIDATION_ERROR', 'A sub-account cannot have sub-accounts', [
+          { field: 'parentAccountId', message: 'must be a master account', type: 'value_error' },
+        ]);
     }
     const accountId = this.ids.id('acc');
     const keyId = this.ids.id('key');
@@ -37,7 +43,9 @@ export class AccountCommands {
     await this.run(ctx, accountId, {
       type: 'OpenAccount',
       data: {
-        accountId, name: o.name, parentAccountId,
+        accountId,
+        name: o.name,
+        parentAccountId,
         numberLimit: o.numberLimit ?? DEFAULT_NUMBER_LIMIT,
         // a sub-account's paid actions are charged to its parent, so it starts with no credit of its own
         startingCreditMicros: o.startingCreditMicros ?? (parentAccountId ? 0 : STARTING_CREDIT_MICROS),
@@ -51,12 +59,26 @@ export class AccountCommands {
    * The account of a self-service sign-up, opened invisible (its key is refused until `activate`), with the
    * ids and key hash the sign-up plan chose up front: repeating this creates nothing new.
    */
-  async openForSignUp(ctx: RequestContext, o: { accountId: string; name: string; owner: { userId: string; email: string; projectId: string }; key: { keyId: string; prefix: string; keyHash: string } }) {
+  async openForSignUp(
+    ctx: RequestContext,
+    o: {
+      accountId: string;
+      name: string;
+      owner: { userId: string; email: string; projectId: string };
+      key: { keyId: string; prefix: string; keyHash: string };
+    },
+  ) {
     await this.run(ctx, o.accountId, {
       type: 'OpenAccount',
       data: {
-        accountId: o.accountId, name: o.name, parentAccountId: null, numberLimit: DEFAULT_NUMBER_LIMIT, startingCreditMicros: STARTING_CREDIT_MICROS,
-        initialKey: { keyId: o.key.keyId, name: 'default', prefix: o.key.prefix, keyHash: o.key.keyHash }, pendingActivation: true, owner: o.owner,
+        accountId: o.accountId,
+        name: o.name,
+        parentAccountId: null,
+        numberLimit: DEFAULT_NUMBER_LIMIT,
+        startingCreditMicros: STARTING_CREDIT_MICROS,
+        initialKey: { keyId: o.key.keyId, name: 'default', prefix: o.key.prefix, keyHash: o.key.keyHash },
+        pendingActivation: true,
+        owner: o.owner,
       },
     });
   }
@@ -131,7 +153,8 @@ export class AccountCommands {
   private async ownedSubAccount(ctx: RequestContext, subAccountId: string): Promise<AccountView> {
     await this.requireMaster(ctx);
     const sub = await this.accounts.get(subAccountId);
-    if (!sub || sub.parentAccountId !== ctx.accountId || sub.status !== 'active') throw new DomainError('ACCOUNT_NOT_FOUND', 'Sub-account not found');
+    if (!sub || sub.parentAccountId !== ctx.accountId || sub.status !== 'active')
+      throw new DomainError('ACCOUNT_NOT_FOUND', 'Sub-account not found');
     return sub;
   }
 

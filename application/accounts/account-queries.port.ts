@@ -3,13 +3,35 @@ import type { Page, PageOf } from '../shared/page.js';
 export type { Page, PageOf };
 
 export type ApiKeyView = Readonly<{
-  keyId: string; accountId: string; name: string; prefix: string; createdAt: string; revoked: boolean; revokedAt: string | null; lastUsedAt: string | null;
+  keyId: string;
+  accountId: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  revoked: boolean;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
 }>;
 export type AccountView = Readonly<{
-  accountId: string; parentAccountId: string | null; name: string; status: string; balanceMicros: number; numberLimit: number; numbersUsed: number; createdAt: string;
+  accountId: string;
+  parentAccountId: string | null;
+  name: string;
+  status: string;
+  balanceMicros: number;
+  numberLimit: number;
+  numbersUsed: number;
+  createdAt: string;
 }>;
 
-export type LedgerEntryView = Readonly<{ id: string; kind: string; amountMicros: number; balanceMicros: number; description: string; reference: string | null; at: string }>;
+export type LedgerEntryView = Readonly<{
+  id: string;
+  kind: string;
+  amountMicros: number;
+  balanceMicros: number;
+  description: string;
+  reference: string | null;
+  at: string;
+}>;
 
 export interface AccountQueries {
   keyByHash(keyHash: string): Promise<ApiKeyView | null>;

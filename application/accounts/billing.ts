@@ -1,4 +1,4 @@
-import { accountDecider, chargeRefusal, numberSlotRefusal, type ChargeKind } from '../../domain/account/account.decider.js';
+import { accountDecider, type ChargeKind, chargeRefusal, numberSlotRefusal } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { RequestContext } from '../shared/context.js';
@@ -30,10 +30,23 @@ export class Billing {
   /** Charge the paying account; idempotent by chargeId; 402 when the balance is short. */
   async charge(ctx: RequestContext, actingAccountId: string, c: Charge) {
     const accountId = await this.billingAccountOf(actingAccountId);
-    return this.exec.execute(accountDecider, streams.account(accountId), {
-      type: 'ChargeAccount',
-      data: { accountId, chargeId: c.chargeId, amountMicros: c.amountMicros, kind: c.kind, description: c.description, reference: c.reference ?? null },
-    }, ctx, { accountId });
+    return this.exec.execute(
+      accountDecider,
+      streams.account(accountId),
+      {
+        type: 'ChargeAccount',
+        data: {
+          accountId,
+          chargeId: c.chargeId,
+          amountMicros: c.amountMicros,
+          kind: c.kind,
+          description: c.description,
+          reference: c.reference ?? null,
+        },
+      },
+      ctx,
+      { accountId },
+    );
   }
 
   /** Refuses (402) when the paying account cannot cover `amountMicros` now; records nothing. */
@@ -53,15 +66,29 @@ export class Billing {
   /** Hold a number slot (409 at the limit, then 402 when the balance is below `requiredBalanceMicros`). */
   async reserveNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, requiredBalanceMicros: number) {
     const accountId = await this.billingAccountOf(actingAccountId);
-    return this.exec.execute(accountDecider, streams.account(accountId), {
-      type: 'ReserveNumberSlot', data: { accountId, numberId, requiredBalanceMicros },
-    }, ctx, { accountId });
+    return this.exec.execute(
+      accountDecider,
+      streams.account(accountId),
+      {
+        type: 'ReserveNumberSlot',
+        data: { accountId, numberId, requiredBalanceMicros },
+      },
+      ctx,
+      { accountId },
+    );
   }
 
   async releaseNumberSlot(ctx: RequestContext, actingAccountId: string, numberId: string, reason: string) {
     const accountId = await this.billingAccountOf(actingAccountId);
-    return this.exec.execute(accountDecider, streams.account(accountId), {
-      type: 'ReleaseNumberSlot', data: { accountId, numberId, reason },
-    }, ctx, { accountId });
+    return this.exec.execute(
+      accountDecider,
+      streams.account(accountId),
+      {
+        type: 'ReleaseNumberSlot',
+        data: { accountId, numberId, reason },
+      },
+      ctx,
+      { accountId },
+    );
   }
 }

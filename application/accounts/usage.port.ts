@@ -1,5 +1,11 @@
 /** Metric names counted per account and day by analytics projectors. */
-export const USAGE_METRICS = ['messages', 'calls', 'webhook_deliveries', 'webhook_deliveries_succeeded', 'webhook_deliveries_failed'] as const;
+export const USAGE_METRICS = [
+  'messages',
+  'calls',
+  'webhook_deliveries',
+  'webhook_deliveries_succeeded',
+  'webhook_deliveries_failed',
+] as const;
 export type UsageMetric = (typeof USAGE_METRICS)[number];
 
 export interface UsageQueries {

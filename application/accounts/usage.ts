@@ -15,7 +15,11 @@ const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
 
 /** GET /v1/usage: plan, numbers (limit of the billing account), stats from analytics projections, balance. */
 export class UsageReport {
-  constructor(private readonly clock: ClockPort, private readonly accounts: AccountQueries, private readonly usage: UsageQueries) {}
+  constructor(
+    private readonly clock: ClockPort,
+    private readonly accounts: AccountQueries,
+    private readonly usage: UsageQueries,
+  ) {}
 
   async forAccount(accountId: string) {
     const me = await this.accounts.get(accountId);
@@ -34,7 +38,8 @@ export class UsageReport {
       return { total, d1, d7, d30 };
     };
     const [messages, calls, deliveries, succeeded, failed] = await Promise.all([
-      windows('messages'), windows('calls'),
+      windows('messages'),
+      windows('calls'),
       this.usage.count(accountId, 'webhook_deliveries', null, tomorrow),
       this.usage.count(accountId, 'webhook_deliveries_succeeded', null, tomorrow),
       this.usage.count(accountId, 'webhook_deliveries_failed', null, tomorrow),
@@ -45,9 +50,17 @@ export class UsageReport {
       plan: { name: SELF_SERVE_PLAN.name, limits: { numbers: billing.numberLimit, ...SELF_SERVE_PLAN.limits } },
       numbers: { used: billing.numbersUsed, limit: billing.numberLimit, remaining: Math.max(0, billing.numberLimit - billing.numbersUsed) },
       stats: {
-        totalMessages: messages.total, messagesLast24h: messages.d1, messagesLast7d: messages.d7, messagesLast30d: messages.d30,
-        totalCalls: calls.total, callsLast24h: calls.d1, callsLast7d: calls.d7, callsLast30d: calls.d30,
-        totalWebhookDeliveries: deliveries, successfulWebhookDeliveries: succeeded, failedWebhookDeliveries: failed,
+        totalMessages: messages.total,
+        messagesLast24h: messages.d1,
+        messagesLast7d: messages.d7,
+        messagesLast30d: messages.d30,
+        totalCalls: calls.total,
+        callsLast24h: calls.d1,
+        callsLast7d: calls.d7,
+        callsLast30d: calls.d30,
+        totalWebhookDeliveries: deliveries,
+        successfulWebhookDeliveries: succeeded,
+        failedWebhookDeliveries: failed,
       },
       periodStart: periodStart.toISOString(),
       periodEnd: periodEnd.toISOString(),

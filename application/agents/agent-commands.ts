@@ -1,12 +1,12 @@
-import { agentDecider, type AgentChanges, type AgentCommand } from '../../domain/agent/agent.decider.js';
+import { type AgentChanges, type AgentCommand, agentDecider } from '../../domain/agent/agent.decider.js';
 import { AGENT_DEFAULTS, type AgentConfig } from '../../domain/agent/agent.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { AgentQueries, AgentView } from './agent-queries.port.js';
-import type { VoiceCataloguePort } from './voice-catalogue.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { AgentQueries, AgentView } from './agent-queries.port.js';
+import type { VoiceCataloguePort } from './voice-catalogue.port.js';
 
 export type CreateAgentInput = Partial<Omit<AgentConfig, 'name'>> & { name: string };
 
@@ -33,7 +33,9 @@ export class AgentCommands {
     if (voice === undefined) return;
     const known = await this.voices.list();
     if (!known.some((v) => v.voice_id === voice)) {
-      throw new DomainError('VALIDATION_ERROR', `Unknown voice '${voice}'`, [{ field: 'voice', message: 'not a voice of the configured provider; see GET /v1/agents/voices', type: 'value_error' }]);
+      throw new DomainError('VALIDATION_ERROR', `Unknown voice '${voice}'`, [
+        { field: 'voice', message: 'not a voice of the configured provider; see GET /v1/agents/voices', type: 'value_error' },
+      ]);
     }
   }
 
@@ -58,5 +60,4 @@ export class AgentCommands {
   }
 }
 
-const stripUndefined = <T extends object>(o: T): T =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const stripUndefined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;

@@ -15,7 +15,10 @@ export const agentWebhookMappings: readonly WebhookMapping[] = [
     describe: (raw) => {
       const e = raw as Of<'AgentCreated'>;
       return {
-        agentId: e.data.agentId, channel: null, messageId: null, conversationId: null,
+        agentId: e.data.agentId,
+        channel: null,
+        messageId: null,
+        conversationId: null,
         data: { agentId: e.data.agentId, name: e.data.config.name, voiceMode: e.data.config.voiceMode, createdAt: e.data.createdAt },
       };
     },
@@ -26,7 +29,10 @@ export const agentWebhookMappings: readonly WebhookMapping[] = [
     describe: (raw) => {
       const e = raw as Of<'AgentUpdated'>;
       return {
-        agentId: e.data.agentId, channel: null, messageId: null, conversationId: null,
+        agentId: e.data.agentId,
+        channel: null,
+        messageId: null,
+        conversationId: null,
         data: { agentId: e.data.agentId, changes: e.data.changes, updatedAt: e.data.updatedAt },
       };
     },
@@ -37,7 +43,10 @@ export const agentWebhookMappings: readonly WebhookMapping[] = [
     describe: (raw) => {
       const e = raw as Of<'AgentDeleted'>;
       return {
-        agentId: e.data.agentId, channel: null, messageId: null, conversationId: null,
+        agentId: e.data.agentId,
+        channel: null,
+        messageId: null,
+        conversationId: null,
         data: { agentId: e.data.agentId, name: e.data.name, deletedAt: e.data.deletedAt },
       };
     },

@@ -15,5 +15,9 @@ export type MessageView = Readonly<{
 /** The read side of messages that other capabilities show (a number's message history). */
 export interface NumberMessageQueries {
   /** Newest first; `before`/`after` are exclusive bounds on the message time. */
-  messages(accountId: string, numberId: string, q: { limit: number; before?: string | undefined; after?: string | undefined }): Promise<{ data: MessageView[]; hasMore: boolean }>;
+  messages(
+    accountId: string,
+    numberId: string,
+    q: { limit: number; before?: string | undefined; after?: string | undefined },
+  ): Promise<{ data: MessageView[]; hasMore: boolean }>;
 }

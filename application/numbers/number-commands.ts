@@ -1,20 +1,25 @@
-import type { Billing } from '../accounts/billing.js';
 import { accountDecider } from '../../domain/account/account.decider.js';
 import { agentDecider } from '../../domain/agent/agent.decider.js';
 import { areaCodeProblem, type NanpCountry } from '../../domain/phone-number/north-american-area-codes.js';
-import { phoneNumberDecider, type PhoneNumberCommand, type PhoneNumberEvent, type PhoneNumberState } from '../../domain/phone-number/phone-number.decider.js';
+import {
+  type PhoneNumberCommand,
+  type PhoneNumberEvent,
+  type PhoneNumberState,
+  phoneNumberDecider,
+} from '../../domain/phone-number/phone-number.decider.js';
 import { NUMBER_PROVISIONING_BALANCE_MICROS } from '../../domain/phone-number/pricing.js';
-import { sipTrunkDecider } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { IdsPort } from '../ports/ids.port.js';
+import { sipTrunkDecider } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import type { Billing } from '../accounts/billing.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
-import type { NumberProvisioningPort } from '../signup/number-provisioning.port.js';
-import type { NumberQueries, PhoneNumberView } from './number-queries.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { NumberProvisioningPort } from '../signup/number-provisioning.port.js';
+import type { NumberQueries, PhoneNumberView } from './number-queries.port.js';
 
 export type ProvisionInput = Readonly<{ numberId?: string; country: NanpCountry; areaCode: string | null; agentId: string | null }>;
 
@@ -56,7 +61,9 @@ export class NumberCommands implements NumberProvisioningPort {
     await this.exec.settle(events);
     const payer = await this.billing.billingAccountOf(ctx.accountId);
     const { events: ledger } = await this.exec.load(accountDecider, streams.account(payer));
-    const last = ledger.findLast((e) => 'numberId' in e.data ? e.data.numberId === numberId : 'reference' in e.data && e.data.reference === numberId);
+    const last = ledger.findLast((e) =>
+      'numberId' in e.data ? e.data.numberId === numberId : 'reference' in e.data && e.data.reference === numberId,
+    );
     if (last) await this.exec.settle([last]);
   }
 
@@ -79,14 +86,19 @@ export class NumberCommands implements NumberProvisioningPort {
    */
   async provisionNumber(ctx: RequestContext, input: ProvisionInput): Promise<PhoneNumberView> {
     const problem = input.areaCode === null ? null : areaCodeProblem(input.country, input.areaCode);
-    if (problem) throw new DomainError('VALIDATION_ERROR', `areaCode ${problem}`, [{ field: 'areaCode', message: problem, type: 'value_error' }]);
+    if (problem)
+      throw new DomainError('VALIDATION_ERROR', `areaCode ${problem}`, [{ field: 'areaCode', message: problem, type: 'value_error' }]);
     if (input.agentId) await this.requireAgent(ctx, input.agentId);
     const numberId = input.numberId ?? this.ids.id('pn');
 
     const existing = (await this.load(numberId)).state;
-    if (existing.status === 'none' || existing.status === 'failed') await this.billing.assertCanHoldNumberSlot(ctx.accountId, NUMBER_PROVISIONING_BALANCE_MICROS);
+    if (existing.status === 'none' || existing.status === 'failed')
+      await this.billing.assertCanHoldNumberSlot(ctx.accountId, NUMBER_PROVISIONING_BALANCE_MICROS);
 
-    const r = await this.run(ctx, { type: 'RequestNumber', data: { numberId, country: input.country, areaCode: input.areaCode, agentId: input.agentId } });
+    const r = await this.run(ctx, {
+      type: 'RequestNumber',
+      data: { numberId, country: input.country, areaCode: input.areaCode, agentId: input.agentId },
+    });
     const attempt = r.state.status === 'none' ? 1 : r.state.attempt;
     const outcome = await this.until(numberId, (s) => s.status !== 'none' && s.attempt === attempt && isSettled(s));
     const s = outcome.state;
@@ -95,7 +107,10 @@ export class NumberCommands implements NumberProvisioningPort {
       throw new DomainError(s.code, s.message);
     }
     if (s.status !== 'active' && s.status !== 'released') {
-      throw new DomainError('NUMBER_PROVISIONING_PENDING', `Provisioning of number ${numberId} is taking longer than usual; it continues in the background and the number will appear in GET /v1/numbers when it is ready`);
+      throw new DomainError(
+        'NUMBER_PROVISIONING_PENDING',
+        `Provisioning of number ${numberId} is taking longer than usual; it continues in the background and the number will appear in GET /v1/numbers when it is ready`,
+      );
     }
     await this.settle(ctx, numberId, outcome.events);
     return this.view(ctx, numberId);
@@ -111,12 +126,18 @@ export class NumberCommands implements NumberProvisioningPort {
   async release(ctx: RequestContext, numberId: string): Promise<{ success: true; phoneNumber: string; status: 'released' }> {
     const r = await this.run(ctx, { type: 'RequestRelease', data: { numberId } });
     const from = r.revision === 'no_stream' ? -1n : r.revision;
-    const outcome = await this.until(numberId, (s, events) => s.status === 'released' || events.some((e) => e.streamRevision >= from && e.type === 'NumberReleaseFailed'));
+    const outcome = await this.until(
+      numberId,
+      (s, events) => s.status === 'released' || events.some((e) => e.streamRevision >= from && e.type === 'NumberReleaseFailed'),
+    );
     const s = outcome.state;
     if (s.status !== 'released') {
       const failed = outcome.events.findLast((e) => e.type === 'NumberReleaseFailed' && e.streamRevision >= from);
       if (failed?.type === 'NumberReleaseFailed') throw new DomainError(failed.data.code, failed.data.message);
-      throw new DomainError('NUMBER_PROVISIONING_PENDING', `The release of number ${numberId} is taking longer than usual; it continues in the background`);
+      throw new DomainError(
+        'NUMBER_PROVISIONING_PENDING',
+        `The release of number ${numberId} is taking longer than usual; it continues in the background`,
+      );
     }
     await this.settle(ctx, numberId, outcome.events);
     return { success: true, phoneNumber: s.phoneNumber, status: 'released' };
@@ -159,7 +180,7 @@ export class NumberCommands implements NumberProvisioningPort {
       const linked = await this.trunk(ctx, sipTrunkId, 'LinkNumber', numberId);
       if (linked.checkpoint) written.push({ checkpoint: linked.checkpoint, types: linked.events.map((e) => e.type) });
     }
-    let assigned;
+    let assigned: Awaited<ReturnType<NumberCommands['run']>>;
     try {
       assigned = await this.run(ctx, { type: 'AssignSipTrunk', data: { numberId, sipTrunkId } });
     } catch (err) {
@@ -175,7 +196,8 @@ export class NumberCommands implements NumberProvisioningPort {
     }
     if (!sipTrunkId) {
       // repair: a trunk left believing it holds this number (a crash between link and assign) lets go too
-      for (const stale of await this.queries.trunksLinkedTo(ctx.accountId, numberId)) await this.trunk(ctx, stale, 'UnlinkNumber', numberId);
+      for (const stale of await this.queries.trunksLinkedTo(ctx.accountId, numberId))
+        await this.trunk(ctx, stale, 'UnlinkNumber', numberId);
     }
     for (const w of written) await this.readModels.waitFor(w.checkpoint, w.types);
     return this.view(ctx, numberId);
@@ -187,6 +209,7 @@ const isSettled = (s: PhoneNumberState) => s.status === 'active' || s.status ===
 
 function usable(s: PhoneNumberState, accountId: string): void {
   if (s.status === 'none' || s.accountId !== accountId) throw notFound();
-  if (s.status === 'released') throw new DomainError('PHONE_NUMBER_RELEASED', 'The phone number was released; released numbers cannot be changed');
+  if (s.status === 'released')
+    throw new DomainError('PHONE_NUMBER_RELEASED', 'The phone number was released; released numbers cannot be changed');
   if (s.status !== 'active') throw notFound();
 }

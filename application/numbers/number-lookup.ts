@@ -1,10 +1,10 @@
-import type { Billing } from '../accounts/billing.js';
 import { LOOKUP_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
-import type { CarrierPort, LineInfo } from './carrier.port.js';
+import type { Billing } from '../accounts/billing.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { LookupCachePort } from './lookup-cache.port.js';
 import type { RequestContext } from '../shared/context.js';
+import type { CarrierPort, LineInfo } from './carrier.port.js';
+import type { LookupCachePort } from './lookup-cache.port.js';
 
 export type LookupResult = LineInfo & Readonly<{ cached: boolean; lookedUpAt: string }>;
 export type LookupAnswer = Readonly<{ data: LookupResult[]; chargedNumbers: number; chargedMicros: number }>;
@@ -39,12 +39,18 @@ export class NumberLookup {
       // refuse before paying the carrier when the balance clearly cannot cover it
       await this.billing.assertCanPay(ctx.accountId, cost);
       const infos = await Promise.all(misses.map((n) => this.carrier.lookup(n)));
-      misses.forEach((n, i) => fresh.set(n, infos[i]!));
+      for (const [i, n] of misses.entries()) fresh.set(n, infos[i]!);
       await this.billing.charge(ctx, ctx.accountId, {
-        chargeId: `number_lookup:${this.ids.uuid()}`, amountMicros: cost, kind: 'number_lookup',
-        description: `Number lookup: ${misses.length} number${misses.length === 1 ? '' : 's'}`, reference: ctx.requestId,
+        chargeId: `number_lookup:${this.ids.uuid()}`,
+        amountMicros: cost,
+        kind: 'number_lookup',
+        description: `Number lookup: ${misses.length} number${misses.length === 1 ? '' : 's'}`,
+        reference: ctx.requestId,
       });
-      await this.cache.put(ctx.accountId, infos.map((info) => ({ info, lookedUpAt: now.toISOString() })));
+      await this.cache.put(
+        ctx.accountId,
+        infos.map((info) => ({ info, lookedUpAt: now.toISOString() })),
+      );
     }
     const data = unique.map((n): LookupResult => {
       const hit = cached.get(n);

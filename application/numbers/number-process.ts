@@ -1,29 +1,48 @@
-import type { Billing } from '../accounts/billing.js';
-import { agentDecider, type AgentEvent } from '../../domain/agent/agent.decider.js';
-import { phoneNumberDecider, type PhoneNumberCommand, type PhoneNumberEvent, type PhoneNumberState } from '../../domain/phone-number/phone-number.decider.js';
+import { type AgentEvent, agentDecider } from '../../domain/agent/agent.decider.js';
+import {
+  type PhoneNumberCommand,
+  type PhoneNumberEvent,
+  type PhoneNumberState,
+  phoneNumberDecider,
+} from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS, NUMBER_PROVISIONING_BALANCE_MICROS } from '../../domain/phone-number/pricing.js';
-import { sipTrunkDecider, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { CarrierPort } from './carrier.port.js';
+import { type SipTrunkEvent, sipTrunkDecider } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import type { Billing } from '../accounts/billing.js';
 import { compareCheckpoints, type RecordedEvent } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { NumberQueries } from './number-queries.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import { ProcessManager } from '../shared/process-manager.js';
+import type { CarrierPort } from './carrier.port.js';
+import type { NumberQueries } from './number-queries.port.js';
 
 /** Failures that end a provisioning step for good (anything else is retried by the reactor runner). */
 const STEP_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'NUMBER_LIMIT_REACHED', 'INSUFFICIENT_BALANCE', 'ACCOUNT_NOT_FOUND', 'NUMBER_UNAVAILABLE', 'VALIDATION_ERROR',
-  'SMS_PROVIDER_ERROR', 'TELEPHONY_PROVIDER_ERROR',
+  'NUMBER_LIMIT_REACHED',
+  'INSUFFICIENT_BALANCE',
+  'ACCOUNT_NOT_FOUND',
+  'NUMBER_UNAVAILABLE',
+  'VALIDATION_ERROR',
+  'SMS_PROVIDER_ERROR',
+  'TELEPHONY_PROVIDER_ERROR',
 ]);
 const isStepFailure = (err: unknown): err is DomainError => err instanceof DomainError && STEP_FAILURES.has(err.code);
 
 type Handled = Extract<
   PhoneNumberEvent | SipTrunkEvent | AgentEvent,
-  { type: 'NumberProvisioningRequested' | 'NumberReleaseRequested' | 'NumberReleased' | 'NumberAttached' | 'NumberSipTrunkAssigned' | 'SipTrunkDeleted' | 'AgentDeleted' }
+  {
+    type:
+      | 'NumberProvisioningRequested'
+      | 'NumberReleaseRequested'
+      | 'NumberReleased'
+      | 'NumberAttached'
+      | 'NumberSipTrunkAssigned'
+      | 'SipTrunkDeleted'
+      | 'AgentDeleted';
+  }
 >;
 
 /**
@@ -47,7 +66,13 @@ export class NumberProcess extends ProcessManager<Handled> {
     return 'system:numbers';
   }
   readonly handles = [
-    'NumberProvisioningRequested', 'NumberReleaseRequested', 'NumberReleased', 'NumberAttached', 'NumberSipTrunkAssigned', 'SipTrunkDeleted', 'AgentDeleted',
+    'NumberProvisioningRequested',
+    'NumberReleaseRequested',
+    'NumberReleased',
+    'NumberAttached',
+    'NumberSipTrunkAssigned',
+    'SipTrunkDeleted',
+    'AgentDeleted',
   ] as const;
   /**
    * The newest NumberAttached this reactor has seen. Every attach recorded before an AgentDeleted reaches the
@@ -77,19 +102,25 @@ export class NumberProcess extends ProcessManager<Handled> {
 
   protected async react(e: RecordedEvent<Handled>, ctx: RequestContext): Promise<void> {
     switch (e.type) {
-      case 'NumberProvisioningRequested': case 'NumberReleaseRequested':
+      case 'NumberProvisioningRequested':
+      case 'NumberReleaseRequested':
         return this.drive(e.data.numberId, ctx);
       case 'NumberAttached': {
         if (!this.lastAttach || compareCheckpoints(e.checkpoint, this.lastAttach) > 0) this.lastAttach = e.checkpoint;
         // an attach that raced the agent's deletion: the agent is gone, so is the link
         const agent = await this.exec.load(agentDecider, streams.agent(e.data.agentId));
-        if (agent.state.status === 'deleted') await this.number(ctx, { type: 'DetachFromAgent', data: { numberId: e.data.numberId, agentId: e.data.agentId, reason: 'agent_deleted' } });
+        if (agent.state.status === 'deleted')
+          await this.number(ctx, {
+            type: 'DetachFromAgent',
+            data: { numberId: e.data.numberId, agentId: e.data.agentId, reason: 'agent_deleted' },
+          });
         return;
       }
       case 'NumberSipTrunkAssigned': {
         const { state } = await this.load(e.data.numberId);
         const current = state.status === 'active' ? state.sipTrunkId : null;
-        if (e.data.previousSipTrunkId && e.data.previousSipTrunkId !== current) await this.trunk(ctx, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
+        if (e.data.previousSipTrunkId && e.data.previousSipTrunkId !== current)
+          await this.trunk(ctx, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
         if (current && current === e.data.sipTrunkId) {
           try {
             await this.trunk(ctx, current, 'LinkNumber', e.data.numberId);
@@ -105,7 +136,8 @@ export class NumberProcess extends ProcessManager<Handled> {
         if (e.data.previousSipTrunkId) await this.trunk(ctx, e.data.previousSipTrunkId, 'UnlinkNumber', e.data.numberId);
         return;
       case 'SipTrunkDeleted':
-        for (const numberId of e.data.numberIds) await this.number(ctx, { type: 'ClearSipTrunk', data: { numberId, sipTrunkId: e.data.trunkId } });
+        for (const numberId of e.data.numberIds)
+          await this.number(ctx, { type: 'ClearSipTrunk', data: { numberId, sipTrunkId: e.data.trunkId } });
         return;
       case 'AgentDeleted': {
         // the read model names the agent's numbers once it has projected every attach seen so far
@@ -156,7 +188,11 @@ export class NumberProcess extends ProcessManager<Handled> {
           case 'routed': {
             const chargeId = monthlyChargeId(s.numberId, 0);
             await this.billing.charge(ctx, s.accountId, {
-              chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS, kind: 'number_monthly', description: `Phone number ${s.phoneNumber}: first month`, reference: s.numberId,
+              chargeId,
+              amountMicros: NUMBER_MONTHLY_PRICE_MICROS,
+              kind: 'number_monthly',
+              description: `Phone number ${s.phoneNumber}: first month`,
+              reference: s.numberId,
             });
             await at('CompleteProvisioning', { chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS });
             return true;
@@ -204,9 +240,12 @@ export class NumberProcess extends ProcessManager<Handled> {
         if (!(err instanceof DomainError && err.code === 'NUMBER_UNAVAILABLE')) throw err;
       }
     }
-    throw new DomainError('NUMBER_UNAVAILABLE', s.areaCode
-      ? `The requested number is unavailable: no numbers are available in area code ${s.areaCode} right now`
-      : `The requested number is unavailable: no numbers are available in ${s.country} right now`);
+    throw new DomainError(
+      'NUMBER_UNAVAILABLE',
+      s.areaCode
+        ? `The requested number is unavailable: no numbers are available in area code ${s.areaCode} right now`
+        : `The requested number is unavailable: no numbers are available in ${s.country} right now`,
+    );
   }
 
   private load(numberId: string) {

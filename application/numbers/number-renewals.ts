@@ -1,12 +1,12 @@
-import type { Billing } from '../accounts/billing.js';
-import { paidThrough, phoneNumberDecider, type PhoneNumberCommand } from '../../domain/phone-number/phone-number.decider.js';
+import { type PhoneNumberCommand, paidThrough, phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
+import type { Billing } from '../accounts/billing.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { NumberQueries } from './number-queries.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { NumberQueries } from './number-queries.port.js';
 
 export type RenewalPass = Readonly<{ renewed: number; paymentFailed: number }>;
 
@@ -70,17 +70,30 @@ export class NumberRenewals {
       if (s.status !== 'active' || s.releasing || paidThrough(s) > now) break;
       const period = s.periodsPaid;
       const chargeId = monthlyChargeId(numberId, period);
-      const ctx: RequestContext = { accountId: s.accountId, requestId: null, correlationId: `renewal:${numberId}:${period}`, actor: 'system:number-renewal' };
+      const ctx: RequestContext = {
+        accountId: s.accountId,
+        requestId: null,
+        correlationId: `renewal:${numberId}:${period}`,
+        actor: 'system:number-renewal',
+      };
       try {
         await this.billing.charge(ctx, s.accountId, {
-          chargeId, amountMicros: NUMBER_MONTHLY_PRICE_MICROS, kind: 'number_monthly', reference: numberId,
+          chargeId,
+          amountMicros: NUMBER_MONTHLY_PRICE_MICROS,
+          kind: 'number_monthly',
+          reference: numberId,
           description: `Phone number ${s.phoneNumber}: month ${period + 1} (from ${paidThrough(s).slice(0, 10)})`,
         });
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
         const r = await this.record(ctx, {
           type: 'RecordRenewalPaymentFailed',
-          data: { numberId, period, neededMicros: Number(err.hints.neededMicros ?? NUMBER_MONTHLY_PRICE_MICROS), balanceMicros: Number(err.hints.balanceMicros ?? 0) },
+          data: {
+            numberId,
+            period,
+            neededMicros: Number(err.hints.neededMicros ?? NUMBER_MONTHLY_PRICE_MICROS),
+            balanceMicros: Number(err.hints.balanceMicros ?? 0),
+          },
         });
         if (r.events.length) this.log.warn({ numberId, period }, 'number renewal could not be paid; flagged');
         return { renewed, paymentFailed: r.events.length };

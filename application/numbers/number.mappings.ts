@@ -15,7 +15,13 @@ export const numberWebhookMappings: readonly WebhookMapping[] = [
     event: 'number.provisioned',
     describe: (raw) => {
       const { numberId, phoneNumber, country, areaCode, type, provisionedAt } = (raw as Of<'NumberProvisioned'>).data;
-      return { agentId: null, channel: null, messageId: null, conversationId: null, data: { numberId, phoneNumber, country, areaCode, type, provisionedAt } };
+      return {
+        agentId: null,
+        channel: null,
+        messageId: null,
+        conversationId: null,
+        data: { numberId, phoneNumber, country, areaCode, type, provisionedAt },
+      };
     },
   },
   {
@@ -39,7 +45,13 @@ export const numberWebhookMappings: readonly WebhookMapping[] = [
     event: 'number.released',
     describe: (raw) => {
       const { numberId, phoneNumber, previousAgentId, releasedAt } = (raw as Of<'NumberReleased'>).data;
-      return { agentId: previousAgentId, channel: null, messageId: null, conversationId: null, data: { numberId, phoneNumber, agentId: previousAgentId, releasedAt } };
+      return {
+        agentId: previousAgentId,
+        channel: null,
+        messageId: null,
+        conversationId: null,
+        data: { numberId, phoneNumber, agentId: previousAgentId, releasedAt },
+      };
     },
   },
 ];

@@ -60,9 +60,7 @@ export type RecordedEvent<E extends Event = Event> = E &
 export type AppendResult = Readonly<{ nextRevision: bigint; checkpoint: Checkpoint }>;
 
 /** Server-side filter for $all reads and subscriptions: by event type or by stream category. */
-export type EventFilter =
-  | Readonly<{ eventTypes: readonly string[] }>
-  | Readonly<{ streamCategories: readonly string[] }>;
+export type EventFilter = Readonly<{ eventTypes: readonly string[] }> | Readonly<{ streamCategories: readonly string[] }>;
 
 export type ReadStreamOptions = Readonly<{
   direction?: 'forwards' | 'backwards';

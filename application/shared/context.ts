@@ -11,5 +11,9 @@ export type RequestContext = Readonly<{
 }>;
 
 export const metadataOf = (ctx: RequestContext, accountId = ctx.accountId): EventMetadata => ({
-  accountId, correlationId: ctx.correlationId, causationId: ctx.causationId ?? null, requestId: ctx.requestId, actor: ctx.actor,
+  accountId,
+  correlationId: ctx.correlationId,
+  causationId: ctx.causationId ?? null,
+  requestId: ctx.requestId,
+  actor: ctx.actor,
 });

@@ -1,12 +1,12 @@
 import type { Command, Decider, Event } from '../../domain/shared/types.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import {
-  revisionOf,
-  WrongExpectedRevisionError,
   type Checkpoint,
   type EventMetadata,
   type EventStorePort,
   type RecordedEvent,
+  revisionOf,
+  WrongExpectedRevisionError,
 } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
@@ -81,7 +81,11 @@ export class CommandExecutor {
           newEvents.map((e) => ({ ...e, id: this.ids.uuid(), metadata })),
           { expectedRevision: revision },
         );
-        if (o.readYourWrites) await this.readModels.waitFor(r.checkpoint, newEvents.map((e) => e.type));
+        if (o.readYourWrites)
+          await this.readModels.waitFor(
+            r.checkpoint,
+            newEvents.map((e) => e.type),
+          );
         return { state: newEvents.reduce(decider.evolve, state), events: newEvents, revision: r.nextRevision, checkpoint: r.checkpoint };
       } catch (err) {
         if (!(err instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw err;

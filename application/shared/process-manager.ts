@@ -46,9 +46,11 @@ export abstract class ProcessManager<E extends Event> implements Reactor {
       const key = this.instanceOf(e);
       byInstance.set(key, [...(byInstance.get(key) ?? []), e]);
     }
-    await Promise.all([...byInstance.values()].map(async (events) => {
-      for (const e of events) await this.react(e, this.contextOf(e));
-    }));
+    await Promise.all(
+      [...byInstance.values()].map(async (events) => {
+        for (const e of events) await this.react(e, this.contextOf(e));
+      }),
+    );
   }
 
   /** The context a reaction acts in: the event's account and correlation, this process as the actor. */

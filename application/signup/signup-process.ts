@@ -1,8 +1,8 @@
-import type { AccountCommands } from '../accounts/account-commands.js';
-import type { AgentCommands } from '../agents/agent-commands.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import { signUpDecider, type SignUpCommand, type SignUpEvent } from '../../domain/signup/signup.decider.js';
+import { type SignUpCommand, type SignUpEvent, signUpDecider } from '../../domain/signup/signup.decider.js';
+import type { AccountCommands } from '../accounts/account-commands.js';
+import type { AgentCommands } from '../agents/agent-commands.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -52,11 +52,21 @@ export class SignUpProcess extends ProcessManager<Handled> {
     const acting: RequestContext = { ...ctx, accountId: p.accountId };
     try {
       await this.accounts.openForSignUp(acting, {
-        accountId: p.accountId, name: s.agentName ? `${s.agentName}` : s.email,
+        accountId: p.accountId,
+        name: s.agentName ? `${s.agentName}` : s.email,
         owner: { userId: p.userId, email: s.email, projectId: p.projectId },
         key: { keyId: p.keyId, prefix: p.keyPrefix, keyHash: p.keyHash },
       });
-      await this.agents.create(acting, { name: s.agentName ?? 'My agent', voiceMode: 'hosted', systemPrompt: STARTER_SYSTEM_PROMPT, beginMessage: 'Hi! How can I help you today?' }, p.agentId);
+      await this.agents.create(
+        acting,
+        {
+          name: s.agentName ?? 'My agent',
+          voiceMode: 'hosted',
+          systemPrompt: STARTER_SYSTEM_PROMPT,
+          beginMessage: 'Hi! How can I help you today?',
+        },
+        p.agentId,
+      );
       await this.numbers.provision(acting, { numberId: p.numberId, agentId: p.agentId, country: 'US', areaCode: null });
       await this.accounts.activate(acting, p.accountId);
     } catch (err) {

@@ -1,15 +1,15 @@
-import type { AccountCommands } from '../accounts/account-commands.js';
 import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
-import { signUpDecider, type SignUpCommand, type SignUpPlan, type SignUpState } from '../../domain/signup/signup.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
+import { type SignUpCommand, type SignUpPlan, type SignUpState, signUpDecider } from '../../domain/signup/signup.decider.js';
+import type { AccountCommands } from '../accounts/account-commands.js';
 import type { ApiKeySecretsPort } from '../accounts/api-key-secrets.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { MailerPort } from './mailer.port.js';
-import type { OtpPort } from './otp.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { MailerPort } from './mailer.port.js';
+import type { OtpPort } from './otp.port.js';
 
 export interface SignUpThrottleQueries {
   recentByEmail(email: string, since: Date): Promise<{ count: number; oldest: Date | null }>;
@@ -60,13 +60,17 @@ export class SignUpService {
   private async throttle(email: string, clientAddress: string | null): Promise<void> {
     const now = new Date(this.exec.now());
     const since = new Date(now.getTime() - 3600_000);
-    const checks: [Promise<{ count: number; oldest: Date | null }>, number][] = [[this.throttles.recentByEmail(email, since), this.limits.perEmailPerHour]];
+    const checks: [Promise<{ count: number; oldest: Date | null }>, number][] = [
+      [this.throttles.recentByEmail(email, since), this.limits.perEmailPerHour],
+    ];
     if (clientAddress) checks.push([this.throttles.recentByClient(clientAddress, since), this.limits.perClientPerHour]);
     for (const [q, limit] of checks) {
       const { count, oldest } = await q;
       if (count >= limit) {
         const retryAfterSeconds = Math.max(1, Math.ceil(((oldest?.getTime() ?? now.getTime()) + 3600_000 - now.getTime()) / 1000));
-        throw new DomainError('THROTTLED', `Too many sign-up requests. Retry in ${retryAfterSeconds} seconds.`, undefined, { retryAfterSeconds });
+        throw new DomainError('THROTTLED', `Too many sign-up requests. Retry in ${retryAfterSeconds} seconds.`, undefined, {
+          retryAfterSeconds,
+        });
       }
     }
   }
@@ -76,10 +80,20 @@ export class SignUpService {
     await this.throttle(email, o.clientAddress);
     const verificationId = this.ids.id('ver');
     const code = this.otp.generate();
-    await this.run(verificationId, {
-      type: 'RequestSignUp',
-      data: { verificationId, email, agentName: o.agentName, codeHash: this.otp.hash(verificationId, code), clientAddress: o.clientAddress }
-    }, ctx);
+    await this.run(
+      verificationId,
+      {
+        type: 'RequestSignUp',
+        data: {
+          verificationId,
+          email,
+          agentName: o.agentName,
+          codeHash: this.otp.hash(verificationId, code),
+          clientAddress: o.clientAddress,
+        },
+      },
+      ctx,
+    );
     // the code exists only here and in the e-mail: it leaves the process after the request is recorded
     await this.mailer.send({
       to: email,
@@ -94,10 +108,20 @@ export class SignUpService {
     const codeHash = this.otp.hash(o.verificationId, o.code);
     const key = this.secrets.generate();
     const plan: SignUpPlan = {
-      userId: this.ids.id('usr'), projectId: this.ids.id('prj'), accountId: this.ids.id('acc'), agentId: this.ids.id('agt'),
-      numberId: this.ids.id('pn'), keyId: this.ids.id('key'), keyPrefix: key.prefix, keyHash: key.hash,
+      userId: this.ids.id('usr'),
+      projectId: this.ids.id('prj'),
+      accountId: this.ids.id('acc'),
+      agentId: this.ids.id('agt'),
+      numberId: this.ids.id('pn'),
+      keyId: this.ids.id('key'),
+      keyPrefix: key.prefix,
+      keyHash: key.hash,
     };
-    const r = await this.run(o.verificationId, { type: 'VerifySignUp', data: { verificationId: o.verificationId, codeHash, source: o.source, plan } }, ctx);
+    const r = await this.run(
+      o.verificationId,
+      { type: 'VerifySignUp', data: { verificationId: o.verificationId, codeHash, source: o.source, plan } },
+      ctx,
+    );
     if (r.events[0]?.type === 'SignUpCodeRejected') {
       const left = Math.max(0, 5 - r.events[0].data.wrongTries);
       throw new DomainError('SIGNUP_CODE_INVALID', `Wrong code; ${left} ${left === 1 ? 'try' : 'tries'} left`);
@@ -108,12 +132,16 @@ export class SignUpService {
       // the first verify: the sign-up process provisions the plan; this request answers with the key it chose
       await this.provisioned(o.verificationId, r.revision);
       await this.run(o.verificationId, { type: 'RecordKeyDelivered', data: { verificationId: o.verificationId } }, ctx);
-      return { api_key: key.key, ...(await this.summary(state.plan)), message: 'Account ready. Save the API key now: it is shown only once.' };
+      return {
+        api_key: key.key,
+        ...(await this.summary(state.plan)),
+        message: 'Account ready. Save the API key now: it is shown only once.',
+      };
     }
     // a retried verify: only someone who has the code may resume it
     const { events } = await this.exec.load(signUpDecider, stream);
     const requested = events.find((e) => e.type === 'SignUpRequested');
-    if (!requested || requested.type !== 'SignUpRequested' || requested.data.codeHash !== codeHash) {
+    if (requested?.type !== 'SignUpRequested' || requested.data.codeHash !== codeHash) {
       throw new DomainError('SIGNUP_CODE_INVALID', 'Wrong code');
     }
     if (state.status === 'verified') {
@@ -121,12 +149,20 @@ export class SignUpService {
       await this.provisioned(o.verificationId, retry.revision);
     }
     if (state.keyDelivered) {
-      return { api_key: null, ...(await this.summary(state.plan)), message: 'This sign-up was already completed; its API key was returned by the first verify.' };
+      return {
+        api_key: null,
+        ...(await this.summary(state.plan)),
+        message: 'This sign-up was already completed; its API key was returned by the first verify.',
+      };
     }
     // the verify that fixed the plan never answered (a crash, a provider failure): its key never reached the
     // person, so this verify (with the right code) hands out a replacement key
     const apiKey = await this.accounts.replaceKey(ctx, state.plan.accountId, state.plan.keyId);
-    await this.run(o.verificationId, { type: 'RecordKeyReplaced', data: { verificationId: o.verificationId, keyId: state.plan.keyId } }, ctx);
+    await this.run(
+      o.verificationId,
+      { type: 'RecordKeyReplaced', data: { verificationId: o.verificationId, keyId: state.plan.keyId } },
+      ctx,
+    );
     return { api_key: apiKey, ...(await this.summary(state.plan)), message: 'Account ready. Save the API key now: it is shown only once.' };
   }
 
@@ -136,8 +172,13 @@ export class SignUpService {
    */
   private async provisioned(verificationId: string, revision: bigint | 'no_stream'): Promise<void> {
     const after = revision === 'no_stream' ? -1n : revision;
-    const outcome = await awaitOutcome(this.exec, signUpDecider, streams.signUp(verificationId), (s, events) =>
-      s.status !== 'verified' || events.some((e) => e.streamRevision > after && e.type === 'SignUpStepFailed'), this.limits.provisioningTimeoutMs);
+    const outcome = await awaitOutcome(
+      this.exec,
+      signUpDecider,
+      streams.signUp(verificationId),
+      (s, events) => s.status !== 'verified' || events.some((e) => e.streamRevision > after && e.type === 'SignUpStepFailed'),
+      this.limits.provisioningTimeoutMs,
+    );
     await this.exec.settle(outcome.events);
     const s = outcome.state;
     if (s.status === 'completed') return;
@@ -151,7 +192,14 @@ export class SignUpService {
   private async summary(p: SignUpPlan): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
     const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(p.numberId));
     const phoneNumber = n.status === 'active' || n.status === 'released' ? n.phoneNumber : null;
-    return { account_id: p.accountId, user_id: p.userId, project_id: p.projectId, agent_id: p.agentId, number_id: p.numberId, phone_number: phoneNumber };
+    return {
+      account_id: p.accountId,
+      user_id: p.userId,
+      project_id: p.projectId,
+      agent_id: p.agentId,
+      number_id: p.numberId,
+      phone_number: phoneNumber,
+    };
   }
 
   /**
@@ -163,7 +211,14 @@ export class SignUpService {
     if (s.status !== 'verified') return 'nothing';
     if (s.failures >= maxFailures) {
       const last = events.findLast((e) => e.type === 'SignUpStepFailed');
-      await this.run(verificationId, { type: 'FailSignUp', data: { verificationId, reason: last?.type === 'SignUpStepFailed' ? last.data.message : 'provisioning did not finish' } }, ctx);
+      await this.run(
+        verificationId,
+        {
+          type: 'FailSignUp',
+          data: { verificationId, reason: last?.type === 'SignUpStepFailed' ? last.data.message : 'provisioning did not finish' },
+        },
+        ctx,
+      );
       return 'failed';
     }
     await this.run(verificationId, { type: 'RetrySignUp', data: { verificationId } }, ctx);

@@ -1,11 +1,17 @@
-import { sipTrunkDecider, type SipTrunkChanges, type SipTrunkCommand, type SipTrunkConfig, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
+import {
+  type SipTrunkChanges,
+  type SipTrunkCommand,
+  type SipTrunkConfig,
+  type SipTrunkEvent,
+  sipTrunkDecider,
+} from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { IdsPort } from '../ports/ids.port.js';
-import type { SipTrunkQueries, SipTrunkView } from './sip-trunk-queries.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { SipTrunkQueries, SipTrunkView } from './sip-trunk-queries.port.js';
 
 /**
  * SIP trunk use cases (docs/numbers.md, "SIP trunks"). Each write records its fact and awaits what the SIP trunk
@@ -26,12 +32,26 @@ export class SipTrunkCommands {
   }
 
   /** Awaits the first of `outcomes` recorded after `revision`; throws the provider's refusal, or 503 while it has not answered. */
-  private async outcome(trunkId: string, revision: bigint | 'no_stream', outcomes: readonly SipTrunkEvent['type'][], refusals: readonly SipTrunkEvent['type'][]) {
+  private async outcome(
+    trunkId: string,
+    revision: bigint | 'no_stream',
+    outcomes: readonly SipTrunkEvent['type'][],
+    refusals: readonly SipTrunkEvent['type'][],
+  ) {
     const after = revision === 'no_stream' ? -1n : revision;
-    const done = await awaitOutcome(this.exec, sipTrunkDecider, streams.sipTrunk(trunkId), (_s, events) =>
-      events.some((e) => e.streamRevision > after && outcomes.includes(e.type)), this.o.providerTimeoutMs);
+    const done = await awaitOutcome(
+      this.exec,
+      sipTrunkDecider,
+      streams.sipTrunk(trunkId),
+      (_s, events) => events.some((e) => e.streamRevision > after && outcomes.includes(e.type)),
+      this.o.providerTimeoutMs,
+    );
     const answer = done.events.find((e) => e.streamRevision > after && outcomes.includes(e.type));
-    if (!answer) throw new DomainError('READ_MODEL_TIMEOUT', `The SIP provider has not answered yet for trunk ${trunkId}; the change goes on in the background`);
+    if (!answer)
+      throw new DomainError(
+        'READ_MODEL_TIMEOUT',
+        `The SIP provider has not answered yet for trunk ${trunkId}; the change goes on in the background`,
+      );
     await this.exec.settle(done.events.filter((e) => e.streamRevision <= answer.streamRevision));
     if (refusals.includes(answer.type) && 'code' in answer.data) throw new DomainError(answer.data.code, answer.data.message);
   }
@@ -51,21 +71,32 @@ export class SipTrunkCommands {
   async create(ctx: RequestContext, config: SipTrunkConfig): Promise<SipTrunkView> {
     const trunkId = this.ids.id('trk');
     const r = await this.run(ctx, { type: 'RequestSipTrunk', data: { trunkId, config } });
-    await this.outcome(trunkId, r.revision === 'no_stream' ? 'no_stream' : r.revision - 1n, ['SipTrunkCreated', 'SipTrunkFailed'], ['SipTrunkFailed']);
+    await this.outcome(
+      trunkId,
+      r.revision === 'no_stream' ? 'no_stream' : r.revision - 1n,
+      ['SipTrunkCreated', 'SipTrunkFailed'],
+      ['SipTrunkFailed'],
+    );
     return this.view(ctx, trunkId);
   }
 
   async update(ctx: RequestContext, trunkId: string, changes: SipTrunkChanges): Promise<SipTrunkView> {
     await this.owned(ctx, trunkId);
     const r = await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes } });
-    if (r.events.length > 0) await this.outcome(trunkId, r.revision, ['SipTrunkSynced', 'SipTrunkUpdateReverted', 'SipTrunkDeleted'], ['SipTrunkUpdateReverted']);
+    if (r.events.length > 0)
+      await this.outcome(trunkId, r.revision, ['SipTrunkSynced', 'SipTrunkUpdateReverted', 'SipTrunkDeleted'], ['SipTrunkUpdateReverted']);
     return this.view(ctx, trunkId);
   }
 
   async delete(ctx: RequestContext, trunkId: string): Promise<{ success: true; id: string }> {
     await this.owned(ctx, trunkId);
     const r = await this.run(ctx, { type: 'RequestSipTrunkDeletion', data: { trunkId } });
-    await this.outcome(trunkId, r.events.length > 0 && r.revision !== 'no_stream' ? r.revision - 1n : r.revision, ['SipTrunkDeleted', 'SipTrunkDeletionFailed'], ['SipTrunkDeletionFailed']);
+    await this.outcome(
+      trunkId,
+      r.events.length > 0 && r.revision !== 'no_stream' ? r.revision - 1n : r.revision,
+      ['SipTrunkDeleted', 'SipTrunkDeletionFailed'],
+      ['SipTrunkDeletionFailed'],
+    );
     return { success: true, id: trunkId };
   }
 }

@@ -1,6 +1,11 @@
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import { sipTrunkDecider, type SipTrunkChanges, type SipTrunkCommand, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import {
+  type SipTrunkChanges,
+  type SipTrunkCommand,
+  type SipTrunkEvent,
+  sipTrunkDecider,
+} from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
@@ -27,7 +32,10 @@ export class SipTrunkProcess extends ProcessManager<Handled> {
   readonly name = 'sip_trunk_process';
   readonly handles = ['SipTrunkRequested', 'SipTrunkUpdated', 'SipTrunkDeletionRequested'] as const;
 
-  constructor(private readonly exec: CommandExecutor, private readonly provider: SipTrunkProviderPort) {
+  constructor(
+    private readonly exec: CommandExecutor,
+    private readonly provider: SipTrunkProviderPort,
+  ) {
     super();
   }
 
@@ -47,7 +55,10 @@ export class SipTrunkProcess extends ProcessManager<Handled> {
         if (state.status !== 'requested') return;
         try {
           const upstream = await this.provider.createTrunk({ trunkId, accountId: state.accountId, config: state.config });
-          await this.record(ctx, { type: 'CreateSipTrunk', data: { trunkId, config: state.config, providerRef: upstream.providerRef, terminationUri: upstream.terminationUri } });
+          await this.record(ctx, {
+            type: 'CreateSipTrunk',
+            data: { trunkId, config: state.config, providerRef: upstream.providerRef, terminationUri: upstream.terminationUri },
+          });
         } catch (err) {
           if (!isRefusal(err)) throw err;
           await this.record(ctx, { type: 'FailSipTrunk', data: { trunkId, code: err.code, message: err.message } });

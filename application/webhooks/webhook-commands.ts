@@ -1,18 +1,28 @@
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
-import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
-import { webhookDecider, type WebhookCommand } from '../../domain/webhook/webhook.decider.js';
+import { type WebhookCommand, webhookDecider } from '../../domain/webhook/webhook.decider.js';
 import { CONTEXT_LIMIT, TIMEOUT_SECONDS } from '../../domain/webhook/webhook.js';
-import type { IdsPort } from '../ports/ids.port.js';
+import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { AgentQueries } from '../agents/agent-queries.port.js';
-import type { WebhookQueries, WebhookSecretsPort, WebhookUrlPolicyPort, WebhookView } from './webhook.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import { buildEnvelope, testMessageData } from './envelope.js';
+import type { WebhookQueries, WebhookSecretsPort, WebhookUrlPolicyPort, WebhookView } from './webhook.port.js';
 
-export type ConfigureWebhookInput = Readonly<{ url: string; contextLimit?: number | null | undefined; timeout?: number | null | undefined }>;
-export type WebhookTestResult = Readonly<{ success: boolean; httpStatus: number | null; errorMessage: string | null; responseTimeMs: number; deliveryId: string }>;
+export type ConfigureWebhookInput = Readonly<{
+  url: string;
+  contextLimit?: number | null | undefined;
+  timeout?: number | null | undefined;
+}>;
+export type WebhookTestResult = Readonly<{
+  success: boolean;
+  httpStatus: number | null;
+  errorMessage: string | null;
+  responseTimeMs: number;
+  deliveryId: string;
+}>;
 
 /**
  * Webhook configuration use cases (master and per agent) and the test send. Every write answers from the
@@ -70,12 +80,18 @@ export class WebhookCommands {
 
   private async configure(ctx: RequestContext, scopeKey: string, agentId: string | null, input: ConfigureWebhookInput): Promise<void> {
     const refused = await this.urlPolicy.check(input.url);
-    if (refused) throw new DomainError('VALIDATION_ERROR', `The webhook URL is not allowed: ${refused}`, [{ field: 'url', message: refused, type: 'value_error' }]);
+    if (refused)
+      throw new DomainError('VALIDATION_ERROR', `The webhook URL is not allowed: ${refused}`, [
+        { field: 'url', message: refused, type: 'value_error' },
+      ]);
     await this.run(ctx, scopeKey, {
       type: 'ConfigureWebhook',
       data: {
-        webhookId: this.ids.id('whk'), agentId, url: input.url,
-        contextLimit: input.contextLimit ?? CONTEXT_LIMIT.default, timeout: input.timeout ?? TIMEOUT_SECONDS.default,
+        webhookId: this.ids.id('whk'),
+        agentId,
+        url: input.url,
+        contextLimit: input.contextLimit ?? CONTEXT_LIMIT.default,
+        timeout: input.timeout ?? TIMEOUT_SECONDS.default,
         secret: this.secrets.seal(this.secrets.generate()),
       },
     });
@@ -110,21 +126,51 @@ export class WebhookCommands {
     const deliveryId = this.ids.id('whd');
     const messageId = this.ids.id('msg_test');
     const body = buildEnvelope({
-      event: 'agent.message', channel: 'sms', timestamp: now, agentId, data: testMessageData({ agentId, now, messageId }),
-      conversationState: null, recentHistory: [], contextLimit: webhook.contextLimit,
+      event: 'agent.message',
+      channel: 'sms',
+      timestamp: now,
+      agentId,
+      data: testMessageData({ agentId, now, messageId }),
+      conversationState: null,
+      recentHistory: [],
+      contextLimit: webhook.contextLimit,
     });
     const stream = streams.webhookDelivery(deliveryId);
-    await this.exec.execute(webhookDeliveryDecider, stream, {
-      type: 'ScheduleDelivery',
-      data: {
-        deliveryId, webhookId: webhook.id, webhookAgentId: webhook.agentId, eventType: 'agent.message', channel: 'sms', agentId, messageId,
-        sourceEventId: null, sourceEventType: 'WebhookTestRequested', body, maxAttempts: 1, test: true,
+    await this.exec.execute(
+      webhookDeliveryDecider,
+      stream,
+      {
+        type: 'ScheduleDelivery',
+        data: {
+          deliveryId,
+          webhookId: webhook.id,
+          webhookAgentId: webhook.agentId,
+          eventType: 'agent.message',
+          channel: 'sms',
+          agentId,
+          messageId,
+          sourceEventId: null,
+          sourceEventType: 'WebhookTestRequested',
+          body,
+          maxAttempts: 1,
+          test: true,
+        },
       },
-    }, ctx);
+      ctx,
+    );
     // the endpoint has the deadline to answer; the margin covers the process picking the delivery up
-    const outcome = await awaitOutcome(this.exec, webhookDeliveryDecider, stream, (s) => s.status === 'succeeded' || s.status === 'failed', this.o.defaultDeadlineMs + 10_000);
+    const outcome = await awaitOutcome(
+      this.exec,
+      webhookDeliveryDecider,
+      stream,
+      (s) => s.status === 'succeeded' || s.status === 'failed',
+      this.o.defaultDeadlineMs + 10_000,
+    );
     if (outcome.timedOut) {
-      throw new DomainError('READ_MODEL_TIMEOUT', `The test delivery ${deliveryId} was recorded but no worker has sent it yet; it shows in GET /v1/webhooks/deliveries once sent`);
+      throw new DomainError(
+        'READ_MODEL_TIMEOUT',
+        `The test delivery ${deliveryId} was recorded but no worker has sent it yet; it shows in GET /v1/webhooks/deliveries once sent`,
+      );
     }
     await this.exec.settle(outcome.events);
     const attempt = outcome.events.find((e) => e.type === 'WebhookAttemptSucceeded' || e.type === 'WebhookAttemptFailed');
@@ -132,7 +178,8 @@ export class WebhookCommands {
     return {
       success: attempt?.type === 'WebhookAttemptSucceeded',
       httpStatus: d?.httpStatus ?? null,
-      errorMessage: attempt?.type === 'WebhookAttemptFailed' ? attempt.data.errorMessage : attempt ? null : 'webhook deleted before delivery',
+      errorMessage:
+        attempt?.type === 'WebhookAttemptFailed' ? attempt.data.errorMessage : attempt ? null : 'webhook deleted before delivery',
       responseTimeMs: Math.round(d?.durationMs ?? 0),
       deliveryId,
     };

@@ -1,15 +1,15 @@
 import { streams } from '../../domain/shared/streams.js';
-import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
-import { deliveryIdFor } from '../../domain/webhook/webhook.js';
 import { webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
-import { compareCheckpoints } from '../ports/event-store.port.js';
+import { deliveryIdFor } from '../../domain/webhook/webhook.js';
+import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
+import { compareCheckpoints } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { ConversationContextPort, WebhookQueries } from './webhook.port.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
 import type { WebhookEventRegistry } from './registry.js';
+import type { ConversationContextPort, WebhookQueries } from './webhook.port.js';
 
 export const WEBHOOK_ACTOR = 'system:webhooks';
 
@@ -48,7 +48,9 @@ export class WebhookDispatcher implements Reactor {
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     if (batch.length === 0) return;
     await this.configCaughtUp(batch.at(-1)!.checkpoint);
-    await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => { await this.dispatch(e); });
+    await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => {
+      await this.dispatch(e);
+    });
   }
 
   /**
@@ -79,24 +81,45 @@ export class WebhookDispatcher implements Reactor {
     const limit = target.contextLimit;
     const [recentHistory, conversationState] = d.conversationId
       ? await Promise.all([
-          limit > 0 ? this.context.recentHistory({ accountId, conversationId: d.conversationId, limit, excludeMessageId: d.messageId }) : Promise.resolve([]),
+          limit > 0
+            ? this.context.recentHistory({ accountId, conversationId: d.conversationId, limit, excludeMessageId: d.messageId })
+            : Promise.resolve([]),
           this.context.conversationState({ accountId, conversationId: d.conversationId }),
         ])
       : [[], null];
     const body = buildEnvelope({
-      event: mapping.event, channel: d.channel, timestamp: e.createdAt, agentId: d.agentId, data: d.data,
-      conversationState, recentHistory, contextLimit: limit,
+      event: mapping.event,
+      channel: d.channel,
+      timestamp: e.createdAt,
+      agentId: d.agentId,
+      data: d.data,
+      conversationState,
+      recentHistory,
+      contextLimit: limit,
     });
 
     const deliveryId = deliveryIdFor(e.id);
     // the first attempt is due at once
-    await this.exec.execute(webhookDeliveryDecider, streams.webhookDelivery(deliveryId), {
-      type: 'ScheduleDelivery',
-      data: {
-        deliveryId, webhookId: target.id, webhookAgentId: target.agentId, eventType: mapping.event, channel: d.channel, agentId: d.agentId,
-        messageId: d.messageId, sourceEventId: e.id, sourceEventType: e.type, body,
+    await this.exec.execute(
+      webhookDeliveryDecider,
+      streams.webhookDelivery(deliveryId),
+      {
+        type: 'ScheduleDelivery',
+        data: {
+          deliveryId,
+          webhookId: target.id,
+          webhookAgentId: target.agentId,
+          eventType: mapping.event,
+          channel: d.channel,
+          agentId: d.agentId,
+          messageId: d.messageId,
+          sourceEventId: e.id,
+          sourceEventType: e.type,
+          body,
+        },
       },
-    }, { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR });
+      { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR },
+    );
     this.log.debug({ deliveryId, event: mapping.event, webhookId: target.id, source: e.id }, 'webhook delivery scheduled');
     return deliveryId;
   }

@@ -1,7 +1,7 @@
-import { parseCheckpoint, type RecordedEvent } from '../ports/event-store.port.js';
 import { streams } from '../../domain/shared/streams.js';
-import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
 import { webhookDecider } from '../../domain/webhook/webhook.decider.js';
+import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
+import { parseCheckpoint, type RecordedEvent } from '../ports/event-store.port.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
@@ -31,10 +31,20 @@ export class WebhookHealthReactor implements Reactor {
       if (e.data.test) continue;
       if (e.type === 'WebhookDeliveryFailed' && e.data.reason !== 'exhausted') continue;
       const { accountId, webhookId, webhookAgentId, deliveryId } = e.data;
-      await this.exec.execute(webhookDecider, streams.webhook(webhookAgentId ?? accountId), {
-        type: 'RecordDeliveryOutcome',
-        data: { webhookId, deliveryId, outcome: e.type === 'WebhookDeliverySucceeded' ? 'delivered' : 'exhausted', position: sortablePosition(e.checkpoint) },
-      }, { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: null, actor: WEBHOOK_ACTOR });
+      await this.exec.execute(
+        webhookDecider,
+        streams.webhook(webhookAgentId ?? accountId),
+        {
+          type: 'RecordDeliveryOutcome',
+          data: {
+            webhookId,
+            deliveryId,
+            outcome: e.type === 'WebhookDeliverySucceeded' ? 'delivered' : 'exhausted',
+            position: sortablePosition(e.checkpoint),
+          },
+        },
+        { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: null, actor: WEBHOOK_ACTOR },
+      );
     }
   }
 }

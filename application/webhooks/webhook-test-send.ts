@@ -1,5 +1,5 @@
 import { streams } from '../../domain/shared/streams.js';
-import { webhookDeliveryDecider, type AttemptResult, type WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
+import { type AttemptResult, type WebhookDeliveryEvent, webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -43,16 +43,37 @@ export class WebhookTestSend extends ProcessManager<Scheduled> {
     if (state.status !== 'pending' || state.attempts > 0) return;
     const webhook = await this.webhooks.byId(state.accountId, state.webhookId);
     if (!webhook) {
-      await this.exec.execute(webhookDeliveryDecider, stream, { type: 'AbandonDelivery', data: { deliveryId: state.deliveryId, reason: 'webhook_deleted' } }, ctx);
+      await this.exec.execute(
+        webhookDeliveryDecider,
+        stream,
+        { type: 'AbandonDelivery', data: { deliveryId: state.deliveryId, reason: 'webhook_deleted' } },
+        ctx,
+      );
       return;
     }
     const refused = await this.urlPolicy.check(webhook.url);
     const result: AttemptResult = refused
-      ? { ok: false, httpStatus: null, errorMessage: `address not allowed: ${refused}`, responseBody: null, durationMs: 0, retryAfterS: null }
+      ? {
+          ok: false,
+          httpStatus: null,
+          errorMessage: `address not allowed: ${refused}`,
+          responseBody: null,
+          durationMs: 0,
+          retryAfterS: null,
+        }
       : await this.sender.send({
-          url: webhook.url, secret: webhook.secret, webhookId: state.deliveryId, timestamp: Math.floor(this.clock.now().getTime() / 1000),
-          body: state.body, deadlineMs: this.o.defaultDeadlineMs,
+          url: webhook.url,
+          secret: webhook.secret,
+          webhookId: state.deliveryId,
+          timestamp: Math.floor(this.clock.now().getTime() / 1000),
+          body: state.body,
+          deadlineMs: this.o.defaultDeadlineMs,
         });
-    await this.exec.execute(webhookDeliveryDecider, stream, { type: 'RecordAttempt', data: { deliveryId: state.deliveryId, attempt: 1, result } }, ctx);
+    await this.exec.execute(
+      webhookDeliveryDecider,
+      stream,
+      { type: 'RecordAttempt', data: { deliveryId: state.deliveryId, attempt: 1, result } },
+      ctx,
+    );
   }
 }

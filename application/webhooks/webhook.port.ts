@@ -1,5 +1,5 @@
-import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { HistoryItem, WebhookStatus } from '../../domain/webhook/webhook.js';
+import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
 
 /** A webhook configuration as the API shows it (spec 2.7, openapi WebhookResponse) plus our extras. */
 export type WebhookView = Readonly<{
@@ -51,11 +51,12 @@ export type DeliveryView = Readonly<{
 }>;
 
 export type DeliveryCounts = Readonly<{ total: number; success: number; failed: number; pending: number }>;
-export type DeliveryStats = DeliveryCounts & Readonly<{
-  successRate: number;
-  byEventType: Record<string, DeliveryCounts>;
-  byHour: (DeliveryCounts & { hour: string })[];
-}>;
+export type DeliveryStats = DeliveryCounts &
+  Readonly<{
+    successRate: number;
+    byEventType: Record<string, DeliveryCounts>;
+    byHour: (DeliveryCounts & { hour: string })[];
+  }>;
 export type AllTimeStats = Readonly<{ total: number; success: number; failed: number; successRate: number }>;
 
 export interface WebhookQueries {
@@ -71,7 +72,10 @@ export interface WebhookQueries {
   resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null>;
   /** how far the webhook configurations are projected (the checkpoint of the webhooks projector) */
   configCheckpoint(): Promise<string>;
-  deliveries(accountId: string, q: { limit: number; offset: number; since: string | null }): Promise<{ items: DeliveryView[]; total: number }>;
+  deliveries(
+    accountId: string,
+    q: { limit: number; offset: number; since: string | null },
+  ): Promise<{ items: DeliveryView[]; total: number }>;
   /** deliveries sent to the agent's own webhook, newest first */
   agentDeliveries(accountId: string, agentId: string, limit: number): Promise<DeliveryView[]>;
   stats(accountId: string, since: string, now: string): Promise<DeliveryStats>;

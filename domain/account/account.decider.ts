@@ -13,20 +13,30 @@ export type ChargeKind = 'number_monthly' | 'number_lookup' | 'recording_addon';
 type Key = { keyId: string; name: string; prefix: string; keyHash: string };
 
 export type AccountCommand =
-  | Command<'OpenAccount', {
-      accountId: string; name: string; parentAccountId: string | null; startingCreditMicros: number; numberLimit: number;
-      /** a first key issued in the same append, so an account never exists without its key */
-      initialKey: Key | null;
-      /** self-service sign-up: the account stays invisible (keys refused) until ActivateAccount */
-      pendingActivation?: boolean;
-      owner?: { userId: string; email: string; projectId: string } | null;
-    }>
+  | Command<
+      'OpenAccount',
+      {
+        accountId: string;
+        name: string;
+        parentAccountId: string | null;
+        startingCreditMicros: number;
+        numberLimit: number;
+        /** a first key issued in the same append, so an account never exists without its key */
+        initialKey: Key | null;
+        /** self-service sign-up: the account stays invisible (keys refused) until ActivateAccount */
+        pendingActivation?: boolean;
+        owner?: { userId: string; email: string; projectId: string } | null;
+      }
+    >
   | Command<'ActivateAccount', { accountId: string }>
   | Command<'RenameAccount', { accountId: string; name: string }>
   | Command<'CloseAccount', { accountId: string }>
   | Command<'CreditAccount', { accountId: string; amountMicros: number; reason: string }>
   /** Idempotent by chargeId: the same charge twice is charged once. Refused (402) when the balance is short. */
-  | Command<'ChargeAccount', { accountId: string; chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference: string | null }>
+  | Command<
+      'ChargeAccount',
+      { accountId: string; chargeId: string; amountMicros: number; kind: ChargeKind; description: string; reference: string | null }
+    >
   | Command<'IssueApiKey', { accountId: string } & Key>
   | Command<'RevokeApiKey', { accountId: string; keyId: string }>
   | Command<'SetNumberLimit', { accountId: string; numberLimit: number }>
@@ -40,15 +50,36 @@ export type AccountCommand =
   | Command<'ReleaseNumberSlot', { accountId: string; numberId: string; reason: string }>;
 
 export type AccountEvent =
-  | Event<'AccountOpened', {
-      accountId: string; name: string; parentAccountId: string | null; startingCreditMicros: number; numberLimit: number; openedAt: string;
-      pendingActivation?: boolean; owner?: { userId: string; email: string; projectId: string } | null;
-    }>
+  | Event<
+      'AccountOpened',
+      {
+        accountId: string;
+        name: string;
+        parentAccountId: string | null;
+        startingCreditMicros: number;
+        numberLimit: number;
+        openedAt: string;
+        pendingActivation?: boolean;
+        owner?: { userId: string; email: string; projectId: string } | null;
+      }
+    >
   | Event<'AccountActivated', { accountId: string; activatedAt: string }>
   | Event<'AccountRenamed', { accountId: string; name: string; renamedAt: string }>
   | Event<'AccountClosed', { accountId: string; closedAt: string }>
   | Event<'AccountCredited', { accountId: string; amountMicros: number; balanceMicros: number; reason: string; creditedAt: string }>
-  | Event<'AccountCharged', { accountId: string; chargeId: string; amountMicros: number; balanceMicros: number; kind: ChargeKind; description: string; reference: string | null; chargedAt: string }>
+  | Event<
+      'AccountCharged',
+      {
+        accountId: string;
+        chargeId: string;
+        amountMicros: number;
+        balanceMicros: number;
+        kind: ChargeKind;
+        description: string;
+        reference: string | null;
+        chargedAt: string;
+      }
+    >
   | Event<'ApiKeyIssued', { accountId: string; keyId: string; name: string; prefix: string; keyHash: string; issuedAt: string }>
   | Event<'ApiKeyRevoked', { accountId: string; keyId: string; revokedAt: string }>
   | Event<'NumberLimitChanged', { accountId: string; numberLimit: number; changedAt: string }>
@@ -71,14 +102,25 @@ export type OpenAccountState = {
 export type AccountState = { status: 'none' } | OpenAccountState;
 
 export const accountEventTypes = [
-  'AccountOpened', 'AccountActivated', 'AccountRenamed', 'AccountClosed', 'AccountCredited', 'AccountCharged', 'ApiKeyIssued', 'ApiKeyRevoked',
-  'NumberLimitChanged', 'NumberSlotReserved', 'NumberSlotReleased',
+  'AccountOpened',
+  'AccountActivated',
+  'AccountRenamed',
+  'AccountClosed',
+  'AccountCredited',
+  'AccountCharged',
+  'ApiKeyIssued',
+  'ApiKeyRevoked',
+  'NumberLimitChanged',
+  'NumberSlotReserved',
+  'NumberSlotReleased',
 ] as const satisfies readonly AccountEvent['type'][];
 
 const notFound = () => new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
 const positiveMicros = (n: number, field: string) => {
   if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new DomainError('VALIDATION_ERROR', `${field} must be a positive integer`, [{ field, message: 'must be a positive integer number of micro-dollars', type: 'value_error' }]);
+    throw new DomainError('VALIDATION_ERROR', `${field} must be a positive integer`, [
+      { field, message: 'must be a positive integer number of micro-dollars', type: 'value_error' },
+    ]);
   }
   if (n > MAX_AMOUNT_MICROS) {
     const message = `must be at most ${MAX_AMOUNT_MICROS} micro-dollars (${formatDollars(MAX_AMOUNT_MICROS)}) at a time`;
@@ -93,7 +135,12 @@ const withinMaxBalance = (balanceAfter: number, field: string) => {
   }
 };
 export const insufficientBalance = (neededMicros: number, balanceMicros: number) =>
-  new DomainError('INSUFFICIENT_BALANCE', `Insufficient balance: this needs ${formatDollars(neededMicros)} and the current balance is ${formatDollars(balanceMicros)}.`, undefined, { neededMicros, balanceMicros });
+  new DomainError(
+    'INSUFFICIENT_BALANCE',
+    `Insufficient balance: this needs ${formatDollars(neededMicros)} and the current balance is ${formatDollars(balanceMicros)}.`,
+    undefined,
+    { neededMicros, balanceMicros },
+  );
 
 /**
  * Why the account cannot hold one more number slot now, or null: the limit first (409), then a balance below
@@ -103,7 +150,12 @@ export const insufficientBalance = (neededMicros: number, balanceMicros: number)
 export function numberSlotRefusal(s: AccountState, requiredBalanceMicros: number): DomainError | null {
   if (s.status !== 'open') return notFound();
   if (s.slotsUsed >= s.numberLimit) {
-    return new DomainError('NUMBER_LIMIT_REACHED', `Phone number limit reached: this account may provision ${s.numberLimit} numbers.`, undefined, { limit: s.numberLimit });
+    return new DomainError(
+      'NUMBER_LIMIT_REACHED',
+      `Phone number limit reached: this account may provision ${s.numberLimit} numbers.`,
+      undefined,
+      { limit: s.numberLimit },
+    );
   }
   if (s.balanceMicros < requiredBalanceMicros) return insufficientBalance(requiredBalanceMicros, s.balanceMicros);
   return null;
@@ -147,14 +199,39 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
       case 'CreditAccount': {
         positiveMicros(cmd.data.amountMicros, 'amountMicros');
         withinMaxBalance(s.balanceMicros + cmd.data.amountMicros, 'amountMicros');
-        return [{ type: 'AccountCredited', data: { accountId, amountMicros: cmd.data.amountMicros, balanceMicros: s.balanceMicros + cmd.data.amountMicros, reason: cmd.data.reason, creditedAt: now } }];
+        return [
+          {
+            type: 'AccountCredited',
+            data: {
+              accountId,
+              amountMicros: cmd.data.amountMicros,
+              balanceMicros: s.balanceMicros + cmd.data.amountMicros,
+              reason: cmd.data.reason,
+              creditedAt: now,
+            },
+          },
+        ];
       }
       case 'ChargeAccount': {
         if (s.charges.has(cmd.data.chargeId)) return [];
         positiveMicros(cmd.data.amountMicros, 'amountMicros');
         if (s.balanceMicros < cmd.data.amountMicros) throw insufficientBalance(cmd.data.amountMicros, s.balanceMicros);
         const { chargeId, amountMicros, kind, description, reference } = cmd.data;
-        return [{ type: 'AccountCharged', data: { accountId, chargeId, amountMicros, kind, description, reference, balanceMicros: s.balanceMicros - amountMicros, chargedAt: now } }];
+        return [
+          {
+            type: 'AccountCharged',
+            data: {
+              accountId,
+              chargeId,
+              amountMicros,
+              kind,
+              description,
+              reference,
+              balanceMicros: s.balanceMicros - amountMicros,
+              chargedAt: now,
+            },
+          },
+        ];
       }
       case 'IssueApiKey': {
         if (s.keys[cmd.data.keyId]) return [];
@@ -166,18 +243,26 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         if (s.keys[cmd.data.keyId] === 'revoked') return [];
         return [{ type: 'ApiKeyRevoked', data: { accountId, keyId: cmd.data.keyId, revokedAt: now } }];
       case 'SetNumberLimit':
-        if (!Number.isSafeInteger(cmd.data.numberLimit) || cmd.data.numberLimit < 0) throw new DomainError('VALIDATION_ERROR', 'numberLimit must be a non-negative integer');
+        if (!Number.isSafeInteger(cmd.data.numberLimit) || cmd.data.numberLimit < 0)
+          throw new DomainError('VALIDATION_ERROR', 'numberLimit must be a non-negative integer');
         if (cmd.data.numberLimit === s.numberLimit) return [];
         return [{ type: 'NumberLimitChanged', data: { accountId, numberLimit: cmd.data.numberLimit, changedAt: now } }];
       case 'ReserveNumberSlot': {
         if (s.slots[cmd.data.numberId] === 'held') return [];
         const refused = numberSlotRefusal(s, cmd.data.requiredBalanceMicros);
         if (refused) throw refused;
-        return [{ type: 'NumberSlotReserved', data: { accountId, numberId: cmd.data.numberId, slotsUsed: s.slotsUsed + 1, reservedAt: now } }];
+        return [
+          { type: 'NumberSlotReserved', data: { accountId, numberId: cmd.data.numberId, slotsUsed: s.slotsUsed + 1, reservedAt: now } },
+        ];
       }
       case 'ReleaseNumberSlot':
         if (s.slots[cmd.data.numberId] !== 'held') return [];
-        return [{ type: 'NumberSlotReleased', data: { accountId, numberId: cmd.data.numberId, slotsUsed: s.slotsUsed - 1, reason: cmd.data.reason, releasedAt: now } }];
+        return [
+          {
+            type: 'NumberSlotReleased',
+            data: { accountId, numberId: cmd.data.numberId, slotsUsed: s.slotsUsed - 1, reason: cmd.data.reason, releasedAt: now },
+          },
+        ];
       default:
         return assertNever(cmd);
     }
@@ -186,23 +271,42 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   evolve: (s, e) => {
     if (e.type === 'AccountOpened') {
       return {
-        status: 'open', activated: e.data.pendingActivation !== true, accountId: e.data.accountId, parentAccountId: e.data.parentAccountId, balanceMicros: e.data.startingCreditMicros,
-        numberLimit: e.data.numberLimit, keys: {}, slots: {}, slotsUsed: 0, charges: new Set(),
+        status: 'open',
+        activated: e.data.pendingActivation !== true,
+        accountId: e.data.accountId,
+        parentAccountId: e.data.parentAccountId,
+        balanceMicros: e.data.startingCreditMicros,
+        numberLimit: e.data.numberLimit,
+        keys: {},
+        slots: {},
+        slotsUsed: 0,
+        charges: new Set(),
       };
     }
     if (s.status === 'none') return s;
     switch (e.type) {
-      case 'AccountActivated': return { ...s, activated: true };
-      case 'AccountRenamed': return s;
-      case 'AccountClosed': return { ...s, status: 'closed' };
-      case 'AccountCredited': return { ...s, balanceMicros: e.data.balanceMicros };
-      case 'AccountCharged': return { ...s, balanceMicros: e.data.balanceMicros, charges: new Set([...s.charges, e.data.chargeId]) };
-      case 'ApiKeyIssued': return { ...s, keys: { ...s.keys, [e.data.keyId]: 'active' } };
-      case 'ApiKeyRevoked': return { ...s, keys: { ...s.keys, [e.data.keyId]: 'revoked' } };
-      case 'NumberLimitChanged': return { ...s, numberLimit: e.data.numberLimit };
-      case 'NumberSlotReserved': return { ...s, slots: { ...s.slots, [e.data.numberId]: 'held' }, slotsUsed: e.data.slotsUsed };
-      case 'NumberSlotReleased': return { ...s, slots: { ...s.slots, [e.data.numberId]: 'returned' }, slotsUsed: e.data.slotsUsed };
-      default: return assertNever(e);
+      case 'AccountActivated':
+        return { ...s, activated: true };
+      case 'AccountRenamed':
+        return s;
+      case 'AccountClosed':
+        return { ...s, status: 'closed' };
+      case 'AccountCredited':
+        return { ...s, balanceMicros: e.data.balanceMicros };
+      case 'AccountCharged':
+        return { ...s, balanceMicros: e.data.balanceMicros, charges: new Set([...s.charges, e.data.chargeId]) };
+      case 'ApiKeyIssued':
+        return { ...s, keys: { ...s.keys, [e.data.keyId]: 'active' } };
+      case 'ApiKeyRevoked':
+        return { ...s, keys: { ...s.keys, [e.data.keyId]: 'revoked' } };
+      case 'NumberLimitChanged':
+        return { ...s, numberLimit: e.data.numberLimit };
+      case 'NumberSlotReserved':
+        return { ...s, slots: { ...s.slots, [e.data.numberId]: 'held' }, slotsUsed: e.data.slotsUsed };
+      case 'NumberSlotReleased':
+        return { ...s, slots: { ...s.slots, [e.data.numberId]: 'returned' }, slotsUsed: e.data.slotsUsed };
+      default:
+        return assertNever(e);
     }
   },
 };

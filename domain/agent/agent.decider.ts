@@ -46,7 +46,10 @@ export const agentDecider: Decider<AgentCommand, AgentEvent, AgentState> = {
         if (Object.keys(changes).length === 0) return [];
         const events: AgentEvent[] = [{ type: 'AgentUpdated', data: { agentId: s.agentId, changes, updatedAt: now } }];
         if (changes.voiceMode !== undefined) {
-          events.push({ type: 'AgentVoiceModeSwitched', data: { agentId: s.agentId, from: s.config.voiceMode, to: changes.voiceMode, switchedAt: now } });
+          events.push({
+            type: 'AgentVoiceModeSwitched',
+            data: { agentId: s.agentId, from: s.config.voiceMode, to: changes.voiceMode, switchedAt: now },
+          });
         }
         return events;
       }

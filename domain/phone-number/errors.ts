@@ -7,4 +7,8 @@ declare module '../shared/errors.js' {
     NUMBER_PROVISIONING_PENDING: true;
   }
 }
-export type PhoneNumberErrorCode = 'PHONE_NUMBER_NOT_FOUND' | 'NUMBER_UNAVAILABLE' | 'PHONE_NUMBER_RELEASED' | 'NUMBER_PROVISIONING_PENDING';
+export type PhoneNumberErrorCode =
+  | 'PHONE_NUMBER_NOT_FOUND'
+  | 'NUMBER_UNAVAILABLE'
+  | 'PHONE_NUMBER_RELEASED'
+  | 'NUMBER_PROVISIONING_PENDING';

@@ -18,7 +18,14 @@ export type NumberType = 'sms';
 export type ProvisioningStep = 'requested' | 'slot_held' | 'purchased' | 'routed';
 export type DetachReason = 'request' | 'agent_deleted';
 
-type Meta = { numberId: string; accountId: string; country: NanpCountry; areaCode: string | null; requestedAgentId: string | null; attempt: number };
+type Meta = {
+  numberId: string;
+  accountId: string;
+  country: NanpCountry;
+  areaCode: string | null;
+  requestedAgentId: string | null;
+  attempt: number;
+};
 
 export type PhoneNumberState =
   | { status: 'none' }
@@ -26,8 +33,16 @@ export type PhoneNumberState =
   | (Meta & { status: 'aborting'; reached: ProvisioningStep; code: ErrorCode; message: string; phoneNumber: string | null })
   | (Meta & { status: 'failed'; code: ErrorCode; message: string })
   | (Meta & {
-      status: 'active'; phoneNumber: string; carrierRef: string; type: NumberType; agentId: string | null; sipTrunkId: string | null;
-      releasing: boolean; provisionedAt: string; periodsPaid: number; renewalFailedPeriod: number | null;
+      status: 'active';
+      phoneNumber: string;
+      carrierRef: string;
+      type: NumberType;
+      agentId: string | null;
+      sipTrunkId: string | null;
+      releasing: boolean;
+      provisionedAt: string;
+      periodsPaid: number;
+      renewalFailedPeriod: number | null;
     })
   | (Meta & { status: 'released'; phoneNumber: string; releasedAt: string });
 
@@ -52,14 +67,34 @@ export type PhoneNumberCommand =
   | Command<'RecordRenewalPaymentFailed', Id & { period: number; neededMicros: number; balanceMicros: number }>;
 
 export type PhoneNumberEvent =
-  | Event<'NumberProvisioningRequested', Id & { accountId: string; country: NanpCountry; areaCode: string | null; agentId: string | null; attempt: number; requestedAt: string }>
+  | Event<
+      'NumberProvisioningRequested',
+      Id & {
+        accountId: string;
+        country: NanpCountry;
+        areaCode: string | null;
+        agentId: string | null;
+        attempt: number;
+        requestedAt: string;
+      }
+    >
   | Event<'NumberSlotHeld', Id & { heldAt: string }>
   | Event<'NumberPurchased', Id & { phoneNumber: string; carrierRef: string; purchasedAt: string }>
   | Event<'NumberRoutingConfigured', Id & { phoneNumber: string; configuredAt: string }>
-  | Event<'NumberProvisioned', Id & {
-      accountId: string; phoneNumber: string; country: NanpCountry; areaCode: string | null; type: NumberType;
-      chargeId: string; amountMicros: number; paidThrough: string; provisionedAt: string;
-    }>
+  | Event<
+      'NumberProvisioned',
+      Id & {
+        accountId: string;
+        phoneNumber: string;
+        country: NanpCountry;
+        areaCode: string | null;
+        type: NumberType;
+        chargeId: string;
+        amountMicros: number;
+        paidThrough: string;
+        provisionedAt: string;
+      }
+    >
   | Event<'NumberProvisioningAborted', Id & { reached: ProvisioningStep; code: ErrorCode; message: string; abortedAt: string }>
   | Event<'NumberProvisioningFailed', Id & { code: ErrorCode; message: string; failedAt: string }>
   | Event<'NumberAttached', Id & { agentId: string; previousAgentId: string | null; attachedAt: string }>
@@ -67,19 +102,37 @@ export type PhoneNumberEvent =
   | Event<'NumberSipTrunkAssigned', Id & { sipTrunkId: string | null; previousSipTrunkId: string | null; assignedAt: string }>
   | Event<'NumberReleaseRequested', Id & { requestedAt: string }>
   | Event<'NumberReleaseFailed', Id & { code: ErrorCode; message: string; failedAt: string }>
-  | Event<'NumberReleased', Id & { accountId: string; phoneNumber: string; previousAgentId: string | null; previousSipTrunkId: string | null; releasedAt: string }>
+  | Event<
+      'NumberReleased',
+      Id & { accountId: string; phoneNumber: string; previousAgentId: string | null; previousSipTrunkId: string | null; releasedAt: string }
+    >
   | Event<'NumberRenewed', Id & { period: number; chargeId: string; amountMicros: number; paidThrough: string; renewedAt: string }>
   | Event<'NumberRenewalPaymentFailed', Id & { period: number; neededMicros: number; balanceMicros: number; failedAt: string }>;
 
 export const phoneNumberEventTypes = [
-  'NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioned',
-  'NumberProvisioningAborted', 'NumberProvisioningFailed', 'NumberAttached', 'NumberDetached', 'NumberSipTrunkAssigned',
-  'NumberReleaseRequested', 'NumberReleaseFailed', 'NumberReleased', 'NumberRenewed', 'NumberRenewalPaymentFailed',
+  'NumberProvisioningRequested',
+  'NumberSlotHeld',
+  'NumberPurchased',
+  'NumberRoutingConfigured',
+  'NumberProvisioned',
+  'NumberProvisioningAborted',
+  'NumberProvisioningFailed',
+  'NumberAttached',
+  'NumberDetached',
+  'NumberSipTrunkAssigned',
+  'NumberReleaseRequested',
+  'NumberReleaseFailed',
+  'NumberReleased',
+  'NumberRenewed',
+  'NumberRenewalPaymentFailed',
 ] as const satisfies readonly PhoneNumberEvent['type'][];
 
 const notFound = () => new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
 const releasedError = (releasing: boolean) =>
-  new DomainError('PHONE_NUMBER_RELEASED', releasing ? 'The phone number is being released' : 'The phone number was released; released numbers cannot be changed');
+  new DomainError(
+    'PHONE_NUMBER_RELEASED',
+    releasing ? 'The phone number is being released' : 'The phone number was released; released numbers cannot be changed',
+  );
 
 /** When the number's next billing period starts (its paid-through date), for an active number. */
 export const paidThrough = (s: Extract<PhoneNumberState, { status: 'active' }>) => addMonths(s.provisionedAt, s.periodsPaid);
@@ -107,33 +160,61 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
         if (s.status !== 'none' && s.status !== 'failed') return [];
         const attempt = s.status === 'failed' ? s.attempt + 1 : 1;
         const { country, areaCode, agentId } = cmd.data;
-        return [{ type: 'NumberProvisioningRequested', data: { numberId, accountId, country, areaCode, agentId, attempt, requestedAt: now } }];
+        return [
+          { type: 'NumberProvisioningRequested', data: { numberId, accountId, country, areaCode, agentId, attempt, requestedAt: now } },
+        ];
       }
       case 'RecordSlotHeld':
         return s.status === 'provisioning' && s.step === 'requested' ? [{ type: 'NumberSlotHeld', data: { numberId, heldAt: now } }] : [];
       case 'RecordPurchase':
         return s.status === 'provisioning' && s.step === 'slot_held'
-          ? [{ type: 'NumberPurchased', data: { numberId, phoneNumber: cmd.data.phoneNumber, carrierRef: cmd.data.carrierRef, purchasedAt: now } }] : [];
+          ? [
+              {
+                type: 'NumberPurchased',
+                data: { numberId, phoneNumber: cmd.data.phoneNumber, carrierRef: cmd.data.carrierRef, purchasedAt: now },
+              },
+            ]
+          : [];
       case 'RecordRouting':
         return s.status === 'provisioning' && s.step === 'purchased' && s.phoneNumber
-          ? [{ type: 'NumberRoutingConfigured', data: { numberId, phoneNumber: s.phoneNumber, configuredAt: now } }] : [];
+          ? [{ type: 'NumberRoutingConfigured', data: { numberId, phoneNumber: s.phoneNumber, configuredAt: now } }]
+          : [];
       case 'CompleteProvisioning': {
         if (s.status !== 'provisioning' || s.step !== 'routed' || !s.phoneNumber) return [];
-        const events: PhoneNumberEvent[] = [{
-          type: 'NumberProvisioned',
-          data: {
-            numberId, accountId: s.accountId, phoneNumber: s.phoneNumber, country: s.country, areaCode: s.areaCode, type: 'sms',
-            chargeId: cmd.data.chargeId, amountMicros: cmd.data.amountMicros, paidThrough: addMonths(now, 1), provisionedAt: now,
+        const events: PhoneNumberEvent[] = [
+          {
+            type: 'NumberProvisioned',
+            data: {
+              numberId,
+              accountId: s.accountId,
+              phoneNumber: s.phoneNumber,
+              country: s.country,
+              areaCode: s.areaCode,
+              type: 'sms',
+              chargeId: cmd.data.chargeId,
+              amountMicros: cmd.data.amountMicros,
+              paidThrough: addMonths(now, 1),
+              provisionedAt: now,
+            },
           },
-        }];
-        if (s.requestedAgentId) events.push({ type: 'NumberAttached', data: { numberId, agentId: s.requestedAgentId, previousAgentId: null, attachedAt: now } });
+        ];
+        if (s.requestedAgentId)
+          events.push({ type: 'NumberAttached', data: { numberId, agentId: s.requestedAgentId, previousAgentId: null, attachedAt: now } });
         return events;
       }
       case 'AbortProvisioning':
         return s.status === 'provisioning'
-          ? [{ type: 'NumberProvisioningAborted', data: { numberId, reached: s.step, code: cmd.data.code, message: cmd.data.message, abortedAt: now } }] : [];
+          ? [
+              {
+                type: 'NumberProvisioningAborted',
+                data: { numberId, reached: s.step, code: cmd.data.code, message: cmd.data.message, abortedAt: now },
+              },
+            ]
+          : [];
       case 'CompleteAbort':
-        return s.status === 'aborting' ? [{ type: 'NumberProvisioningFailed', data: { numberId, code: s.code, message: s.message, failedAt: now } }] : [];
+        return s.status === 'aborting'
+          ? [{ type: 'NumberProvisioningFailed', data: { numberId, code: s.code, message: s.message, failedAt: now } }]
+          : [];
 
       case 'AttachToAgent': {
         const n = usable();
@@ -154,12 +235,19 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
       case 'AssignSipTrunk': {
         const n = usable();
         if (n.sipTrunkId === cmd.data.sipTrunkId) return [];
-        return [{ type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: cmd.data.sipTrunkId, previousSipTrunkId: n.sipTrunkId, assignedAt: now } }];
+        return [
+          {
+            type: 'NumberSipTrunkAssigned',
+            data: { numberId, sipTrunkId: cmd.data.sipTrunkId, previousSipTrunkId: n.sipTrunkId, assignedAt: now },
+          },
+        ];
       }
 
       case 'ClearSipTrunk':
         if (s.status !== 'active' || s.sipTrunkId !== cmd.data.sipTrunkId) return [];
-        return [{ type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: null, previousSipTrunkId: s.sipTrunkId, assignedAt: now } }];
+        return [
+          { type: 'NumberSipTrunkAssigned', data: { numberId, sipTrunkId: null, previousSipTrunkId: s.sipTrunkId, assignedAt: now } },
+        ];
 
       case 'RequestRelease':
         if (s.status === 'released' && owned) return [];
@@ -168,23 +256,52 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
         return [{ type: 'NumberReleaseRequested', data: { numberId, requestedAt: now } }];
       case 'CompleteRelease':
         if (s.status !== 'active' || !s.releasing) return [];
-        return [{
-          type: 'NumberReleased',
-          data: { numberId, accountId: s.accountId, phoneNumber: s.phoneNumber, previousAgentId: s.agentId, previousSipTrunkId: s.sipTrunkId, releasedAt: now },
-        }];
+        return [
+          {
+            type: 'NumberReleased',
+            data: {
+              numberId,
+              accountId: s.accountId,
+              phoneNumber: s.phoneNumber,
+              previousAgentId: s.agentId,
+              previousSipTrunkId: s.sipTrunkId,
+              releasedAt: now,
+            },
+          },
+        ];
       case 'FailRelease':
         if (s.status !== 'active' || !s.releasing) return [];
         return [{ type: 'NumberReleaseFailed', data: { numberId, code: cmd.data.code, message: cmd.data.message, failedAt: now } }];
 
       case 'RecordRenewal':
         if (s.status !== 'active' || cmd.data.period !== s.periodsPaid) return [];
-        return [{
-          type: 'NumberRenewed',
-          data: { numberId, period: cmd.data.period, chargeId: cmd.data.chargeId, amountMicros: cmd.data.amountMicros, paidThrough: addMonths(s.provisionedAt, cmd.data.period + 1), renewedAt: now },
-        }];
+        return [
+          {
+            type: 'NumberRenewed',
+            data: {
+              numberId,
+              period: cmd.data.period,
+              chargeId: cmd.data.chargeId,
+              amountMicros: cmd.data.amountMicros,
+              paidThrough: addMonths(s.provisionedAt, cmd.data.period + 1),
+              renewedAt: now,
+            },
+          },
+        ];
       case 'RecordRenewalPaymentFailed':
         if (s.status !== 'active' || cmd.data.period !== s.periodsPaid || s.renewalFailedPeriod === cmd.data.period) return [];
-        return [{ type: 'NumberRenewalPaymentFailed', data: { numberId, period: cmd.data.period, neededMicros: cmd.data.neededMicros, balanceMicros: cmd.data.balanceMicros, failedAt: now } }];
+        return [
+          {
+            type: 'NumberRenewalPaymentFailed',
+            data: {
+              numberId,
+              period: cmd.data.period,
+              neededMicros: cmd.data.neededMicros,
+              balanceMicros: cmd.data.balanceMicros,
+              failedAt: now,
+            },
+          },
+        ];
       default:
         return assertNever(cmd);
     }
@@ -193,25 +310,55 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
   evolve: (s, e) => {
     if (e.type === 'NumberProvisioningRequested') {
       const { numberId, accountId, country, areaCode, agentId, attempt } = e.data;
-      return { status: 'provisioning', step: 'requested', numberId, accountId, country, areaCode, requestedAgentId: agentId, attempt, phoneNumber: null, carrierRef: null };
+      return {
+        status: 'provisioning',
+        step: 'requested',
+        numberId,
+        accountId,
+        country,
+        areaCode,
+        requestedAgentId: agentId,
+        attempt,
+        phoneNumber: null,
+        carrierRef: null,
+      };
     }
     if (s.status === 'none') return s;
-    const meta: Meta = { numberId: s.numberId, accountId: s.accountId, country: s.country, areaCode: s.areaCode, requestedAgentId: s.requestedAgentId, attempt: s.attempt };
+    const meta: Meta = {
+      numberId: s.numberId,
+      accountId: s.accountId,
+      country: s.country,
+      areaCode: s.areaCode,
+      requestedAgentId: s.requestedAgentId,
+      attempt: s.attempt,
+    };
     switch (e.type) {
       case 'NumberSlotHeld':
         return s.status === 'provisioning' ? { ...s, step: 'slot_held' } : s;
       case 'NumberPurchased':
-        return s.status === 'provisioning' ? { ...s, step: 'purchased', phoneNumber: e.data.phoneNumber, carrierRef: e.data.carrierRef } : s;
+        return s.status === 'provisioning'
+          ? { ...s, step: 'purchased', phoneNumber: e.data.phoneNumber, carrierRef: e.data.carrierRef }
+          : s;
       case 'NumberRoutingConfigured':
         return s.status === 'provisioning' ? { ...s, step: 'routed' } : s;
       case 'NumberProvisioned':
         return {
-          ...meta, status: 'active', phoneNumber: e.data.phoneNumber, carrierRef: s.status === 'provisioning' ? s.carrierRef ?? '' : '', type: e.data.type,
-          agentId: null, sipTrunkId: null, releasing: false, provisionedAt: e.data.provisionedAt, periodsPaid: 1, renewalFailedPeriod: null,
+          ...meta,
+          status: 'active',
+          phoneNumber: e.data.phoneNumber,
+          carrierRef: s.status === 'provisioning' ? (s.carrierRef ?? '') : '',
+          type: e.data.type,
+          agentId: null,
+          sipTrunkId: null,
+          releasing: false,
+          provisionedAt: e.data.provisionedAt,
+          periodsPaid: 1,
+          renewalFailedPeriod: null,
         };
       case 'NumberProvisioningAborted':
         return s.status === 'provisioning'
-          ? { ...meta, status: 'aborting', reached: e.data.reached, code: e.data.code, message: e.data.message, phoneNumber: s.phoneNumber } : s;
+          ? { ...meta, status: 'aborting', reached: e.data.reached, code: e.data.code, message: e.data.message, phoneNumber: s.phoneNumber }
+          : s;
       case 'NumberProvisioningFailed':
         return { ...meta, status: 'failed', code: e.data.code, message: e.data.message };
       case 'NumberAttached':

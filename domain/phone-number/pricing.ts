@@ -18,7 +18,9 @@ export function addMonths(iso: string, months: number): string {
   const targetMonth = ((m % 12) + 12) % 12;
   const lastDay = new Date(Date.UTC(targetYear, targetMonth + 1, 0)).getUTCDate();
   const day = Math.min(d.getUTCDate(), lastDay);
-  return new Date(Date.UTC(targetYear, targetMonth, day, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds())).toISOString();
+  return new Date(
+    Date.UTC(targetYear, targetMonth, day, d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()),
+  ).toISOString();
 }
 
 /** Charge ids make charges idempotent: one per number and billing period (period 0 is the first month). */

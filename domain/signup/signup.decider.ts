@@ -17,7 +17,10 @@ export type SignUpPlan = Readonly<{
 }>;
 
 export type SignUpCommand =
-  | Command<'RequestSignUp', { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null }>
+  | Command<
+      'RequestSignUp',
+      { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null }
+    >
   /** `codeHash` is the hash of the code the person typed; `plan` is used only if this verify succeeds first. */
   | Command<'VerifySignUp', { verificationId: string; codeHash: string; source: string | null; plan: SignUpPlan }>
   /** `keyDelivered`: the completing request hands the key to the person (false when the sign-up process completes it) */
@@ -33,9 +36,23 @@ export type SignUpCommand =
   | Command<'FailSignUp', { verificationId: string; reason: string }>;
 
 export type SignUpEvent =
-  | Event<'SignUpRequested', { verificationId: string; email: string; agentName: string | null; codeHash: string; clientAddress: string | null; expiresAt: string; requestedAt: string }>
+  | Event<
+      'SignUpRequested',
+      {
+        verificationId: string;
+        email: string;
+        agentName: string | null;
+        codeHash: string;
+        clientAddress: string | null;
+        expiresAt: string;
+        requestedAt: string;
+      }
+    >
   | Event<'SignUpCodeRejected', { verificationId: string; wrongTries: number; rejectedAt: string }>
-  | Event<'SignUpVerified', { verificationId: string; email: string; agentName: string | null; source: string | null; plan: SignUpPlan; verifiedAt: string }>
+  | Event<
+      'SignUpVerified',
+      { verificationId: string; email: string; agentName: string | null; source: string | null; plan: SignUpPlan; verifiedAt: string }
+    >
   | Event<'SignUpCompleted', { verificationId: string; accountId: string; keyDelivered: boolean; completedAt: string }>
   | Event<'SignUpKeyReplaced', { verificationId: string; keyId: string; replacedAt: string }>
   | Event<'SignUpStepFailed', { verificationId: string; code: ErrorCode; message: string; failures: number; failedAt: string }>
@@ -44,8 +61,15 @@ export type SignUpEvent =
   | Event<'SignUpFailed', { verificationId: string; reason: string; failedAt: string }>;
 
 export const signUpEventTypes = [
-  'SignUpRequested', 'SignUpCodeRejected', 'SignUpVerified', 'SignUpCompleted', 'SignUpKeyReplaced', 'SignUpFailed', 'SignUpStepFailed',
-  'SignUpRetryRequested', 'SignUpKeyDelivered',
+  'SignUpRequested',
+  'SignUpCodeRejected',
+  'SignUpVerified',
+  'SignUpCompleted',
+  'SignUpKeyReplaced',
+  'SignUpFailed',
+  'SignUpStepFailed',
+  'SignUpRetryRequested',
+  'SignUpKeyDelivered',
 ] as const satisfies readonly SignUpEvent['type'][];
 
 export type SignUpState =
@@ -70,34 +94,79 @@ export const signUpDecider: Decider<SignUpCommand, SignUpEvent, SignUpState> = {
       }
       case 'VerifySignUp':
         switch (s.status) {
-          case 'none': throw notFound();
-          case 'failed': throw new DomainError('SIGNUP_FAILED', `This sign-up failed (${s.reason}); start again with a new sign-up`);
+          case 'none':
+            throw notFound();
+          case 'failed':
+            throw new DomainError('SIGNUP_FAILED', `This sign-up failed (${s.reason}); start again with a new sign-up`);
           case 'verified':
           case 'completed':
             return []; // a retried verify: the provisioning plan already exists, nothing new is created
           case 'pending': {
-            if (s.wrongTries >= MAX_WRONG_CODES) throw new DomainError('SIGNUP_LOCKED', 'Too many wrong codes; start again with a new sign-up');
-            if (Date.parse(now) > Date.parse(s.expiresAt)) throw new DomainError('SIGNUP_CODE_EXPIRED', 'The code has expired; request a new one');
+            if (s.wrongTries >= MAX_WRONG_CODES)
+              throw new DomainError('SIGNUP_LOCKED', 'Too many wrong codes; start again with a new sign-up');
+            if (Date.parse(now) > Date.parse(s.expiresAt))
+              throw new DomainError('SIGNUP_CODE_EXPIRED', 'The code has expired; request a new one');
             if (cmd.data.codeHash !== s.codeHash) {
-              return [{ type: 'SignUpCodeRejected', data: { verificationId: cmd.data.verificationId, wrongTries: s.wrongTries + 1, rejectedAt: now } }];
+              return [
+                {
+                  type: 'SignUpCodeRejected',
+                  data: { verificationId: cmd.data.verificationId, wrongTries: s.wrongTries + 1, rejectedAt: now },
+                },
+              ];
             }
-            return [{ type: 'SignUpVerified', data: { verificationId: cmd.data.verificationId, email: s.email, agentName: s.agentName, source: cmd.data.source, plan: cmd.data.plan, verifiedAt: now } }];
+            return [
+              {
+                type: 'SignUpVerified',
+                data: {
+                  verificationId: cmd.data.verificationId,
+                  email: s.email,
+                  agentName: s.agentName,
+                  source: cmd.data.source,
+                  plan: cmd.data.plan,
+                  verifiedAt: now,
+                },
+              },
+            ];
           }
-          default: return assertNever(s);
+          default:
+            return assertNever(s);
         }
       case 'CompleteSignUp':
         if (s.status === 'completed') return [];
         if (s.status !== 'verified') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
-        return [{ type: 'SignUpCompleted', data: { verificationId: cmd.data.verificationId, accountId: s.plan.accountId, keyDelivered: cmd.data.keyDelivered, completedAt: now } }];
+        return [
+          {
+            type: 'SignUpCompleted',
+            data: {
+              verificationId: cmd.data.verificationId,
+              accountId: s.plan.accountId,
+              keyDelivered: cmd.data.keyDelivered,
+              completedAt: now,
+            },
+          },
+        ];
       case 'RecordKeyReplaced':
         if (s.status !== 'completed' && s.status !== 'verified') throw new DomainError('SIGNUP_NOT_FOUND', 'Sign-up is not verified');
         return [{ type: 'SignUpKeyReplaced', data: { verificationId: cmd.data.verificationId, keyId: cmd.data.keyId, replacedAt: now } }];
       case 'RecordStepFailed':
         if (s.status !== 'verified') return [];
-        return [{ type: 'SignUpStepFailed', data: { verificationId: cmd.data.verificationId, code: cmd.data.code, message: cmd.data.message, failures: s.failures + 1, failedAt: now } }];
+        return [
+          {
+            type: 'SignUpStepFailed',
+            data: {
+              verificationId: cmd.data.verificationId,
+              code: cmd.data.code,
+              message: cmd.data.message,
+              failures: s.failures + 1,
+              failedAt: now,
+            },
+          },
+        ];
       case 'RetrySignUp':
         if (s.status !== 'verified') return [];
-        return [{ type: 'SignUpRetryRequested', data: { verificationId: cmd.data.verificationId, failures: s.failures, requestedAt: now } }];
+        return [
+          { type: 'SignUpRetryRequested', data: { verificationId: cmd.data.verificationId, failures: s.failures, requestedAt: now } },
+        ];
       case 'RecordKeyDelivered':
         if ((s.status !== 'completed' && s.status !== 'verified') || s.keyDelivered) return [];
         return [{ type: 'SignUpKeyDelivered', data: { verificationId: cmd.data.verificationId, deliveredAt: now } }];
@@ -112,11 +181,25 @@ export const signUpDecider: Decider<SignUpCommand, SignUpEvent, SignUpState> = {
   evolve: (s, e) => {
     switch (e.type) {
       case 'SignUpRequested':
-        return { status: 'pending', email: e.data.email, agentName: e.data.agentName, codeHash: e.data.codeHash, expiresAt: e.data.expiresAt, wrongTries: 0 };
+        return {
+          status: 'pending',
+          email: e.data.email,
+          agentName: e.data.agentName,
+          codeHash: e.data.codeHash,
+          expiresAt: e.data.expiresAt,
+          wrongTries: 0,
+        };
       case 'SignUpCodeRejected':
         return s.status === 'pending' ? { ...s, wrongTries: e.data.wrongTries } : s;
       case 'SignUpVerified':
-        return { status: 'verified', email: e.data.email, agentName: e.data.agentName, plan: e.data.plan, keyDelivered: false, failures: 0 };
+        return {
+          status: 'verified',
+          email: e.data.email,
+          agentName: e.data.agentName,
+          plan: e.data.plan,
+          keyDelivered: false,
+          failures: 0,
+        };
       case 'SignUpCompleted':
         return s.status === 'verified' ? { ...s, status: 'completed', keyDelivered: e.data.keyDelivered } : s;
       case 'SignUpKeyReplaced':

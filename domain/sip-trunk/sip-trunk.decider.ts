@@ -47,15 +47,27 @@ export type SipTrunkEvent =
   | Event<'SipTrunkUpdateReverted', Id & Failure & { changes: SipTrunkChanges; revertedAt: string }>
   | Event<'SipTrunkDeletionRequested', Id & { requestedAt: string }>
   | Event<'SipTrunkDeletionFailed', Id & Failure & { failedAt: string }>
-  | Event<'SipTrunkCreated', Id & { accountId: string; config: SipTrunkConfig; providerRef: string; terminationUri: string; createdAt: string }>
+  | Event<
+      'SipTrunkCreated',
+      Id & { accountId: string; config: SipTrunkConfig; providerRef: string; terminationUri: string; createdAt: string }
+    >
   | Event<'SipTrunkUpdated', Id & { changes: SipTrunkChanges; updatedAt: string }>
   | Event<'SipTrunkDeleted', Id & { accountId: string; providerRef: string; numberIds: string[]; deletedAt: string }>
   | Event<'SipTrunkNumberLinked', Id & { numberId: string; linkedAt: string }>
   | Event<'SipTrunkNumberUnlinked', Id & { numberId: string; unlinkedAt: string }>;
 
 export const sipTrunkEventTypes = [
-  'SipTrunkRequested', 'SipTrunkFailed', 'SipTrunkSynced', 'SipTrunkUpdateReverted', 'SipTrunkDeletionRequested', 'SipTrunkDeletionFailed',
-  'SipTrunkCreated', 'SipTrunkUpdated', 'SipTrunkDeleted', 'SipTrunkNumberLinked', 'SipTrunkNumberUnlinked',
+  'SipTrunkRequested',
+  'SipTrunkFailed',
+  'SipTrunkSynced',
+  'SipTrunkUpdateReverted',
+  'SipTrunkDeletionRequested',
+  'SipTrunkDeletionFailed',
+  'SipTrunkCreated',
+  'SipTrunkUpdated',
+  'SipTrunkDeleted',
+  'SipTrunkNumberLinked',
+  'SipTrunkNumberUnlinked',
 ] as const satisfies readonly SipTrunkEvent['type'][];
 
 export type SipTrunkState =
@@ -63,7 +75,15 @@ export type SipTrunkState =
   | { status: 'requested'; trunkId: string; accountId: string; config: SipTrunkConfig }
   | { status: 'failed'; trunkId: string; accountId: string; code: ErrorCode; message: string }
   /** `deleting` while the provider is asked to delete it */
-  | { status: 'active'; trunkId: string; accountId: string; config: SipTrunkConfig; providerRef: string; numberIds: readonly string[]; deleting: boolean }
+  | {
+      status: 'active';
+      trunkId: string;
+      accountId: string;
+      config: SipTrunkConfig;
+      providerRef: string;
+      numberIds: readonly string[];
+      deleting: boolean;
+    }
   | { status: 'deleted'; trunkId: string; accountId: string };
 
 const notFound = () => new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
@@ -84,13 +104,23 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
         return [{ type: 'SipTrunkRequested', data: { trunkId, accountId, config: cmd.data.config, requestedAt: now } }];
       case 'FailSipTrunk':
         if (s.status !== 'requested') return [];
-        return [{ type: 'SipTrunkFailed', data: { trunkId, accountId: s.accountId, code: cmd.data.code, message: cmd.data.message, failedAt: now } }];
+        return [
+          {
+            type: 'SipTrunkFailed',
+            data: { trunkId, accountId: s.accountId, code: cmd.data.code, message: cmd.data.message, failedAt: now },
+          },
+        ];
       case 'RecordSipTrunkSynced':
         if (s.status !== 'active') return [];
         return [{ type: 'SipTrunkSynced', data: { trunkId, syncedAt: now } }];
       case 'RevertSipTrunkUpdate':
         if (s.status !== 'active') return [];
-        return [{ type: 'SipTrunkUpdateReverted', data: { trunkId, changes: cmd.data.changes, code: cmd.data.code, message: cmd.data.message, revertedAt: now } }];
+        return [
+          {
+            type: 'SipTrunkUpdateReverted',
+            data: { trunkId, changes: cmd.data.changes, code: cmd.data.code, message: cmd.data.message, revertedAt: now },
+          },
+        ];
       case 'RequestSipTrunkDeletion':
         if (s.status !== 'active' || !owned) throw notFound();
         if (s.deleting) return [];
@@ -101,30 +131,65 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
       case 'CreateSipTrunk':
         if (s.status === 'requested') {
           if (!owned) throw notFound();
-          return [{ type: 'SipTrunkCreated', data: { trunkId, accountId, config: s.config, providerRef: cmd.data.providerRef, terminationUri: cmd.data.terminationUri, createdAt: now } }];
+          return [
+            {
+              type: 'SipTrunkCreated',
+              data: {
+                trunkId,
+                accountId,
+                config: s.config,
+                providerRef: cmd.data.providerRef,
+                terminationUri: cmd.data.terminationUri,
+                createdAt: now,
+              },
+            },
+          ];
         }
         if (s.status !== 'none') {
           if (!owned) throw new DomainError('CONCURRENCY_CONFLICT', 'SIP trunk id already taken');
           return [];
         }
-        return [{ type: 'SipTrunkCreated', data: { trunkId, accountId, config: cmd.data.config, providerRef: cmd.data.providerRef, terminationUri: cmd.data.terminationUri, createdAt: now } }];
+        return [
+          {
+            type: 'SipTrunkCreated',
+            data: {
+              trunkId,
+              accountId,
+              config: cmd.data.config,
+              providerRef: cmd.data.providerRef,
+              terminationUri: cmd.data.terminationUri,
+              createdAt: now,
+            },
+          },
+        ];
       case 'UpdateSipTrunk': {
         if (s.status !== 'active' || !owned) throw notFound();
         const changes = changedFields(s.config, cmd.data.changes);
         if (Object.keys(changes).length === 0) return [];
         if (changes.uris !== undefined && changes.uris.length === 0 && s.numberIds.length > 0) {
-          throw new DomainError('SIP_TRUNK_CONFLICT', `The origination URIs cannot be cleared while ${s.numberIds.length} phone number(s) are attached to this trunk; detach them first (PATCH /v1/numbers/{id} with sipTrunkId null)`);
+          throw new DomainError(
+            'SIP_TRUNK_CONFLICT',
+            `The origination URIs cannot be cleared while ${s.numberIds.length} phone number(s) are attached to this trunk; detach them first (PATCH /v1/numbers/{id} with sipTrunkId null)`,
+          );
         }
         return [{ type: 'SipTrunkUpdated', data: { trunkId, changes, updatedAt: now } }];
       }
       case 'DeleteSipTrunk':
         if (s.status !== 'active' || !owned) throw notFound();
-        return [{ type: 'SipTrunkDeleted', data: { trunkId, accountId: s.accountId, providerRef: s.providerRef, numberIds: [...s.numberIds], deletedAt: now } }];
+        return [
+          {
+            type: 'SipTrunkDeleted',
+            data: { trunkId, accountId: s.accountId, providerRef: s.providerRef, numberIds: [...s.numberIds], deletedAt: now },
+          },
+        ];
       case 'LinkNumber':
         if (s.status !== 'active' || !owned) throw notFound();
         if (s.numberIds.includes(cmd.data.numberId)) return [];
         if (s.config.uris.length === 0) {
-          throw new DomainError('SIP_TRUNK_CONFLICT', 'This SIP trunk has no origination URIs; add at least one before routing numbers to it');
+          throw new DomainError(
+            'SIP_TRUNK_CONFLICT',
+            'This SIP trunk has no origination URIs; add at least one before routing numbers to it',
+          );
         }
         return [{ type: 'SipTrunkNumberLinked', data: { trunkId, numberId: cmd.data.numberId, linkedAt: now } }];
       case 'UnlinkNumber':
@@ -148,7 +213,15 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
       case 'SipTrunkDeletionFailed':
         return s.status === 'active' ? { ...s, deleting: false } : s;
       case 'SipTrunkCreated':
-        return { status: 'active', trunkId: e.data.trunkId, accountId: e.data.accountId, config: e.data.config, providerRef: e.data.providerRef, numberIds: [], deleting: false };
+        return {
+          status: 'active',
+          trunkId: e.data.trunkId,
+          accountId: e.data.accountId,
+          config: e.data.config,
+          providerRef: e.data.providerRef,
+          numberIds: [],
+          deleting: false,
+        };
       case 'SipTrunkUpdated':
       case 'SipTrunkUpdateReverted':
         return s.status === 'active' ? { ...s, config: { ...s.config, ...e.data.changes } } : s;

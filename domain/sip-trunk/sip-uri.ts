@@ -15,7 +15,8 @@ export const SIP_TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
 export function sipUriProblem(uri: string): string | null {
   if (uri.length > 255) return 'must be at most 255 characters';
   const m = SIP_URI.exec(uri);
-  if (!m) return 'must be a SIP URI such as sip:pbx.example.com:5060;transport=tls (sip: or sips:, a host, an optional port and an optional transport of udp, tcp or tls)';
+  if (!m)
+    return 'must be a SIP URI such as sip:pbx.example.com:5060;transport=tls (sip: or sips:, a host, an optional port and an optional transport of udp, tcp or tls)';
   const host = m[3]!;
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(host) && host.split('.').some((o) => Number(o) > 255)) return 'has an invalid IPv4 address';
   if (m[4] !== undefined && (Number(m[4]) < 1 || Number(m[4]) > 65535)) return 'has a port outside 1-65535';

@@ -11,7 +11,10 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
  * exhausted. A `Retry-After` (from a 429 or 503) can push the delay up to twice the scheduled one, never
  * below it; the schedule stays the upper shape of the timeline.
  */
-export function nextDelayS(failedSoFar: number, o: { status?: number | null; retryAfterS?: number | null; maxAttempts?: number } = {}): number | null {
+export function nextDelayS(
+  failedSoFar: number,
+  o: { status?: number | null; retryAfterS?: number | null; maxAttempts?: number } = {},
+): number | null {
   const max = Math.min(o.maxAttempts ?? MAX_ATTEMPTS, MAX_ATTEMPTS);
   if (!Number.isInteger(failedSoFar) || failedSoFar < 1 || failedSoFar >= max) return null;
   const base = RETRY_DELAYS_S[failedSoFar - 1];

@@ -30,7 +30,14 @@ export type DeliveryDescription = Readonly<{
 /** What one HTTP attempt produced. */
 export type AttemptResult =
   | Readonly<{ ok: true; httpStatus: number; responseBody: string | null; durationMs: number }>
-  | Readonly<{ ok: false; httpStatus: number | null; errorMessage: string; responseBody: string | null; durationMs: number; retryAfterS: number | null }>;
+  | Readonly<{
+      ok: false;
+      httpStatus: number | null;
+      errorMessage: string;
+      responseBody: string | null;
+      durationMs: number;
+      retryAfterS: number | null;
+    }>;
 
 export type AbandonReason = 'webhook_deleted' | 'webhook_disabled';
 
@@ -41,22 +48,79 @@ export type WebhookDeliveryCommand =
   | Command<'AbandonDelivery', { deliveryId: string; reason: AbandonReason }>;
 
 export type WebhookDeliveryEvent =
-  | Event<'WebhookDeliveryScheduled', {
-      deliveryId: string; accountId: string; maxAttempts: number; test: boolean; scheduledAt: string; firstAttemptAt: string;
-    } & DeliveryTarget & DeliveryDescription>
-  | Event<'WebhookAttemptSucceeded', { deliveryId: string; accountId: string; attempt: number; httpStatus: number; responseBody: string | null; durationMs: number; attemptedAt: string }>
-  | Event<'WebhookAttemptFailed', {
-      deliveryId: string; accountId: string; attempt: number; httpStatus: number | null; errorMessage: string; responseBody: string | null;
-      durationMs: number; attemptedAt: string; nextAttemptAt: string | null;
-    }>
-  | Event<'WebhookDeliverySucceeded', { deliveryId: string; accountId: string; attempts: number; test: boolean; deliveredAt: string } & DeliveryTarget>
-  | Event<'WebhookDeliveryFailed', { deliveryId: string; accountId: string; attempts: number; test: boolean; reason: 'exhausted' | AbandonReason; failedAt: string } & DeliveryTarget>;
+  | Event<
+      'WebhookDeliveryScheduled',
+      {
+        deliveryId: string;
+        accountId: string;
+        maxAttempts: number;
+        test: boolean;
+        scheduledAt: string;
+        firstAttemptAt: string;
+      } & DeliveryTarget &
+        DeliveryDescription
+    >
+  | Event<
+      'WebhookAttemptSucceeded',
+      {
+        deliveryId: string;
+        accountId: string;
+        attempt: number;
+        httpStatus: number;
+        responseBody: string | null;
+        durationMs: number;
+        attemptedAt: string;
+      }
+    >
+  | Event<
+      'WebhookAttemptFailed',
+      {
+        deliveryId: string;
+        accountId: string;
+        attempt: number;
+        httpStatus: number | null;
+        errorMessage: string;
+        responseBody: string | null;
+        durationMs: number;
+        attemptedAt: string;
+        nextAttemptAt: string | null;
+      }
+    >
+  | Event<
+      'WebhookDeliverySucceeded',
+      { deliveryId: string; accountId: string; attempts: number; test: boolean; deliveredAt: string } & DeliveryTarget
+    >
+  | Event<
+      'WebhookDeliveryFailed',
+      {
+        deliveryId: string;
+        accountId: string;
+        attempts: number;
+        test: boolean;
+        reason: 'exhausted' | AbandonReason;
+        failedAt: string;
+      } & DeliveryTarget
+    >;
 
 export const webhookDeliveryEventTypes = [
-  'WebhookDeliveryScheduled', 'WebhookAttemptSucceeded', 'WebhookAttemptFailed', 'WebhookDeliverySucceeded', 'WebhookDeliveryFailed',
+  'WebhookDeliveryScheduled',
+  'WebhookAttemptSucceeded',
+  'WebhookAttemptFailed',
+  'WebhookDeliverySucceeded',
+  'WebhookDeliveryFailed',
 ] as const satisfies readonly WebhookDeliveryEvent['type'][];
 
-type Known = { deliveryId: string; accountId: string; webhookId: string; webhookAgentId: string | null; test: boolean; maxAttempts: number; attempts: number; body: string; channel: string | null };
+type Known = {
+  deliveryId: string;
+  accountId: string;
+  webhookId: string;
+  webhookAgentId: string | null;
+  test: boolean;
+  maxAttempts: number;
+  attempts: number;
+  body: string;
+  channel: string | null;
+};
 export type WebhookDeliveryState =
   | { status: 'none' }
   | (Known & { status: 'pending'; nextAttemptAt: string })
@@ -86,28 +150,81 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
         const { attempt, result } = cmd.data;
         // a finished delivery, or an attempt already recorded (a retry of the recording), changes nothing
         if (s.status !== 'pending' || attempt <= s.attempts) return [];
-        if (attempt !== s.attempts + 1) throw new DomainError('CONCURRENCY_CONFLICT', `attempt ${attempt} recorded before attempt ${s.attempts + 1}`);
-        const base = { deliveryId: s.deliveryId, accountId: s.accountId, attempt, durationMs: Math.max(0, Math.round(result.durationMs)), attemptedAt: now };
+        if (attempt !== s.attempts + 1)
+          throw new DomainError('CONCURRENCY_CONFLICT', `attempt ${attempt} recorded before attempt ${s.attempts + 1}`);
+        const base = {
+          deliveryId: s.deliveryId,
+          accountId: s.accountId,
+          attempt,
+          durationMs: Math.max(0, Math.round(result.durationMs)),
+          attemptedAt: now,
+        };
         if (result.ok) {
           return [
-            { type: 'WebhookAttemptSucceeded', data: { ...base, httpStatus: result.httpStatus, responseBody: clip(result.responseBody, RESPONSE_BODY_LIMIT) } },
-            { type: 'WebhookDeliverySucceeded', data: { deliveryId: s.deliveryId, accountId: s.accountId, webhookId: s.webhookId, webhookAgentId: s.webhookAgentId, attempts: attempt, test: s.test, deliveredAt: now } },
+            {
+              type: 'WebhookAttemptSucceeded',
+              data: { ...base, httpStatus: result.httpStatus, responseBody: clip(result.responseBody, RESPONSE_BODY_LIMIT) },
+            },
+            {
+              type: 'WebhookDeliverySucceeded',
+              data: {
+                deliveryId: s.deliveryId,
+                accountId: s.accountId,
+                webhookId: s.webhookId,
+                webhookAgentId: s.webhookAgentId,
+                attempts: attempt,
+                test: s.test,
+                deliveredAt: now,
+              },
+            },
           ];
         }
         const delay = nextDelayS(attempt, { status: result.httpStatus, retryAfterS: result.retryAfterS, maxAttempts: s.maxAttempts });
         const failed: WebhookDeliveryEvent = {
           type: 'WebhookAttemptFailed',
           data: {
-            ...base, httpStatus: result.httpStatus, errorMessage: clip(result.errorMessage, ERROR_MESSAGE_LIMIT) ?? '',
-            responseBody: clip(result.responseBody, RESPONSE_BODY_LIMIT), nextAttemptAt: delay === null ? null : addSeconds(now, delay),
+            ...base,
+            httpStatus: result.httpStatus,
+            errorMessage: clip(result.errorMessage, ERROR_MESSAGE_LIMIT) ?? '',
+            responseBody: clip(result.responseBody, RESPONSE_BODY_LIMIT),
+            nextAttemptAt: delay === null ? null : addSeconds(now, delay),
           },
         };
         if (delay !== null) return [failed];
-        return [failed, { type: 'WebhookDeliveryFailed', data: { deliveryId: s.deliveryId, accountId: s.accountId, webhookId: s.webhookId, webhookAgentId: s.webhookAgentId, attempts: attempt, test: s.test, reason: 'exhausted', failedAt: now } }];
+        return [
+          failed,
+          {
+            type: 'WebhookDeliveryFailed',
+            data: {
+              deliveryId: s.deliveryId,
+              accountId: s.accountId,
+              webhookId: s.webhookId,
+              webhookAgentId: s.webhookAgentId,
+              attempts: attempt,
+              test: s.test,
+              reason: 'exhausted',
+              failedAt: now,
+            },
+          },
+        ];
       }
       case 'AbandonDelivery':
         if (s.status !== 'pending') return [];
-        return [{ type: 'WebhookDeliveryFailed', data: { deliveryId: s.deliveryId, accountId: s.accountId, webhookId: s.webhookId, webhookAgentId: s.webhookAgentId, attempts: s.attempts, test: s.test, reason: cmd.data.reason, failedAt: now } }];
+        return [
+          {
+            type: 'WebhookDeliveryFailed',
+            data: {
+              deliveryId: s.deliveryId,
+              accountId: s.accountId,
+              webhookId: s.webhookId,
+              webhookAgentId: s.webhookAgentId,
+              attempts: s.attempts,
+              test: s.test,
+              reason: cmd.data.reason,
+              failedAt: now,
+            },
+          },
+        ];
       default:
         return assertNever(cmd);
     }
@@ -118,8 +235,17 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
       case 'WebhookDeliveryScheduled': {
         const d = e.data;
         return {
-          status: 'pending', deliveryId: d.deliveryId, accountId: d.accountId, webhookId: d.webhookId, webhookAgentId: d.webhookAgentId, test: d.test, maxAttempts: d.maxAttempts,
-          attempts: 0, body: d.body, channel: d.channel, nextAttemptAt: d.firstAttemptAt,
+          status: 'pending',
+          deliveryId: d.deliveryId,
+          accountId: d.accountId,
+          webhookId: d.webhookId,
+          webhookAgentId: d.webhookAgentId,
+          test: d.test,
+          maxAttempts: d.maxAttempts,
+          attempts: 0,
+          body: d.body,
+          channel: d.channel,
+          nextAttemptAt: d.firstAttemptAt,
         };
       }
       case 'WebhookAttemptSucceeded':

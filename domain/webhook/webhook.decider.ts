@@ -25,13 +25,21 @@ export type WebhookEvent =
   | Event<'WebhookUpdated', { webhookId: string; accountId: string; agentId: string | null; updatedAt: string } & WebhookSettings>
   | Event<'WebhookDeleted', { webhookId: string; accountId: string; agentId: string | null; deletedAt: string }>
   /** A delivery exhausted its attempts: the webhook is `failing`. */
-  | Event<'WebhookDeliveryExhausted', { webhookId: string; accountId: string; deliveryId: string; consecutiveFailures: number; position: string; at: string }>
+  | Event<
+      'WebhookDeliveryExhausted',
+      { webhookId: string; accountId: string; deliveryId: string; consecutiveFailures: number; position: string; at: string }
+    >
   | Event<'WebhookDisabled', { webhookId: string; accountId: string; consecutiveFailures: number; disabledAt: string }>
   /** A delivery succeeded while `failing`: the webhook is `active` again. */
   | Event<'WebhookRecovered', { webhookId: string; accountId: string; deliveryId: string; position: string; recoveredAt: string }>;
 
 export const webhookEventTypes = [
-  'WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'WebhookDeliveryExhausted', 'WebhookDisabled', 'WebhookRecovered',
+  'WebhookCreated',
+  'WebhookUpdated',
+  'WebhookDeleted',
+  'WebhookDeliveryExhausted',
+  'WebhookDisabled',
+  'WebhookRecovered',
 ] as const satisfies readonly WebhookEvent['type'][];
 
 export type WebhookState =
@@ -52,10 +60,18 @@ const notFound = () => new DomainError('WEBHOOK_NOT_FOUND', 'No webhook is confi
 function validate(s: WebhookSettings): void {
   const errors: { field: string; message: string; type: string }[] = [];
   if (!Number.isInteger(s.contextLimit) || s.contextLimit < CONTEXT_LIMIT.min || s.contextLimit > CONTEXT_LIMIT.max) {
-    errors.push({ field: 'contextLimit', message: `must be an integer from ${CONTEXT_LIMIT.min} to ${CONTEXT_LIMIT.max}`, type: 'value_error' });
+    errors.push({
+      field: 'contextLimit',
+      message: `must be an integer from ${CONTEXT_LIMIT.min} to ${CONTEXT_LIMIT.max}`,
+      type: 'value_error',
+    });
   }
   if (!Number.isInteger(s.timeout) || s.timeout < TIMEOUT_SECONDS.min || s.timeout > TIMEOUT_SECONDS.max) {
-    errors.push({ field: 'timeout', message: `must be an integer from ${TIMEOUT_SECONDS.min} to ${TIMEOUT_SECONDS.max} seconds`, type: 'value_error' });
+    errors.push({
+      field: 'timeout',
+      message: `must be an integer from ${TIMEOUT_SECONDS.min} to ${TIMEOUT_SECONDS.max} seconds`,
+      type: 'value_error',
+    });
   }
   if (!/^https?:\/\/[^\s]+$/i.test(s.url)) errors.push({ field: 'url', message: 'must be an http or https URL', type: 'value_error' });
   if (errors.length) throw new DomainError('VALIDATION_ERROR', 'Invalid webhook configuration', errors);
@@ -74,7 +90,9 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
         const { webhookId, agentId, ...settings } = cmd.data;
         validate(settings);
         if (!live) return [{ type: 'WebhookCreated', data: { webhookId, accountId, agentId, ...settings, createdAt: now } }];
-        return [{ type: 'WebhookUpdated', data: { webhookId: live.webhookId, accountId, agentId: live.agentId, ...settings, updatedAt: now } }];
+        return [
+          { type: 'WebhookUpdated', data: { webhookId: live.webhookId, accountId, agentId: live.agentId, ...settings, updatedAt: now } },
+        ];
       }
       case 'DeleteWebhook':
         if (!live) throw notFound();
@@ -89,7 +107,12 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
         }
         if (live.status === 'disabled') return [];
         const consecutiveFailures = live.consecutiveFailures + 1;
-        const events: WebhookEvent[] = [{ type: 'WebhookDeliveryExhausted', data: { webhookId, accountId: live.accountId, deliveryId, consecutiveFailures, position, at: now } }];
+        const events: WebhookEvent[] = [
+          {
+            type: 'WebhookDeliveryExhausted',
+            data: { webhookId, accountId: live.accountId, deliveryId, consecutiveFailures, position, at: now },
+          },
+        ];
         if (consecutiveFailures >= DISABLE_AFTER_EXHAUSTED) {
           events.push({ type: 'WebhookDisabled', data: { webhookId, accountId: live.accountId, consecutiveFailures, disabledAt: now } });
         }
@@ -104,7 +127,15 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
     switch (e.type) {
       case 'WebhookCreated': {
         const { webhookId, accountId, agentId, url, contextLimit, timeout, secret } = e.data;
-        return { status: 'active', webhookId, accountId, agentId, settings: { url, contextLimit, timeout, secret }, consecutiveFailures: 0, lastPosition: s.lastPosition };
+        return {
+          status: 'active',
+          webhookId,
+          accountId,
+          agentId,
+          settings: { url, contextLimit, timeout, secret },
+          consecutiveFailures: 0,
+          lastPosition: s.lastPosition,
+        };
       }
       case 'WebhookUpdated': {
         if (s.status === 'none' || s.status === 'deleted') return s;
@@ -112,15 +143,23 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
         return { ...s, status: 'active', settings: { url, contextLimit, timeout, secret }, consecutiveFailures: 0 };
       }
       case 'WebhookDeleted':
-        return s.status === 'none' || s.status === 'deleted' ? s
+        return s.status === 'none' || s.status === 'deleted'
+          ? s
           : { status: 'deleted', webhookId: s.webhookId, accountId: s.accountId, agentId: s.agentId, lastPosition: s.lastPosition };
       case 'WebhookDeliveryExhausted':
-        return s.status === 'none' || s.status === 'deleted' ? { ...s, lastPosition: e.data.position }
-          : { ...s, status: s.status === 'disabled' ? 'disabled' : 'failing', consecutiveFailures: e.data.consecutiveFailures, lastPosition: e.data.position };
+        return s.status === 'none' || s.status === 'deleted'
+          ? { ...s, lastPosition: e.data.position }
+          : {
+              ...s,
+              status: s.status === 'disabled' ? 'disabled' : 'failing',
+              consecutiveFailures: e.data.consecutiveFailures,
+              lastPosition: e.data.position,
+            };
       case 'WebhookDisabled':
         return s.status === 'none' || s.status === 'deleted' ? s : { ...s, status: 'disabled' };
       case 'WebhookRecovered':
-        return s.status === 'none' || s.status === 'deleted' ? { ...s, lastPosition: e.data.position }
+        return s.status === 'none' || s.status === 'deleted'
+          ? { ...s, lastPosition: e.data.position }
           : { ...s, status: 'active', consecutiveFailures: 0, lastPosition: e.data.position };
       default:
         return s;

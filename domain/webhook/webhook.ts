@@ -22,9 +22,16 @@ export const DISABLE_AFTER_EXHAUSTED = 5;
 
 /** Public event names (STYLE.md R3: a separate, explicit map from domain events). */
 export type WebhookEventName =
-  | 'agent.message' | 'agent.reaction' | 'agent.call_ended'
-  | 'agent.created' | 'agent.updated' | 'agent.deleted'
-  | 'number.provisioned' | 'number.attached' | 'number.detached' | 'number.released'
+  | 'agent.message'
+  | 'agent.reaction'
+  | 'agent.call_ended'
+  | 'agent.created'
+  | 'agent.updated'
+  | 'agent.deleted'
+  | 'number.provisioned'
+  | 'number.attached'
+  | 'number.detached'
+  | 'number.released'
   | (string & {});
 
 /** One item of `recentHistory` (spec 6.2 and compat-notes). */

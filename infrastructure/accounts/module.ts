@@ -1,8 +1,6 @@
 import { AccountCommands } from '../../application/accounts/account-commands.js';
-import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import { Billing } from '../../application/accounts/billing.js';
 import { UsageReport } from '../../application/accounts/usage.js';
-import type { UsageQueries } from '../../application/accounts/usage.port.js';
 import type { AccountErrorCode } from '../../domain/account/errors.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { KyselyAccountQueries } from '../../projections/queries/account.queries.js';
@@ -14,11 +12,10 @@ import * as m004 from '../db/migrations/004-api-key-usage.js';
 import * as m005 from '../db/migrations/005-usage-daily.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { accountCliCommands } from './accounts.commands.js';
 import { accountRoutes } from './accounts.routes.js';
 import { adminRoutes } from './admin.routes.js';
-import { accountCliCommands } from './accounts.commands.js';
 import { ACCOUNTS } from './tokens.js';
-
 
 /** Accounts, API keys, sub-accounts, the ledger and billing, usage; the operator (admin) API. */
 export const accounts = {
@@ -27,11 +24,20 @@ export const accounts = {
     b.factory(ACCOUNTS.Queries, (r) => new KyselyAccountQueries(r(PLATFORM.ReadDb)));
     b.factory(ACCOUNTS.UsageQueries, (r) => new KyselyUsageQueries(r(PLATFORM.ReadDb)));
     b.factory(ACCOUNTS.Billing, (r) => new Billing(r(PLATFORM.Executor)));
-    b.factory(ACCOUNTS.Commands, (r) => new AccountCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ApiKeySecrets), r(ACCOUNTS.Queries)));
+    b.factory(
+      ACCOUNTS.Commands,
+      (r) => new AccountCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ApiKeySecrets), r(ACCOUNTS.Queries)),
+    );
     b.factory(ACCOUNTS.UsageReport, (r) => new UsageReport(r(PLATFORM.Clock), r(ACCOUNTS.Queries), r(ACCOUNTS.UsageQueries)));
   },
   routes: {
-    v1: (api, r) => accountRoutes(api, { commands: r(ACCOUNTS.Commands), queries: r(ACCOUNTS.Queries), usage: r(ACCOUNTS.UsageReport), billing: r(ACCOUNTS.Billing) }),
+    v1: (api, r) =>
+      accountRoutes(api, {
+        commands: r(ACCOUNTS.Commands),
+        queries: r(ACCOUNTS.Queries),
+        usage: r(ACCOUNTS.UsageReport),
+        billing: r(ACCOUNTS.Billing),
+      }),
     admin: (api, r) => adminRoutes(api, { accounts: r(ACCOUNTS.Commands) }),
   },
   projectors: [accountsProjector, usageProjector],

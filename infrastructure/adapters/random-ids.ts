@@ -14,12 +14,17 @@ export class RandomIds implements IdsPort {
   id(prefix: string): string {
     let t = this.clock.now().getTime();
     let time = '';
-    for (let i = 0; i < 10; i++) { time = ALPHABET[t % 32]! + time; t = Math.floor(t / 32); }
+    for (let i = 0; i < 10; i++) {
+      time = ALPHABET[t % 32]! + time;
+      t = Math.floor(t / 32);
+    }
     const bytes = randomBytes(16);
     let rand = '';
     for (const b of bytes) rand += ALPHABET[b % 32];
     return `${prefix}_${time}${rand}`;
   }
 
-  uuid(): string { return randomUUID(); }
+  uuid(): string {
+    return randomUUID();
+  }
 }

@@ -3,5 +3,7 @@ import type { ClockPort } from '../../application/ports/clock.port.js';
 
 @injectable()
 export class SystemClock implements ClockPort {
-  now(): Date { return new Date(); }
+  now(): Date {
+    return new Date();
+  }
 }

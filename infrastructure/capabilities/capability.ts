@@ -42,7 +42,6 @@ export interface Capability {
 
 export type Routes = (api: Api, r: Resolve) => void;
 
-
 /**
  * The binding vocabulary of a capability. Application classes are framework-free and built by `factory`
  * (a function of `Resolve`, checked by the compiler); infrastructure classes declare `@inject(TOKEN)` on every
@@ -58,7 +57,9 @@ export type Bind = Readonly<{
 
 export const binder = (c: Container): Bind => ({
   factory: (t, make) => {
-    c.bind(t).toDynamicValue((ctx) => make((x) => ctx.get(x))).inSingletonScope();
+    c.bind(t)
+      .toDynamicValue((ctx) => make((x) => ctx.get(x)))
+      .inSingletonScope();
   },
   value: (t, v) => {
     c.bind(t).toConstantValue(v);

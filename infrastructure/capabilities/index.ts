@@ -4,7 +4,7 @@ import type { Projector } from '../../projections/shared/projector.js';
 import { accounts } from '../accounts/module.js';
 import { agents } from '../agents/module.js';
 import { calls } from '../calls/module.js';
-import { PLATFORM_ERRORS } from '../http/errors.js';
+import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
 import { numbers } from '../numbers/module.js';
 import { platform } from '../platform/module.js';
@@ -17,7 +17,17 @@ import type { Capability } from './capability.js';
  * Every capability the service runs, one line each (docs/adding-a-capability.md). The HTTP app, the runtime
  * roles, the migrator, the projection engine and the CLI iterate this list; nothing else names a capability.
  */
-export const capabilities = [platform, accounts, agents, numbers, sipTrunks, signUp, webhooks, messaging, calls] as const satisfies readonly Capability[];
+export const capabilities = [
+  platform,
+  accounts,
+  agents,
+  numbers,
+  sipTrunks,
+  signUp,
+  webhooks,
+  messaging,
+  calls,
+] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */
 export const allProjectors: readonly Projector[] = capabilities.flatMap((m) => ('projectors' in m ? m.projectors : []));

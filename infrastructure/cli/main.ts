@@ -1,10 +1,10 @@
-import { Command } from 'commander';
 import cliProgress from 'cli-progress';
+import { Command } from 'commander';
 import { START } from '../../application/ports/event-store.port.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import type { CliSupport } from '../capabilities/capability.js';
 import { allProjectors, capabilities } from '../capabilities/index.js';
-import { loadConfig, type Config } from '../config/config.js';
+import { type Config, loadConfig } from '../config/config.js';
 import { withLocalSecrets } from '../config/local-secrets.js';
 import { createLogger } from '../logger.js';
 import { PLATFORM } from '../platform/tokens.js';
@@ -27,50 +27,104 @@ async function withRuntime<T>(f: (rt: Runtime) => Promise<T>, o: { projectors?: 
   }
 }
 
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x), 2)}\n`);
+const print = (v: unknown) =>
+  process.stdout.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x), 2)}\n`);
 
 const program = new Command().name('cli').description('Operator commands for the agent platform');
 
-program.command('history').description("print a stream's events in order (the audit trail of any aggregate)")
+program
+  .command('history')
+  .description("print a stream's events in order (the audit trail of any aggregate)")
   .argument('<stream>', 'stream name, e.g. agent-agt_… or account-acc_…')
   .option('--json', 'one JSON object per line')
   .action(async (stream: string, o: { json?: boolean }) => {
-    await withRuntime(async (rt) => {
-      const events = await rt.store.readStream(stream);
-      if (events.length === 0) { process.stderr.write(`stream ${stream} has no events\n`); process.exitCode = 1; return; }
-      for (const e of events) {
-        const row = { revision: e.streamRevision.toString(), type: e.type, at: e.createdAt, id: e.id, metadata: e.metadata, data: e.data };
-        process.stdout.write(o.json ? `${JSON.stringify(row)}\n` : `#${row.revision}  ${row.at}  ${row.type}  by ${e.metadata.actor}${e.metadata.requestId ? ` (${e.metadata.requestId})` : ''}\n    ${JSON.stringify(e.data)}\n`);
-      }
-    }, { projectors: false });
+    await withRuntime(
+      async (rt) => {
+        const events = await rt.store.readStream(stream);
+        if (events.length === 0) {
+          process.stderr.write(`stream ${stream} has no events\n`);
+          process.exitCode = 1;
+          return;
+        }
+        for (const e of events) {
+          const row = {
+            revision: e.streamRevision.toString(),
+            type: e.type,
+            at: e.createdAt,
+            id: e.id,
+            metadata: e.metadata,
+            data: e.data,
+          };
+          process.stdout.write(
+            o.json
+              ? `${JSON.stringify(row)}\n`
+              : `#${row.revision}  ${row.at}  ${row.type}  by ${e.metadata.actor}${e.metadata.requestId ? ` (${e.metadata.requestId})` : ''}\n    ${JSON.stringify(e.data)}\n`,
+          );
+        }
+      },
+      { projectors: false },
+    );
   });
 
 const projections = program.command('projections').description('read models');
-projections.command('list').description('projectors and their checkpoints').action(async () => {
-  await withRuntime(async (rt) => {
-    const db = rt.get(PLATFORM.ReadDb);
-    const rows = await db.selectFrom('projection_checkpoints').selectAll().execute();
-    print({ head: await rt.store.headCheckpoint(), projectors: allProjectors.map((p) => ({ name: p.name, tables: p.tables, checkpoint: rows.find((r) => r.name === p.name)?.checkpoint ?? START })) });
-  }, { projectors: false });
-});
+projections
+  .command('list')
+  .description('projectors and their checkpoints')
+  .action(async () => {
+    await withRuntime(
+      async (rt) => {
+        const db = rt.get(PLATFORM.ReadDb);
+        const rows = await db.selectFrom('projection_checkpoints').selectAll().execute();
+        print({
+          head: await rt.store.headCheckpoint(),
+          projectors: allProjectors.map((p) => ({
+            name: p.name,
+            tables: p.tables,
+            checkpoint: rows.find((r) => r.name === p.name)?.checkpoint ?? START,
+          })),
+        });
+      },
+      { projectors: false },
+    );
+  });
 
-program.command('rebuild').description('replay a projector from position zero into fresh tables, compare with the live ones, and swap them in')
+program
+  .command('rebuild')
+  .description('replay a projector from position zero into fresh tables, compare with the live ones, and swap them in')
   .argument('<projector>', `one of: ${allProjectors.map((p) => p.name).join(', ')}`)
   .option('--check-only', 'compare only; leave the live tables as they are')
   .action(async (name: string, o: { checkOnly?: boolean }) => {
     const p = allProjectors.find((x) => x.name === name || x.name.replace(/_v\d+$/, '') === name);
-    if (!p) { process.stderr.write(`unknown projector ${name}; known: ${allProjectors.map((x) => x.name).join(', ')}\n`); process.exitCode = 2; return; }
-    await withRuntime(async (rt) => {
-      const bar = new cliProgress.SingleBar({ format: `${p.name} [{bar}] {percentage}% | {value}/{total} events`, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic);
-      bar.start(1, 0);
-      const report = await rebuildProjector(rt.get(PLATFORM.ReadDb), rt.store, p, {
-        ...(o.checkOnly ? { checkOnly: true } : {}),
-        onProgress: (done, total) => { bar.setTotal(Math.max(total, 1)); bar.update(done); },
-      });
-      bar.stop();
-      print(report);
-      if (report.equal === false) process.exitCode = 3;
-    }, { projectors: false });
+    if (!p) {
+      process.stderr.write(`unknown projector ${name}; known: ${allProjectors.map((x) => x.name).join(', ')}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    await withRuntime(
+      async (rt) => {
+        const bar = new cliProgress.SingleBar(
+          {
+            format: `${p.name} [{bar}] {percentage}% | {value}/{total} events`,
+            stream: process.stderr,
+            noTTYOutput: true,
+            notTTYSchedule: 1000,
+          },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(1, 0);
+        const report = await rebuildProjector(rt.get(PLATFORM.ReadDb), rt.store, p, {
+          ...(o.checkOnly ? { checkOnly: true } : {}),
+          onProgress: (done, total) => {
+            bar.setTotal(Math.max(total, 1));
+            bar.update(done);
+          },
+        });
+        bar.stop();
+        print(report);
+        if (report.equal === false) process.exitCode = 3;
+      },
+      { projectors: false },
+    );
   });
 
 const cli: CliSupport = { withRuntime, print, ctx: cliCtx };

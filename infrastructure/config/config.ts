@@ -17,10 +17,13 @@ export const ConfigSchema = z.object({
   /** server secret that keys sign-up code hashes and encrypts webhook secrets; default: DATA_DIR/secrets.key */
   SECRETS_KEY: z.string().min(32, 'SECRETS_KEY must be at least 32 characters').optional(),
   /** express `trust proxy`: off by default; `true`, a hop count, or a comma-separated list of addresses/subnets */
-  TRUST_PROXY: z.string().default('false').transform((v): boolean | number | string => {
-    const t = v.trim().toLowerCase();
-    return t === 'false' || t === '0' || t === '' ? false : t === 'true' ? true : /^\d+$/.test(t) ? Number(t) : v.trim();
-  }),
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v): boolean | number | string => {
+      const t = v.trim().toLowerCase();
+      return t === 'false' || t === '0' || t === '' ? false : t === 'true' ? true : /^\d+$/.test(t) ? Number(t) : v.trim();
+    }),
   /** failed API-key authentications allowed per client address per THROTTLE_WINDOW_SECONDS before 429 */
   AUTH_FAILURES_PER_CLIENT: int(20, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -4,15 +4,30 @@
  * cannot connect in time. Such errors answer 503 SERVICE_UNAVAILABLE and background work retries them
  * (docs/security.md, "The database going away").
  */
-const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTCONN']);
+const NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTCONN',
+]);
 /**
  * SQLSTATE class 08 (connection exception), 57P01-57P03 (shutdown, terminated, cannot connect now), 53300 (too
  * many connections), 3D000 (the database is gone, e.g. dropped)
  */
 const SQLSTATE = /^(08...|57P0[123]|53300|3D000)$/;
 const MESSAGES = [
-  /Connection terminated/i, /not queryable/i, /timeout exceeded when trying to connect/i, /Client was closed/i,
-  /Cannot use a pool after calling end/i, /terminating connection/i, /the database system is (shutting down|starting up)/i,
+  /Connection terminated/i,
+  /not queryable/i,
+  /timeout exceeded when trying to connect/i,
+  /Client was closed/i,
+  /Cannot use a pool after calling end/i,
+  /terminating connection/i,
+  /the database system is (shutting down|starting up)/i,
   /is not currently accepting connections/i,
 ];
 

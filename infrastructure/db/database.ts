@@ -1,9 +1,9 @@
-import { Kysely, PostgresDialect, sql, type Generated } from 'kysely';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { type Generated, Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
@@ -34,7 +34,9 @@ export type Db = ReadDb & EventDb;
 export type DatabaseHandle = Readonly<{ db: Kysely<Db>; kind: 'pglite' | 'postgres'; close: () => Promise<void> }>;
 
 export async function openDatabase(o: {
-  databaseUrl?: string | undefined; dataDir?: string | undefined; poolSize?: number;
+  databaseUrl?: string | undefined;
+  dataDir?: string | undefined;
+  poolSize?: number;
   /** a pooled connection was lost (server restart, failover, terminated backend); the pool replaces it */
   onConnectionError?: (err: Error) => void;
 }): Promise<DatabaseHandle> {
@@ -46,7 +48,9 @@ export async function openDatabase(o: {
     // not queryable, so the pool drops it on release and the next query connects afresh.
     const lost = (err: Error) => o.onConnectionError?.(err);
     pool.on('error', lost);
-    pool.on('connect', (client) => { client.on('error', lost); });
+    pool.on('connect', (client) => {
+      client.on('error', lost);
+    });
     const db = new Kysely<Db>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
@@ -58,9 +62,17 @@ export async function openDatabase(o: {
     await client.waitReady;
     // The directory has one owner process at a time (the lock below), so a lease stored in it was held by a
     // previous owner that is gone: free them, so projectors and reactors resume at once, not one lease TTL later.
-    if (onDisk) await client.exec(`do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`);
+    if (onDisk)
+      await client.exec(`do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`);
     const db = new Kysely<Db>({ dialect: new PGliteDialect(client) });
-    return { db, kind: 'pglite', close: async () => { await db.destroy(); unlock(); } };
+    return {
+      db,
+      kind: 'pglite',
+      close: async () => {
+        await db.destroy();
+        unlock();
+      },
+    };
   } catch (err) {
     unlock();
     throw err;
@@ -83,11 +95,22 @@ function lockDataDir(dir: string): () => void {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   writeFileSync(file, String(process.pid));
-  return () => { try { if (readFileSync(file, 'utf8') === String(process.pid)) rmSync(file); } catch { /* already gone */ } };
+  return () => {
+    try {
+      if (readFileSync(file, 'utf8') === String(process.pid)) rmSync(file);
+    } catch {
+      /* already gone */
+    }
+  };
 }
 
 const isAlive = (pid: number): boolean => {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 };
 
 export async function ping(db: Kysely<Db>): Promise<void> {

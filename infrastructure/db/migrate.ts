@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import type { Capability } from '../capabilities/capability.js';
 import { capabilities } from '../capabilities/index.js';
 
@@ -28,7 +28,11 @@ class StaticProvider implements MigrationProvider {
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations create the schema, so they run on a database of any shape
 export async function migrateToLatest(db: Kysely<any>, modules: readonly Capability[] = capabilities): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider: new StaticProvider(migrationsOf(modules)), allowUnorderedMigrations: true }).migrateToLatest();
+  const { error, results } = await new Migrator({
+    db,
+    provider: new StaticProvider(migrationsOf(modules)),
+    allowUnorderedMigrations: true,
+  }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`migration ${failed ?? '?'} failed: ${String(error)}`);

@@ -1,21 +1,43 @@
 import { EventEmitter } from 'node:events';
-import { sql, type Kysely, type Selectable } from 'kysely';
-import {
-  START, compareCheckpoints, makeCheckpoint, parseCheckpoint, WrongExpectedRevisionError,
-  type AppendResult, type Checkpoint, type EventFilter, type EventStorePort, type ExpectedRevision, type NewEvent,
-  type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription,
-  type SubscriptionHandler, type EventMetadata,
-} from '../../application/ports/event-store.port.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ClockPort } from '../../application/ports/clock.port.js';
+import {
+  type AppendResult,
+  type Checkpoint,
+  compareCheckpoints,
+  type EventFilter,
+  type EventMetadata,
+  type EventStorePort,
+  type ExpectedRevision,
+  makeCheckpoint,
+  type NewEvent,
+  parseCheckpoint,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  START,
+  type SubscribeOptions,
+  type Subscription,
+  type SubscriptionHandler,
+  WrongExpectedRevisionError,
+} from '../../application/ports/event-store.port.js';
 import { categoryOf } from '../../domain/shared/streams.js';
 import type { Db, EventsTable } from '../db/database.js';
-import { upcast } from './upcasters.js';
 import { runSubscriptionLoop } from './subscription-loop.js';
+import { upcast } from './upcasters.js';
 
 const UNIQUE_VIOLATION = '23505';
 const COLUMNS = [
-  'global_position', sql<string>`transaction_id::text`.as('transaction_id'), 'event_id', 'stream_name', 'stream_category',
-  'stream_revision', 'event_type', 'data', 'metadata', 'created_at',
+  'global_position',
+  sql<string>`transaction_id::text`.as('transaction_id'),
+  'event_id',
+  'stream_name',
+  'stream_category',
+  'stream_revision',
+  'event_type',
+  'data',
+  'metadata',
+  'created_at',
 ] as const;
 
 type Row = Selectable<EventsTable>;
@@ -49,21 +71,26 @@ export class PgEventStore implements EventStorePort {
         const createdAt = this.clock.now();
         const rows = await trx
           .insertInto('events')
-          .values(events.map((e, i) => ({
-            transaction_id: sql<string>`pg_current_xact_id()`,
-            event_id: e.id,
-            stream_name: stream,
-            stream_category: categoryOf(stream),
-            stream_revision: String(first + BigInt(i)),
-            event_type: e.type,
-            data: JSON.stringify(e.data),
-            metadata: JSON.stringify({ ...e.metadata, schemaVersion: e.metadata.schemaVersion ?? 1 }),
-            created_at: createdAt,
-          })))
+          .values(
+            events.map((e, i) => ({
+              transaction_id: sql<string>`pg_current_xact_id()`,
+              event_id: e.id,
+              stream_name: stream,
+              stream_category: categoryOf(stream),
+              stream_revision: String(first + BigInt(i)),
+              event_type: e.type,
+              data: JSON.stringify(e.data),
+              metadata: JSON.stringify({ ...e.metadata, schemaVersion: e.metadata.schemaVersion ?? 1 }),
+              created_at: createdAt,
+            })),
+          )
           .returning(['global_position', sql<string>`transaction_id::text`.as('transaction_id')])
           .execute();
         const last = rows[rows.length - 1]!;
-        return { nextRevision: first + BigInt(events.length) - 1n, checkpoint: makeCheckpoint(BigInt(last.transaction_id), BigInt(last.global_position)) };
+        return {
+          nextRevision: first + BigInt(events.length) - 1n,
+          checkpoint: makeCheckpoint(BigInt(last.transaction_id), BigInt(last.global_position)),
+        };
       });
       this.appended.emit('appended');
       return result;
@@ -83,14 +110,22 @@ export class PgEventStore implements EventStorePort {
     const existing = await db
       .selectFrom('events')
       .select(['event_id', 'stream_name', 'stream_revision', 'global_position', sql<string>`transaction_id::text`.as('transaction_id')])
-      .where('event_id', 'in', events.map((e) => e.id))
+      .where(
+        'event_id',
+        'in',
+        events.map((e) => e.id),
+      )
       .orderBy('global_position')
       .execute();
     if (existing.length === 0) return null;
-    const sameBatch = existing.length === events.length && existing.every((r, i) => r.stream_name === stream && r.event_id === events[i]!.id);
+    const sameBatch =
+      existing.length === events.length && existing.every((r, i) => r.stream_name === stream && r.event_id === events[i]!.id);
     if (!sameBatch) throw new WrongExpectedRevisionError(stream, 'any', await this.currentRevision(stream));
     const last = existing[existing.length - 1]!;
-    return { nextRevision: BigInt(last.stream_revision), checkpoint: makeCheckpoint(BigInt(last.transaction_id), BigInt(last.global_position)) };
+    return {
+      nextRevision: BigInt(last.stream_revision),
+      checkpoint: makeCheckpoint(BigInt(last.transaction_id), BigInt(last.global_position)),
+    };
   }
 
   /** Moves the stream's revision forward under a row lock and returns the first new revision. */
@@ -100,17 +135,27 @@ export class PgEventStore implements EventStorePort {
       throw new WrongExpectedRevisionError(stream, expected, row ? BigInt(row.revision) : 'no_stream');
     };
     if (expected === 'no_stream') {
-      const r = await trx.insertInto('streams').values({ stream_name: stream, revision: String(count - 1n) })
-        .onConflict((oc) => oc.column('stream_name').doNothing()).returning('revision').executeTakeFirst();
+      const r = await trx
+        .insertInto('streams')
+        .values({ stream_name: stream, revision: String(count - 1n) })
+        .onConflict((oc) => oc.column('stream_name').doNothing())
+        .returning('revision')
+        .executeTakeFirst();
       return r ? 0n : fail();
     }
     if (expected === 'any') {
-      const r = await trx.insertInto('streams').values({ stream_name: stream, revision: String(count - 1n) })
+      const r = await trx
+        .insertInto('streams')
+        .values({ stream_name: stream, revision: String(count - 1n) })
         .onConflict((oc) => oc.column('stream_name').doUpdateSet({ revision: sql`streams.revision + ${String(count)}::bigint` }))
-        .returning('revision').executeTakeFirstOrThrow();
+        .returning('revision')
+        .executeTakeFirstOrThrow();
       return BigInt(r.revision) - count + 1n;
     }
-    let q = trx.updateTable('streams').set({ revision: sql`revision + ${String(count)}::bigint` }).where('stream_name', '=', stream);
+    let q = trx
+      .updateTable('streams')
+      .set({ revision: sql`revision + ${String(count)}::bigint` })
+      .where('stream_name', '=', stream);
     if (typeof expected === 'bigint') q = q.where('revision', '=', String(expected));
     const r = await q.returning('revision').executeTakeFirst();
     return r ? BigInt(r.revision) - count + 1n : fail();
@@ -132,18 +177,29 @@ export class PgEventStore implements EventStorePort {
 
   async readAll(o: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const [txId, pos] = parseCheckpoint(o.after ?? START);
-    let q = this.db.selectFrom('events').select(COLUMNS)
+    let q = this.db
+      .selectFrom('events')
+      .select(COLUMNS)
       .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
       .where(sql<boolean>`(transaction_id, global_position) > (${String(txId)}::xid8, ${String(pos)}::bigint)`);
     q = applyFilter(q, o.filter);
-    const rows = await q.orderBy(sql`events.transaction_id`).orderBy('global_position').limit(o.maxCount ?? 1000).execute();
+    const rows = await q
+      .orderBy(sql`events.transaction_id`)
+      .orderBy('global_position')
+      .limit(o.maxCount ?? 1000)
+      .execute();
     return rows.map(toRecorded);
   }
 
   async headCheckpoint(): Promise<Checkpoint> {
-    const row = await this.db.selectFrom('events').select(['global_position', sql<string>`transaction_id::text`.as('transaction_id')])
+    const row = await this.db
+      .selectFrom('events')
+      .select(['global_position', sql<string>`transaction_id::text`.as('transaction_id')])
       .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
-      .orderBy(sql`events.transaction_id`, 'desc').orderBy('global_position', 'desc').limit(1).executeTakeFirst();
+      .orderBy(sql`events.transaction_id`, 'desc')
+      .orderBy('global_position', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     return row ? makeCheckpoint(BigInt(row.transaction_id), BigInt(row.global_position)) : START;
   }
 
@@ -154,7 +210,10 @@ export class PgEventStore implements EventStorePort {
       pollIntervalMs: this.o.pollIntervalMs ?? 100,
       read: (after, maxCount) => this.readAll({ after, maxCount, ...(o.filter ? { filter: o.filter } : {}) }),
       head: () => this.headCheckpoint(),
-      wake: (fn) => { this.appended.on('appended', fn); return () => this.appended.off('appended', fn); },
+      wake: (fn) => {
+        this.appended.on('appended', fn);
+        return () => this.appended.off('appended', fn);
+      },
       handler,
       ...(o.onError ? { onError: o.onError } : {}),
     });
@@ -168,8 +227,11 @@ export class PgEventStore implements EventStorePort {
 function applyFilter<Q extends { where: (...a: never[]) => unknown }>(q: Q, filter?: EventFilter): Q {
   if (!filter) return q;
   const qq = q as unknown as { where: (c: string, op: string, v: readonly string[]) => Q };
-  if ('eventTypes' in filter) return filter.eventTypes.length ? qq.where('event_type', 'in', filter.eventTypes) : qq.where('event_type', 'in', ['\u0000']);
-  return filter.streamCategories.length ? qq.where('stream_category', 'in', filter.streamCategories) : qq.where('stream_category', 'in', ['\u0000']);
+  if ('eventTypes' in filter)
+    return filter.eventTypes.length ? qq.where('event_type', 'in', filter.eventTypes) : qq.where('event_type', 'in', ['\u0000']);
+  return filter.streamCategories.length
+    ? qq.where('stream_category', 'in', filter.streamCategories)
+    : qq.where('stream_category', 'in', ['\u0000']);
 }
 
 const isUniqueViolation = (err: unknown): boolean =>

@@ -21,16 +21,30 @@ export function runSubscriptionLoop(o: {
   let sleeper: (() => void) | null = null;
   let resolveCaughtUp!: () => void;
   let rejectCaughtUp!: (e: unknown) => void;
-  const caughtUp = new Promise<void>((res, rej) => { resolveCaughtUp = res; rejectCaughtUp = rej; });
-  caughtUp.catch(() => undefined);
-  const unwake = o.wake(() => { pendingWake = true; sleeper?.(); });
-
-  const sleep = () => new Promise<void>((resolve) => {
-    if (pendingWake || stopped) { resolve(); return; }
-    const t = setTimeout(done, o.pollIntervalMs);
-    function done() { clearTimeout(t); sleeper = null; resolve(); }
-    sleeper = done;
+  const caughtUp = new Promise<void>((res, rej) => {
+    resolveCaughtUp = res;
+    rejectCaughtUp = rej;
   });
+  caughtUp.catch(() => undefined);
+  const unwake = o.wake(() => {
+    pendingWake = true;
+    sleeper?.();
+  });
+
+  const sleep = () =>
+    new Promise<void>((resolve) => {
+      if (pendingWake || stopped) {
+        resolve();
+        return;
+      }
+      const t = setTimeout(done, o.pollIntervalMs);
+      function done() {
+        clearTimeout(t);
+        sleeper = null;
+        resolve();
+      }
+      sleeper = done;
+    });
 
   const loop = (async () => {
     try {

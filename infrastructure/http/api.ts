@@ -1,9 +1,9 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import type { RequestContext } from '../../application/shared/context.js';
-import { ErrorEnvelope, PlainError, ValidationErrorBody, type OpenAPIRegistry } from './openapi.js';
 import { acceptedKeys } from './compat.js';
 import { assertStorableInput } from './input-guard.js';
+import { ErrorEnvelope, type OpenAPIRegistry, PlainError, ValidationErrorBody } from './openapi.js';
 import { parse } from './validate.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -44,9 +44,14 @@ export type RouteDef<B extends z.ZodType, Q extends AnyObject, P extends AnyObje
  * published document cannot drift from what the server validates.
  */
 export class Api {
-  constructor(readonly router: Router, readonly registry: OpenAPIRegistry) {}
+  constructor(
+    readonly router: Router,
+    readonly registry: OpenAPIRegistry,
+  ) {}
 
-  route<B extends z.ZodType = z.ZodUndefined, Q extends AnyObject = AnyObject, P extends AnyObject = AnyObject>(def: RouteDef<B, Q, P>): void {
+  route<B extends z.ZodType = z.ZodUndefined, Q extends AnyObject = AnyObject, P extends AnyObject = AnyObject>(
+    def: RouteDef<B, Q, P>,
+  ): void {
     const status = def.status ?? 200;
     const auth = def.auth ?? true;
     const errorResponses: Record<number, { description: string; content: { 'application/json': { schema: z.ZodType } } }> = {
@@ -81,16 +86,22 @@ export class Api {
     const handler: RequestHandler = async (req, res) => {
       assertStorableInput(req);
       const body = def.body || strict ? parse(def.body, req, 'body', strict?.body) : undefined;
-      const query = def.query || strict ? parse(def.query, req, 'query', strict?.query) ?? {} : {};
+      const query = def.query || strict ? (parse(def.query, req, 'query', strict?.query) ?? {}) : {};
       const params = def.params ? parse(def.params, req, 'path') : {};
       // unauthenticated routes act for nobody yet: their events still carry the request and correlation ids
       const requestId = String(res.locals.requestId);
-      const ctx = (res.locals.ctx as RequestContext | undefined) ?? { accountId: 'anonymous', requestId, correlationId: requestId, actor: 'anonymous' };
+      const ctx = (res.locals.ctx as RequestContext | undefined) ?? {
+        accountId: 'anonymous',
+        requestId,
+        correlationId: requestId,
+        actor: 'anonymous',
+      };
       const result = await def.handler({ body, query, params, ctx, req, res } as never);
       // the response schema fixes field order and strips anything internal that is not part of the contract
       const out = def.response.safeParse(result);
       // a result the contract cannot describe is our bug, not the client's: a 500, never a 422 after a write
-      if (!out.success) throw new Error(`response of ${def.method.toUpperCase()} ${def.path} does not match its schema: ${out.error.message}`);
+      if (!out.success)
+        throw new Error(`response of ${def.method.toUpperCase()} ${def.path} does not match its schema: ${out.error.message}`);
       res.status(status).json(out.data);
     };
     this.router[def.method](def.path, handler);

@@ -1,15 +1,15 @@
-import express, { Router, type Express } from 'express';
-import swaggerUi from 'swagger-ui-express';
+import express, { type Express, Router } from 'express';
 import client from 'prom-client';
+import swaggerUi from 'swagger-ui-express';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
-import { Api } from './api.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
+import { Api } from './api.js';
 import { errorMiddleware, sendError, useErrorTable } from './errors.js';
+import { adminGuard, sandboxGuard } from './guards.js';
 import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
-import { adminGuard, sandboxGuard } from './guards.js';
 
 export type AppDeps = Readonly<{
   log: LoggerPort;
@@ -39,7 +39,9 @@ export function buildApp(d: AppDeps): Express {
   const registry = new OpenAPIRegistry();
 
   // public: health, metrics, the API description
-  app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
   app.get('/readyz', async (_req, res) => {
     const r = await d.ready().catch((err: unknown) => ({ ok: false, checks: { error: String(err) } }));
     res.status(r.ok ? 200 : 503).json({ status: r.ok ? 'ready' : 'not_ready', checks: r.checks });
@@ -63,16 +65,24 @@ export function buildApp(d: AppDeps): Express {
 
   const v1 = Router();
   const authFailures = new FailureLimiter({ maxFailures: d.authFailuresPerClient, windowSeconds: d.throttle.windowSeconds, now: d.now });
-  v1.use('/v1', authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures), throttle({ ...d.throttle, now: d.now }));
+  v1.use(
+    '/v1',
+    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures),
+    throttle({ ...d.throttle, now: d.now }),
+  );
   for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);
 
   const document = buildDocument(registry, d.publicUrl);
-  app.get('/openapi.json', (_req, res) => { res.json(document); });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'API docs' }));
 
   app.use(v1);
 
-  app.use((_req, res) => { sendError(res, 'NOT_FOUND', 'No such endpoint'); });
+  app.use((_req, res) => {
+    sendError(res, 'NOT_FOUND', 'No such endpoint');
+  });
   app.use(errorMiddleware(d.log));
   return app;
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { z as zo } from './openapi.js';
 import type { DeliveryView } from '../../application/webhooks/webhook.port.js';
 import type { WebhookTestResult } from '../../application/webhooks/webhook-commands.js';
+import { z as zo } from './openapi.js';
 
 /**
  * What the HTTP edge does so that the public API's existing clients run unchanged (docs/compatibility.md):
@@ -30,7 +30,9 @@ export function withAliases<S extends z.ZodType>(schema: S, aliases: Aliases) {
       if (value === undefined) continue;
       if (out[canonical] !== undefined && !same(out[canonical], value)) {
         ctx.addIssue({
-          code: 'custom', path: [alias], input: value,
+          code: 'custom',
+          path: [alias],
+          input: value,
           message: `is another name for ${canonical}, and the two disagree (${canonical} is ${JSON.stringify(out[canonical])}); send only one of them`,
         });
         continue;
@@ -55,11 +57,22 @@ export function acceptedKeys(schema: z.ZodType): Set<string> | null {
   const def = defOf(schema);
   let keys: Set<string> | null = null;
   switch (def.type) {
-    case 'object': keys = new Set(Object.keys(def.shape ?? {})); break;
-    case 'pipe': keys = (def.in && defOf(def.in).type !== 'transform' ? acceptedKeys(def.in) : null) ?? (def.out ? acceptedKeys(def.out) : null); break;
-    case 'optional': case 'nullable': case 'default': case 'prefault': case 'readonly': case 'catch':
-      keys = def.innerType ? acceptedKeys(def.innerType) : null; break;
-    default: keys = null;
+    case 'object':
+      keys = new Set(Object.keys(def.shape ?? {}));
+      break;
+    case 'pipe':
+      keys = (def.in && defOf(def.in).type !== 'transform' ? acceptedKeys(def.in) : null) ?? (def.out ? acceptedKeys(def.out) : null);
+      break;
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+      keys = def.innerType ? acceptedKeys(def.innerType) : null;
+      break;
+    default:
+      keys = null;
   }
   if (keys && own) for (const alias of Object.keys(own)) keys.add(alias);
   return keys;
@@ -74,7 +87,12 @@ export function unknownKeys(input: unknown, accepted: ReadonlySet<string>): stri
 // --- answer names older clients read --------------------------------------------------------------------------
 
 /** The webhook test result under the specification's names and the names the public MCP server reads. */
-export const testResultCompat = (r: WebhookTestResult) => ({ ...r, statusCode: r.httpStatus, responseMs: r.responseTimeMs, error: r.errorMessage });
+export const testResultCompat = (r: WebhookTestResult) => ({
+  ...r,
+  statusCode: r.httpStatus,
+  responseMs: r.responseTimeMs,
+  error: r.errorMessage,
+});
 
 /**
  * A delivery with the item fields the public MCP server reads, derived from the specification's ones:

@@ -2,8 +2,8 @@ import type { ErrorRequestHandler, Response } from 'express';
 import { ZodError, type z } from 'zod';
 import { WrongExpectedRevisionError } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import { isConnectionError } from '../db/connection-errors.js';
 import { DomainError, type ErrorCode, type FieldError } from '../../domain/shared/errors.js';
+import { isConnectionError } from '../db/connection-errors.js';
 
 /**
  * How one error code answers over HTTP: the status, the body shape, the error `type`, and what the client should
@@ -33,10 +33,25 @@ export const httpError = {
  */
 export const PLATFORM_ERRORS = {
   VALIDATION_ERROR: { status: 422, shape: 'envelope', type: 'validation_error', fix: 'Fix the request and retry.' },
-  BAD_REQUEST: { status: 400, shape: 'envelope', type: 'invalid_request_error', fix: 'Send the request again as valid, readable HTTP (check the path and the Content-Encoding).' },
-  UNAUTHORIZED: { status: 401, shape: 'plain', type: 'authentication_error', fix: 'Send the header Authorization: Bearer <API_KEY> with a valid key of this server (the admin token on the admin and sandbox routes).' },
+  BAD_REQUEST: {
+    status: 400,
+    shape: 'envelope',
+    type: 'invalid_request_error',
+    fix: 'Send the request again as valid, readable HTTP (check the path and the Content-Encoding).',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    shape: 'plain',
+    type: 'authentication_error',
+    fix: 'Send the header Authorization: Bearer <API_KEY> with a valid key of this server (the admin token on the admin and sandbox routes).',
+  },
   FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error', fix: 'Use a key or token that is allowed to do this.' },
-  SUB_ACCOUNT_FORBIDDEN: { status: 403, shape: 'plain', type: 'permission_error', fix: 'Check the X-Sub-Account-Id header: it must name a sub-account of the key\'s account.' },
+  SUB_ACCOUNT_FORBIDDEN: {
+    status: 403,
+    shape: 'plain',
+    type: 'permission_error',
+    fix: "Check the X-Sub-Account-Id header: it must name a sub-account of the key's account.",
+  },
   NOT_FOUND: { ...httpError.notFound, fix: 'Check the method, the path and the id in it.' },
   THROTTLED: { status: 429, shape: 'plain', type: 'rate_limit_error' },
   RATE_LIMITED: { ...httpError.rateLimited, fix: 'Slow down and retry in a few seconds.' },
@@ -73,7 +88,11 @@ const sentence = (s: string) => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim(
 /** `"12"`, `42`, `{"a":1}`: what was sent, short enough to print. */
 const preview = (v: unknown): string => {
   let s: string;
-  try { s = JSON.stringify(v) ?? String(v); } catch { s = typeof v; }
+  try {
+    s = JSON.stringify(v) ?? String(v);
+  } catch {
+    s = typeof v;
+  }
   return s.length > 40 ? `${s.slice(0, 37)}...` : s;
 };
 
@@ -83,7 +102,11 @@ const describe = (i: ValidationItem) =>
 const fixOf = (items: readonly ValidationItem[]) => {
   if (items.length !== 1) return 'Fix these fields and retry.';
   const t = items[0]!.type;
-  return t === 'missing' ? 'Add the field and retry.' : t === 'extra_forbidden' ? 'Remove or rename the field and retry.' : 'Fix the field and retry.';
+  return t === 'missing'
+    ? 'Add the field and retry.'
+    : t === 'extra_forbidden'
+      ? 'Remove or rename the field and retry.'
+      : 'Fix the field and retry.';
 };
 
 /**
@@ -110,27 +133,48 @@ function withFix(code: ErrorCode, message: string, details?: readonly FieldError
 
 const zodType = (i: z.core.$ZodIssue): string => {
   switch (i.code) {
-    case 'invalid_type': return ('input' in i ? i.input === undefined : /received undefined$/.test(i.message)) ? 'missing' : `${i.expected}_type`;
-    case 'invalid_value': return 'enum';
-    case 'too_big': return i.origin === 'string' ? 'string_too_long' : i.origin === 'array' ? 'too_long' : 'less_than_equal';
-    case 'too_small': return i.origin === 'string' ? 'string_too_short' : i.origin === 'array' ? 'too_short' : 'greater_than_equal';
-    case 'invalid_format': return 'string_pattern_mismatch';
-    case 'unrecognized_keys': return 'extra_forbidden';
-    default: return 'value_error';
+    case 'invalid_type':
+      return ('input' in i ? i.input === undefined : /received undefined$/.test(i.message)) ? 'missing' : `${i.expected}_type`;
+    case 'invalid_value':
+      return 'enum';
+    case 'too_big':
+      return i.origin === 'string' ? 'string_too_long' : i.origin === 'array' ? 'too_long' : 'less_than_equal';
+    case 'too_small':
+      return i.origin === 'string' ? 'string_too_short' : i.origin === 'array' ? 'too_short' : 'greater_than_equal';
+    case 'invalid_format':
+      return 'string_pattern_mismatch';
+    case 'unrecognized_keys':
+      return 'extra_forbidden';
+    default:
+      return 'value_error';
   }
 };
 
 /** zod issues as validation items; an unknown-keys issue becomes one item per key, so `loc` names each field. */
 export const fromZod = (source: 'body' | 'query' | 'path' | 'header', err: ZodError): RequestValidationError =>
-  new RequestValidationError(err.issues.flatMap((i): ValidationItem[] => {
-    const loc = [source, ...i.path.map((p) => (typeof p === 'number' ? p : String(p)))];
-    if (i.code === 'unrecognized_keys') {
-      return i.keys.map((k) => ({ loc: [...loc, k], msg: 'is not a field of this request', type: 'extra_forbidden', input: (i.input as Record<string, unknown> | undefined)?.[k] }));
-    }
-    return [{ loc, msg: i.message, type: zodType(i), ...('input' in i ? { input: i.input } : {}) }];
-  }));
+  new RequestValidationError(
+    err.issues.flatMap((i): ValidationItem[] => {
+      const loc = [source, ...i.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+      if (i.code === 'unrecognized_keys') {
+        return i.keys.map((k) => ({
+          loc: [...loc, k],
+          msg: 'is not a field of this request',
+          type: 'extra_forbidden',
+          input: (i.input as Record<string, unknown> | undefined)?.[k],
+        }));
+      }
+      return [{ loc, msg: i.message, type: zodType(i), ...('input' in i ? { input: i.input } : {}) }];
+    }),
+  );
 
-export function sendError(res: Response, code: ErrorCode, rawMessage: string, details?: readonly FieldError[], legacyDetail?: unknown[], composed = false): void {
+export function sendError(
+  res: Response,
+  code: ErrorCode,
+  rawMessage: string,
+  details?: readonly FieldError[],
+  legacyDetail?: unknown[],
+  composed = false,
+): void {
   const { status, shape, type } = httpOf(code);
   const message = composed ? rawMessage : withFix(code, rawMessage, details);
   const requestId = String(res.locals.requestId ?? '');
@@ -141,7 +185,8 @@ export function sendError(res: Response, code: ErrorCode, rawMessage: string, de
   const body: Record<string, unknown> = { error: { message, code, type, details: details ?? [] }, request_id: requestId };
   // 422 also carries the public API's `{detail: [{loc, msg, type}]}` so clients of either shape parse it
   if (code === 'VALIDATION_ERROR') {
-    body.detail = legacyDetail ?? (details ?? []).map((d) => ({ loc: ['body', ...d.field.split('.').filter(Boolean)], msg: d.message, type: d.type }));
+    body.detail =
+      legacyDetail ?? (details ?? []).map((d) => ({ loc: ['body', ...d.field.split('.').filter(Boolean)], msg: d.message, type: d.type }));
   }
   res.status(status).json(body);
 }
@@ -151,7 +196,8 @@ type BodyParserError = Error & { type?: string; status?: number; body?: string; 
 /** A client error raised before our code runs (router, body parser); it is answered as a 4xx, never a 500. */
 function unreadableRequest(err: BodyParserError): { message: string; type: string } | null {
   // the router could not percent-decode a path segment (`/v1/agents/%E0%A4%A`)
-  if (err instanceof URIError && err.status === 400) return { message: 'The request path is not valid percent-encoding', type: 'path_encoding' };
+  if (err instanceof URIError && err.status === 400)
+    return { message: 'The request path is not valid percent-encoding', type: 'path_encoding' };
   // the body did not decompress with its Content-Encoding (zlib's Z_DATA_ERROR, Z_BUF_ERROR, ...)
   if (typeof err.code === 'string' && err.code.startsWith('Z_')) {
     return { message: 'The request body could not be decoded with its Content-Encoding', type: 'body_encoding' };
@@ -161,50 +207,75 @@ function unreadableRequest(err: BodyParserError): { message: string; type: strin
   return null;
 }
 
-export const errorMiddleware = (log: LoggerPort): ErrorRequestHandler => (err: unknown, _req, res, _next) => {
-  if (res.headersSent) return;
-  if (err instanceof RequestValidationError || err instanceof ZodError) {
-    const e = err instanceof ZodError ? fromZod('body', err) : err;
-    const details = e.items.map((i) => ({ field: i.loc.slice(1).join('.'), message: i.msg, type: i.type }));
-    sendError(res, 'VALIDATION_ERROR', e.message, details, e.items.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type })), true);
-    return;
-  }
-  const bp = err as BodyParserError;
-  if (bp?.type === 'entity.parse.failed') {
-    const items = [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }];
-    const message = 'The request body is not valid JSON. Send one JSON object with Content-Type: application/json and retry.';
-    sendError(res, 'VALIDATION_ERROR', message, [{ field: '', message: 'JSON decode error', type: 'json_invalid' }], items, true);
-    return;
-  }
-  if (bp?.type === 'entity.too.large') {
-    res.status(413).json({ error: { message: 'The request body is larger than this server accepts. Send a smaller body and retry.', code: 'VALIDATION_ERROR', type: 'validation_error', details: [] }, request_id: res.locals.requestId });
-    return;
-  }
-  if (bp?.type === 'charset.unsupported' || bp?.type === 'encoding.unsupported') {
-    sendError(res, 'VALIDATION_ERROR', `${sentence(bp.message)} Send the body as UTF-8 JSON without content encoding and retry.`, [{ field: '', message: bp.message, type: 'value_error' }], undefined, true);
-    return;
-  }
-  if (err instanceof DomainError) {
-    if (err.code === 'THROTTLED' && typeof err.hints.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(err.hints.retryAfterSeconds));
-    sendError(res, err.code, err.message, err.details);
-    return;
-  }
-  if (err instanceof WrongExpectedRevisionError) {
-    sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request at the same time');
-    return;
-  }
-  if (isConnectionError(err)) {
-    // the database or event store is unreachable: nothing was acknowledged, the client may retry
-    log.warn({ err, requestId: res.locals.requestId }, 'storage unavailable');
-    res.setHeader('Retry-After', '2');
-    sendError(res, 'SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly');
-    return;
-  }
-  const unreadable = bp instanceof Error ? unreadableRequest(bp) : null;
-  if (unreadable) {
-    sendError(res, 'BAD_REQUEST', unreadable.message, [{ field: '', message: unreadable.message, type: unreadable.type }]);
-    return;
-  }
-  log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
-  sendError(res, 'INTERNAL_ERROR', 'The server failed to handle this request');
-};
+export const errorMiddleware =
+  (log: LoggerPort): ErrorRequestHandler =>
+  (err: unknown, _req, res, _next) => {
+    if (res.headersSent) return;
+    if (err instanceof RequestValidationError || err instanceof ZodError) {
+      const e = err instanceof ZodError ? fromZod('body', err) : err;
+      const details = e.items.map((i) => ({ field: i.loc.slice(1).join('.'), message: i.msg, type: i.type }));
+      sendError(
+        res,
+        'VALIDATION_ERROR',
+        e.message,
+        details,
+        e.items.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type })),
+        true,
+      );
+      return;
+    }
+    const bp = err as BodyParserError;
+    if (bp?.type === 'entity.parse.failed') {
+      const items = [{ loc: ['body', 0], msg: 'JSON decode error', type: 'json_invalid' }];
+      const message = 'The request body is not valid JSON. Send one JSON object with Content-Type: application/json and retry.';
+      sendError(res, 'VALIDATION_ERROR', message, [{ field: '', message: 'JSON decode error', type: 'json_invalid' }], items, true);
+      return;
+    }
+    if (bp?.type === 'entity.too.large') {
+      res.status(413).json({
+        error: {
+          message: 'The request body is larger than this server accepts. Send a smaller body and retry.',
+          code: 'VALIDATION_ERROR',
+          type: 'validation_error',
+          details: [],
+        },
+        request_id: res.locals.requestId,
+      });
+      return;
+    }
+    if (bp?.type === 'charset.unsupported' || bp?.type === 'encoding.unsupported') {
+      sendError(
+        res,
+        'VALIDATION_ERROR',
+        `${sentence(bp.message)} Send the body as UTF-8 JSON without content encoding and retry.`,
+        [{ field: '', message: bp.message, type: 'value_error' }],
+        undefined,
+        true,
+      );
+      return;
+    }
+    if (err instanceof DomainError) {
+      if (err.code === 'THROTTLED' && typeof err.hints.retryAfterSeconds === 'number')
+        res.setHeader('Retry-After', String(err.hints.retryAfterSeconds));
+      sendError(res, err.code, err.message, err.details);
+      return;
+    }
+    if (err instanceof WrongExpectedRevisionError) {
+      sendError(res, 'CONCURRENCY_CONFLICT', 'The resource was changed by another request at the same time');
+      return;
+    }
+    if (isConnectionError(err)) {
+      // the database or event store is unreachable: nothing was acknowledged, the client may retry
+      log.warn({ err, requestId: res.locals.requestId }, 'storage unavailable');
+      res.setHeader('Retry-After', '2');
+      sendError(res, 'SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly');
+      return;
+    }
+    const unreadable = bp instanceof Error ? unreadableRequest(bp) : null;
+    if (unreadable) {
+      sendError(res, 'BAD_REQUEST', unreadable.message, [{ field: '', message: unreadable.message, type: unreadable.type }]);
+      return;
+    }
+    log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
+    sendError(res, 'INTERNAL_ERROR', 'The server failed to handle this request');
+  };

@@ -18,18 +18,22 @@ export function requireOperator(req: Request, token: string | undefined, what: s
 }
 
 /** Operator API: `Authorization: Bearer <ADMIN_TOKEN>`; without a configured token it answers 403 to everyone. */
-export const adminGuard = (token: string | undefined): RequestHandler => (req, res, next) => {
-  requireOperator(req, token, 'admin API');
-  const requestId = String(res.locals.requestId);
-  res.locals.ctx = { accountId: 'admin', requestId, correlationId: requestId, actor: 'admin' } satisfies RequestContext;
-  next();
-};
+export const adminGuard =
+  (token: string | undefined): RequestHandler =>
+  (req, res, next) => {
+    requireOperator(req, token, 'admin API');
+    const requestId = String(res.locals.requestId);
+    res.locals.ctx = { accountId: 'admin', requestId, correlationId: requestId, actor: 'admin' } satisfies RequestContext;
+    next();
+  };
 
 /**
  * Who may drive the sandbox: `Authorization: Bearer <ADMIN_TOKEN>` only (the embedded start generates one);
  * without a token it answers 403. Its outbox holds sign-up codes and its faults affect every account.
  */
-export const sandboxGuard = (adminToken: string | undefined): RequestHandler => (req, _res, next) => {
-  requireOperator(req, adminToken, 'sandbox control API');
-  next();
-};
+export const sandboxGuard =
+  (adminToken: string | undefined): RequestHandler =>
+  (req, _res, next) => {
+    requireOperator(req, adminToken, 'sandbox control API');
+    next();
+  };

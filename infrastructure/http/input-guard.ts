@@ -14,13 +14,16 @@ type Loc = (string | number)[];
 type Item = { loc: Loc; msg: string; type: string };
 
 // With the `u` flag a well-formed surrogate pair is one code point, so `\p{Cs}` only matches a lone half.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point: PostgreSQL text cannot store it
 const NUL = /\u0000/;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 const checkString = (s: string, loc: Loc): Item | null =>
-  NUL.test(s) ? { loc, msg: 'Text must not contain the NUL character (\\u0000)', type: 'string_nul_character' }
-  : LONE_SURROGATE.test(s) ? { loc, msg: 'Text must be valid Unicode: it contains a lone UTF-16 surrogate', type: 'string_unicode' }
-  : null;
+  NUL.test(s)
+    ? { loc, msg: 'Text must not contain the NUL character (\\u0000)', type: 'string_nul_character' }
+    : LONE_SURROGATE.test(s)
+      ? { loc, msg: 'Text must be valid Unicode: it contains a lone UTF-16 surrogate', type: 'string_unicode' }
+      : null;
 
 /** Every place in `value` (strings and object keys) that cannot be stored; iterative, so any depth is safe to walk. */
 export function findUnstorable(value: unknown, root: Loc, maxDepth = MAX_JSON_DEPTH): Item[] {
@@ -44,7 +47,10 @@ export function findUnstorable(value: unknown, root: Loc, maxDepth = MAX_JSON_DE
       const [k, child] = entries[i]!;
       if (typeof k === 'string') {
         const badKey = checkString(k, [...loc, k]);
-        if (badKey) { items.push({ ...badKey, msg: `Key: ${badKey.msg}` }); continue; }
+        if (badKey) {
+          items.push({ ...badKey, msg: `Key: ${badKey.msg}` });
+          continue;
+        }
       }
       stack.push({ v: child, loc: [...loc, k], depth: depth + 1 });
     }

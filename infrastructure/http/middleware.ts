@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import client from 'prom-client';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import type { RequestContext } from '../../application/shared/context.js';
 import { DomainError } from '../../domain/shared/errors.js';
 
@@ -26,48 +26,65 @@ export const httpDuration = new client.Histogram({
 });
 
 /** One log line and one metric sample per request, labelled by the route pattern (never the raw path). */
-export const accessLog = (log: LoggerPort): RequestHandler => (req, res, next) => {
-  const start = process.hrtime.bigint();
-  res.on('finish', () => {
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    const route = (req.route?.path as string | undefined) ?? 'unmatched';
-    httpDuration.observe({ method: req.method, route: `${req.baseUrl}${route}`, status: String(res.statusCode) }, seconds);
-    log.info({ requestId: res.locals.requestId, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(seconds * 1000), accountId: (res.locals.ctx as RequestContext | undefined)?.accountId }, 'request');
-  });
-  next();
-};
+export const accessLog =
+  (log: LoggerPort): RequestHandler =>
+  (req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      httpDuration.observe({ method: req.method, route: `${req.baseUrl}${route}`, status: String(res.statusCode) }, seconds);
+      log.info(
+        {
+          requestId: res.locals.requestId,
+          method: req.method,
+          path: req.originalUrl.split('?')[0],
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+          accountId: (res.locals.ctx as RequestContext | undefined)?.accountId,
+        },
+        'request',
+      );
+    });
+    next();
+  };
 
 /**
  * Bearer API key -> account; `X-Sub-Account-Id` narrows the request to a sub-account the key's account owns.
  * A sub-account id that is not ours is refused with 403 whether or not it exists.
  */
-export const authenticate = (accounts: AccountQueries, secrets: ApiKeySecretsPort, now: () => Date, failures?: FailureLimiter): RequestHandler => async (req, res, next) => {
-  const client = `ip:${req.ip ?? 'unknown'}`;
-  failures?.check(client);
-  const refuse = (message: string): never => { failures?.record(client); throw new DomainError('UNAUTHORIZED', message); };
-  const header = req.header('authorization') ?? '';
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) refuse(header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
-  const key = await accounts.keyByHash(secrets.hash(m![1]!));
-  if (!key || key.revoked) return refuse('Invalid API key');
-  const account = await accounts.get(key.accountId);
-  if (!account || account.status !== 'active') return refuse('Invalid API key');
-  let accountId = account.accountId;
-  const sub = req.header('x-sub-account-id');
-  if (sub !== undefined && sub !== '') {
-    const target = await accounts.get(sub);
-    if (!target || target.parentAccountId !== account.accountId || target.status !== 'active') {
-      throw new DomainError('SUB_ACCOUNT_FORBIDDEN', 'This API key cannot act for that sub-account');
+export const authenticate =
+  (accounts: AccountQueries, secrets: ApiKeySecretsPort, now: () => Date, failures?: FailureLimiter): RequestHandler =>
+  async (req, res, next) => {
+    const client = `ip:${req.ip ?? 'unknown'}`;
+    failures?.check(client);
+    const refuse = (message: string): never => {
+      failures?.record(client);
+      throw new DomainError('UNAUTHORIZED', message);
+    };
+    const header = req.header('authorization') ?? '';
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) refuse(header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
+    const key = await accounts.keyByHash(secrets.hash(m![1]!));
+    if (!key || key.revoked) return refuse('Invalid API key');
+    const account = await accounts.get(key.accountId);
+    if (account?.status !== 'active') return refuse('Invalid API key');
+    let accountId = account.accountId;
+    const sub = req.header('x-sub-account-id');
+    if (sub !== undefined && sub !== '') {
+      const target = await accounts.get(sub);
+      if (!target || target.parentAccountId !== account.accountId || target.status !== 'active') {
+        throw new DomainError('SUB_ACCOUNT_FORBIDDEN', 'This API key cannot act for that sub-account');
+      }
+      accountId = target.accountId;
     }
-    accountId = target.accountId;
-  }
-  const requestId = String(res.locals.requestId);
-  const ctx: RequestContext = { accountId, requestId, correlationId: requestId, actor: `key:${key.keyId}` };
-  res.locals.ctx = ctx;
-  res.locals.keyId = key.keyId;
-  await accounts.touchKey(key.keyId, now());
-  next();
-};
+    const requestId = String(res.locals.requestId);
+    const ctx: RequestContext = { accountId, requestId, correlationId: requestId, actor: `key:${key.keyId}` };
+    res.locals.ctx = ctx;
+    res.locals.keyId = key.keyId;
+    await accounts.touchKey(key.keyId, now());
+    next();
+  };
 
 /**
  * Failed authentications per client address in a fixed window (docs/security.md): once a client has failed
@@ -88,8 +105,14 @@ export class FailureLimiter {
       this.lastSweep = now;
     }
     let w = this.windows.get(who);
-    if (w && now - w.start >= windowMs) { this.windows.delete(who); w = undefined; }
-    if (!w && create) { w = { start: now, count: 0 }; this.windows.set(who, w); }
+    if (w && now - w.start >= windowMs) {
+      this.windows.delete(who);
+      w = undefined;
+    }
+    if (!w && create) {
+      w = { start: now, count: 0 };
+      this.windows.set(who, w);
+    }
     return w;
   }
 
@@ -98,7 +121,9 @@ export class FailureLimiter {
     const w = this.window(who, false);
     if (w && w.count >= this.o.maxFailures) {
       const retryAfterSeconds = Math.max(1, Math.ceil((w.start + this.o.windowSeconds * 1000 - this.o.now()) / 1000));
-      throw new DomainError('THROTTLED', `Too many failed authentications. Retry in ${retryAfterSeconds} seconds.`, undefined, { retryAfterSeconds });
+      throw new DomainError('THROTTLED', `Too many failed authentications. Retry in ${retryAfterSeconds} seconds.`, undefined, {
+        retryAfterSeconds,
+      });
     }
   }
 
@@ -123,7 +148,10 @@ export const throttle = (o: { maxRequests: number; windowSeconds: number; now: (
     }
     const who = (res.locals.keyId as string | undefined) ?? `ip:${req.ip ?? 'unknown'}`;
     let w = windows.get(who);
-    if (!w || now - w.start >= windowMs) { w = { start: now, count: 0 }; windows.set(who, w); }
+    if (!w || now - w.start >= windowMs) {
+      w = { start: now, count: 0 };
+      windows.set(who, w);
+    }
     w.count++;
     if (w.count > o.maxRequests) {
       const retryAfterSeconds = Math.max(1, Math.ceil((w.start + windowMs - now) / 1000));

@@ -5,15 +5,17 @@ extendZodWithOpenApi(z);
 
 export { z };
 
-export const ErrorEnvelope = z.object({
-  error: z.object({
-    message: z.string(),
-    code: z.string(),
-    type: z.string(),
-    details: z.array(z.object({ field: z.string(), message: z.string(), type: z.string() })),
-  }),
-  request_id: z.string(),
-}).openapi('ErrorEnvelope');
+export const ErrorEnvelope = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      code: z.string(),
+      type: z.string(),
+      details: z.array(z.object({ field: z.string(), message: z.string(), type: z.string() })),
+    }),
+    request_id: z.string(),
+  })
+  .openapi('ErrorEnvelope');
 
 export const ValidationErrorBody = ErrorEnvelope.extend({
   detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })),
@@ -28,7 +30,8 @@ export function buildDocument(registry: OpenAPIRegistry, serverUrl: string | und
     info: {
       title: 'Agent voice and messaging platform',
       version: '0.1.0',
-      description: 'Phone numbers, agents, calls, messages and webhooks for AI agents. Every write is an event; reads come from projections.',
+      description:
+        'Phone numbers, agents, calls, messages and webhooks for AI agents. Every write is an event; reads come from projections.',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearerAuth: [] }],

@@ -1,6 +1,6 @@
+import { numberWebhookMappings } from '../../application/numbers/number.mappings.js';
 import { NumberCommands } from '../../application/numbers/number-commands.js';
 import { NumberLookup } from '../../application/numbers/number-lookup.js';
-import { numberWebhookMappings } from '../../application/numbers/number.mappings.js';
 import { NumberProcess } from '../../application/numbers/number-process.js';
 import { NumberRenewals } from '../../application/numbers/number-renewals.js';
 import type { PhoneNumberErrorCode } from '../../domain/phone-number/errors.js';
@@ -40,21 +40,44 @@ export const numbers = {
     }
     b.toClass(NUMBERS.LookupCache, KyselyLookupCache);
     b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb)));
-    b.factory(NUMBERS.Commands, (r) =>
-      new NumberCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ReadModels), r(NUMBERS.Queries), r(ACCOUNTS.Billing), { provisioningTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS }));
-    b.factory(NUMBERS.Lookup, (r) =>
-      new NumberLookup(r(PLATFORM.Ids), r(PLATFORM.Clock), r(NUMBERS.Carrier), r(NUMBERS.LookupCache), r(ACCOUNTS.Billing), { cacheTtlSeconds: cfg.NUMBER_LOOKUP_CACHE_TTL_SECONDS }));
-    b.factory(NUMBERS.Renewals, (r) => new NumberRenewals(r(PLATFORM.Executor), r(ACCOUNTS.Billing), r(NUMBERS.Queries), r(PLATFORM.Logger)));
+    b.factory(
+      NUMBERS.Commands,
+      (r) =>
+        new NumberCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ReadModels), r(NUMBERS.Queries), r(ACCOUNTS.Billing), {
+          provisioningTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS,
+        }),
+    );
+    b.factory(
+      NUMBERS.Lookup,
+      (r) =>
+        new NumberLookup(r(PLATFORM.Ids), r(PLATFORM.Clock), r(NUMBERS.Carrier), r(NUMBERS.LookupCache), r(ACCOUNTS.Billing), {
+          cacheTtlSeconds: cfg.NUMBER_LOOKUP_CACHE_TTL_SECONDS,
+        }),
+    );
+    b.factory(
+      NUMBERS.Renewals,
+      (r) => new NumberRenewals(r(PLATFORM.Executor), r(ACCOUNTS.Billing), r(NUMBERS.Queries), r(PLATFORM.Logger)),
+    );
   },
   routes: {
     v1: (api, r) => numberRoutes(api, { commands: r(NUMBERS.Commands), queries: r(NUMBERS.Queries), lookup: r(NUMBERS.Lookup) }),
     public: (api, r) => {
       const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE === 'sandbox') sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults) });
+      if (cfg.PROVIDER_MODE === 'sandbox')
+        sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults) });
     },
   },
   projectors: [phoneNumbersProjector],
-  reactors: (r) => [new NumberProcess(r(PLATFORM.Executor), r(NUMBERS.Carrier), r(ACCOUNTS.Billing), r(PLATFORM.ReadModels), r(NUMBERS.Queries), r(PLATFORM.Logger))],
+  reactors: (r) => [
+    new NumberProcess(
+      r(PLATFORM.Executor),
+      r(NUMBERS.Carrier),
+      r(ACCOUNTS.Billing),
+      r(PLATFORM.ReadModels),
+      r(NUMBERS.Queries),
+      r(PLATFORM.Logger),
+    ),
+  ],
   workers: (r, cfg) => [new NumberRenewalWorker(r(NUMBERS.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS })],
   webhookMappings: numberWebhookMappings,
   migrations: { '020-phone-numbers': m020, '021-sandbox-telecom': m021, '023-number-attach-order': m023 },

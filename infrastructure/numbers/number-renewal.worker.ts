@@ -1,5 +1,5 @@
-import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { NumberRenewals } from '../../application/numbers/number-renewals.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { BackgroundWorker } from '../workers.js';
 
 /**
@@ -13,7 +13,11 @@ export class NumberRenewalWorker implements BackgroundWorker {
   private running: Promise<unknown> | null = null;
   private stopped = true;
 
-  constructor(private readonly renewals: NumberRenewals, private readonly log: LoggerPort, private readonly o: { intervalMs: number }) {}
+  constructor(
+    private readonly renewals: NumberRenewals,
+    private readonly log: LoggerPort,
+    private readonly o: { intervalMs: number },
+  ) {}
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -22,8 +26,12 @@ export class NumberRenewalWorker implements BackgroundWorker {
 
   private schedule(): void {
     this.timer = setTimeout(() => {
-      this.running = this.runOnce().catch((err: unknown) => this.log.error({ err }, 'number renewal pass failed'))
-        .finally(() => { this.running = null; if (!this.stopped) this.schedule(); });
+      this.running = this.runOnce()
+        .catch((err: unknown) => this.log.error({ err }, 'number renewal pass failed'))
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.schedule();
+        });
     }, this.o.intervalMs);
   }
 

@@ -27,12 +27,27 @@ export const platform = {
     b.factory(PLATFORM.EventStore, (r) =>
       cfg.EVENTSTORE_URL
         ? new EsdbEventStore(cfg.EVENTSTORE_URL)
-        : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), { pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS }));
-    b.factory(PLATFORM.ProjectionEngine, (r) => new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }));
+        : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), { pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS }),
+    );
+    b.factory(
+      PLATFORM.ProjectionEngine,
+      (r) =>
+        new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
+          leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
+        }),
+    );
     // an api-only process runs no projectors: it sees them advance by polling their checkpoints
-    b.factory(PLATFORM.ReadModels, (r) =>
-      new ReadModelWaiter(r(PLATFORM.ReadDb), r(PLATFORM.Projectors), cfg.ROLE !== 'api' ? r(PLATFORM.ProjectionEngine) : null, { timeoutMs: cfg.READ_MODEL_TIMEOUT_MS }));
-    b.factory(PLATFORM.Executor, (r) => new CommandExecutor(r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(PLATFORM.ReadModels)));
+    b.factory(
+      PLATFORM.ReadModels,
+      (r) =>
+        new ReadModelWaiter(r(PLATFORM.ReadDb), r(PLATFORM.Projectors), cfg.ROLE !== 'api' ? r(PLATFORM.ProjectionEngine) : null, {
+          timeoutMs: cfg.READ_MODEL_TIMEOUT_MS,
+        }),
+    );
+    b.factory(
+      PLATFORM.Executor,
+      (r) => new CommandExecutor(r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(PLATFORM.ReadModels)),
+    );
   },
   // 022 and 024 carry numbers of the numbers range for history's sake: released migrations keep their names
   migrations: { '001-event-store': m001, '002-read-models': m002, '022-reactors': m022, '024-one-checkpoint-table': m024 },

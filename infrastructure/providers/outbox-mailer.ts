@@ -4,8 +4,8 @@ import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { Mail, MailerPort } from '../../application/signup/mailer.port.js';
-import { PLATFORM } from '../platform/tokens.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
+import { PLATFORM } from '../platform/tokens.js';
 
 /**
  * The sandbox e-mail provider: nothing leaves the machine. Each mail is kept in `sandbox_outbox` (readable
@@ -21,9 +21,16 @@ export class OutboxMailer implements MailerPort {
   ) {}
 
   async send(mail: Mail): Promise<void> {
-    await this.db.insertInto('sandbox_outbox').values({
-      message_id: this.ids.id('mail'), to_address: mail.to.toLowerCase(), subject: mail.subject, body: mail.text, sent_at: this.clock.now(),
-    }).execute();
+    await this.db
+      .insertInto('sandbox_outbox')
+      .values({
+        message_id: this.ids.id('mail'),
+        to_address: mail.to.toLowerCase(),
+        subject: mail.subject,
+        body: mail.text,
+        sent_at: this.clock.now(),
+      })
+      .execute();
     this.log.info({ to: mail.to, subject: mail.subject, body: mail.text }, 'sandbox mail (not sent: PROVIDER_MODE=sandbox)');
   }
 }

@@ -12,6 +12,10 @@ const VOICES: readonly Voice[] = [
 /** The sandbox voice provider's catalogue: a fixed list, the first voice being the default. */
 @injectable()
 export class SandboxVoiceCatalogue implements VoiceCataloguePort {
-  async list(): Promise<readonly Voice[]> { return VOICES; }
-  defaultVoiceId(): string { return VOICES[0]!.voice_id; }
+  async list(): Promise<readonly Voice[]> {
+    return VOICES;
+  }
+  defaultVoiceId(): string {
+    return VOICES[0]!.voice_id;
+  }
 }

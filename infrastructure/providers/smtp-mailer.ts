@@ -5,7 +5,10 @@ import type { Mail, MailerPort } from '../../application/signup/mailer.port.js';
 export class SmtpMailer implements MailerPort {
   private readonly transport: Transporter;
 
-  constructor(smtpUrl: string, private readonly from: string) {
+  constructor(
+    smtpUrl: string,
+    private readonly from: string,
+  ) {
     this.transport = nodemailer.createTransport(smtpUrl);
   }
 

@@ -10,14 +10,29 @@ import { DomainError } from '../../domain/shared/errors.js';
 @injectable()
 export class UnconfiguredCarrier implements CarrierPort {
   private fail(): never {
-    throw new DomainError('SMS_PROVIDER_ERROR', 'No live carrier is configured (PROVIDER_MODE=live); phone numbers are available in sandbox mode only');
+    throw new DomainError(
+      'SMS_PROVIDER_ERROR',
+      'No live carrier is configured (PROVIDER_MODE=live); phone numbers are available in sandbox mode only',
+    );
   }
-  async searchAvailable(): Promise<never> { return this.fail(); }
-  async purchase(): Promise<never> { return this.fail(); }
-  async findPurchase(): Promise<null> { return null; }
-  async configureRouting(): Promise<never> { return this.fail(); }
-  async release(): Promise<never> { return this.fail(); }
-  async lookup(): Promise<never> { return this.fail(); }
+  async searchAvailable(): Promise<never> {
+    return this.fail();
+  }
+  async purchase(): Promise<never> {
+    return this.fail();
+  }
+  async findPurchase(): Promise<null> {
+    return null;
+  }
+  async configureRouting(): Promise<never> {
+    return this.fail();
+  }
+  async release(): Promise<never> {
+    return this.fail();
+  }
+  async lookup(): Promise<never> {
+    return this.fail();
+  }
 }
 
 @injectable()
@@ -25,7 +40,13 @@ export class UnconfiguredSipTrunks implements SipTrunkProviderPort {
   private fail(): never {
     throw new DomainError('TELEPHONY_PROVIDER_ERROR', 'No live SIP trunk provider is configured (PROVIDER_MODE=live)');
   }
-  async createTrunk(): Promise<never> { return this.fail(); }
-  async updateTrunk(): Promise<never> { return this.fail(); }
-  async deleteTrunk(): Promise<never> { return this.fail(); }
+  async createTrunk(): Promise<never> {
+    return this.fail();
+  }
+  async updateTrunk(): Promise<never> {
+    return this.fail();
+  }
+  async deleteTrunk(): Promise<never> {
+    return this.fail();
+  }
 }

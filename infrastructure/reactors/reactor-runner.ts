@@ -1,14 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
-import type { Reactor } from '../../application/shared/process-manager.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { Reactor } from '../../application/shared/process-manager.js';
 import { CheckpointRunner, moveCheckpoint } from '../../projections/shared/checkpoint-runner.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { BackgroundWorker } from '../workers.js';
 
-export { LeaseLostError } from '../../projections/shared/checkpoint-runner.js';
-
 export type { Reactor } from '../../application/shared/process-manager.js';
+export { LeaseLostError } from '../../projections/shared/checkpoint-runner.js';
 
 /**
  * Runs a reactor through the CheckpointRunner that also runs the projectors: its own checkpoint (kind
@@ -29,15 +28,25 @@ export class ReactorRunner implements BackgroundWorker {
     o: { leaseTtlMs: number; retryDelayMs?: number; batchSize?: number },
   ) {
     this.name = `reactor:${reactor.name}`;
-    this.runner = new CheckpointRunner(store, db, {
-      name: reactor.name,
-      kind: 'reactor',
-      eventTypes: reactor.handles,
-      async commit(batch, from, to) {
-        await reactor.handleBatch(batch);
-        await moveCheckpoint(db, reactor.name, from, to);
+    this.runner = new CheckpointRunner(
+      store,
+      db,
+      {
+        name: reactor.name,
+        kind: 'reactor',
+        eventTypes: reactor.handles,
+        async commit(batch, from, to) {
+          await reactor.handleBatch(batch);
+          await moveCheckpoint(db, reactor.name, from, to);
+        },
       },
-    }, log, { leaseTtlMs: o.leaseTtlMs, batchSize: o.batchSize ?? 100, ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}) });
+      log,
+      {
+        leaseTtlMs: o.leaseTtlMs,
+        batchSize: o.batchSize ?? 100,
+        ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
+      },
+    );
   }
 
   async start(): Promise<void> {

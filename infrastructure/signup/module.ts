@@ -14,8 +14,8 @@ import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { OutboxMailer } from '../providers/outbox-mailer.js';
 import { SmtpMailer } from '../providers/smtp-mailer.js';
-import { SignUpRecoveryWorker } from './signup-recovery.worker.js';
 import { sandboxOutboxRoutes, signUpRoutes } from './signup.routes.js';
+import { SignUpRecoveryWorker } from './signup-recovery.worker.js';
 import { SIGNUP } from './tokens.js';
 
 /**
@@ -30,14 +30,25 @@ export const signUp = {
     b.value(SIGNUP.Otp, new RandomOtp(secretKeys(cfg.SECRETS_KEY).signUpCodes));
     b.factory(SIGNUP.Queries, (r) => new KyselySignUpQueries(r(PLATFORM.ReadDb)));
     b.alias(SIGNUP.NumberProvisioning, NUMBERS.Commands);
-    b.factory(SIGNUP.Service, (r) => new SignUpService(
-      r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIGNUP.Otp), r(PLATFORM.ApiKeySecrets), r(SIGNUP.Mailer), r(SIGNUP.Queries), r(ACCOUNTS.Commands),
-      {
-        perEmailPerHour: cfg.SIGNUP_MAX_PER_EMAIL_PER_HOUR, perClientPerHour: cfg.SIGNUP_MAX_PER_CLIENT_PER_HOUR,
-        // the number's own wait, plus the account and agent steps before it
-        provisioningTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS + 10_000,
-      },
-    ));
+    b.factory(
+      SIGNUP.Service,
+      (r) =>
+        new SignUpService(
+          r(PLATFORM.Executor),
+          r(PLATFORM.Ids),
+          r(SIGNUP.Otp),
+          r(PLATFORM.ApiKeySecrets),
+          r(SIGNUP.Mailer),
+          r(SIGNUP.Queries),
+          r(ACCOUNTS.Commands),
+          {
+            perEmailPerHour: cfg.SIGNUP_MAX_PER_EMAIL_PER_HOUR,
+            perClientPerHour: cfg.SIGNUP_MAX_PER_CLIENT_PER_HOUR,
+            // the number's own wait, plus the account and agent steps before it
+            provisioningTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS + 10_000,
+          },
+        ),
+    );
   },
   routes: {
     public: (api, r) => {
@@ -48,9 +59,15 @@ export const signUp = {
     },
   },
   projectors: [signupsProjector],
-  reactors: (r) => [new SignUpProcess(r(PLATFORM.Executor), r(ACCOUNTS.Commands), r(AGENTS.Commands), r(SIGNUP.NumberProvisioning), r(PLATFORM.Logger))],
+  reactors: (r) => [
+    new SignUpProcess(r(PLATFORM.Executor), r(ACCOUNTS.Commands), r(AGENTS.Commands), r(SIGNUP.NumberProvisioning), r(PLATFORM.Logger)),
+  ],
   workers: (r) => [
-    new SignUpRecoveryWorker(r(SIGNUP.Service), r(SIGNUP.Queries), r(PLATFORM.Clock), r(PLATFORM.Logger), { intervalMs: 5_000, staleAfterMs: 30_000, maxTries: 5 }),
+    new SignUpRecoveryWorker(r(SIGNUP.Service), r(SIGNUP.Queries), r(PLATFORM.Clock), r(PLATFORM.Logger), {
+      intervalMs: 5_000,
+      staleAfterMs: 30_000,
+      maxTries: 5,
+    }),
   ],
   migrations: { '006-signups': m006 },
   errors: {

@@ -1,5 +1,5 @@
-import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { SignUpService } from '../../application/signup/signup-service.js';
 import type { SignUpQueries } from '../../projections/queries/signup.queries.js';
 import type { BackgroundWorker } from '../workers.js';

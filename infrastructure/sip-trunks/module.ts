@@ -23,7 +23,13 @@ export const sipTrunks = {
       b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
     }
     b.factory(SIP_TRUNKS.Queries, (r) => new KyselySipTrunkQueries(r(PLATFORM.ReadDb)));
-    b.factory(SIP_TRUNKS.Commands, (r) => new SipTrunkCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIP_TRUNKS.Queries), { providerTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS }));
+    b.factory(
+      SIP_TRUNKS.Commands,
+      (r) =>
+        new SipTrunkCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(SIP_TRUNKS.Queries), {
+          providerTimeoutMs: cfg.NUMBER_PROVISIONING_TIMEOUT_MS,
+        }),
+    );
   },
   routes: {
     v1: (api, r) => sipTrunkRoutes(api, { commands: r(SIP_TRUNKS.Commands), queries: r(SIP_TRUNKS.Queries) }),
@@ -34,5 +40,8 @@ export const sipTrunks = {
   },
   projectors: [sipTrunksProjector],
   reactors: (r) => [new SipTrunkProcess(r(PLATFORM.Executor), r(SIP_TRUNKS.Provider))],
-  errors: { SIP_TRUNK_NOT_FOUND: { ...httpError.notFound, fix: 'Check the trunk id: GET /v1/sip-trunks lists the trunks of this account.' }, SIP_TRUNK_CONFLICT: httpError.conflict } satisfies Record<SipTrunkErrorCode, unknown>,
+  errors: {
+    SIP_TRUNK_NOT_FOUND: { ...httpError.notFound, fix: 'Check the trunk id: GET /v1/sip-trunks lists the trunks of this account.' },
+    SIP_TRUNK_CONFLICT: httpError.conflict,
+  } satisfies Record<SipTrunkErrorCode, unknown>,
 } as const satisfies Capability;

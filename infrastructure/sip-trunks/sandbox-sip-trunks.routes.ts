@@ -6,8 +6,24 @@ import type { SandboxSipTrunks } from '../providers/sandbox/sandbox-sip-trunks.j
 export function sandboxSipTrunkRoutes(api: Api, { trunks }: { trunks: SandboxSipTrunks }): void {
   const tag = 'sandbox';
   api.route({
-    method: 'get', path: '/sandbox/sip-trunks', tag, auth: false, summary: 'Trunks as the sandbox SIP provider sees them', errors: [401, 403],
-    response: z.object({ data: z.array(z.object({ providerRef: z.string(), trunkId: z.string(), accountId: z.string(), config: z.unknown(), terminationUri: z.string(), deletedAt: z.string().nullable() })) }),
+    method: 'get',
+    path: '/sandbox/sip-trunks',
+    tag,
+    auth: false,
+    summary: 'Trunks as the sandbox SIP provider sees them',
+    errors: [401, 403],
+    response: z.object({
+      data: z.array(
+        z.object({
+          providerRef: z.string(),
+          trunkId: z.string(),
+          accountId: z.string(),
+          config: z.unknown(),
+          terminationUri: z.string(),
+          deletedAt: z.string().nullable(),
+        }),
+      ),
+    }),
     handler: async () => ({ data: await trunks.list() }),
   });
 }

@@ -11,10 +11,27 @@ export type Destinations = 'public' | 'public-or-loopback' | 'any';
 /** Loopback, private, link-local (cloud metadata), carrier-grade NAT, unspecified, multicast and reserved ranges. */
 const blocked = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(net, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -28,7 +45,13 @@ function canonical(address: string): { ip: string; family: 'ipv4' | 'ipv6' } | n
   if (family !== 6) return null;
   const mapped = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(ip);
   if (mapped) {
-    const v4 = mapped[1] ?? (() => { const hi = parseInt(mapped[2]!, 16); const lo = parseInt(mapped[3]!, 16); return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`; })();
+    const v4 =
+      mapped[1] ??
+      (() => {
+        const hi = parseInt(mapped[2]!, 16);
+        const lo = parseInt(mapped[3]!, 16);
+        return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+      })();
     return { ip: v4, family: 'ipv4' };
   }
   return { ip, family: 'ipv6' };
@@ -55,7 +78,11 @@ export const notAllowedReason = (address: string, destinations: Destinations = '
     : `${address} is a loopback, private or link-local address`;
 
 /** A host name as compared: lower case, without the trailing dot(s) of a fully qualified name, no brackets. */
-export const normaliseHost = (hostname: string): string => hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+export const normaliseHost = (hostname: string): string =>
+  hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '');
 
 const isLocalName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
@@ -65,11 +92,18 @@ const isLocalName = (host: string) => host === 'localhost' || host.endsWith('.lo
  * to again at every attempt.
  */
 export class WebhookUrlPolicy implements WebhookUrlPolicyPort {
-  constructor(private readonly destinations: Destinations, private readonly resolve: (host: string) => Promise<string[]> = defaultResolve) {}
+  constructor(
+    private readonly destinations: Destinations,
+    private readonly resolve: (host: string) => Promise<string[]> = defaultResolve,
+  ) {}
 
   async check(raw: string): Promise<string | null> {
     let url: URL;
-    try { url = new URL(raw); } catch { return 'not a valid URL'; }
+    try {
+      url = new URL(raw);
+    } catch {
+      return 'not a valid URL';
+    }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
     if (this.destinations === 'any') return null;
     const host = normaliseHost(url.hostname);

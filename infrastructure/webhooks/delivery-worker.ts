@@ -1,6 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
@@ -79,18 +79,37 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
   }
 
   private track(c: ClaimedAttempt): void {
-    const p: Promise<void> = this.deliverer.deliver(c, this.abort.signal)
-      .then(() => undefined, (err: unknown) => { this.log.error({ err, deliveryId: c.deliveryId, attempt: c.attempt }, 'webhook attempt not recorded; retried when its claim expires'); })
-      .finally(() => { this.inFlight.delete(p); this.wake(); });
+    const p: Promise<void> = this.deliverer
+      .deliver(c, this.abort.signal)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.log.error(
+            { err, deliveryId: c.deliveryId, attempt: c.attempt },
+            'webhook attempt not recorded; retried when its claim expires',
+          );
+        },
+      )
+      .finally(() => {
+        this.inFlight.delete(p);
+        this.wake();
+      });
     this.inFlight.add(p);
   }
 
   private sleep(): Promise<void> {
     return new Promise((resolve) => {
-      if (this.woken || this.stopped) { resolve(); return; }
+      if (this.woken || this.stopped) {
+        resolve();
+        return;
+      }
       const t = setTimeout(done, this.o.pollIntervalMs);
       const self = this;
-      function done() { clearTimeout(t); self.wakeUp = null; resolve(); }
+      function done() {
+        clearTimeout(t);
+        self.wakeUp = null;
+        resolve();
+      }
       this.wakeUp = done;
     });
   }
@@ -105,9 +124,13 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
       const claimed = await this.claim(this.o.concurrency);
       if (claimed.length === 0) return n;
       n += claimed.length;
-      await Promise.all(claimed.map((c) => this.deliverer.deliver(c).catch((err: unknown) => {
-        this.log.error({ err, deliveryId: c.deliveryId }, 'webhook attempt not recorded');
-      })));
+      await Promise.all(
+        claimed.map((c) =>
+          this.deliverer.deliver(c).catch((err: unknown) => {
+            this.log.error({ err, deliveryId: c.deliveryId }, 'webhook attempt not recorded');
+          }),
+        ),
+      );
     }
   }
 
@@ -117,7 +140,10 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     this.wakeUp?.();
     await this.running;
     if (this.inFlight.size > 0) {
-      const grace = new Promise<void>((r) => { const t = setTimeout(r, this.o.stopGraceMs ?? 5000); t.unref(); });
+      const grace = new Promise<void>((r) => {
+        const t = setTimeout(r, this.o.stopGraceMs ?? 5000);
+        t.unref();
+      });
       await Promise.race([Promise.all(this.inFlight), grace]);
       this.abort.abort();
       await Promise.all(this.inFlight);

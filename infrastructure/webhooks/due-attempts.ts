@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
@@ -30,6 +30,11 @@ export class KyselyDueAttempts implements DueAttemptsPort {
        where d.delivery_id = due.delivery_id
          and (d.claimed_until is null or d.claimed_until <= ${now}::timestamptz)
       returning d.delivery_id, d.account_id, d.attempt, d.claimed_until`.execute(this.db);
-    return r.rows.map((x) => ({ deliveryId: x.delivery_id, accountId: x.account_id, attempt: x.attempt, claimedUntil: new Date(x.claimed_until).toISOString() }));
+    return r.rows.map((x) => ({
+      deliveryId: x.delivery_id,
+      accountId: x.account_id,
+      attempt: x.attempt,
+      claimedUntil: new Date(x.claimed_until).toISOString(),
+    }));
   }
 }

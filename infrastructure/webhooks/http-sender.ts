@@ -3,9 +3,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { OutgoingWebhook, WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
-import { addressAllowed, normaliseHost, notAllowedReason, type Destinations } from './address-policy.js';
+import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
+import { addressAllowed, type Destinations, normaliseHost, notAllowedReason } from './address-policy.js';
 import { webhookHeaders } from './signing.js';
 
 /** How much of a response body is read (the log keeps 1 KiB of it); the rest is discarded. */
@@ -20,15 +20,27 @@ class AddressNotAllowedError extends Error {
  * connected to, so a name that resolves differently at delivery time (DNS rebinding) cannot reach the
  * internal network.
  */
-export const guardedLookup = (destinations: Destinations): LookupFunction => (hostname, options, callback) => {
-  dnsLookup(hostname, options as LookupOptions, (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
-    if (err) { callback(err, '', 0); return; }
-    const all = Array.isArray(address) ? address : [{ address, family: family ?? 4 }];
-    const bad = all.find((a) => !addressAllowed(destinations, a.address));
-    if (bad) { callback(new AddressNotAllowedError(`${hostname} resolves to ${notAllowedReason(bad.address, destinations)}`), '', 0); return; }
-    (callback as (e: null, a: string | LookupAddress[], f?: number) => void)(null, address, family);
-  });
-};
+export const guardedLookup =
+  (destinations: Destinations): LookupFunction =>
+  (hostname, options, callback) => {
+    dnsLookup(
+      hostname,
+      options as LookupOptions,
+      (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
+        if (err) {
+          callback(err, '', 0);
+          return;
+        }
+        const all = Array.isArray(address) ? address : [{ address, family: family ?? 4 }];
+        const bad = all.find((a) => !addressAllowed(destinations, a.address));
+        if (bad) {
+          callback(new AddressNotAllowedError(`${hostname} resolves to ${notAllowedReason(bad.address, destinations)}`), '', 0);
+          return;
+        }
+        (callback as (e: null, a: string | LookupAddress[], f?: number) => void)(null, address, family);
+      },
+    );
+  };
 
 const retryAfterSeconds = (v: string | string[] | undefined): number | null => {
   const s = Array.isArray(v) ? v[0] : v;
@@ -61,45 +73,85 @@ export class HttpWebhookSender implements WebhookSenderPort {
 
   send(req: OutgoingWebhook): Promise<AttemptResult> {
     const started = performance.now();
-    const failed = (errorMessage: string, httpStatus: number | null = null, responseBody: string | null = null, retryAfterS: number | null = null): AttemptResult =>
-      ({ ok: false, httpStatus, errorMessage, responseBody, durationMs: performance.now() - started, retryAfterS });
+    const failed = (
+      errorMessage: string,
+      httpStatus: number | null = null,
+      responseBody: string | null = null,
+      retryAfterS: number | null = null,
+    ): AttemptResult => ({ ok: false, httpStatus, errorMessage, responseBody, durationMs: performance.now() - started, retryAfterS });
 
     let url: URL;
-    try { url = new URL(req.url); } catch { return Promise.resolve(failed('invalid URL')); }
+    try {
+      url = new URL(req.url);
+    } catch {
+      return Promise.resolve(failed('invalid URL'));
+    }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve(failed('URL must be http or https'));
     const host = normaliseHost(url.hostname);
-    if (isIP(host) && !addressAllowed(this.o.destinations, host)) return Promise.resolve(failed(notAllowedReason(host, this.o.destinations)));
+    if (isIP(host) && !addressAllowed(this.o.destinations, host))
+      return Promise.resolve(failed(notAllowedReason(host, this.o.destinations)));
 
     const body = Buffer.from(req.body, 'utf8');
-    const headers = { ...webhookHeaders({ secret: req.secret, webhookId: req.webhookId, timestamp: req.timestamp, body }), 'content-length': String(body.length) };
+    const headers = {
+      ...webhookHeaders({ secret: req.secret, webhookId: req.webhookId, timestamp: req.timestamp, body }),
+      'content-length': String(body.length),
+    };
     const mod = url.protocol === 'https:' ? https : http;
 
     return new Promise<AttemptResult>((resolve) => {
       let settled = false;
-      const finish = (r: AttemptResult) => { if (!settled) { settled = true; clearTimeout(timer); req.signal?.removeEventListener('abort', onAbort); resolve(r); } };
-      const request = mod.request(url, {
-        method: 'POST',
-        headers,
-        agent: this.agents[url.protocol as 'http:' | 'https:'],
-        ...(this.lookup ? { lookup: this.lookup } : {}),
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => { if (size < MAX_BODY_BYTES) { chunks.push(c); size += c.length; } });
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
-          const responseBody = text.length ? text : null;
-          if (status >= 200 && status < 300) finish({ ok: true, httpStatus: status, responseBody, durationMs: performance.now() - started });
-          else finish(failed(`HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`, status, responseBody, retryAfterSeconds(res.headers['retry-after'])));
-        });
-        res.on('error', (err) => finish(failed(describe(err), res.statusCode ?? null)));
-      });
+      const finish = (r: AttemptResult) => {
+        if (!settled) {
+          settled = true;
+          clearTimeout(timer);
+          req.signal?.removeEventListener('abort', onAbort);
+          resolve(r);
+        }
+      };
+      const request = mod.request(
+        url,
+        {
+          method: 'POST',
+          headers,
+          agent: this.agents[url.protocol as 'http:' | 'https:'],
+          ...(this.lookup ? { lookup: this.lookup } : {}),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            if (size < MAX_BODY_BYTES) {
+              chunks.push(c);
+              size += c.length;
+            }
+          });
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
+            const responseBody = text.length ? text : null;
+            if (status >= 200 && status < 300)
+              finish({ ok: true, httpStatus: status, responseBody, durationMs: performance.now() - started });
+            else
+              finish(
+                failed(
+                  `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`,
+                  status,
+                  responseBody,
+                  retryAfterSeconds(res.headers['retry-after']),
+                ),
+              );
+          });
+          res.on('error', (err) => finish(failed(describe(err), res.statusCode ?? null)));
+        },
+      );
       const timer = setTimeout(() => {
         finish(failed(`no complete answer within ${req.deadlineMs} ms`));
         request.destroy();
       }, req.deadlineMs);
-      const onAbort = () => { finish(failed('aborted: the worker is stopping')); request.destroy(); };
+      const onAbort = () => {
+        finish(failed('aborted: the worker is stopping'));
+        request.destroy();
+      };
       if (req.signal?.aborted) onAbort();
       else req.signal?.addEventListener('abort', onAbort, { once: true });
       request.on('error', (err) => finish(failed(describe(err))));

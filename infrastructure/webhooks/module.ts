@@ -1,14 +1,15 @@
 import { WebhookEventRegistry } from '../../application/webhooks/registry.js';
+import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
 import { WebhookCommands } from '../../application/webhooks/webhook-commands.js';
 import { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
 import { WebhookHealthReactor } from '../../application/webhooks/webhook-health.js';
 import { WebhookTestSend } from '../../application/webhooks/webhook-test-send.js';
-import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
 import type { WebhookErrorCode } from '../../domain/webhook/errors.js';
 import { KyselyWebhookQueries } from '../../projections/queries/webhook.queries.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
 import { webhooksProjector } from '../../projections/webhooks.projector.js';
+import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
 import type { Config } from '../config/config.js';
@@ -16,23 +17,32 @@ import * as m010 from '../db/migrations/010-webhooks.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
-import { WebhookUrlPolicy, type Destinations } from './address-policy.js';
-import { WebhookDeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
+import { type Destinations, WebhookUrlPolicy } from './address-policy.js';
+import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './delivery-worker.js';
 import { KyselyDueAttempts } from './due-attempts.js';
 import { HttpWebhookSender } from './http-sender.js';
 import { NoConversationContext } from './no-conversation-context.js';
 import { RandomWebhookSecrets } from './secrets.js';
 import { WEBHOOKS } from './tokens.js';
 import { webhookRoutes } from './webhooks.routes.js';
-import { secretKeys } from '../adapters/secret-keys.js';
 
-const destinations = (cfg: Config): Destinations => (cfg.WEBHOOK_ALLOW_PRIVATE ? 'any' : cfg.PROVIDER_MODE === 'sandbox' ? 'public-or-loopback' : 'public');
+const destinations = (cfg: Config): Destinations =>
+  cfg.WEBHOOK_ALLOW_PRIVATE ? 'any' : cfg.PROVIDER_MODE === 'sandbox' ? 'public-or-loopback' : 'public';
 
 /** A delivery worker over the runtime's stores; `sender` replaces the HTTP sender (tests inject faults). */
-export function createDeliveryWorker(r: Resolve, o: Partial<DeliveryWorkerOptions> & { sender?: WebhookSenderPort } = {}): WebhookDeliveryWorker {
+export function createDeliveryWorker(
+  r: Resolve,
+  o: Partial<DeliveryWorkerOptions> & { sender?: WebhookSenderPort } = {},
+): WebhookDeliveryWorker {
   const cfg = r(PLATFORM.Config);
   const deliverer = new WebhookDeliverer(
-    r(PLATFORM.Executor), r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(WEBHOOKS.Queries), o.sender ?? r(WEBHOOKS.Sender), r(PLATFORM.Logger),
+    r(PLATFORM.Executor),
+    r(PLATFORM.EventStore),
+    r(PLATFORM.Ids),
+    r(PLATFORM.Clock),
+    r(WEBHOOKS.Queries),
+    o.sender ?? r(WEBHOOKS.Sender),
+    r(PLATFORM.Logger),
     { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 },
   );
   return new WebhookDeliveryWorker(new KyselyDueAttempts(r(PLATFORM.ReadDb)), deliverer, r(PLATFORM.Clock), r(PLATFORM.Logger), {
@@ -47,12 +57,14 @@ export function createDeliveryWorker(r: Resolve, o: Partial<DeliveryWorkerOption
 /** The delivery worker, woken whenever the delivery timeline's projector advances in this process. */
 function deliveryWorker(r: Resolve): BackgroundWorker {
   const worker = createDeliveryWorker(r);
-  let unsubscribe = () => undefined as void;
+  let unsubscribe: () => void = () => {};
   return {
     name: 'webhook-delivery',
     async start() {
       await worker.start();
-      unsubscribe = r(PLATFORM.ProjectionEngine).onAdvanced((name) => { if (name === webhookDeliveriesProjector.name) worker.wake(); });
+      unsubscribe = r(PLATFORM.ProjectionEngine).onAdvanced((name) => {
+        if (name === webhookDeliveriesProjector.name) worker.wake();
+      });
     },
     async stop() {
       unsubscribe();
@@ -77,21 +89,47 @@ export const webhooks = {
     b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(destinations(cfg)));
     // no capability owns conversations yet: payloads carry no history or state
     b.value(WEBHOOKS.ConversationContext, new NoConversationContext());
-    b.factory(WEBHOOKS.Commands, (r) => new WebhookCommands(
-      r(PLATFORM.Executor), r(PLATFORM.Ids), r(WEBHOOKS.Queries), r(AGENTS.Queries), r(WEBHOOKS.Secrets), r(WEBHOOKS.UrlPolicy),
-      { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 },
-    ));
+    b.factory(
+      WEBHOOKS.Commands,
+      (r) =>
+        new WebhookCommands(
+          r(PLATFORM.Executor),
+          r(PLATFORM.Ids),
+          r(WEBHOOKS.Queries),
+          r(AGENTS.Queries),
+          r(WEBHOOKS.Secrets),
+          r(WEBHOOKS.UrlPolicy),
+          { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 },
+        ),
+    );
   },
   routes: {
-    v1: (api, r) => webhookRoutes(api, { commands: r(WEBHOOKS.Commands), queries: r(WEBHOOKS.Queries), agents: r(AGENTS.Queries), clock: r(PLATFORM.Clock) }),
+    v1: (api, r) =>
+      webhookRoutes(api, {
+        commands: r(WEBHOOKS.Commands),
+        queries: r(WEBHOOKS.Queries),
+        agents: r(AGENTS.Queries),
+        clock: r(PLATFORM.Clock),
+      }),
   },
   projectors: [webhooksProjector, webhookDeliveriesProjector],
   reactors: (r, cfg) => [
-    new WebhookDispatcher(r(PLATFORM.Executor), r(PLATFORM.EventStore), new WebhookEventRegistry(r(PLATFORM.WebhookMappings)), r(WEBHOOKS.Queries), r(WEBHOOKS.ConversationContext), r(PLATFORM.Logger)),
+    new WebhookDispatcher(
+      r(PLATFORM.Executor),
+      r(PLATFORM.EventStore),
+      new WebhookEventRegistry(r(PLATFORM.WebhookMappings)),
+      r(WEBHOOKS.Queries),
+      r(WEBHOOKS.ConversationContext),
+      r(PLATFORM.Logger),
+    ),
     new WebhookHealthReactor(r(PLATFORM.Executor)),
-    new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.Clock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 }),
+    new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.Clock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {
+      defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000,
+    }),
   ],
   workers: (r, cfg) => (cfg.WEBHOOK_CONCURRENCY > 0 ? [deliveryWorker(r)] : []),
   migrations: { '010-webhooks': m010 },
-  errors: { WEBHOOK_NOT_FOUND: { ...httpError.notFound, fix: 'Configure one first with POST /v1/webhooks or POST /v1/agents/{agent_id}/webhook.' } } satisfies Record<WebhookErrorCode, unknown>,
+  errors: {
+    WEBHOOK_NOT_FOUND: { ...httpError.notFound, fix: 'Configure one first with POST /v1/webhooks or POST /v1/agents/{agent_id}/webhook.' },
+  } satisfies Record<WebhookErrorCode, unknown>,
 } as const satisfies Capability;

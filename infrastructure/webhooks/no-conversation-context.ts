@@ -2,6 +2,10 @@ import type { ConversationContextPort } from '../../application/webhooks/webhook
 
 /** Until the messaging capability binds its own adapter: no history, no conversation state. */
 export class NoConversationContext implements ConversationContextPort {
-  async recentHistory() { return []; }
-  async conversationState() { return null; }
+  async recentHistory() {
+    return [];
+  }
+  async conversationState() {
+    return null;
+  }
 }

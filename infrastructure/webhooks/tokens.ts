@@ -1,4 +1,10 @@
-import type { ConversationContextPort, WebhookQueries, WebhookSecretsPort, WebhookSenderPort, WebhookUrlPolicyPort } from '../../application/webhooks/webhook.port.js';
+import type {
+  ConversationContextPort,
+  WebhookQueries,
+  WebhookSecretsPort,
+  WebhookSenderPort,
+  WebhookUrlPolicyPort,
+} from '../../application/webhooks/webhook.port.js';
 import type { WebhookCommands } from '../../application/webhooks/webhook-commands.js';
 import { token } from '../capabilities/token.js';
 

@@ -14,9 +14,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export type WebhookHeaders =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type WebhookHeaders = { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 function header(headers: WebhookHeaders, name: string): string | null {
   if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(name);
@@ -38,7 +36,10 @@ export function verifyWebhookSignature(
   if (!ts || !sig || !/^\d{1,12}$/.test(ts)) return false;
   if (Math.abs(nowSeconds - Number(ts)) > toleranceSeconds) return false;
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody);
-  const expected = Buffer.from(`sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${ts}.`, 'utf8').update(body).digest('hex')}`, 'utf8');
+  const expected = Buffer.from(
+    `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${ts}.`, 'utf8').update(body).digest('hex')}`,
+    'utf8',
+  );
   const given = Buffer.from(sig.trim().toLowerCase(), 'utf8');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }

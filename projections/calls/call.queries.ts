@@ -18,11 +18,22 @@ export class KyselyNumberCallQueries implements NumberCallQueries {
     ]);
     return {
       total: Number(count.n),
-      data: rows.map((r): CallSummaryView => ({
-        id: r.call_id, agentId: r.agent_id, phoneNumberId: r.phone_number_id, phoneNumber: r.phone_number, fromNumber: r.from_number, toNumber: r.to_number,
-        direction: r.direction, status: r.status, startedAt: iso(r.started_at), endedAt: isoOrNull(r.ended_at), durationSeconds: r.duration_seconds,
-        lastTranscriptSnippet: r.last_transcript_snippet,
-      })),
+      data: rows.map(
+        (r): CallSummaryView => ({
+          id: r.call_id,
+          agentId: r.agent_id,
+          phoneNumberId: r.phone_number_id,
+          phoneNumber: r.phone_number,
+          fromNumber: r.from_number,
+          toNumber: r.to_number,
+          direction: r.direction,
+          status: r.status,
+          startedAt: iso(r.started_at),
+          endedAt: isoOrNull(r.ended_at),
+          durationSeconds: r.duration_seconds,
+          lastTranscriptSnippet: r.last_transcript_snippet,
+        }),
+      ),
     };
   }
 }

@@ -13,11 +13,26 @@ export class KyselyNumberMessageQueries implements NumberMessageQueries {
     let query = this.db.selectFrom('messages').selectAll().where('account_id', '=', accountId).where('phone_number_id', '=', numberId);
     if (q.before) query = query.where('created_at', '<', q.before);
     if (q.after) query = query.where('created_at', '>', q.after);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('message_id', 'desc').limit(q.limit + 1).execute();
-    const data = rows.slice(0, q.limit).map((r): MessageView => ({
-      id: r.message_id, conversationId: r.conversation_id, phoneNumberId: r.phone_number_id ?? numberId, from: r.from_number, to: r.to_number,
-      body: r.body, direction: r.direction, channel: r.channel, status: r.status, mediaUrls: json<string[]>(r.media_urls) ?? [], at: iso(r.created_at),
-    }));
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('message_id', 'desc')
+      .limit(q.limit + 1)
+      .execute();
+    const data = rows.slice(0, q.limit).map(
+      (r): MessageView => ({
+        id: r.message_id,
+        conversationId: r.conversation_id,
+        phoneNumberId: r.phone_number_id ?? numberId,
+        from: r.from_number,
+        to: r.to_number,
+        body: r.body,
+        direction: r.direction,
+        channel: r.channel,
+        status: r.status,
+        mediaUrls: json<string[]>(r.media_urls) ?? [],
+        at: iso(r.created_at),
+      }),
+    );
     return { data, hasMore: rows.length > q.limit };
   }
 }

@@ -1,18 +1,37 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { AccountQueries, AccountView, ApiKeyView, LedgerEntryView, Page, PageOf } from '../../application/accounts/account-queries.port.js';
+import type {
+  AccountQueries,
+  AccountView,
+  ApiKeyView,
+  LedgerEntryView,
+  Page,
+  PageOf,
+} from '../../application/accounts/account-queries.port.js';
 import type { AccountsTable, ApiKeysTable, ReadDb } from '../shared/read-db.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null | undefined) => (d ? iso(d) : null);
 
 const toAccount = (r: Selectable<AccountsTable>): AccountView => ({
-  accountId: r.account_id, parentAccountId: r.parent_account_id, name: r.name, status: r.status,
-  balanceMicros: Number(r.balance_micros), numberLimit: r.number_limit, numbersUsed: r.numbers_used, createdAt: iso(r.created_at),
+  accountId: r.account_id,
+  parentAccountId: r.parent_account_id,
+  name: r.name,
+  status: r.status,
+  balanceMicros: Number(r.balance_micros),
+  numberLimit: r.number_limit,
+  numbersUsed: r.numbers_used,
+  createdAt: iso(r.created_at),
 });
 
 const toKey = (r: Selectable<ApiKeysTable> & { last_used_at: Date | string | null }): ApiKeyView => ({
-  keyId: r.key_id, accountId: r.account_id, name: r.name, prefix: r.prefix, createdAt: iso(r.created_at),
-  revoked: r.revoked_at !== null, revokedAt: isoOrNull(r.revoked_at), lastUsedAt: isoOrNull(r.last_used_at),
+  keyId: r.key_id,
+  accountId: r.account_id,
+  name: r.name,
+  prefix: r.prefix,
+  createdAt: iso(r.created_at),
+  revoked: r.revoked_at !== null,
+  revokedAt: isoOrNull(r.revoked_at),
+  lastUsedAt: isoOrNull(r.last_used_at),
 });
 
 export class KyselyAccountQueries implements AccountQueries {
@@ -21,8 +40,11 @@ export class KyselyAccountQueries implements AccountQueries {
   constructor(private readonly db: Kysely<ReadDb>) {}
 
   private keysQuery() {
-    return this.db.selectFrom('api_keys').leftJoin('api_key_usage', 'api_key_usage.key_id', 'api_keys.key_id')
-      .selectAll('api_keys').select('api_key_usage.last_used_at');
+    return this.db
+      .selectFrom('api_keys')
+      .leftJoin('api_key_usage', 'api_key_usage.key_id', 'api_keys.key_id')
+      .selectAll('api_keys')
+      .select('api_key_usage.last_used_at');
   }
 
   async keyByHash(keyHash: string): Promise<ApiKeyView | null> {
@@ -36,7 +58,13 @@ export class KyselyAccountQueries implements AccountQueries {
   }
 
   async keys(accountId: string): Promise<ApiKeyView[]> {
-    return (await this.keysQuery().where('api_keys.account_id', '=', accountId).orderBy('api_keys.created_at').orderBy('api_keys.key_id').execute()).map(toKey);
+    return (
+      await this.keysQuery()
+        .where('api_keys.account_id', '=', accountId)
+        .orderBy('api_keys.created_at')
+        .orderBy('api_keys.key_id')
+        .execute()
+    ).map(toKey);
   }
 
   async get(accountId: string): Promise<AccountView | null> {
@@ -60,7 +88,15 @@ export class KyselyAccountQueries implements AccountQueries {
       base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return {
-      data: rows.map((r) => ({ id: r.entry_id, kind: r.kind, amountMicros: Number(r.amount_micros), balanceMicros: Number(r.balance_micros), description: r.description, reference: r.reference, at: iso(r.at) })),
+      data: rows.map((r) => ({
+        id: r.entry_id,
+        kind: r.kind,
+        amountMicros: Number(r.amount_micros),
+        balanceMicros: Number(r.balance_micros),
+        description: r.description,
+        reference: r.reference,
+        at: iso(r.at),
+      })),
       total: Number(count.n),
     };
   }
@@ -69,7 +105,10 @@ export class KyselyAccountQueries implements AccountQueries {
     const last = this.touched.get(keyId);
     if (last !== undefined && at.getTime() - last < 60_000) return;
     this.touched.set(keyId, at.getTime());
-    await this.db.insertInto('api_key_usage').values({ key_id: keyId, last_used_at: at })
-      .onConflict((oc) => oc.column('key_id').doUpdateSet({ last_used_at: at })).execute();
+    await this.db
+      .insertInto('api_key_usage')
+      .values({ key_id: keyId, last_used_at: at })
+      .onConflict((oc) => oc.column('key_id').doUpdateSet({ last_used_at: at }))
+      .execute();
   }
 }

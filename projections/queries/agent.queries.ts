@@ -22,19 +22,38 @@ export class KyselyAgentQueries implements AgentQueries {
   /** The agents' active numbers in attach order (the first is the outbound default). */
   private async withNumbers(accountId: string, views: AgentView[]): Promise<AgentView[]> {
     if (views.length === 0) return views;
-    const rows = await this.db.selectFrom('phone_numbers').select(['agent_id', 'number_id', 'phone_number', 'status', 'type'])
-      .where('account_id', '=', accountId).where('status', '=', 'active').where('agent_id', 'in', views.map((v) => v.id))
-      .orderBy('attached_order').execute();
+    const rows = await this.db
+      .selectFrom('phone_numbers')
+      .select(['agent_id', 'number_id', 'phone_number', 'status', 'type'])
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'active')
+      .where(
+        'agent_id',
+        'in',
+        views.map((v) => v.id),
+      )
+      .orderBy('attached_order')
+      .execute();
     return views.map((v) => ({
       ...v,
-      numbers: rows.filter((r) => r.agent_id === v.id).map((r) => ({ id: r.number_id, phoneNumber: r.phone_number ?? '', status: r.status, type: r.type })),
+      numbers: rows
+        .filter((r) => r.agent_id === v.id)
+        .map((r) => ({ id: r.number_id, phoneNumber: r.phone_number ?? '', status: r.status, type: r.type })),
     }));
   }
 
   async list(accountId: string, page: Page): Promise<PageOf<AgentView>> {
     const [rows, count] = await Promise.all([
-      this.live(accountId).select(['agent_id', 'config', 'created_at']).orderBy('created_at').orderBy('agent_id').limit(page.limit).offset(page.offset).execute(),
-      this.live(accountId).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+      this.live(accountId)
+        .select(['agent_id', 'config', 'created_at'])
+        .orderBy('created_at')
+        .orderBy('agent_id')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute(),
+      this.live(accountId)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     return { data: await this.withNumbers(accountId, rows.map(toView)), total: Number(count.n) };
   }

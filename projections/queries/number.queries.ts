@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
-import type { NumberQueries, PhoneNumberView } from '../../application/numbers/number-queries.port.js';
+import { type Kysely, sql } from 'kysely';
 import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
+import type { NumberQueries, PhoneNumberView } from '../../application/numbers/number-queries.port.js';
 import type { PhoneNumbersTable } from '../shared/number-tables.js';
 import type { ReadDb } from '../shared/read-db.js';
 
@@ -36,28 +36,48 @@ export class KyselyNumberQueries implements NumberQueries {
   }
 
   async get(accountId: string, numberId: string): Promise<PhoneNumberView | null> {
-    const r = await this.db.selectFrom('phone_numbers').selectAll()
-      .where('account_id', '=', accountId).where('number_id', '=', numberId).where('status', 'in', ['active', 'released']).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('number_id', '=', numberId)
+      .where('status', 'in', ['active', 'released'])
+      .executeTakeFirst();
     return r ? toNumber(r) : null;
   }
 
   async attachedTo(accountId: string, agentId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('phone_numbers').select('number_id')
-      .where('account_id', '=', accountId).where('agent_id', '=', agentId).where('status', '=', 'active')
-      .orderBy('attached_order').execute();
+    const rows = await this.db
+      .selectFrom('phone_numbers')
+      .select('number_id')
+      .where('account_id', '=', accountId)
+      .where('agent_id', '=', agentId)
+      .where('status', '=', 'active')
+      .orderBy('attached_order')
+      .execute();
     return rows.map((r) => r.number_id);
   }
 
   async dueForRenewal(now: string, limit: number): Promise<{ numberId: string; accountId: string }[]> {
-    const rows = await this.db.selectFrom('phone_numbers').select(['number_id', 'account_id'])
-      .where('status', '=', 'active').where('paid_through', '<=', now).orderBy('paid_through').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('phone_numbers')
+      .select(['number_id', 'account_id'])
+      .where('status', '=', 'active')
+      .where('paid_through', '<=', now)
+      .orderBy('paid_through')
+      .limit(limit)
+      .execute();
     return rows.map((r) => ({ numberId: r.number_id, accountId: r.account_id }));
   }
 
   async trunksLinkedTo(accountId: string, numberId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('sip_trunks').select('trunk_id')
-      .where('account_id', '=', accountId).where('deleted_at', 'is', null)
-      .where(sql<boolean>`number_ids @> ${JSON.stringify([numberId])}::jsonb`).execute();
+    const rows = await this.db
+      .selectFrom('sip_trunks')
+      .select('trunk_id')
+      .where('account_id', '=', accountId)
+      .where('deleted_at', 'is', null)
+      .where(sql<boolean>`number_ids @> ${JSON.stringify([numberId])}::jsonb`)
+      .execute();
     return rows.map((r) => r.trunk_id);
   }
 }

@@ -1,17 +1,24 @@
 import type { Kysely } from 'kysely';
-import type { SipTrunkQueries, SipTrunkView } from '../../application/sip-trunks/sip-trunk-queries.port.js';
 import type { Page, PageOf } from '../../application/shared/page.js';
+import type { SipTrunkQueries, SipTrunkView } from '../../application/sip-trunks/sip-trunk-queries.port.js';
 import type { OriginationUri } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { SipTrunksTable } from '../shared/number-tables.js';
 import type { ReadDb } from '../shared/read-db.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
-const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
+const _isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
 const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 
 const toTrunk = (r: SipTrunksTable): SipTrunkView => ({
-  id: r.trunk_id, name: r.name, transfers: r.transfers, transferCallerId: r.transfer_caller_id, uris: json<OriginationUri[]>(r.uris),
-  terminationUri: r.termination_uri, numberIds: json<string[]>(r.number_ids), createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
+  id: r.trunk_id,
+  name: r.name,
+  transfers: r.transfers,
+  transferCallerId: r.transfer_caller_id,
+  uris: json<OriginationUri[]>(r.uris),
+  terminationUri: r.termination_uri,
+  numberIds: json<string[]>(r.number_ids),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
 });
 
 /** SIP trunks of one account; soft-deleted ones are gone from every read. */
@@ -25,7 +32,9 @@ export class KyselySipTrunkQueries implements SipTrunkQueries {
   async list(accountId: string, page: Page): Promise<PageOf<SipTrunkView>> {
     const [rows, count] = await Promise.all([
       this.live(accountId).selectAll().orderBy('created_at').orderBy('trunk_id').limit(page.limit).offset(page.offset).execute(),
-      this.live(accountId).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+      this.live(accountId)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     return { data: rows.map(toTrunk), total: Number(count.n) };
   }

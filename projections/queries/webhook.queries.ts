@@ -1,19 +1,34 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type {
-  AllTimeStats, DeliveryAttemptView, DeliveryCounts, DeliveryStats, DeliveryStatus, DeliveryView, WebhookQueries, WebhookView,
-} from '../../application/webhooks/webhook.port.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { compareCheckpoints, START } from '../../application/ports/event-store.port.js';
+import type {
+  AllTimeStats,
+  DeliveryAttemptView,
+  DeliveryCounts,
+  DeliveryStats,
+  DeliveryStatus,
+  DeliveryView,
+  WebhookQueries,
+  WebhookView,
+} from '../../application/webhooks/webhook.port.js';
 import type { WebhookStatus } from '../../domain/webhook/webhook.js';
-import { webhooksProjector } from '../webhooks.projector.js';
 import type { ReadDb, WebhookDeliveriesTable, WebhooksTable } from '../shared/read-db.js';
+import { webhooksProjector } from '../webhooks.projector.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
 const HOUR_MS = 3_600_000;
 
 const toWebhook = (r: Selectable<WebhooksTable>, openSecret: (stored: string) => string): WebhookView => ({
-  id: r.webhook_id, url: r.url, secret: openSecret(r.secret), status: r.status as WebhookStatus, contextLimit: r.context_limit, timeout: r.timeout_seconds,
-  createdAt: iso(r.created_at), updatedAt: iso(r.updated_at), agentId: r.agent_id, consecutiveFailures: r.consecutive_failures,
+  id: r.webhook_id,
+  url: r.url,
+  secret: openSecret(r.secret),
+  status: r.status as WebhookStatus,
+  contextLimit: r.context_limit,
+  timeout: r.timeout_seconds,
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+  agentId: r.agent_id,
+  consecutiveFailures: r.consecutive_failures,
   createdPosition: r.created_position,
 });
 
@@ -23,7 +38,10 @@ const rate = (success: number, total: number) => (total === 0 ? 0 : Math.round((
 /** Webhook configurations and the delivery log of one account; every query filters on `account_id`. */
 export class KyselyWebhookQueries implements WebhookQueries {
   /** `openSecret` turns the stored (sealed) signing secret into the plain one the views carry */
-  constructor(private readonly db: Kysely<ReadDb>, private readonly openSecret: (stored: string) => string = (s) => s) {}
+  constructor(
+    private readonly db: Kysely<ReadDb>,
+    private readonly openSecret: (stored: string) => string = (s) => s,
+  ) {}
 
   private readonly view = (r: Selectable<WebhooksTable>): WebhookView => toWebhook(r, this.openSecret);
 
@@ -48,35 +66,69 @@ export class KyselyWebhookQueries implements WebhookQueries {
 
   async resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null> {
     // one query for both candidates: the agent's own (scope = agent id) and the master (scope = account id)
-    const rows = (await this.live(accountId).where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId]).execute()).map(this.view);
+    const rows = (
+      await this.live(accountId)
+        .where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId])
+        .execute()
+    ).map(this.view);
     const existed = (w: WebhookView | undefined) => (w && compareCheckpoints(w.createdPosition, asOf) <= 0 ? w : null);
     return existed(agentId ? rows.find((w) => w.agentId === agentId) : undefined) ?? existed(rows.find((w) => w.agentId === null));
   }
 
   async configCheckpoint(): Promise<string> {
-    const r = await this.db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', webhooksProjector.name).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('projection_checkpoints')
+      .select('checkpoint')
+      .where('name', '=', webhooksProjector.name)
+      .executeTakeFirst();
     return r?.checkpoint ?? START;
   }
 
   private async withAttempts(rows: Selectable<WebhookDeliveriesTable>[]): Promise<DeliveryView[]> {
     if (rows.length === 0) return [];
-    const attempts = await this.db.selectFrom('webhook_delivery_attempts').selectAll()
+    const attempts = await this.db
+      .selectFrom('webhook_delivery_attempts')
+      .selectAll()
       .where('account_id', '=', rows[0]!.account_id)
-      .where('delivery_id', 'in', rows.map((r) => r.delivery_id)).orderBy('delivery_id').orderBy('attempt').execute();
+      .where(
+        'delivery_id',
+        'in',
+        rows.map((r) => r.delivery_id),
+      )
+      .orderBy('delivery_id')
+      .orderBy('attempt')
+      .execute();
     const byDelivery = new Map<string, DeliveryAttemptView[]>();
     for (const a of attempts) {
       const list = byDelivery.get(a.delivery_id) ?? [];
       list.push({
-        attempt: a.attempt, status: a.status as 'success' | 'failed', httpStatus: a.http_status, errorMessage: a.error_message,
-        responseBody: a.response_body, responseTimeMs: a.duration_ms, attemptedAt: iso(a.attempted_at), nextRetryAt: isoOrNull(a.next_retry_at),
+        attempt: a.attempt,
+        status: a.status as 'success' | 'failed',
+        httpStatus: a.http_status,
+        errorMessage: a.error_message,
+        responseBody: a.response_body,
+        responseTimeMs: a.duration_ms,
+        attemptedAt: iso(a.attempted_at),
+        nextRetryAt: isoOrNull(a.next_retry_at),
       });
       byDelivery.set(a.delivery_id, list);
     }
     return rows.map((r) => ({
-      id: r.delivery_id, messageId: r.message_id, eventType: r.event_type, channel: r.channel, status: r.status as DeliveryStatus,
-      httpStatus: r.http_status, errorMessage: r.error_message, responseBody: r.response_body, attemptCount: r.attempt_count,
-      lastAttemptAt: isoOrNull(r.last_attempt_at), nextRetryAt: isoOrNull(r.next_retry_at), createdAt: iso(r.created_at),
-      webhookId: r.webhook_id, agentId: r.agent_id, attempts: byDelivery.get(r.delivery_id) ?? [],
+      id: r.delivery_id,
+      messageId: r.message_id,
+      eventType: r.event_type,
+      channel: r.channel,
+      status: r.status as DeliveryStatus,
+      httpStatus: r.http_status,
+      errorMessage: r.error_message,
+      responseBody: r.response_body,
+      attemptCount: r.attempt_count,
+      lastAttemptAt: isoOrNull(r.last_attempt_at),
+      nextRetryAt: isoOrNull(r.next_retry_at),
+      createdAt: iso(r.created_at),
+      webhookId: r.webhook_id,
+      agentId: r.agent_id,
+      attempts: byDelivery.get(r.delivery_id) ?? [],
     }));
   }
 
@@ -91,40 +143,66 @@ export class KyselyWebhookQueries implements WebhookQueries {
   }
 
   async agentDeliveries(accountId: string, agentId: string, limit: number): Promise<DeliveryView[]> {
-    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', accountId).where('webhook_agent_id', '=', agentId)
-      .orderBy('created_at', 'desc').orderBy('delivery_id', 'desc').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('webhook_agent_id', '=', agentId)
+      .orderBy('created_at', 'desc')
+      .orderBy('delivery_id', 'desc')
+      .limit(limit)
+      .execute();
     return this.withAttempts(rows);
   }
 
   async stats(accountId: string, since: string, now: string): Promise<DeliveryStats> {
     const hour = sql<string>`to_char(date_trunc('hour', created_at at time zone 'UTC'), 'YYYY-MM-DD"T"HH24":00:00.000Z"')`;
-    const rows = await this.db.selectFrom('webhook_deliveries')
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
       .select(['event_type', 'status', hour.as('hour'), (eb) => eb.fn.countAll<string>().as('n')])
-      .where('account_id', '=', accountId).where('created_at', '>=', since)
-      .groupBy(['event_type', 'status', sql`3`]).execute();
-    const empty = (): { total: number; success: number; failed: number; pending: number } => ({ total: 0, success: 0, failed: 0, pending: 0 });
+      .where('account_id', '=', accountId)
+      .where('created_at', '>=', since)
+      .groupBy(['event_type', 'status', sql`3`])
+      .execute();
+    const empty = (): { total: number; success: number; failed: number; pending: number } => ({
+      total: 0,
+      success: 0,
+      failed: 0,
+      pending: 0,
+    });
     const totals = empty();
     const byEventType: Record<string, DeliveryCounts> = {};
     const hours = new Map<string, ReturnType<typeof empty>>();
     // every hour of the window, oldest first, so the series has no holes
-    for (let t = Math.floor(Date.parse(since) / HOUR_MS) * HOUR_MS; t <= Date.parse(now); t += HOUR_MS) hours.set(new Date(t).toISOString(), empty());
+    for (let t = Math.floor(Date.parse(since) / HOUR_MS) * HOUR_MS; t <= Date.parse(now); t += HOUR_MS)
+      hours.set(new Date(t).toISOString(), empty());
     for (const r of rows) {
       const n = Number(r.n);
       const key = r.status === 'success' || r.status === 'failed' ? r.status : 'pending';
-      const ev = (byEventType[r.event_type] ??= empty()) as ReturnType<typeof empty>;
+      byEventType[r.event_type] ??= empty();
+      const ev = byEventType[r.event_type] as ReturnType<typeof empty>;
       const h = hours.get(r.hour) ?? empty();
       hours.set(r.hour, h);
-      for (const c of [totals, ev, h]) { c.total += n; c[key] += n; }
+      for (const c of [totals, ev, h]) {
+        c.total += n;
+        c[key] += n;
+      }
     }
     return {
-      ...totals, successRate: rate(totals.success, totals.total), byEventType,
+      ...totals,
+      successRate: rate(totals.success, totals.total),
+      byEventType,
       byHour: [...hours.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([h, c]) => ({ hour: h, ...c })),
     };
   }
 
   async allTime(accountId: string): Promise<AllTimeStats> {
-    const rows = await this.db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<string>().as('n')])
-      .where('account_id', '=', accountId).groupBy('status').execute();
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('account_id', '=', accountId)
+      .groupBy('status')
+      .execute();
     const get = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
     const total = rows.reduce((t, r) => t + Number(r.n), 0);
     return { total, success: get('success'), failed: get('failed'), successRate: rate(get('success'), total) };

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
-import { START, type Checkpoint, type EventStorePort, type RecordedEvent, type Subscription } from '../../application/ports/event-store.port.js';
+import { type Kysely, sql } from 'kysely';
+import {
+  type Checkpoint,
+  type EventStorePort,
+  type RecordedEvent,
+  START,
+  type Subscription,
+} from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadDb } from './read-db.js';
 
@@ -26,17 +32,28 @@ export class LeaseLostError extends Error {
 
 /** The stored checkpoint of `name`, seeded at START on first use; refuses a name that the other kind owns. */
 export async function ensureCheckpoint(db: Kysely<ReadDb>, name: string, kind: CheckpointKind = 'projector'): Promise<Checkpoint> {
-  await db.insertInto('projection_checkpoints').values({ name, kind, checkpoint: START, updated_at: new Date() })
-    .onConflict((oc) => oc.column('name').doNothing()).execute();
-  const row = await db.selectFrom('projection_checkpoints').select(['checkpoint', 'kind']).where('name', '=', name).executeTakeFirstOrThrow();
+  await db
+    .insertInto('projection_checkpoints')
+    .values({ name, kind, checkpoint: START, updated_at: new Date() })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('projection_checkpoints')
+    .select(['checkpoint', 'kind'])
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
   if (row.kind !== kind) throw new Error(`checkpoint name ${name} belongs to a ${row.kind}, not a ${kind}`);
   return row.checkpoint;
 }
 
 /** Moves a checkpoint from `from` to `to`, compare-and-set: throws CheckpointMovedError if it was not at `from`. */
 export async function moveCheckpoint(db: Kysely<ReadDb>, name: string, from: Checkpoint, to: Checkpoint): Promise<void> {
-  const r = await db.updateTable('projection_checkpoints').set({ checkpoint: to, updated_at: new Date() })
-    .where('name', '=', name).where('checkpoint', '=', from).executeTakeFirst();
+  const r = await db
+    .updateTable('projection_checkpoints')
+    .set({ checkpoint: to, updated_at: new Date() })
+    .where('name', '=', name)
+    .where('checkpoint', '=', from)
+    .executeTakeFirst();
   if (r.numUpdatedRows !== 1n) throw new CheckpointMovedError(name);
 }
 
@@ -95,7 +112,9 @@ export class CheckpointRunner {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.ready = new Promise<void>((resolve) => { this.markReady = resolve; });
+    this.ready = new Promise<void>((resolve) => {
+      this.markReady = resolve;
+    });
     this.main = this.run();
   }
 
@@ -106,14 +125,23 @@ export class CheckpointRunner {
     this.endCurrent?.(null);
     await this.main;
     this.main = null;
-    await this.db.deleteFrom('worker_leases').where('name', '=', this.consumer.name).where('holder', '=', this.holder).execute().catch(() => undefined);
+    await this.db
+      .deleteFrom('worker_leases')
+      .where('name', '=', this.consumer.name)
+      .where('holder', '=', this.holder)
+      .execute()
+      .catch(() => undefined);
   }
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
       const self = this;
-      function done() { clearTimeout(t); self.wake = null; resolve(); }
+      function done() {
+        clearTimeout(t);
+        self.wake = null;
+        resolve();
+      }
       this.wake = done;
     });
   }
@@ -143,7 +171,9 @@ export class CheckpointRunner {
         await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
         continue;
       }
-      const err = await this.runLeased(() => { failures = 0; });
+      const err = await this.runLeased(() => {
+        failures = 0;
+      });
       this.markReady();
       if (this.stopped) break;
       failures++;
@@ -172,12 +202,23 @@ export class CheckpointRunner {
         this.renewTimer = null;
         const sub = this.sub;
         this.sub = null;
-        void (sub ? sub.stop() : Promise.resolve()).then(() => resolve(reason), () => resolve(reason));
+        void (sub ? sub.stop() : Promise.resolve()).then(
+          () => resolve(reason),
+          () => resolve(reason),
+        );
       };
       this.endCurrent = end;
-      this.renewTimer = setInterval(() => {
-        this.tryLease().then((ok) => { if (!ok) end(new LeaseLostError(c.name)); }, (err: unknown) => end(err));
-      }, Math.max(100, this.o.leaseTtlMs / 3));
+      this.renewTimer = setInterval(
+        () => {
+          this.tryLease().then(
+            (ok) => {
+              if (!ok) end(new LeaseLostError(c.name));
+            },
+            (err: unknown) => end(err),
+          );
+        },
+        Math.max(100, this.o.leaseTtlMs / 3),
+      );
       const sub = this.store.subscribe(
         {
           after: cursor,
@@ -196,7 +237,10 @@ export class CheckpointRunner {
       );
       this.sub = sub;
       if (ended) void sub.stop().catch(() => undefined); // ended while subscribing
-      sub.caughtUp.then(() => this.markReady(), () => this.markReady());
+      sub.caughtUp.then(
+        () => this.markReady(),
+        () => this.markReady(),
+      );
       if (this.stopped) end(null);
     });
   }

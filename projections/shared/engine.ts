@@ -1,8 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
-import {
-  compareCheckpoints, type Checkpoint, type EventStorePort, type RecordedEvent,
-} from '../../application/ports/event-store.port.js';
+import { type Checkpoint, compareCheckpoints, type EventStorePort, type RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
@@ -52,17 +50,28 @@ export class ProjectionEngine {
    */
   async start(): Promise<void> {
     if (this.runners.length > 0) return;
-    this.runners = this.projectors.map((p) => new CheckpointRunner(this.store, this.db, {
-      name: p.name,
-      kind: 'projector',
-      eventTypes: [...p.handles],
-      commit: async (batch, from) => { await runBatch(this.db, p, from, batch); },
-    }, this.log, {
-      leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
-      retryDelayMs: this.o.restartDelayMs ?? 1000,
-      ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-      onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
-    }));
+    this.runners = this.projectors.map(
+      (p) =>
+        new CheckpointRunner(
+          this.store,
+          this.db,
+          {
+            name: p.name,
+            kind: 'projector',
+            eventTypes: [...p.handles],
+            commit: async (batch, from) => {
+              await runBatch(this.db, p, from, batch);
+            },
+          },
+          this.log,
+          {
+            leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+            retryDelayMs: this.o.restartDelayMs ?? 1000,
+            ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+            onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
+          },
+        ),
+    );
     for (const r of this.runners) r.start();
     await Promise.all(this.runners.map((r) => r.ready));
   }
@@ -107,10 +116,18 @@ export class ReadModelWaiter implements ReadModelsPort {
         });
         if (behind.length === 0) return;
         const left = deadline - Date.now();
-        if (left <= 0) throw new DomainError('READ_MODEL_TIMEOUT', `The write was stored but the read model (${behind.join(', ')}) has not caught up yet; retry the read shortly`);
+        if (left <= 0)
+          throw new DomainError(
+            'READ_MODEL_TIMEOUT',
+            `The write was stored but the read model (${behind.join(', ')}) has not caught up yet; retry the read shortly`,
+          );
         await new Promise<void>((resolve) => {
           const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 50));
-          function done() { clearTimeout(t); wake = null; resolve(); }
+          function done() {
+            clearTimeout(t);
+            wake = null;
+            resolve();
+          }
           wake = done;
         });
       }

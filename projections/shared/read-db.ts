@@ -12,7 +12,11 @@ export interface ProjectionCheckpointsTable {
   updated_at: Date | string;
 }
 /** Which process drives a projector or reactor now, until when (see projections/shared/checkpoint-runner.ts). */
-export interface WorkerLeasesTable { name: string; holder: string; expires_at: Date | string }
+export interface WorkerLeasesTable {
+  name: string;
+  holder: string;
+  expires_at: Date | string;
+}
 export interface AccountsTable {
   account_id: string;
   parent_account_id: string | null;
@@ -49,13 +53,33 @@ export interface ApiKeysTable {
   created_at: Date | string;
   revoked_at: Date | string | null;
 }
-export interface ApiKeyUsageTable { key_id: string; last_used_at: Date | string }
-export interface UsageDailyTable { account_id: string; day: string | Date; metric: string; count: string | bigint }
-export interface SignupsTable {
-  verification_id: string; email: string; client_address: string | null; status: string; account_id: string | null;
-  requested_at: Date | string; updated_at: Date | string; revision: string | bigint;
+export interface ApiKeyUsageTable {
+  key_id: string;
+  last_used_at: Date | string;
 }
-export interface SandboxOutboxTable { message_id: string; to_address: string; subject: string; body: string; sent_at: Date | string }
+export interface UsageDailyTable {
+  account_id: string;
+  day: string | Date;
+  metric: string;
+  count: string | bigint;
+}
+export interface SignupsTable {
+  verification_id: string;
+  email: string;
+  client_address: string | null;
+  status: string;
+  account_id: string | null;
+  requested_at: Date | string;
+  updated_at: Date | string;
+  revision: string | bigint;
+}
+export interface SandboxOutboxTable {
+  message_id: string;
+  to_address: string;
+  subject: string;
+  body: string;
+  sent_at: Date | string;
+}
 export interface AgentsTable {
   agent_id: string;
   account_id: string;
@@ -66,24 +90,64 @@ export interface AgentsTable {
   revision: string | bigint;
 }
 export interface WebhooksTable {
-  scope_key: string; webhook_id: string; account_id: string; agent_id: string | null; url: string; secret: string; status: string;
-  context_limit: number; timeout_seconds: number; consecutive_failures: number; created_position: string;
-  created_at: Date | string; updated_at: Date | string; deleted_at: Date | string | null; revision: string | bigint;
+  scope_key: string;
+  webhook_id: string;
+  account_id: string;
+  agent_id: string | null;
+  url: string;
+  secret: string;
+  status: string;
+  context_limit: number;
+  timeout_seconds: number;
+  consecutive_failures: number;
+  created_position: string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  deleted_at: Date | string | null;
+  revision: string | bigint;
 }
 export interface WebhookDeliveriesTable {
-  delivery_id: string; account_id: string; webhook_id: string; webhook_agent_id: string | null; agent_id: string | null;
-  event_type: string; channel: string | null; message_id: string | null; source_event_id: string | null; test: boolean;
-  status: string; http_status: number | null; error_message: string | null; response_body: string | null; attempt_count: number;
-  last_attempt_at: Date | string | null; next_retry_at: Date | string | null; created_at: Date | string; finished_at: Date | string | null;
+  delivery_id: string;
+  account_id: string;
+  webhook_id: string;
+  webhook_agent_id: string | null;
+  agent_id: string | null;
+  event_type: string;
+  channel: string | null;
+  message_id: string | null;
+  source_event_id: string | null;
+  test: boolean;
+  status: string;
+  http_status: number | null;
+  error_message: string | null;
+  response_body: string | null;
+  attempt_count: number;
+  last_attempt_at: Date | string | null;
+  next_retry_at: Date | string | null;
+  created_at: Date | string;
+  finished_at: Date | string | null;
   revision: string | bigint;
 }
 export interface WebhookDeliveryAttemptsTable {
-  delivery_id: string; attempt: number; account_id: string; status: string; http_status: number | null; error_message: string | null;
-  response_body: string | null; duration_ms: number; attempted_at: Date | string; next_retry_at: Date | string | null;
+  delivery_id: string;
+  attempt: number;
+  account_id: string;
+  status: string;
+  http_status: number | null;
+  error_message: string | null;
+  response_body: string | null;
+  duration_ms: number;
+  attempted_at: Date | string;
+  next_retry_at: Date | string | null;
 }
 export interface WebhookDueAttemptsTable {
-  delivery_id: string; account_id: string; attempt: number; due_at: Date | string;
-  claimed_by: string | null; claimed_until: Date | string | null; revision: string | bigint;
+  delivery_id: string;
+  account_id: string;
+  attempt: number;
+  due_at: Date | string;
+  claimed_by: string | null;
+  claimed_until: Date | string | null;
+  revision: string | bigint;
 }
 export interface ReadDb extends NumberTables, MessagingTables, CallTables {
   projection_checkpoints: ProjectionCheckpointsTable;

@@ -1,5 +1,11 @@
-import { sql, type Kysely } from 'kysely';
-import { START, compareCheckpoints, type Checkpoint, type EventStorePort, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import { type Kysely, sql } from 'kysely';
+import {
+  type Checkpoint,
+  compareCheckpoints,
+  type EventStorePort,
+  type RecordedEvent,
+  START,
+} from '../../application/ports/event-store.port.js';
 import { ensureCheckpoint } from './engine.js';
 import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
@@ -35,7 +41,7 @@ export async function rebuildProjector(
 
   // how much there is to do, for the progress bar
   let total = 0;
-  for (let after = START; ;) {
+  for (let after = START; ; ) {
     const page = await store.readAll({ after, filter, maxCount: 5000 });
     total += page.length;
     if (page.length < 5000) break;
@@ -70,14 +76,21 @@ export async function rebuildProjector(
   for (;;) {
     const target = await liveCheckpoint();
     while (compareCheckpoints(cursor, target) < 0) {
-      const batch = (await store.readAll({ after: cursor, filter, maxCount: batchSize })).filter((e) => compareCheckpoints(e.checkpoint, target) <= 0);
+      const batch = (await store.readAll({ after: cursor, filter, maxCount: batchSize })).filter(
+        (e) => compareCheckpoints(e.checkpoint, target) <= 0,
+      );
       if (batch.length === 0) break;
       await db.transaction().execute((trx) => apply(trx, batch));
       cursor = batch[batch.length - 1]!.checkpoint;
       done += batch.length;
     }
     const report = await db.transaction().execute(async (trx): Promise<RebuildReport | null> => {
-      const live = await trx.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', p.name).forUpdate().executeTakeFirstOrThrow();
+      const live = await trx
+        .selectFrom('projection_checkpoints')
+        .select('checkpoint')
+        .where('name', '=', p.name)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
       if (live.checkpoint !== target && compareCheckpoints(cursor, live.checkpoint) < 0) return null; // moved: go round again
       let differences: Record<string, number> | null = null;
       if (compareCheckpoints(cursor, live.checkpoint) === 0) {
@@ -97,7 +110,11 @@ export async function rebuildProjector(
           await sql.raw(`insert into public.${ident(t)} select * from ${ident(schema)}.${ident(t)}`).execute(trx);
         }
         const next = compareCheckpoints(cursor, live.checkpoint) > 0 ? cursor : live.checkpoint;
-        await trx.updateTable('projection_checkpoints').set({ checkpoint: next, updated_at: new Date() }).where('name', '=', p.name).execute();
+        await trx
+          .updateTable('projection_checkpoints')
+          .set({ checkpoint: next, updated_at: new Date() })
+          .where('name', '=', p.name)
+          .execute();
         swapped = true;
       }
       await sql.raw(`drop schema ${ident(schema)} cascade`).execute(trx);

@@ -1,7 +1,7 @@
-import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
 import { isDisallowedAddress, WebhookUrlPolicy } from '../../infrastructure/webhooks/address-policy.js';
 import { HttpWebhookSender } from '../../infrastructure/webhooks/http-sender.js';
 import { signature, webhookHeaders } from '../../infrastructure/webhooks/signing.js';
@@ -25,7 +25,15 @@ describe('webhook signing and verification', () => {
     expect(verifyWebhookSignature(secret, headers, body, 300, ts)).to.equal(true);
     expect(verifyWebhookSignature(secret, headers, Buffer.from(body), 300, ts + 299)).to.equal(true);
     expect(verifyWebhookSignature(secret, new Headers(headers), body, 300, ts - 300)).to.equal(true);
-    expect(verifyWebhookSignature(secret, { 'X-Webhook-Timestamp': String(ts), 'X-Webhook-Signature': headers['x-webhook-signature'] }, body, 300, ts)).to.equal(true);
+    expect(
+      verifyWebhookSignature(
+        secret,
+        { 'X-Webhook-Timestamp': String(ts), 'X-Webhook-Signature': headers['x-webhook-signature'] },
+        body,
+        300,
+        ts,
+      ),
+    ).to.equal(true);
   });
 
   it('rejects a changed body, another secret, a stale or future timestamp, a missing header', () => {
@@ -46,7 +54,23 @@ describe('webhook signing and verification', () => {
 });
 
 describe('webhook address policy', () => {
-  for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '224.0.0.1']) {
+  for (const ip of [
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '172.31.255.255',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '224.0.0.1',
+  ]) {
     it(`refuses ${ip}`, () => expect(isDisallowedAddress(ip)).to.equal(true));
   }
   for (const ip of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
@@ -66,7 +90,10 @@ describe('webhook address policy', () => {
 
   it('refuses, at send time, a host name that resolves to a loopback address', async () => {
     let hits = 0;
-    const server = createServer((_q, s) => { hits++; s.end('ok'); });
+    const server = createServer((_q, s) => {
+      hits++;
+      s.end('ok');
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const strict = new HttpWebhookSender({ destinations: 'public' });
@@ -82,25 +109,49 @@ describe('webhook address policy', () => {
       expect((await open.send({ ...req, url: `http://localhost:${port}/` })).ok).to.equal(true);
       expect(hits).to.equal(1);
     } finally {
-      strict.close(); open.close();
+      strict.close();
+      open.close();
       await new Promise<void>((r) => server.close(() => r()));
     }
   });
 
   it('normalises the host before the check: case and the trailing dot of a fully qualified name', async () => {
     const live = new WebhookUrlPolicy('public', async () => ['93.184.215.14']);
-    for (const url of ['http://LOCALHOST.:3000/x', 'http://localhost..:3000/x', 'http://Api.LocalHost./x', 'http://127.0.0.1./x', 'http://0x7f.1/x', 'http://[::1]/x', 'http://INTRANET./x']) {
+    for (const url of [
+      'http://LOCALHOST.:3000/x',
+      'http://localhost..:3000/x',
+      'http://Api.LocalHost./x',
+      'http://127.0.0.1./x',
+      'http://0x7f.1/x',
+      'http://[::1]/x',
+      'http://INTRANET./x',
+    ]) {
       expect(await live.check(url), url).to.be.a('string');
     }
     expect(await live.check('https://HOOKS.Example.COM./in')).to.equal(null);
   });
 
   it('allows loopback receivers in sandbox mode and nothing else internal', async () => {
-    const sandbox = new WebhookUrlPolicy('public-or-loopback', async (h) => (h === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.215.14']));
-    for (const url of ['http://127.0.0.1:3000/in', 'http://localhost:3000/in', 'http://LOCALHOST.:3000/in', 'http://[::1]:3000/in', 'https://hooks.example.com/in']) {
+    const sandbox = new WebhookUrlPolicy('public-or-loopback', async (h) =>
+      h === 'internal.example.com' ? ['10.0.0.7'] : ['93.184.215.14'],
+    );
+    for (const url of [
+      'http://127.0.0.1:3000/in',
+      'http://localhost:3000/in',
+      'http://LOCALHOST.:3000/in',
+      'http://[::1]:3000/in',
+      'https://hooks.example.com/in',
+    ]) {
       expect(await sandbox.check(url), url).to.equal(null);
     }
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://[fe80::1]/', 'http://[::ffff:a9fe:a9fe]/', 'https://internal.example.com/in']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.1/',
+      'http://192.168.1.1/',
+      'http://[fe80::1]/',
+      'http://[::ffff:a9fe:a9fe]/',
+      'https://internal.example.com/in',
+    ]) {
       expect(await sandbox.check(url), url).to.match(/private or link-local/);
     }
     const any = new WebhookUrlPolicy('any');
@@ -109,7 +160,10 @@ describe('webhook address policy', () => {
 
   it('refuses, at send time in sandbox mode, private addresses but delivers to loopback', async () => {
     let hits = 0;
-    const server = createServer((_q, s) => { hits++; s.end('ok'); });
+    const server = createServer((_q, s) => {
+      hits++;
+      s.end('ok');
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const sandbox = new HttpWebhookSender({ destinations: 'public-or-loopback' });
@@ -123,7 +177,8 @@ describe('webhook address policy', () => {
       expect((await live.send({ ...req, url: `http://LOCALHOST.:${port}/x` })).ok).to.equal(false);
       expect(hits).to.equal(1);
     } finally {
-      sandbox.close(); live.close();
+      sandbox.close();
+      live.close();
       await new Promise<void>((r) => server.close(() => r()));
     }
   });

@@ -1,39 +1,80 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { CommandExecutor } from '../../application/shared/execute.js';
 import type { OutgoingWebhook, WebhookQueries, WebhookSenderPort, WebhookView } from '../../application/webhooks/webhook.port.js';
 import { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
-import { CommandExecutor } from '../../application/shared/execute.js';
 import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import { meta, noReadModels, TestClock } from '../support/fixtures.js';
-import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 describe('webhook deliverer (one claimed attempt)', () => {
   let sut: StoreUnderTest;
-  before(async () => { sut = await storeUnderTest(); });
+  before(async () => {
+    sut = await storeUnderTest();
+  });
   after(() => sut.close());
 
   const clock = new TestClock();
   const hook: WebhookView = {
-    id: 'whk_1', url: 'https://hooks.example.com/in', secret: 'whsec_1', status: 'active', contextLimit: 10, timeout: 7, createdAt: '', updatedAt: '',
-    agentId: null, consecutiveFailures: 0, createdPosition: '0/0',
+    id: 'whk_1',
+    url: 'https://hooks.example.com/in',
+    secret: 'whsec_1',
+    status: 'active',
+    contextLimit: 10,
+    timeout: 7,
+    createdAt: '',
+    updatedAt: '',
+    agentId: null,
+    consecutiveFailures: 0,
+    createdPosition: '0/0',
   };
   const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID() };
 
   async function scheduled(channel: string | null): Promise<string> {
     const deliveryId = `whd_${randomUUID().replace(/-/g, '')}`;
-    const [e] = webhookDeliveryDecider.decide({
-      type: 'ScheduleDelivery',
-      data: { deliveryId, webhookId: 'whk_1', webhookAgentId: null, eventType: 'agent.message', channel, agentId: 'agt_1', messageId: null, sourceEventId: null, sourceEventType: 'X', body: '{"a":1}' },
-      metadata: { now: clock.now().toISOString(), accountId: 'acc_test' },
-    }, webhookDeliveryDecider.initialState());
-    await sut.store.appendToStream(`webhook_delivery-${deliveryId}`, [{ ...e!, id: randomUUID(), metadata: meta() }], { expectedRevision: 'no_stream' });
+    const [e] = webhookDeliveryDecider.decide(
+      {
+        type: 'ScheduleDelivery',
+        data: {
+          deliveryId,
+          webhookId: 'whk_1',
+          webhookAgentId: null,
+          eventType: 'agent.message',
+          channel,
+          agentId: 'agt_1',
+          messageId: null,
+          sourceEventId: null,
+          sourceEventType: 'X',
+          body: '{"a":1}',
+        },
+        metadata: { now: clock.now().toISOString(), accountId: 'acc_test' },
+      },
+      webhookDeliveryDecider.initialState(),
+    );
+    await sut.store.appendToStream(`webhook_delivery-${deliveryId}`, [{ ...e!, id: randomUUID(), metadata: meta() }], {
+      expectedRevision: 'no_stream',
+    });
     return deliveryId;
   }
   function deliverer(w: WebhookView | null, sent: OutgoingWebhook[]) {
-    const sender: WebhookSenderPort = { send: async (r) => { sent.push(r); return { ok: true, httpStatus: 200, responseBody: null, durationMs: 3 }; } };
-    return new WebhookDeliverer(new CommandExecutor(sut.store, ids, clock, noReadModels), sut.store, ids, clock, { byId: async () => w } as unknown as WebhookQueries, sender, silent, { defaultDeadlineMs: 15_000 });
+    const sender: WebhookSenderPort = {
+      send: async (r) => {
+        sent.push(r);
+        return { ok: true, httpStatus: 200, responseBody: null, durationMs: 3 };
+      },
+    };
+    return new WebhookDeliverer(
+      new CommandExecutor(sut.store, ids, clock, noReadModels),
+      sut.store,
+      ids,
+      clock,
+      { byId: async () => w } as unknown as WebhookQueries,
+      sender,
+      silent,
+      { defaultDeadlineMs: 15_000 },
+    );
   }
   const claim = (deliveryId: string, attempt = 1) => ({ deliveryId, accountId: 'acc_test', attempt, claimedUntil: '' });
 
@@ -42,7 +83,12 @@ describe('webhook deliverer (one claimed attempt)', () => {
     await deliverer(hook, sent).deliver(claim(await scheduled('voice')));
     await deliverer(hook, sent).deliver(claim(await scheduled('sms')));
     expect(sent.map((s) => s.deadlineMs)).to.deep.equal([7000, 15_000]);
-    expect(sent[0]).to.include({ url: hook.url, secret: hook.secret, body: '{"a":1}', timestamp: Math.floor(clock.now().getTime() / 1000) });
+    expect(sent[0]).to.include({
+      url: hook.url,
+      secret: hook.secret,
+      body: '{"a":1}',
+      timestamp: Math.floor(clock.now().getTime() / 1000),
+    });
   });
 
   it('sends nothing for an attempt the stream already records, and records each attempt once', async () => {
@@ -52,8 +98,11 @@ describe('webhook deliverer (one claimed attempt)', () => {
     expect(await deliverer(hook, sent).deliver(claim(id))).to.equal('stale');
     expect(await deliverer(hook, sent).deliver(claim(id, 2))).to.equal('stale');
     expect(sent).to.have.length(1);
-    expect((await sut.store.readStream(`webhook_delivery-${id}`)).map((e) => e.type))
-      .to.deep.equal(['WebhookDeliveryScheduled', 'WebhookAttemptSucceeded', 'WebhookDeliverySucceeded']);
+    expect((await sut.store.readStream(`webhook_delivery-${id}`)).map((e) => e.type)).to.deep.equal([
+      'WebhookDeliveryScheduled',
+      'WebhookAttemptSucceeded',
+      'WebhookDeliverySucceeded',
+    ]);
   });
 
   it('abandons the delivery without sending when the webhook is gone or disabled', async () => {

@@ -1,13 +1,13 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
-import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/webhooks/webhook.port.js';
-import { WebhookEventRegistry, type WebhookMapping } from '../../application/webhooks/registry.js';
-import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
 import { CommandExecutor } from '../../application/shared/execute.js';
+import { WebhookEventRegistry, type WebhookMapping } from '../../application/webhooks/registry.js';
+import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/webhooks/webhook.port.js';
+import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
 import { deliveryIdFor } from '../../domain/webhook/webhook.js';
 import { ev, noReadModels, TestClock } from '../support/fixtures.js';
-import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -17,24 +17,51 @@ const messageReceived: WebhookMapping = {
   event: 'agent.message',
   describe: (e) => {
     const d = e.data as { messageId: string; conversationId: string; agentId: string; body: string };
-    return { agentId: d.agentId, channel: 'sms', messageId: d.messageId, conversationId: d.conversationId, data: { messageId: d.messageId, message: d.body } };
+    return {
+      agentId: d.agentId,
+      channel: 'sms',
+      messageId: d.messageId,
+      conversationId: d.conversationId,
+      data: { messageId: d.messageId, message: d.body },
+    };
   },
 };
 
 describe('webhook dispatcher', () => {
   let sut: StoreUnderTest;
-  before(async () => { sut = await storeUnderTest(); });
+  before(async () => {
+    sut = await storeUnderTest();
+  });
   after(() => sut.close());
 
   const webhook = (contextLimit: number): WebhookView => ({
-    id: 'whk_1', url: 'https://example.com/h', secret: 's', status: 'active', contextLimit, timeout: 30, createdAt: '', updatedAt: '', agentId: null,
-    consecutiveFailures: 0, createdPosition: '0/0',
+    id: 'whk_1',
+    url: 'https://example.com/h',
+    secret: 's',
+    status: 'active',
+    contextLimit,
+    timeout: 30,
+    createdAt: '',
+    updatedAt: '',
+    agentId: null,
+    consecutiveFailures: 0,
+    createdPosition: '0/0',
   });
-  const queries = (w: WebhookView | null, seen: unknown[] = []): WebhookQueries => ({
-    resolve: async (...a: unknown[]) => { seen.push(a); return w; },
-    configCheckpoint: async () => sut.store.headCheckpoint(),
-  } as unknown as WebhookQueries);
-  const history = Array.from({ length: 5 }, (_, i) => ({ messageId: `m${i}`, content: `c${i}`, direction: 'inbound', channel: 'sms', at: `2026-01-01T00:00:0${i}.000Z` }));
+  const queries = (w: WebhookView | null, seen: unknown[] = []): WebhookQueries =>
+    ({
+      resolve: async (...a: unknown[]) => {
+        seen.push(a);
+        return w;
+      },
+      configCheckpoint: async () => sut.store.headCheckpoint(),
+    }) as unknown as WebhookQueries;
+  const history = Array.from({ length: 5 }, (_, i) => ({
+    messageId: `m${i}`,
+    content: `c${i}`,
+    direction: 'inbound',
+    channel: 'sms',
+    at: `2026-01-01T00:00:0${i}.000Z`,
+  }));
   const context: ConversationContextPort = {
     recentHistory: async (q) => history.slice(-q.limit),
     conversationState: async () => ({ stage: 'greeting' }),
@@ -43,11 +70,22 @@ describe('webhook dispatcher', () => {
 
   async function appendMessage(): Promise<RecordedEvent> {
     const stream = `test_message-${randomUUID()}`;
-    await sut.store.appendToStream(stream, [ev('TestMessageReceived', { messageId: 'msg_1', conversationId: 'conv_1', agentId: 'agt_1', body: 'hi' })], { expectedRevision: 'no_stream' });
+    await sut.store.appendToStream(
+      stream,
+      [ev('TestMessageReceived', { messageId: 'msg_1', conversationId: 'conv_1', agentId: 'agt_1', body: 'hi' })],
+      { expectedRevision: 'no_stream' },
+    );
     return (await sut.store.readStream(stream))[0]!;
   }
   const dispatcher = (w: WebhookView | null, seen: unknown[] = []) =>
-    new WebhookDispatcher(new CommandExecutor(sut.store, ids, new TestClock(), noReadModels), sut.store, new WebhookEventRegistry([messageReceived]), queries(w, seen), context, silent);
+    new WebhookDispatcher(
+      new CommandExecutor(sut.store, ids, new TestClock(), noReadModels),
+      sut.store,
+      new WebhookEventRegistry([messageReceived]),
+      queries(w, seen),
+      context,
+      silent,
+    );
 
   it('builds the spec envelope with at most contextLimit recent messages, once per source event', async () => {
     const e = await appendMessage();
@@ -61,7 +99,13 @@ describe('webhook dispatcher', () => {
     expect(data).to.include({ eventType: 'agent.message', channel: 'sms', messageId: 'msg_1', webhookId: 'whk_1' });
     const body = JSON.parse(data.body);
     expect(Object.keys(body)).to.deep.equal(['event', 'channel', 'timestamp', 'agentId', 'data', 'conversationState', 'recentHistory']);
-    expect(body).to.deep.include({ event: 'agent.message', channel: 'sms', agentId: 'agt_1', timestamp: e.createdAt, conversationState: { stage: 'greeting' } });
+    expect(body).to.deep.include({
+      event: 'agent.message',
+      channel: 'sms',
+      agentId: 'agt_1',
+      timestamp: e.createdAt,
+      conversationState: { stage: 'greeting' },
+    });
     expect(body.recentHistory.map((h: { messageId: string }) => h.messageId)).to.deep.equal(['m3', 'm4']);
     expect(stream[0]!.metadata).to.include({ causationId: e.id, actor: 'system:webhooks' });
   });

@@ -1,8 +1,8 @@
-import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'chai';
 import { cruise, type IReporterOutput } from 'dependency-cruiser';
 
 const require = createRequire(import.meta.url);
@@ -33,8 +33,14 @@ describe('architecture: layers point inward', function () {
       for (const d of ['domain', 'application', 'infrastructure', 'projections']) mkdirSync(join(dir, d));
       writeFileSync(join(dir, 'infrastructure/adapter.ts'), 'export const adapter = 1;\n');
       writeFileSync(join(dir, 'domain/bad.ts'), "import { EventEmitter } from 'node:events';\nexport const e = new EventEmitter();\n");
-      writeFileSync(join(dir, 'application/bad.ts'), "import { adapter } from '../infrastructure/adapter.js';\nexport const x = adapter;\n");
-      writeFileSync(join(dir, 'projections/bad.ts'), "import { adapter } from '../infrastructure/adapter.js';\nexport const y = adapter;\n");
+      writeFileSync(
+        join(dir, 'application/bad.ts'),
+        "import { adapter } from '../infrastructure/adapter.js';\nexport const x = adapter;\n",
+      );
+      writeFileSync(
+        join(dir, 'projections/bad.ts'),
+        "import { adapter } from '../infrastructure/adapter.js';\nexport const y = adapter;\n",
+      );
       const found = await violations(dir, ['domain', 'application', 'projections', 'infrastructure']);
       expect(found.some((v) => v.startsWith('domain-is-pure: domain/bad.ts'))).to.equal(true);
       expect(found.some((v) => v.startsWith('application-sees-domain-only: application/bad.ts'))).to.equal(true);
@@ -49,7 +55,10 @@ describe('architecture: layers point inward', function () {
     try {
       mkdirSync(join(dir, 'infrastructure'));
       writeFileSync(join(dir, 'infrastructure/list.ts'), "import { module } from './module.js';\nexport const list = [module];\n");
-      writeFileSync(join(dir, 'infrastructure/module.ts'), "import type { list } from './list.js';\nexport const module = { n: 1 } as { n: number; all?: typeof list };\n");
+      writeFileSync(
+        join(dir, 'infrastructure/module.ts'),
+        "import type { list } from './list.js';\nexport const module = { n: 1 } as { n: number; all?: typeof list };\n",
+      );
       const found = await violations(dir, ['infrastructure']);
       expect(found).to.include('no-circular: infrastructure/list.ts -> infrastructure/module.ts');
     } finally {

@@ -1,11 +1,15 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import {
-  START, WrongExpectedRevisionError, compareCheckpoints, type EventFilter, type RecordedEvent,
+  compareCheckpoints,
+  type EventFilter,
+  type RecordedEvent,
+  START,
+  WrongExpectedRevisionError,
 } from '../../application/ports/event-store.port.js';
 import { EsdbEventStore } from '../../infrastructure/event-store/esdb-event-store.js';
 import { upcasters } from '../../infrastructure/event-store/upcasters.js';
-import { startEsdbTestServer, type EsdbTestServer } from '../support/esdb-test-server/server.js';
+import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server/server.js';
 import { ev } from '../support/fixtures.js';
 
 /**
@@ -23,7 +27,11 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
   let T: (name: string) => string;
   const s = (id: string) => `${cat}-${id}`;
   const types = (es: readonly RecordedEvent[]) => es.map((e) => e.type);
-  const caught = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+  const caught = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: unknown) => e,
+    );
 
   before(async () => {
     server = await startEsdbTestServer();
@@ -43,7 +51,9 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
       expect((await store.appendToStream(s('a'), [ev(T('A')), ev(T('B'))], { expectedRevision: 'no_stream' })).nextRevision).to.equal(1n);
 
       const again = await caught(store.appendToStream(s('a'), [ev(T('C'))], { expectedRevision: 'no_stream' }));
-      expect(again).to.be.instanceOf(WrongExpectedRevisionError).and.include({ stream: s('a'), expected: 'no_stream', actual: 1n });
+      expect(again)
+        .to.be.instanceOf(WrongExpectedRevisionError)
+        .and.include({ stream: s('a'), expected: 'no_stream', actual: 1n });
 
       const stale = await caught(store.appendToStream(s('a'), [ev(T('C'))], { expectedRevision: 0n }));
       expect(stale).to.be.instanceOf(WrongExpectedRevisionError).and.include({ expected: 0n, actual: 1n });
@@ -82,8 +92,8 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
 
     it('writes JSON data and metadata with schemaVersion 1 by default, and upcasts on read', async () => {
       const type = T('Renamed');
-      (upcasters as Record<string, (d: Record<string, unknown>, v: number) => Record<string, unknown>>)[type] =
-        (d, v) => (v >= 2 ? d : { name: d['oldName'] });
+      (upcasters as Record<string, (d: Record<string, unknown>, v: number) => Record<string, unknown>>)[type] = (d, v) =>
+        v >= 2 ? d : { name: d.oldName };
       try {
         await store.appendToStream(s('u'), [ev(type, { oldName: 'x' })], { expectedRevision: 'no_stream' });
         const v2 = { ...ev(type, { name: 'y' }), metadata: { ...ev(type).metadata, schemaVersion: 2 } };
@@ -118,7 +128,11 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
     const is = (es: RecordedEvent[]) => es.map((e) => (e.data as { i: number }).i);
 
     it('reads a stream both ways, from a revision, with a max count; a missing stream is empty', async () => {
-      await store.appendToStream(s('r'), [0, 1, 2, 3, 4].map((i) => ev(T('N'), { i })), { expectedRevision: 'no_stream' });
+      await store.appendToStream(
+        s('r'),
+        [0, 1, 2, 3, 4].map((i) => ev(T('N'), { i })),
+        { expectedRevision: 'no_stream' },
+      );
       expect(is(await store.readStream(s('r')))).to.deep.equal([0, 1, 2, 3, 4]);
       expect(is(await store.readStream(s('r'), { fromRevision: 1n, maxCount: 2 }))).to.deep.equal([1, 2]);
       expect(is(await store.readStream(s('r'), { direction: 'backwards', maxCount: 2 }))).to.deep.equal([4, 3]);
@@ -135,20 +149,29 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
 
       const byCat = await store.readAll({ filter: { streamCategories: [cat] } });
       expect(types(byCat)).to.deep.equal(['A', 'AB', 'C'].map(T));
-      expect(types(await store.readAll({ after: byCat[0]!.checkpoint, filter: { streamCategories: [cat] } }))).to.deep.equal(['AB', 'C'].map(T));
+      expect(types(await store.readAll({ after: byCat[0]!.checkpoint, filter: { streamCategories: [cat] } }))).to.deep.equal(
+        ['AB', 'C'].map(T),
+      );
       expect(types(await store.readAll({ after: byCat[2]!.checkpoint, filter: { streamCategories: [cat] } }))).to.deep.equal([]);
       expect(types(await store.readAll({ filter: { eventTypes: [T('A'), T('C')] } }))).to.deep.equal(['A', 'A', 'C'].map(T));
       const unfiltered = await store.readAll({ after: byCat[0]!.checkpoint, maxCount: 100 });
-      expect(unfiltered.filter((e) => e.streamName.includes(cat)).map((e) => `${e.streamName}:${e.type}`))
-        .to.deep.equal([`o${cat}-1:${T('A')}`, `${s('2')}:${T('AB')}`, `${s('1')}:${T('C')}`]);
+      expect(unfiltered.filter((e) => e.streamName.includes(cat)).map((e) => `${e.streamName}:${e.type}`)).to.deep.equal([
+        `o${cat}-1:${T('A')}`,
+        `${s('2')}:${T('AB')}`,
+        `${s('1')}:${T('C')}`,
+      ]);
       expect(await store.readAll({ filter: { eventTypes: [] } })).to.deep.equal([]);
     });
 
     it('fills maxCount even when the client drops what the server filter let through', async () => {
-      await store.appendToStream(s('1'), [ev(T('A')), ev(`$${T('Sys')}`), ev(`$${T('Sys')}`), ev(T('B')), ev(T('C'))], { expectedRevision: 'no_stream' });
+      await store.appendToStream(s('1'), [ev(T('A')), ev(`$${T('Sys')}`), ev(`$${T('Sys')}`), ev(T('B')), ev(T('C'))], {
+        expectedRevision: 'no_stream',
+      });
       expect(types(await store.readAll({ filter: { streamCategories: [cat] }, maxCount: 2 }))).to.deep.equal(['A', 'B'].map(T));
       const [first] = await store.readAll({ filter: { streamCategories: [cat] }, maxCount: 1 });
-      expect(types(await store.readAll({ after: first!.checkpoint, filter: { streamCategories: [cat] }, maxCount: 2 }))).to.deep.equal(['B', 'C'].map(T));
+      expect(types(await store.readAll({ after: first!.checkpoint, filter: { streamCategories: [cat] }, maxCount: 2 }))).to.deep.equal(
+        ['B', 'C'].map(T),
+      );
     });
 
     it('puts the head at the newest user event, skipping system events, and at START on an empty store', async () => {
@@ -178,7 +201,11 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
           seen.push(...batch);
           for (const w of waiting) if (seen.length >= w.n) w.resolve();
         },
-        until: (n: number) => new Promise<void>((resolve) => { if (seen.length >= n) resolve(); else waiting.push({ n, resolve }); }),
+        until: (n: number) =>
+          new Promise<void>((resolve) => {
+            if (seen.length >= n) resolve();
+            else waiting.push({ n, resolve });
+          }),
       };
     };
 
@@ -231,10 +258,20 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
       const boom = new Error('handler failed');
       let reported: unknown;
       let calls = 0;
-      const sub = store.subscribe({ after: START, filter: { streamCategories: [cat] }, batchSize: 1, onError: (e) => { reported = e; } }, async () => {
-        calls++;
-        throw boom;
-      });
+      const sub = store.subscribe(
+        {
+          after: START,
+          filter: { streamCategories: [cat] },
+          batchSize: 1,
+          onError: (e) => {
+            reported = e;
+          },
+        },
+        async () => {
+          calls++;
+          throw boom;
+        },
+      );
       expect(await caught(sub.caughtUp)).to.equal(boom);
       expect(reported).to.equal(boom);
       await store.appendToStream(s('1'), [ev(T('C'))], { expectedRevision: 1n });
@@ -246,7 +283,11 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
       const filter: EventFilter = { streamCategories: [cat] };
       const pad = 'x'.repeat(4096); // big enough that HTTP/2 flow control holds most of the backlog on the server
       for (let b = 0; b < 20; b++) {
-        await store.appendToStream(s(String(b)), Array.from({ length: 10 }, (_, i) => ev(T('N'), { n: b * 10 + i, pad })), { expectedRevision: 'no_stream' });
+        await store.appendToStream(
+          s(String(b)),
+          Array.from({ length: 10 }, (_, i) => ev(T('N'), { n: b * 10 + i, pad })),
+          { expectedRevision: 'no_stream' },
+        );
       }
       const ns = (es: RecordedEvent[]) => es.map((e) => (e.data as { n: number }).n);
 
@@ -261,11 +302,25 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
       const seen: RecordedEvent[] = [];
       let dropped = false;
       let failure: unknown;
-      const sub = store.subscribe({ after: START, filter, batchSize: 1, onError: (e) => { failure = e; } }, async (batch) => {
-        seen.push(...batch);
-        if (seen.length === 50 && !dropped) { dropped = true; handledWhenDropped = seen.length; server.dropSubscriptions(); }
-        await new Promise((r) => setImmediate(r));
-      });
+      const sub = store.subscribe(
+        {
+          after: START,
+          filter,
+          batchSize: 1,
+          onError: (e) => {
+            failure = e;
+          },
+        },
+        async (batch) => {
+          seen.push(...batch);
+          if (seen.length === 50 && !dropped) {
+            dropped = true;
+            handledWhenDropped = seen.length;
+            server.dropSubscriptions();
+          }
+          await new Promise((r) => setImmediate(r));
+        },
+      );
       await sub.caughtUp;
       expect(dropped).to.equal(true);
       expect(seen.map((e) => e.id)).to.deep.equal(clean.seen.map((e) => e.id));
@@ -274,7 +329,9 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
       expect(starts[0]).to.equal('start');
       expect(starts.length).to.be.at.least(2);
       const resumedAt = seen.findIndex((e) => e.globalPosition === starts[1]);
-      expect(resumedAt).to.be.at.least(handledWhenDropped - 1).and.below(199);
+      expect(resumedAt)
+        .to.be.at.least(handledWhenDropped - 1)
+        .and.below(199);
 
       // and it is live again
       const live = ev(T('Live'), { n: 200 });
@@ -291,7 +348,9 @@ describeWithoutServer('EventStoreDB adapter over gRPC (test server)', () => {
       const lonely = new EsdbEventStore(doomed.url, { reconnect: { maxAttempts: 2, baseDelayMs: 5 } });
       try {
         let reported!: (e: unknown) => void;
-        const gaveUp = new Promise<unknown>((resolve) => { reported = resolve; });
+        const gaveUp = new Promise<unknown>((resolve) => {
+          reported = resolve;
+        });
         const sub = lonely.subscribe({ after: START, onError: (e) => reported(e) }, async () => undefined);
         await sub.caughtUp;
         await doomed.stop();

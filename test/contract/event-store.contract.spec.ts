@@ -1,10 +1,14 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import {
-  START, WrongExpectedRevisionError, compareCheckpoints, type EventStorePort, type RecordedEvent,
+  compareCheckpoints,
+  type EventStorePort,
+  type RecordedEvent,
+  START,
+  WrongExpectedRevisionError,
 } from '../../application/ports/event-store.port.js';
 import { ev, meta } from '../support/fixtures.js';
-import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 /**
  * The event-store port contract. Runs against whichever adapter the environment selects (PostgreSQL tables
@@ -18,8 +22,13 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
   let T: (name: string) => string;
   const s = (id: string) => `${cat}-${id}`;
 
-  before(async () => { sut = await storeUnderTest(); store = sut.store; });
-  after(async () => { await sut.close(); });
+  before(async () => {
+    sut = await storeUnderTest();
+    store = sut.store;
+  });
+  after(async () => {
+    await sut.close();
+  });
   beforeEach(() => {
     cat = `t${randomUUID().replace(/-/g, '').slice(0, 12)}`;
     T = (name) => `${cat}${name}`;
@@ -90,7 +99,10 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
 
   describe('recorded events', () => {
     it('carry id, type, data, metadata, stream, revision, position and time', async () => {
-      const e = { ...ev(T('A'), { n: 1, s: 'x', nested: { ok: true } }), metadata: { ...meta('acc_9'), actor: 'key:k1', requestId: 'req_1' } };
+      const e = {
+        ...ev(T('A'), { n: 1, s: 'x', nested: { ok: true } }),
+        metadata: { ...meta('acc_9'), actor: 'key:k1', requestId: 'req_1' },
+      };
       await store.appendToStream(s('a'), [e], { expectedRevision: 'no_stream' });
       const [r] = await store.readStream(s('a'));
       expect(r!.id).to.equal(e.id);
@@ -106,7 +118,11 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
 
   describe('read stream', () => {
     beforeEach(async () => {
-      await store.appendToStream(s('r'), [0, 1, 2, 3, 4].map((i) => ev(T('N'), { i })), { expectedRevision: 'no_stream' });
+      await store.appendToStream(
+        s('r'),
+        [0, 1, 2, 3, 4].map((i) => ev(T('N'), { i })),
+        { expectedRevision: 'no_stream' },
+      );
     });
     const is = (es: RecordedEvent[]) => es.map((e) => (e.data as { i: number }).i);
     it('reads forwards from a revision with a max count', async () => {
@@ -153,7 +169,11 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
       });
       await sub.caughtUp;
       expect(seen).to.deep.equal([T('A'), T('B')]);
-      const live = new Promise<void>((resolve) => { wake = () => { if (seen.length === 3) resolve(); }; });
+      const live = new Promise<void>((resolve) => {
+        wake = () => {
+          if (seen.length === 3) resolve();
+        };
+      });
       await store.appendToStream(s('2'), [ev(T('C'))], { expectedRevision: 'no_stream' });
       await live;
       await sub.stop();
@@ -175,7 +195,9 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
     it('filters live events by type', async () => {
       const seen: string[] = [];
       let done!: () => void;
-      const got = new Promise<void>((r) => { done = r; });
+      const got = new Promise<void>((r) => {
+        done = r;
+      });
       const sub = store.subscribe({ after: await store.headCheckpoint(), filter: { eventTypes: [T('Keep')] } }, async (batch) => {
         for (const e of batch) seen.push(e.type);
         if (seen.length >= 1) done();

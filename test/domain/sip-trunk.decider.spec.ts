@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { sipTrunkDecider, type SipTrunkCommand, type SipTrunkConfig, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import {
+  type SipTrunkCommand,
+  type SipTrunkConfig,
+  type SipTrunkEvent,
+  sipTrunkDecider,
+} from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { sipUriProblem } from '../../domain/sip-trunk/sip-uri.js';
 import { deciderSpec } from '../support/decider-spec.js';
 
@@ -9,54 +14,111 @@ const metadata = { now, accountId: 'acc_1' };
 const trunkId = 'trk_1';
 const uri = { sipUri: 'sip:pbx.example.com;transport=tls', name: null, priority: 10, weight: 10 };
 const config: SipTrunkConfig = { name: 'Office', transfers: 'all', transferCallerId: 'transferee', uris: [uri] };
-const created: SipTrunkEvent = { type: 'SipTrunkCreated', data: { trunkId, accountId: 'acc_1', config, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox', createdAt: now } };
+const created: SipTrunkEvent = {
+  type: 'SipTrunkCreated',
+  data: { trunkId, accountId: 'acc_1', config, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox', createdAt: now },
+};
 const linked = (numberId: string): SipTrunkEvent => ({ type: 'SipTrunkNumberLinked', data: { trunkId, numberId, linkedAt: now } });
-const c = (type: SipTrunkCommand['type'], data: Record<string, unknown>, m = metadata) => ({ type, data: { trunkId, ...data }, metadata: m }) as SipTrunkCommand;
+const c = (type: SipTrunkCommand['type'], data: Record<string, unknown>, m = metadata) =>
+  ({ type, data: { trunkId, ...data }, metadata: m }) as SipTrunkCommand;
 
 describe('SipTrunk decider', () => {
   it('creates a trunk once (the same id again is a retry)', () => {
-    given([]).when(c('CreateSipTrunk', { config, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' })).then([created]);
-    given([created]).when(c('CreateSipTrunk', { config, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' })).then([]);
+    given([])
+      .when(c('CreateSipTrunk', { config, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' }))
+      .then([created]);
+    given([created])
+      .when(c('CreateSipTrunk', { config, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' }))
+      .then([]);
   });
   it('records only the fields that change', () => {
-    given([created]).when(c('UpdateSipTrunk', { changes: { name: 'Office', transfers: 'none' } }))
+    given([created])
+      .when(c('UpdateSipTrunk', { changes: { name: 'Office', transfers: 'none' } }))
       .then([{ type: 'SipTrunkUpdated', data: { trunkId, changes: { transfers: 'none' }, updatedAt: now } }]);
-    given([created]).when(c('UpdateSipTrunk', { changes: { name: 'Office' } })).then([]);
+    given([created])
+      .when(c('UpdateSipTrunk', { changes: { name: 'Office' } }))
+      .then([]);
   });
   it('clears the origination URIs while no number is attached', () =>
-    given([created]).when(c('UpdateSipTrunk', { changes: { uris: [] } })).then([{ type: 'SipTrunkUpdated', data: { trunkId, changes: { uris: [] }, updatedAt: now } }]));
+    given([created])
+      .when(c('UpdateSipTrunk', { changes: { uris: [] } }))
+      .then([{ type: 'SipTrunkUpdated', data: { trunkId, changes: { uris: [] }, updatedAt: now } }]));
   it('refuses to clear the origination URIs while numbers are attached', () =>
-    given([created, linked('pn_1')]).when(c('UpdateSipTrunk', { changes: { uris: [] } })).thenThrows('SIP_TRUNK_CONFLICT'));
+    given([created, linked('pn_1')])
+      .when(c('UpdateSipTrunk', { changes: { uris: [] } }))
+      .thenThrows('SIP_TRUNK_CONFLICT'));
   it('links a number once, and only when the trunk has somewhere to send calls', () => {
-    given([created]).when(c('LinkNumber', { numberId: 'pn_1' })).then([linked('pn_1')]);
-    given([created, linked('pn_1')]).when(c('LinkNumber', { numberId: 'pn_1' })).then([]);
+    given([created])
+      .when(c('LinkNumber', { numberId: 'pn_1' }))
+      .then([linked('pn_1')]);
+    given([created, linked('pn_1')])
+      .when(c('LinkNumber', { numberId: 'pn_1' }))
+      .then([]);
     const cleared: SipTrunkEvent = { type: 'SipTrunkUpdated', data: { trunkId, changes: { uris: [] }, updatedAt: now } };
-    given([created, cleared]).when(c('LinkNumber', { numberId: 'pn_1' })).thenThrows('SIP_TRUNK_CONFLICT');
+    given([created, cleared])
+      .when(c('LinkNumber', { numberId: 'pn_1' }))
+      .thenThrows('SIP_TRUNK_CONFLICT');
   });
   it('unlinks idempotently; then the URIs may be cleared', () => {
     const unlinked: SipTrunkEvent = { type: 'SipTrunkNumberUnlinked', data: { trunkId, numberId: 'pn_1', unlinkedAt: now } };
-    given([created, linked('pn_1')]).when(c('UnlinkNumber', { numberId: 'pn_1' })).then([unlinked]);
-    given([created, linked('pn_1'), unlinked]).when(c('UnlinkNumber', { numberId: 'pn_1' })).then([]);
-    given([created, linked('pn_1'), unlinked]).when(c('UpdateSipTrunk', { changes: { uris: [] } }))
+    given([created, linked('pn_1')])
+      .when(c('UnlinkNumber', { numberId: 'pn_1' }))
+      .then([unlinked]);
+    given([created, linked('pn_1'), unlinked])
+      .when(c('UnlinkNumber', { numberId: 'pn_1' }))
+      .then([]);
+    given([created, linked('pn_1'), unlinked])
+      .when(c('UpdateSipTrunk', { changes: { uris: [] } }))
       .then([{ type: 'SipTrunkUpdated', data: { trunkId, changes: { uris: [] }, updatedAt: now } }]);
   });
   it('soft-deletes, naming the numbers still routed to it; a deleted trunk is not found', () => {
-    given([created, linked('pn_1')]).when(c('DeleteSipTrunk', {}))
-      .then([{ type: 'SipTrunkDeleted', data: { trunkId, accountId: 'acc_1', providerRef: 'sbx_trk_1', numberIds: ['pn_1'], deletedAt: now } }]);
-    const deleted: SipTrunkEvent = { type: 'SipTrunkDeleted', data: { trunkId, accountId: 'acc_1', providerRef: 'sbx_trk_1', numberIds: [], deletedAt: now } };
+    given([created, linked('pn_1')])
+      .when(c('DeleteSipTrunk', {}))
+      .then([
+        { type: 'SipTrunkDeleted', data: { trunkId, accountId: 'acc_1', providerRef: 'sbx_trk_1', numberIds: ['pn_1'], deletedAt: now } },
+      ]);
+    const deleted: SipTrunkEvent = {
+      type: 'SipTrunkDeleted',
+      data: { trunkId, accountId: 'acc_1', providerRef: 'sbx_trk_1', numberIds: [], deletedAt: now },
+    };
     given([created, deleted]).when(c('DeleteSipTrunk', {})).thenThrows('SIP_TRUNK_NOT_FOUND');
-    given([created, deleted]).when(c('LinkNumber', { numberId: 'pn_1' })).thenThrows('SIP_TRUNK_NOT_FOUND');
-    given([created, deleted]).when(c('UpdateSipTrunk', { changes: { name: 'x' } })).thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([created, deleted])
+      .when(c('LinkNumber', { numberId: 'pn_1' }))
+      .thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([created, deleted])
+      .when(c('UpdateSipTrunk', { changes: { name: 'x' } }))
+      .thenThrows('SIP_TRUNK_NOT_FOUND');
   });
   it("answers not found for another account's trunk", () => {
-    given([created]).when(c('UpdateSipTrunk', { changes: { name: 'x' } }, { now, accountId: 'acc_2' })).thenThrows('SIP_TRUNK_NOT_FOUND');
-    given([created]).when(c('LinkNumber', { numberId: 'pn_9' }, { now, accountId: 'acc_2' })).thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([created])
+      .when(c('UpdateSipTrunk', { changes: { name: 'x' } }, { now, accountId: 'acc_2' }))
+      .thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([created])
+      .when(c('LinkNumber', { numberId: 'pn_9' }, { now, accountId: 'acc_2' }))
+      .thenThrows('SIP_TRUNK_NOT_FOUND');
   });
 
   describe('SIP URI validation', () => {
-    for (const ok of ['sip:pbx.example.com', 'sips:pbx.example.com:5061', 'sip:alice@10.0.0.1:5060;transport=udp', 'sip:[2001:db8::1]:5060;transport=TCP', 'sip:trunk.example.com;transport=tls', 'SIP:pbx.example.com'])
+    for (const ok of [
+      'sip:pbx.example.com',
+      'sips:pbx.example.com:5061',
+      'sip:alice@10.0.0.1:5060;transport=udp',
+      'sip:[2001:db8::1]:5060;transport=TCP',
+      'sip:trunk.example.com;transport=tls',
+      'SIP:pbx.example.com',
+    ])
       it(`accepts ${ok}`, () => expect(sipUriProblem(ok)).to.equal(null));
-    for (const bad of ['http://pbx.example.com', 'pbx.example.com', 'sip:', 'sip:pbx.example.com;transport=sctp', 'sip:pbx.example.com;lr', 'sip:pbx example.com', 'sip:300.1.1.1', 'sip:pbx.example.com:70000', 'sip:pbx.example.com?x=y'])
+    for (const bad of [
+      'http://pbx.example.com',
+      'pbx.example.com',
+      'sip:',
+      'sip:pbx.example.com;transport=sctp',
+      'sip:pbx.example.com;lr',
+      'sip:pbx example.com',
+      'sip:300.1.1.1',
+      'sip:pbx.example.com:70000',
+      'sip:pbx.example.com?x=y',
+    ])
       it(`refuses ${bad}`, () => expect(sipUriProblem(bad)).to.be.a('string'));
   });
 });
@@ -70,30 +132,50 @@ describe('SipTrunk decider: the provider steps as facts', () => {
   it('records a request once; another account cannot take the id', () => {
     given([]).when(c('RequestSipTrunk', { config })).then([requested]);
     given([requested]).when(c('RequestSipTrunk', { config })).then([]);
-    given([requested]).when(c('RequestSipTrunk', { config }, { now, accountId: 'acc_2' })).thenThrows('CONCURRENCY_CONFLICT');
+    given([requested])
+      .when(c('RequestSipTrunk', { config }, { now, accountId: 'acc_2' }))
+      .thenThrows('CONCURRENCY_CONFLICT');
   });
   it('creates the requested trunk with what the provider answered, keeping the requested configuration', () =>
-    given([requested]).when(c('CreateSipTrunk', { config: { ...config, name: 'ignored' }, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' })).then([created]));
+    given([requested])
+      .when(c('CreateSipTrunk', { config: { ...config, name: 'ignored' }, providerRef: 'sbx_trk_1', terminationUri: 'sip:trk_1@sandbox' }))
+      .then([created]));
   it('fails a requested trunk once, and never one that was created', () => {
-    given([requested]).when(c('FailSipTrunk', refusal)).then([{ type: 'SipTrunkFailed', data: { trunkId, accountId: 'acc_1', ...refusal, failedAt: now } }]);
+    given([requested])
+      .when(c('FailSipTrunk', refusal))
+      .then([{ type: 'SipTrunkFailed', data: { trunkId, accountId: 'acc_1', ...refusal, failedAt: now } }]);
     given([requested, created]).when(c('FailSipTrunk', refusal)).then([]);
   });
   it('is not found for updates while it is only requested or has failed', () => {
-    given([requested]).when(c('UpdateSipTrunk', { changes: { transfers: 'none' } })).thenThrows('SIP_TRUNK_NOT_FOUND');
-    given([requested, { type: 'SipTrunkFailed', data: { trunkId, accountId: 'acc_1', ...refusal, failedAt: now } }]).when(c('DeleteSipTrunk', {})).thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([requested])
+      .when(c('UpdateSipTrunk', { changes: { transfers: 'none' } }))
+      .thenThrows('SIP_TRUNK_NOT_FOUND');
+    given([requested, { type: 'SipTrunkFailed', data: { trunkId, accountId: 'acc_1', ...refusal, failedAt: now } }])
+      .when(c('DeleteSipTrunk', {}))
+      .thenThrows('SIP_TRUNK_NOT_FOUND');
   });
   it('reverts the fields of a refused update, so the record matches the trunk the provider runs', () => {
-    const reverted: SipTrunkEvent = { type: 'SipTrunkUpdateReverted', data: { trunkId, changes: { transfers: 'all' }, ...refusal, revertedAt: now } };
-    given([created, updated]).when(c('RevertSipTrunkUpdate', { changes: { transfers: 'all' }, ...refusal })).then([reverted]);
+    const reverted: SipTrunkEvent = {
+      type: 'SipTrunkUpdateReverted',
+      data: { trunkId, changes: { transfers: 'all' }, ...refusal, revertedAt: now },
+    };
+    given([created, updated])
+      .when(c('RevertSipTrunkUpdate', { changes: { transfers: 'all' }, ...refusal }))
+      .then([reverted]);
     // after the revert, asking for the old value again changes nothing: it is the value on record
-    given([created, updated, reverted]).when(c('UpdateSipTrunk', { changes: { transfers: 'all' } })).then([]);
+    given([created, updated, reverted])
+      .when(c('UpdateSipTrunk', { changes: { transfers: 'all' } }))
+      .then([]);
   });
   it('records a deletion request once, and deletes or fails it', () => {
     given([created]).when(c('RequestSipTrunkDeletion', {})).then([deletion]);
     given([created, deletion]).when(c('RequestSipTrunkDeletion', {})).then([]);
-    given([created, deletion]).when(c('FailSipTrunkDeletion', refusal)).then([{ type: 'SipTrunkDeletionFailed', data: { trunkId, ...refusal, failedAt: now } }]);
+    given([created, deletion])
+      .when(c('FailSipTrunkDeletion', refusal))
+      .then([{ type: 'SipTrunkDeletionFailed', data: { trunkId, ...refusal, failedAt: now } }]);
     given([created]).when(c('FailSipTrunkDeletion', refusal)).then([]);
-    given([created, deletion]).when(c('DeleteSipTrunk', {}))
+    given([created, deletion])
+      .when(c('DeleteSipTrunk', {}))
       .then([{ type: 'SipTrunkDeleted', data: { trunkId, accountId: 'acc_1', providerRef: 'sbx_trk_1', numberIds: [], deletedAt: now } }]);
   });
 });

@@ -1,6 +1,9 @@
 import { MAX_ATTEMPTS } from '../../domain/webhook/retry-policy.js';
 import {
-  webhookDeliveryDecider, type AttemptResult, type WebhookDeliveryCommand, type WebhookDeliveryEvent,
+  type AttemptResult,
+  type WebhookDeliveryCommand,
+  type WebhookDeliveryEvent,
+  webhookDeliveryDecider,
 } from '../../domain/webhook/webhook-delivery.decider.js';
 import { deciderSpec } from '../support/decider-spec.js';
 
@@ -9,19 +12,59 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const at = (iso: string) => ({ now: iso, accountId: 'acc_1' });
 const target = { webhookId: 'whk_1', webhookAgentId: null };
 const description = {
-  eventType: 'agent.message', channel: 'sms', agentId: 'agt_1', messageId: 'msg_1', sourceEventId: 'evt_1', sourceEventType: 'MessageReceived', body: '{"event":"agent.message"}',
+  eventType: 'agent.message',
+  channel: 'sms',
+  agentId: 'agt_1',
+  messageId: 'msg_1',
+  sourceEventId: 'evt_1',
+  sourceEventType: 'MessageReceived',
+  body: '{"event":"agent.message"}',
 };
-const schedule: WebhookDeliveryCommand = { type: 'ScheduleDelivery', data: { deliveryId: 'whd_1', ...target, ...description }, metadata: at(T0) };
+const schedule: WebhookDeliveryCommand = {
+  type: 'ScheduleDelivery',
+  data: { deliveryId: 'whd_1', ...target, ...description },
+  metadata: at(T0),
+};
 const scheduled: WebhookDeliveryEvent = {
   type: 'WebhookDeliveryScheduled',
-  data: { deliveryId: 'whd_1', accountId: 'acc_1', maxAttempts: MAX_ATTEMPTS, test: false, scheduledAt: T0, firstAttemptAt: T0, ...target, ...description },
+  data: {
+    deliveryId: 'whd_1',
+    accountId: 'acc_1',
+    maxAttempts: MAX_ATTEMPTS,
+    test: false,
+    scheduledAt: T0,
+    firstAttemptAt: T0,
+    ...target,
+    ...description,
+  },
 };
 const ok: AttemptResult = { ok: true, httpStatus: 200, responseBody: 'ok', durationMs: 12.4 };
-const fail = (httpStatus: number | null = 500, errorMessage = 'HTTP 500'): AttemptResult => ({ ok: false, httpStatus, errorMessage, responseBody: null, durationMs: 7, retryAfterS: null });
-const record = (attempt: number, result: AttemptResult, now = T0): WebhookDeliveryCommand => ({ type: 'RecordAttempt', data: { deliveryId: 'whd_1', attempt, result }, metadata: at(now) });
+const fail = (httpStatus: number | null = 500, errorMessage = 'HTTP 500'): AttemptResult => ({
+  ok: false,
+  httpStatus,
+  errorMessage,
+  responseBody: null,
+  durationMs: 7,
+  retryAfterS: null,
+});
+const record = (attempt: number, result: AttemptResult, now = T0): WebhookDeliveryCommand => ({
+  type: 'RecordAttempt',
+  data: { deliveryId: 'whd_1', attempt, result },
+  metadata: at(now),
+});
 const failed = (attempt: number, attemptedAt: string, nextAttemptAt: string | null): WebhookDeliveryEvent => ({
   type: 'WebhookAttemptFailed',
-  data: { deliveryId: 'whd_1', accountId: 'acc_1', attempt, httpStatus: 500, errorMessage: 'HTTP 500', responseBody: null, durationMs: 7, attemptedAt, nextAttemptAt },
+  data: {
+    deliveryId: 'whd_1',
+    accountId: 'acc_1',
+    attempt,
+    httpStatus: 500,
+    errorMessage: 'HTTP 500',
+    responseBody: null,
+    durationMs: 7,
+    attemptedAt,
+    nextAttemptAt,
+  },
 });
 const plus = (iso: string, s: number) => new Date(Date.parse(iso) + s * 1000).toISOString();
 
@@ -29,13 +72,32 @@ describe('Webhook delivery decider', () => {
   it('schedules the first attempt at once', () => given([]).when(schedule).then([scheduled]));
   it('schedules a source event once (the same delivery id again is a no-op)', () => given([scheduled]).when(schedule).then([]));
 
-  it('records a 2xx attempt and the delivery as succeeded', () => given([scheduled]).when(record(1, ok)).then([
-    { type: 'WebhookAttemptSucceeded', data: { deliveryId: 'whd_1', accountId: 'acc_1', attempt: 1, httpStatus: 200, responseBody: 'ok', durationMs: 12, attemptedAt: T0 } },
-    { type: 'WebhookDeliverySucceeded', data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 1, test: false, deliveredAt: T0 } },
-  ]));
+  it('records a 2xx attempt and the delivery as succeeded', () =>
+    given([scheduled])
+      .when(record(1, ok))
+      .then([
+        {
+          type: 'WebhookAttemptSucceeded',
+          data: {
+            deliveryId: 'whd_1',
+            accountId: 'acc_1',
+            attempt: 1,
+            httpStatus: 200,
+            responseBody: 'ok',
+            durationMs: 12,
+            attemptedAt: T0,
+          },
+        },
+        {
+          type: 'WebhookDeliverySucceeded',
+          data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 1, test: false, deliveredAt: T0 },
+        },
+      ]));
 
   it('records a failed attempt with the next attempt 5 minutes later', () =>
-    given([scheduled]).when(record(1, fail())).then([failed(1, T0, plus(T0, 300))]));
+    given([scheduled])
+      .when(record(1, fail()))
+      .then([failed(1, T0, plus(T0, 300))]));
 
   it('walks the whole schedule and fails for good after the sixth attempt', () => {
     const delays = [300, 1800, 7200, 21600, 43200];
@@ -46,41 +108,67 @@ describe('Webhook delivery decider', () => {
       past.push(failed(attempt, now, next));
       now = next;
     }
-    given(past).when(record(6, fail(), now)).then([
-      failed(6, now, null),
-      { type: 'WebhookDeliveryFailed', data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 6, test: false, reason: 'exhausted', failedAt: now } },
-    ]);
+    given(past)
+      .when(record(6, fail(), now))
+      .then([
+        failed(6, now, null),
+        {
+          type: 'WebhookDeliveryFailed',
+          data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 6, test: false, reason: 'exhausted', failedAt: now },
+        },
+      ]);
   });
 
   it('treats a repeated recording of the same attempt as a no-op', () =>
-    given([scheduled, failed(1, T0, plus(T0, 300))]).when(record(1, ok)).then([]));
+    given([scheduled, failed(1, T0, plus(T0, 300))])
+      .when(record(1, ok))
+      .then([]));
 
   it('refuses an attempt out of order', () => given([scheduled]).when(record(3, ok)).thenThrows('CONCURRENCY_CONFLICT'));
 
   it('records nothing more once finished', () => {
-    const done: WebhookDeliveryEvent[] = [scheduled, ...webhookDeliveryDecider.decide(record(1, ok), webhookDeliveryDecider.evolve(webhookDeliveryDecider.initialState(), scheduled))];
+    const done: WebhookDeliveryEvent[] = [
+      scheduled,
+      ...webhookDeliveryDecider.decide(record(1, ok), webhookDeliveryDecider.evolve(webhookDeliveryDecider.initialState(), scheduled)),
+    ];
     given(done).when(record(2, fail())).then([]);
   });
 
   it('keeps 1 KiB of a response body and 500 characters of an error', () => {
-    const r = webhookDeliveryDecider.decide(record(1, { ...fail(502, 'e'.repeat(900)), responseBody: 'x'.repeat(5000) }), webhookDeliveryDecider.evolve(webhookDeliveryDecider.initialState(), scheduled));
+    const r = webhookDeliveryDecider.decide(
+      record(1, { ...fail(502, 'e'.repeat(900)), responseBody: 'x'.repeat(5000) }),
+      webhookDeliveryDecider.evolve(webhookDeliveryDecider.initialState(), scheduled),
+    );
     const d = r[0]!.data as { responseBody: string; errorMessage: string };
-    if (d.responseBody.length !== 1024 || d.errorMessage.length !== 500) throw new Error(`kept ${d.responseBody.length} / ${d.errorMessage.length}`);
+    if (d.responseBody.length !== 1024 || d.errorMessage.length !== 500)
+      throw new Error(`kept ${d.responseBody.length} / ${d.errorMessage.length}`);
   });
 
   it('honours a one-attempt delivery (test sends): fails for good at once', () => {
     const oneShot: WebhookDeliveryEvent = { ...scheduled, data: { ...scheduled.data, maxAttempts: 1, test: true } } as WebhookDeliveryEvent;
-    given([oneShot]).when(record(1, fail())).then([
-      failed(1, T0, null),
-      { type: 'WebhookDeliveryFailed', data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 1, test: true, reason: 'exhausted', failedAt: T0 } },
-    ]);
+    given([oneShot])
+      .when(record(1, fail()))
+      .then([
+        failed(1, T0, null),
+        {
+          type: 'WebhookDeliveryFailed',
+          data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 1, test: true, reason: 'exhausted', failedAt: T0 },
+        },
+      ]);
   });
 
   it('abandons a pending delivery whose webhook is gone', () =>
-    given([scheduled]).when({ type: 'AbandonDelivery', data: { deliveryId: 'whd_1', reason: 'webhook_deleted' }, metadata: at(T0) }).then([
-      { type: 'WebhookDeliveryFailed', data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 0, test: false, reason: 'webhook_deleted', failedAt: T0 } },
-    ]));
+    given([scheduled])
+      .when({ type: 'AbandonDelivery', data: { deliveryId: 'whd_1', reason: 'webhook_deleted' }, metadata: at(T0) })
+      .then([
+        {
+          type: 'WebhookDeliveryFailed',
+          data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 0, test: false, reason: 'webhook_deleted', failedAt: T0 },
+        },
+      ]));
 
   it("treats another account's delivery as missing", () =>
-    given([scheduled]).when({ ...record(1, ok), metadata: { now: T0, accountId: 'acc_2' } }).thenThrows('NOT_FOUND'));
+    given([scheduled])
+      .when({ ...record(1, ok), metadata: { now: T0, accountId: 'acc_2' } })
+      .thenThrows('NOT_FOUND'));
 });

@@ -1,9 +1,9 @@
-import { expect } from 'chai';
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { startServerProcess } from '../support/server-process.js';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'chai';
+import { startServerProcess } from '../support/server-process.js';
 
 /**
  * The README's path, for real: `npm start` on an empty data directory (embedded PGlite), the development key
@@ -18,10 +18,20 @@ describe('npm start and the CLI, end to end (embedded)', function () {
     if (!embedded) this.skip();
     dataDir = mkdtempSync(join(tmpdir(), 'avp-e2e-'));
   });
-  after(() => { if (dataDir) rmSync(dataDir, { recursive: true, force: true }); });
+  after(() => {
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
 
   // no ADMIN_TOKEN and no SECRETS_KEY: the embedded start makes its own
-  const env = () => ({ ...process.env, ADMIN_TOKEN: '', SECRETS_KEY: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
+  const env = () => ({
+    ...process.env,
+    ADMIN_TOKEN: '',
+    SECRETS_KEY: '',
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  });
 
   const start = async () => {
     const r = await startServerProcess(env());
@@ -29,13 +39,15 @@ describe('npm start and the CLI, end to end (embedded)', function () {
     return r;
   };
 
-  const stop = (child: ChildProcess) => new Promise<number | null>((resolve) => {
-    child.removeAllListeners('exit');
-    child.on('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
+  const stop = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) => {
+      child.removeAllListeners('exit');
+      child.on('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
 
-  const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'infrastructure/cli/main.ts', ...args], { env: env(), encoding: 'utf8' });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'infrastructure/cli/main.ts', ...args], { env: env(), encoding: 'utf8' });
 
   let agentId = '';
 
@@ -48,7 +60,11 @@ describe('npm start and the CLI, end to end (embedded)', function () {
       expect(adminToken?.[2]).to.equal(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim());
       const key = /API key \(shown once, save it\): (avp_\S+)/.exec(out)?.[1];
       expect(key).to.be.a('string');
-      const res = await fetch(`${base}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'E2E' }) });
+      const res = await fetch(`${base}/v1/agents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'E2E' }),
+      });
       expect(res.status).to.equal(200);
       agentId = ((await res.json()) as { id: string }).id;
     } finally {
@@ -76,8 +92,15 @@ describe('npm start and the CLI, end to end (embedded)', function () {
       const auth = { authorization: `Bearer ${token}` };
       expect((await fetch(`${base}/sandbox/faults`)).status, 'loopback without the token').to.equal(401);
       expect((await fetch(`${base}/sandbox/faults`, { headers: auth })).status).to.equal(200);
-      expect((await fetch(`${base}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' })).status).to.equal(401);
-      const made = await fetch(`${base}/admin/accounts`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Operator' }) });
+      expect(
+        (await fetch(`${base}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' }))
+          .status,
+      ).to.equal(401);
+      const made = await fetch(`${base}/admin/accounts`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Operator' }),
+      });
       expect(made.status).to.equal(200);
     } finally {
       await stop(child);
@@ -87,7 +110,10 @@ describe('npm start and the CLI, end to end (embedded)', function () {
   it('prints the audit history of a stream, in order', () => {
     const r = cli('history', `agent-${agentId}`, '--json');
     expect(r.status, r.stderr).to.equal(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { revision: string; type: string });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { revision: string; type: string });
     expect(lines.map((l) => [l.revision, l.type])).to.deep.equal([['0', 'AgentCreated']]);
   });
 

@@ -59,7 +59,9 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
       const closed = await app.call('DELETE', `/v1/sub-accounts/${made.body.id}`, { key: acme.apiKey });
       expect(closed.body).to.deep.equal({ success: true, id: made.body.id });
       expect((await app.call('GET', '/v1/agents', { key: acme.apiKey, headers })).status).to.equal(403);
-      expect((await app.call('GET', '/v1/sub-accounts', { key: acme.apiKey })).body.data.map((s: { id: string }) => s.id)).to.not.include(made.body.id);
+      expect((await app.call('GET', '/v1/sub-accounts', { key: acme.apiKey })).body.data.map((s: { id: string }) => s.id)).to.not.include(
+        made.body.id,
+      );
     });
 
     it("answers 404 for another master's sub-account, and 403 to a sub-account that manages sub-accounts", async () => {
@@ -68,7 +70,11 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
       expect((await app.call('PATCH', `/v1/sub-accounts/${theirs.id}`, { key: acme.apiKey, body: { name: 'Mine' } })).status).to.equal(404);
       expect((await app.call('DELETE', `/v1/sub-accounts/${theirs.id}`, { key: acme.apiKey })).status).to.equal(404);
       const mine = (await app.call('POST', '/v1/sub-accounts', { key: acme.apiKey, body: { name: 'Mine' } })).body;
-      const r = await app.call('POST', '/v1/sub-accounts', { key: acme.apiKey, headers: { 'x-sub-account-id': mine.id }, body: { name: 'Nested' } });
+      const r = await app.call('POST', '/v1/sub-accounts', {
+        key: acme.apiKey,
+        headers: { 'x-sub-account-id': mine.id },
+        body: { name: 'Nested' },
+      });
       expect(r.status).to.equal(403);
       expect(r.body).to.have.keys(['detail', 'request_id']);
     });
@@ -104,10 +110,14 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
         expect((await app.call('POST', '/v1/webhooks', { key: fresh.apiKey, body: { url: `${receiver.url}/hook` } })).status).to.equal(200);
         await app.call('POST', '/v1/webhooks/test', { key: fresh.apiKey });
         await app.call('POST', '/v1/agents', { key: fresh.apiKey, body: { name: 'Announced' } }); // agent.created is delivered
-        const stats = await eventually(async () => {
-          const r = await app.call('GET', '/v1/usage', { key: fresh.apiKey });
-          return r.body.stats.totalWebhookDeliveries >= 1 ? r.body.stats : undefined;
-        }, 10_000, 'the delivery to be counted');
+        const stats = await eventually(
+          async () => {
+            const r = await app.call('GET', '/v1/usage', { key: fresh.apiKey });
+            return r.body.stats.totalWebhookDeliveries >= 1 ? r.body.stats : undefined;
+          },
+          10_000,
+          'the delivery to be counted',
+        );
         expect(stats).to.include({ totalWebhookDeliveries: 1, successfulWebhookDeliveries: 1, failedWebhookDeliveries: 0 });
       } finally {
         await receiver.close();
@@ -116,10 +126,21 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
 
     it('lists the ledger: starting credit and top-ups with the balance after each', async () => {
       const fresh = await app.newAccount('Ledger');
-      await app.call('POST', `/admin/accounts/${fresh.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 1_250_000, reason: 'wire transfer' } });
+      await app.call('POST', `/admin/accounts/${fresh.accountId}/credit`, {
+        key: ADMIN_TOKEN,
+        body: { amountMicros: 1_250_000, reason: 'wire transfer' },
+      });
       const r = await app.call('GET', '/v1/billing/ledger', { key: fresh.apiKey });
-      expect(r.body.data.map((e: { amountMicros: number; balanceMicros: number; description: string }) => [e.amountMicros, e.balanceMicros, e.description]))
-        .to.deep.equal([[1_250_000, 6_250_000, 'wire transfer'], [5_000_000, 5_000_000, 'starting credit']]);
+      expect(
+        r.body.data.map((e: { amountMicros: number; balanceMicros: number; description: string }) => [
+          e.amountMicros,
+          e.balanceMicros,
+          e.description,
+        ]),
+      ).to.deep.equal([
+        [1_250_000, 6_250_000, 'wire transfer'],
+        [5_000_000, 5_000_000, 'starting credit'],
+      ]);
     });
   });
 });

@@ -18,9 +18,22 @@ describe('agents over HTTP', () => {
     const r = await create({ name: 'Support', beginMessage: 'Hi {{name}}', transferNumber: '+14155550100' });
     expect(r.status).to.equal(200);
     expect(r.body).to.include({
-      name: 'Support', voiceMode: 'webhook', enableMessaging: true, modelTier: 'balanced', voice: 'sandbox-aria', sttMode: 'fast',
-      ambientSound: 'none', denoisingMode: 'noise-cancellation', maxSilenceMs: 600000, voiceSpeed: 1, interruptionSensitivity: 0.8,
-      enableBackchannel: true, language: 'en-US', beginMessage: 'Hi {{name}}', transferNumber: '+14155550100', description: null,
+      name: 'Support',
+      voiceMode: 'webhook',
+      enableMessaging: true,
+      modelTier: 'balanced',
+      voice: 'sandbox-aria',
+      sttMode: 'fast',
+      ambientSound: 'none',
+      denoisingMode: 'noise-cancellation',
+      maxSilenceMs: 600000,
+      voiceSpeed: 1,
+      interruptionSensitivity: 0.8,
+      enableBackchannel: true,
+      language: 'en-US',
+      beginMessage: 'Hi {{name}}',
+      transferNumber: '+14155550100',
+      description: null,
     });
     expect(r.body.id).to.match(/^agt_/);
     expect(r.body.numbers).to.deep.equal([]);
@@ -35,14 +48,26 @@ describe('agents over HTTP', () => {
   });
 
   it('stores the full hosted configuration', async () => {
-    const tools = [{ name: 'lookup_order', description: 'Find an order', url: 'https://example.com/orders', parameters: { type: 'object' } }];
+    const tools = [
+      { name: 'lookup_order', description: 'Find an order', url: 'https://example.com/orders', parameters: { type: 'object' } },
+    ];
     const r = await create({
-      name: 'Concierge', voiceMode: 'hosted', systemPrompt: 'You help {{customer}}', modelTier: 'max', voice: 'sandbox-isla',
-      customTools: tools, callScreeningIdentity: 'Acme', callScreeningPurpose: 'Delivery', language: 'fr-FR', voiceSpeed: 1.25,
+      name: 'Concierge',
+      voiceMode: 'hosted',
+      systemPrompt: 'You help {{customer}}',
+      modelTier: 'max',
+      voice: 'sandbox-isla',
+      customTools: tools,
+      callScreeningIdentity: 'Acme',
+      callScreeningPurpose: 'Delivery',
+      language: 'fr-FR',
+      voiceSpeed: 1.25,
     });
     expect(r.status).to.equal(200);
     expect(r.body).to.include({ voiceMode: 'hosted', modelTier: 'max', voice: 'sandbox-isla', language: 'fr-FR', voiceSpeed: 1.25 });
-    expect(r.body.customTools).to.deep.equal([{ ...tools[0], method: 'POST', headers: null, timeoutMs: null, speakDuringExecution: null, executionMessage: null }]);
+    expect(r.body.customTools).to.deep.equal([
+      { ...tools[0], method: 'POST', headers: null, timeoutMs: null, speakDuringExecution: null, executionMessage: null },
+    ]);
   });
 
   describe('validation', () => {
@@ -57,7 +82,11 @@ describe('agents over HTTP', () => {
       ['a wrong type', { name: 'A', enableMessaging: 'yes' }, 'enableMessaging'],
       ['an unsupported language', { name: 'A', language: 'xx-XX' }, 'language'],
       ['a tool with an http URL', { name: 'A', customTools: [{ name: 't', description: 'd', url: 'http://x.test' }] }, 'customTools.0.url'],
-      ['more than 20 tools', { name: 'A', customTools: Array.from({ length: 21 }, (_, i) => ({ name: `t${i}`, description: 'd', url: 'https://x.test' })) }, 'customTools'],
+      [
+        'more than 20 tools',
+        { name: 'A', customTools: Array.from({ length: 21 }, (_, i) => ({ name: `t${i}`, description: 'd', url: 'https://x.test' })) },
+        'customTools',
+      ],
       ['an unknown voice', { name: 'A', voice: 'nobody' }, 'voice'],
     ];
     for (const [what, body, field] of cases) {
@@ -148,7 +177,11 @@ describe('agents over HTTP', () => {
   describe('account scoping', () => {
     it("answers 404 for another account's agent on every operation", async () => {
       const a = (await create({ name: 'Private' })).body;
-      for (const [method, body] of [['GET', undefined], ['PATCH', { name: 'Stolen' }], ['DELETE', undefined]] as const) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['PATCH', { name: 'Stolen' }],
+        ['DELETE', undefined],
+      ] as const) {
         const r = await app.call(method, `/v1/agents/${a.id}`, { key: otherKey, ...(body ? { body } : {}) });
         expect(r.status, method).to.equal(404);
         expect(r.body.error.type).to.equal('not_found');
@@ -163,6 +196,13 @@ describe('agents over HTTP', () => {
     const r = await app.call('GET', '/v1/agents/voices', { key });
     expect(r.status).to.equal(200);
     expect(r.body.data.length).to.be.greaterThan(0);
-    expect(Object.keys(r.body.data[0]).sort()).to.deep.equal(['accent', 'gender', 'preview_audio_url', 'provider', 'voice_id', 'voice_name']);
+    expect(Object.keys(r.body.data[0]).sort()).to.deep.equal([
+      'accent',
+      'gender',
+      'preview_audio_url',
+      'provider',
+      'voice_id',
+      'voice_name',
+    ]);
   });
 });

@@ -1,17 +1,24 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { account, sandbox, usage } from '../support/numbers.js';
-import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /** The public API's existing clients, run unchanged: the names they read and send (docs/compatibility.md). */
 describe('client compatibility over HTTP', function () {
   this.timeout(30_000);
   let app: TestApp;
   let rx: Receiver;
-  before(async () => { app = await startTestApp(); rx = await startReceiver(); });
-  after(async () => { await rx.close(); await app.close(); });
+  before(async () => {
+    app = await startTestApp();
+    rx = await startReceiver();
+  });
+  after(async () => {
+    await rx.close();
+    await app.close();
+  });
 
-  const agent = async (key: string, name = 'Compat agent') => (await app.call('POST', '/v1/agents', { key, body: { name } })).body as { id: string };
+  const agent = async (key: string, name = 'Compat agent') =>
+    (await app.call('POST', '/v1/agents', { key, body: { name } })).body as { id: string };
 
   describe('webhook answers under the names older clients read', () => {
     it('answers both name sets, with the same values, from both test endpoints', async () => {
@@ -43,7 +50,15 @@ describe('client compatibility over HTTP', function () {
       expect(list.body).to.include({ total: 2, offset: 0, limit: 50 });
       expect(list.body.data).to.deep.equal(list.body.items);
       const item = list.body.items.find((d: { id: string }) => d.id === sent.deliveryId);
-      expect(item).to.include({ id: sent.deliveryId, eventType: 'agent.message', event: 'agent.message', status: 'success', success: true, httpStatus: 200, statusCode: 200 });
+      expect(item).to.include({
+        id: sent.deliveryId,
+        eventType: 'agent.message',
+        event: 'agent.message',
+        status: 'success',
+        success: true,
+        httpStatus: 200,
+        statusCode: 200,
+      });
       expect(item.responseMs).to.equal(item.attempts[0].responseTimeMs);
       expect(item.deliveredAt).to.equal(item.attempts[0].attemptedAt);
 
@@ -72,7 +87,9 @@ describe('client compatibility over HTTP', function () {
       expect(r.body.agentId).to.equal(a.id);
       expect(r.body.number.id).to.equal(n.id);
       // both names with the same value are one name
-      expect((await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id, number_id: n.id } })).status).to.equal(200);
+      expect(
+        (await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id, number_id: n.id } })).status,
+      ).to.equal(200);
     });
 
     it('provisions the area code and attaches the agent sent as area_code and agent_id', async () => {
@@ -92,7 +109,10 @@ describe('client compatibility over HTTP', function () {
       expect(r.body.detail.map((d: { loc: unknown[] }) => d.loc)).to.deep.equal([['body', 'area_code']]);
       expect(r.body.error.details[0].field).to.equal('area_code');
       expect(r.body.error.message).to.match(/^body\.area_code: .*areaCode.*\(got "212"\)\. Fix the field and retry\.$/);
-      const attach = await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: 'pn_a', number_id: 'pn_b' } });
+      const attach = await app.call('POST', `/v1/agents/${a.id}/numbers`, {
+        key: acc.apiKey,
+        body: { numberId: 'pn_a', number_id: 'pn_b' },
+      });
       expect(attach.status).to.equal(422);
       expect(attach.body.detail[0].loc).to.deep.equal(['body', 'number_id']);
       expect(await usage(app, acc.apiKey)).to.include({ used: 0, balanceMicros: 5_000_000 });
@@ -107,7 +127,10 @@ describe('client compatibility over HTTP', function () {
       expect(r.status).to.equal(422);
       expect(r.body.error.code).to.equal('VALIDATION_ERROR');
       expect(r.body.detail).to.deep.include({ loc: ['body', 'areacode'], msg: r.body.detail[0].msg, type: 'extra_forbidden' });
-      expect(r.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).to.deep.equal([[['body', 'areacode'], 'extra_forbidden'], [['body', 'smsOnly'], 'extra_forbidden']]);
+      expect(r.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).to.deep.equal([
+        [['body', 'areacode'], 'extra_forbidden'],
+        [['body', 'smsOnly'], 'extra_forbidden'],
+      ]);
       expect(r.body.error.message).to.contain('body.areacode').and.contain('body.smsOnly');
       expect(await usage(app, acc.apiKey)).to.include({ used: 0, balanceMicros: 5_000_000 });
       expect((await sandbox(app).purchases()).length).to.equal(purchases);
@@ -141,8 +164,12 @@ describe('client compatibility over HTTP', function () {
       expect(r.status).to.equal(422);
       expect(r.body).to.have.keys(['error', 'detail', 'request_id']);
       expect(r.body.error.message).to.equal('body.areaCode: must be a three-digit area code (got "12"). Fix the field and retry.');
-      expect(r.body.detail).to.deep.equal([{ loc: ['body', 'areaCode'], msg: 'must be a three-digit area code', type: 'string_pattern_mismatch' }]);
-      expect(r.body.error.details).to.deep.equal([{ field: 'areaCode', message: 'must be a three-digit area code', type: 'string_pattern_mismatch' }]);
+      expect(r.body.detail).to.deep.equal([
+        { loc: ['body', 'areaCode'], msg: 'must be a three-digit area code', type: 'string_pattern_mismatch' },
+      ]);
+      expect(r.body.error.details).to.deep.equal([
+        { field: 'areaCode', message: 'must be a three-digit area code', type: 'string_pattern_mismatch' },
+      ]);
     });
 
     it('words zod failures as the fix: required fields, bounds, types', async () => {
@@ -155,14 +182,18 @@ describe('client compatibility over HTTP', function () {
       expect(big.body.error.message).to.equal('query.limit: must be at most 100 (got 500). Fix the field and retry.');
       const two = await app.call('POST', '/v1/webhooks', { key: acc.apiKey, body: { url: rx.url, contextLimit: 'ten', timeout: 1 } });
       expect(two.status).to.equal(422);
-      expect(two.body.error.message).to.equal('2 fields are not valid: body.contextLimit: must be a number (got "ten"); body.timeout: must be at least 5 (got 1). Fix these fields and retry.');
+      expect(two.body.error.message).to.equal(
+        '2 fields are not valid: body.contextLimit: must be a number (got "ten"); body.timeout: must be at least 5 (got 1). Fix these fields and retry.',
+      );
     });
 
     it('ends every other error message with what to do', async () => {
       const acc = await account(app);
       const notFound = await app.call('GET', '/v1/numbers/pn_nope', { key: acc.apiKey });
       expect(notFound.status).to.equal(404);
-      expect(notFound.body.error.message).to.equal('Phone number not found. Check the number id: GET /v1/numbers lists the numbers of this account.');
+      expect(notFound.body.error.message).to.equal(
+        'Phone number not found. Check the number id: GET /v1/numbers lists the numbers of this account.',
+      );
       const noKey = await app.call('GET', '/v1/numbers');
       expect(noKey.status).to.equal(401);
       expect(noKey.body).to.have.keys(['detail', 'request_id']);

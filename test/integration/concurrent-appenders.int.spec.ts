@@ -1,15 +1,20 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { Kysely, PostgresDialect, sql, type PostgresPoolClient } from 'kysely';
+import { expect } from 'chai';
+import { Kysely, PostgresDialect, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
 import {
-  START, WrongExpectedRevisionError, compareCheckpoints, parseCheckpoint,
-  type Checkpoint, type NewEvent, type RecordedEvent,
+  type Checkpoint,
+  compareCheckpoints,
+  type NewEvent,
+  parseCheckpoint,
+  type RecordedEvent,
+  START,
+  WrongExpectedRevisionError,
 } from '../../application/ports/event-store.port.js';
-import { openDatabase, type DatabaseHandle, type Db } from '../../infrastructure/db/database.js';
+import { type DatabaseHandle, type Db, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
-import { TestClock, ev } from '../support/fixtures.js';
+import { ev, TestClock } from '../support/fixtures.js';
 
 /**
  * The PostgreSQL reader never skips a late-committing transaction and delivers each event once
@@ -29,7 +34,9 @@ async function openEventDb(poolSize: number): Promise<DatabaseHandle> {
   if (handle.kind === 'postgres') await emptyEventTables(handle.db);
   return handle;
 }
-const emptyEventTables = async (db: Kysely<Db>) => { await sql`truncate events, streams restart identity`.execute(db); };
+const emptyEventTables = async (db: Kysely<Db>) => {
+  await sql`truncate events, streams restart identity`.execute(db);
+};
 
 /**
  * One server connection whose transaction the test controls, with a `PgEventStore` on top of it. The
@@ -48,12 +55,21 @@ async function controlledConnection(pool: pg.Pool, clock: TestClock) {
   const db = new Kysely<Db>({ dialect: new PostgresDialect({ pool: { connect: async () => passthrough, end: async () => undefined } }) });
   return {
     store: new PgEventStore(db, clock),
-    begin: async () => { await client.query('BEGIN'); },
+    begin: async () => {
+      await client.query('BEGIN');
+    },
     /** assigns this transaction its id now, like any first write would */
     takeXid: async () => BigInt((await client.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')).rows[0]!.xid),
-    commit: async () => { await client.query('COMMIT'); },
-    rollback: async () => { await client.query('ROLLBACK'); },
-    release: async () => { await db.destroy(); client.release(); },
+    commit: async () => {
+      await client.query('COMMIT');
+    },
+    rollback: async () => {
+      await client.query('ROLLBACK');
+    },
+    release: async () => {
+      await db.destroy();
+      client.release();
+    },
   };
 }
 type Controlled = Awaited<ReturnType<typeof controlledConnection>>;
@@ -61,7 +77,7 @@ type Controlled = Awaited<ReturnType<typeof controlledConnection>>;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const xidOf = (c: Checkpoint) => parseCheckpoint(c)[0];
 
-describe(`PostgreSQL event store: late-committing transactions (${where})`, function () {
+describe(`PostgreSQL event store: late-committing transactions (${where})`, () => {
   let handle: DatabaseHandle;
   let store: PgEventStore;
   let raw: pg.Pool;
@@ -71,7 +87,11 @@ describe(`PostgreSQL event store: late-committing transactions (${where})`, func
   const streamsAfter = async (after: Checkpoint) => (await store.readAll({ after })).map((e) => e.streamName);
   /** what a reader guarding only on `global_position > $1` would see: the query R8 forbids */
   const naivelyVisible = async () =>
-    (await sql<{ stream_name: string }>`select stream_name from events where global_position > 0 order by global_position`.execute(handle.db)).rows.map((r) => r.stream_name);
+    (
+      await sql<{ stream_name: string }>`select stream_name from events where global_position > 0 order by global_position`.execute(
+        handle.db,
+      )
+    ).rows.map((r) => r.stream_name);
 
   before(async function () {
     if (!DATABASE_URL) {
@@ -98,7 +118,7 @@ describe(`PostgreSQL event store: late-committing transactions (${where})`, func
 
   it('never skips an event committed late by an older transaction', async () => {
     await slow.begin();
-    const slowXid = await slow.takeXid();                                               // older xid, still open
+    const slowXid = await slow.takeXid(); // older xid, still open
     const b = await store.appendToStream('call-b', [callEnded('b')], { expectedRevision: 'no_stream' }); // newer xid, commits
     expect(xidOf(b.checkpoint) > slowXid, 'the fast transaction is the newer one').to.equal(true);
     expect(await naivelyVisible(), 'committed, so a position-only reader would already see it').to.deep.equal(['call-b']);
@@ -109,7 +129,10 @@ describe(`PostgreSQL event store: late-committing transactions (${where})`, func
     await slow.commit();
 
     const all = await store.readAll({ after: START });
-    expect(all.map((e) => e.streamName), 'both, in xid order').to.deep.equal(['call-a', 'call-b']);
+    expect(
+      all.map((e) => e.streamName),
+      'both, in xid order',
+    ).to.deep.equal(['call-a', 'call-b']);
     const [a, bb] = all as [RecordedEvent, RecordedEvent];
     expect(xidOf(a.checkpoint)).to.equal(slowXid);
     expect(a.globalPosition > bb.globalPosition, 'call-a was written after call-b: xid order, not position order').to.equal(true);
@@ -119,7 +142,7 @@ describe(`PostgreSQL event store: late-committing transactions (${where})`, func
   it('keeps a resumed cursor behind rows an open transaction wrote at a lower position', async () => {
     await slow.begin();
     await slow.store.appendToStream('call-a', [callEnded('a')], { expectedRevision: 'no_stream' }); // position 1, uncommitted
-    await store.appendToStream('call-b', [callEnded('b')], { expectedRevision: 'no_stream' });      // position 2, committed
+    await store.appendToStream('call-b', [callEnded('b')], { expectedRevision: 'no_stream' }); // position 2, committed
     // The classic skip: a position cursor would now move to 2 and never read position 1.
     expect(await naivelyVisible()).to.deep.equal(['call-b']);
     expect(await streamsAfter(START)).to.deep.equal([]);
@@ -143,7 +166,9 @@ describe(`PostgreSQL event store: late-committing transactions (${where})`, func
 
   it('delivers both to a live subscription, once each, in xid order', async () => {
     const seen: string[] = [];
-    const sub = store.subscribe({ after: START, batchSize: 1 }, async (batch) => { for (const e of batch) seen.push(e.streamName); });
+    const sub = store.subscribe({ after: START, batchSize: 1 }, async (batch) => {
+      for (const e of batch) seen.push(e.streamName);
+    });
     try {
       await sub.caughtUp;
       await slow.begin();
@@ -197,15 +222,27 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
 
     const delivered: RecordedEvent[] = [];
     let allSeen!: () => void;
-    const done = new Promise<void>((r) => { allSeen = r; });
-    let failed: unknown;
-    const sub = store.subscribe({ after: START, batchSize: 50, onError: (e) => { failed = e; allSeen(); } }, async (batch) => {
-      delivered.push(...batch);
-      if (delivered.length >= TOTAL) allSeen();
+    const done = new Promise<void>((r) => {
+      allSeen = r;
     });
+    let failed: unknown;
+    const sub = store.subscribe(
+      {
+        after: START,
+        batchSize: 50,
+        onError: (e) => {
+          failed = e;
+          allSeen();
+        },
+      },
+      async (batch) => {
+        delivered.push(...batch);
+        if (delivered.length >= TOTAL) allSeen();
+      },
+    );
 
     const dedicated = async (stream: string) => {
-      for (let next = 0; next < EVENTS_PER_STREAM;) {
+      for (let next = 0; next < EVENTS_PER_STREAM; ) {
         const n = Math.min(1 + Math.floor(rand() * MAX_BATCH), EVENTS_PER_STREAM - next);
         const events = Array.from({ length: n }, (_, i) => ev(`${cat}Happened`, { n: next + i }));
         const r = await store.appendToStream(stream, events, { expectedRevision: next === 0 ? 'no_stream' : BigInt(next - 1) });
@@ -215,7 +252,7 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
       }
     };
     const contender = async (stream: string) => {
-      for (let left = EVENTS_PER_CONTENDER; left > 0;) {
+      for (let left = EVENTS_PER_CONTENDER; left > 0; ) {
         const n = Math.min(1 + Math.floor(rand() * 3), left);
         const events = Array.from({ length: n }, () => ev(`${cat}Contended`));
         const current = (await store.readStream(stream, { direction: 'backwards', maxCount: 1 }))[0]?.streamRevision;
@@ -248,14 +285,19 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
     expect(delivered.length, `delivered ${why}`).to.equal(TOTAL);
     const ids = delivered.map((e) => e.id);
     expect(new Set(ids).size, `no event delivered twice ${why}`).to.equal(TOTAL);
-    expect(ids.every((id) => appended.has(id)), `only appended events ${why}`).to.equal(true);
+    expect(
+      ids.every((id) => appended.has(id)),
+      `only appended events ${why}`,
+    ).to.equal(true);
 
     const revisions = new Map<string, bigint[]>();
     for (const e of delivered) revisions.set(e.streamName, [...(revisions.get(e.streamName) ?? []), e.streamRevision]);
     expect([...revisions.keys()].sort()).to.deep.equal([...Array.from({ length: STREAMS }, (_, i) => `${cat}-${i}`), `${cat}-hot`].sort());
     for (const [stream, revs] of revisions) {
       const expected = stream.endsWith('-hot') ? CONTENDERS * EVENTS_PER_CONTENDER : EVENTS_PER_STREAM;
-      expect(revs, `${stream}: revisions 0..${expected - 1} in order ${why}`).to.deep.equal(Array.from({ length: expected }, (_, i) => BigInt(i)));
+      expect(revs, `${stream}: revisions 0..${expected - 1} in order ${why}`).to.deep.equal(
+        Array.from({ length: expected }, (_, i) => BigInt(i)),
+      );
     }
     for (let i = 1; i < delivered.length; i++) {
       if (compareCheckpoints(delivered[i - 1]!.checkpoint, delivered[i]!.checkpoint) !== -1) {
@@ -265,7 +307,7 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
 
     // A reader that pages through $all afterwards sees the same log in the same order.
     const paged: string[] = [];
-    for (let after = START; ;) {
+    for (let after = START; ; ) {
       const page = await store.readAll({ after, maxCount: 97 });
       paged.push(...page.map((e) => e.id));
       if (page.length < 97) break;

@@ -12,11 +12,15 @@ type Owner = { accountId: string; apiKey: string; headers: Record<string, string
 type Factory = (app: TestApp, owner: Owner) => Promise<string>;
 
 const factories: Record<string, Factory> = {
-  agent_id: async (app, o) => (await app.call('POST', '/v1/agents', { key: o.apiKey, headers: o.headers, body: { name: 'B agent' } })).body.id,
-  key_id: async (app, o) => (await app.call('POST', '/v1/api-keys', { key: o.apiKey, headers: o.headers, body: { name: 'B key' } })).body.id,
+  agent_id: async (app, o) =>
+    (await app.call('POST', '/v1/agents', { key: o.apiKey, headers: o.headers, body: { name: 'B agent' } })).body.id,
+  key_id: async (app, o) =>
+    (await app.call('POST', '/v1/api-keys', { key: o.apiKey, headers: o.headers, body: { name: 'B key' } })).body.id,
   sub_account_id: async (app, o) => (await app.call('POST', '/v1/sub-accounts', { key: o.apiKey, body: { name: 'B sub' } })).body.id,
-  number_id: async (app, o) => (await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', areaCode: '415' } })).body.id,
-  trunk_id: async (app, o) => (await app.call('POST', '/v1/sip-trunks', { key: o.apiKey, headers: o.headers, body: { name: 'B trunk' } })).body.id,
+  number_id: async (app, o) =>
+    (await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', areaCode: '415' } })).body.id,
+  trunk_id: async (app, o) =>
+    (await app.call('POST', '/v1/sip-trunks', { key: o.apiKey, headers: o.headers, body: { name: 'B trunk' } })).body.id,
 };
 
 /** a plausible body for each write, so the request passes validation and reaches the ownership check */
@@ -49,9 +53,11 @@ describe('cross-account isolation matrix (every endpoint)', function () {
     // enough credit for B's paid resources (numbers) in B and in B's sub-account
     await app.call('POST', `/admin/accounts/${accB.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 100_000_000 } });
     const doc = (await app.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
-    operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops)
-      .filter(([, op]) => !(Array.isArray(op.security) && op.security.length === 0)) // authenticated operations only
-      .map(([method, ]) => ({ method: method.toUpperCase(), path, params: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!) })));
+    operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => !(Array.isArray(op.security) && op.security.length === 0)) // authenticated operations only
+        .map(([method]) => ({ method: method.toUpperCase(), path, params: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!) })),
+    );
     const subId = await factories.sub_account_id!(app, b);
     bSub = { ...accB, headers: { 'x-sub-account-id': subId } };
     const needed = new Set(operations.flatMap((o) => o.params));
@@ -78,7 +84,10 @@ describe('cross-account isolation matrix (every endpoint)', function () {
         let path = op.path;
         for (const p of op.params) path = path.replace(`{${p}}`, encodeURIComponent(ids[owner][p] ?? 'missing'));
         const key = `${op.method} ${op.path}`;
-        const r = await app.call(op.method, path, { key: a.apiKey, ...(bodies[key] !== undefined ? { body: bodies[key] } : op.method === 'POST' || op.method === 'PATCH' ? { body: {} } : {}) });
+        const r = await app.call(op.method, path, {
+          key: a.apiKey,
+          ...(bodies[key] !== undefined ? { body: bodies[key] } : op.method === 'POST' || op.method === 'PATCH' ? { body: {} } : {}),
+        });
         if (r.status !== 404) failures.push(`${owner}: ${op.method} ${path} -> ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       }
     }
@@ -101,7 +110,11 @@ describe('cross-account isolation matrix (every endpoint)', function () {
     for (const op of operations) {
       let path = op.path;
       for (const p of op.params) path = path.replace(`{${p}}`, encodeURIComponent(ids.bSub[p] ?? ids.b[p] ?? 'x'));
-      const r = await app.call(op.method, path, { key: a.apiKey, headers: bSub.headers, ...(op.method === 'POST' || op.method === 'PATCH' ? { body: bodies[`${op.method} ${op.path}`] ?? {} } : {}) });
+      const r = await app.call(op.method, path, {
+        key: a.apiKey,
+        headers: bSub.headers,
+        ...(op.method === 'POST' || op.method === 'PATCH' ? { body: bodies[`${op.method} ${op.path}`] ?? {} } : {}),
+      });
       if (r.status !== 403) failures.push(`${op.method} ${path} -> ${r.status}`);
     }
     expect(failures).to.deep.equal([]);

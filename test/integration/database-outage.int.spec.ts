@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { startEsdbTestServer, type EsdbTestServer } from '../support/esdb-test-server/server.js';
+import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server/server.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
-import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 const TERMINATE = `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
   where backend_type = 'client backend' and pid <> pg_backend_pid() and datname = $1`;
@@ -44,7 +44,8 @@ describe('the database going away', function () {
     await app?.close();
   });
 
-  const terminate = async (): Promise<number> => (await admin.query<{ n: number }>(TERMINATE, [new URL(url!).pathname.slice(1)])).rows[0]!.n;
+  const terminate = async (): Promise<number> =>
+    (await admin.query<{ n: number }>(TERMINATE, [new URL(url!).pathname.slice(1)])).rows[0]!.n;
 
   it('keeps serving through terminated connections; every acknowledged write is read back and delivered', async () => {
     const acknowledged: string[] = [];
@@ -75,20 +76,28 @@ describe('the database going away', function () {
     }
 
     // projections catch up: every acknowledged agent is in the read model
-    await eventually(async () => {
-      const list = await app.call('GET', '/v1/agents?limit=100&offset=0', { key });
-      const total = list.body.total ?? list.body.pagination?.total;
-      return list.status === 200 && (total === undefined || total >= acknowledged.length);
-    }, 30_000, 'the agents projection to catch up');
+    await eventually(
+      async () => {
+        const list = await app.call('GET', '/v1/agents?limit=100&offset=0', { key });
+        const total = list.body.total ?? list.body.pagination?.total;
+        return list.status === 200 && (total === undefined || total >= acknowledged.length);
+      },
+      30_000,
+      'the agents projection to catch up',
+    );
     for (const id of acknowledged) expect((await app.call('GET', `/v1/agents/${id}`, { key })).status, id).to.equal(200);
 
     // reactors and the delivery worker resume: each acknowledged agent reaches the receiver (attempts whose
     // outcome could not be recorded are sent again once their lease ends, on the test clock)
     const delivered = () => new Set(rx.received.map((r) => (JSON.parse(r.body) as { agentId: string }).agentId));
-    await eventually(() => {
-      clock.advance(200_000);
-      return acknowledged.every((id) => delivered().has(id));
-    }, 60_000, 'a delivery of every acknowledged agent');
+    await eventually(
+      () => {
+        clock.advance(200_000);
+        return acknowledged.every((id) => delivered().has(id));
+      },
+      60_000,
+      'a delivery of every acknowledged agent',
+    );
   });
 
   it('answers /readyz and requests with 503 while the database refuses connections, and recovers after', async function () {
@@ -171,9 +180,13 @@ describe('the EventStoreDB connection dropping', function () {
       await eventually(async () => (await app.call('GET', `/v1/agents/${id}`, { key })).status === 200, 30_000, `agent ${id} projected`);
     }
     const delivered = () => new Set(rx.received.map((r) => (JSON.parse(r.body) as { agentId: string }).agentId));
-    await eventually(() => {
-      clock.advance(200_000);
-      return acknowledged.every((id) => delivered().has(id));
-    }, 60_000, 'a delivery of every acknowledged agent');
+    await eventually(
+      () => {
+        clock.advance(200_000);
+        return acknowledged.every((id) => delivered().has(id));
+      },
+      60_000,
+      'a delivery of every acknowledged agent',
+    );
   });
 });

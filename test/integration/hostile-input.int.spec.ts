@@ -26,8 +26,11 @@ describe('hostile input at the edge', () => {
     return r;
   };
   const raw = (method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${app.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, ...(body !== undefined ? { body } : {}) })
-      .then(async (res) => ({ status: res.status, body: await res.json() as any, requestId: res.headers.get('x-request-id') }));
+    fetch(`${app.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      ...(body !== undefined ? { body } : {}),
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as any, requestId: res.headers.get('x-request-id') }));
 
   const expectValidation = (r: { status: number; body: any }, loc: (string | number)[]) => {
     expect(r.status).to.equal(422);
@@ -49,7 +52,13 @@ describe('hostile input at the edge', () => {
   });
 
   it('refuses \\u0000 deep inside a free-form JSON value and in an object key', async () => {
-    const r = await nothingWritten(() => raw('POST', '/v1/agents', '{"name":"ok","tools":[{"name":"t","description":"d","url":"https://example.com","parameters":{"a\\u0000":1}}]}'));
+    const r = await nothingWritten(() =>
+      raw(
+        'POST',
+        '/v1/agents',
+        '{"name":"ok","tools":[{"name":"t","description":"d","url":"https://example.com","parameters":{"a\\u0000":1}}]}',
+      ),
+    );
     expectValidation(r, ['body', 'tools', 0, 'parameters', 'a\u0000']);
   });
 
@@ -61,7 +70,9 @@ describe('hostile input at the edge', () => {
   });
 
   it('refuses %00 in a query value with 422 naming the parameter', async () => {
-    const r = await nothingWritten(() => raw('GET', '/sandbox/outbox?email=a%00b%40example.com', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` }));
+    const r = await nothingWritten(() =>
+      raw('GET', '/sandbox/outbox?email=a%00b%40example.com', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` }),
+    );
     expectValidation(r, ['query', 'email']);
     const ledger = await nothingWritten(() => raw('GET', '/v1/billing/ledger?limit=1%00'));
     expectValidation(ledger, ['query', 'limit']);
@@ -82,7 +93,9 @@ describe('hostile input at the edge', () => {
 
   it('refuses free-form JSON nested deeper than the limit', async () => {
     const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
-    const r = await nothingWritten(() => raw('POST', '/v1/agents', `{"name":"x","tools":[{"name":"t","description":"d","url":"https://example.com","parameters":${deep}}]}`));
+    const r = await nothingWritten(() =>
+      raw('POST', '/v1/agents', `{"name":"x","tools":[{"name":"t","description":"d","url":"https://example.com","parameters":${deep}}]}`),
+    );
     expect(r.status).to.equal(422);
     expect(r.body.error.details[0].type).to.equal('too_deep');
   });
@@ -95,7 +108,9 @@ describe('hostile input at the edge', () => {
   it('answers Content-Encoding: gzip on a body that is not gzip with 400 in the envelope', async () => {
     expectBadRequest(await nothingWritten(() => raw('POST', '/v1/agents', '{"name":"x"}', { 'content-encoding': 'gzip' })));
     expectBadRequest(await nothingWritten(() => raw('POST', '/v1/agents', '{"name":"x"}', { 'content-encoding': 'deflate' })));
-    expectBadRequest(await nothingWritten(() => raw('POST', '/v1/agents', gzipSync('{"name":"x"}').subarray(0, 12), { 'content-encoding': 'gzip' })));
+    expectBadRequest(
+      await nothingWritten(() => raw('POST', '/v1/agents', gzipSync('{"name":"x"}').subarray(0, 12), { 'content-encoding': 'gzip' })),
+    );
   });
 
   it('still reads a real gzip body, and keeps a 4xx for an unsupported encoding', async () => {
@@ -126,11 +141,24 @@ describe('hostile input at the edge', () => {
       // history: an earlier credit that left the balance 5 micro-dollars under the maximum (1000 top-ups by API would be slow)
       const stream = streams.account(accountId);
       const past = await app.rt.store.readStream(stream);
-      await app.rt.store.appendToStream(stream, [{
-        id: randomUUID(), type: 'AccountCredited',
-        data: { accountId, amountMicros: MAX_AMOUNT_MICROS, balanceMicros: MAX_BALANCE_MICROS - 5, reason: 'fixture', creditedAt: new Date().toISOString() },
-        metadata: { accountId, correlationId: 'fixture', causationId: null, requestId: null, actor: 'admin' },
-      }], { expectedRevision: past.at(-1)!.streamRevision });
+      await app.rt.store.appendToStream(
+        stream,
+        [
+          {
+            id: randomUUID(),
+            type: 'AccountCredited',
+            data: {
+              accountId,
+              amountMicros: MAX_AMOUNT_MICROS,
+              balanceMicros: MAX_BALANCE_MICROS - 5,
+              reason: 'fixture',
+              creditedAt: new Date().toISOString(),
+            },
+            metadata: { accountId, correlationId: 'fixture', causationId: null, requestId: null, actor: 'admin' },
+          },
+        ],
+        { expectedRevision: past.at(-1)!.streamRevision },
+      );
       const top = await credit(5);
       expect(top.status).to.equal(200);
       expect(top.body.balanceMicros).to.equal(MAX_BALANCE_MICROS);

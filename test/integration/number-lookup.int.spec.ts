@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import type { AccountCommands } from '../../application/accounts/account-commands.js';
 import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
@@ -10,17 +9,30 @@ describe('number lookup over HTTP', function () {
   this.timeout(30_000);
   let app: TestApp;
   const clock = new TestClock(new Date('2026-05-01T00:00:00.000Z'));
-  before(async () => { app = await startTestApp({ NUMBER_LOOKUP_CACHE_TTL_SECONDS: '3600' }, { clock }); });
+  before(async () => {
+    app = await startTestApp({ NUMBER_LOOKUP_CACHE_TTL_SECONDS: '3600' }, { clock });
+  });
   after(() => app.close());
 
-  const lookup = (key: string, numbers: string) => app.call('GET', `/v1/numbers/lookup?phoneNumbers=${encodeURIComponent(numbers)}`, { key });
+  const lookup = (key: string, numbers: string) =>
+    app.call('GET', `/v1/numbers/lookup?phoneNumbers=${encodeURIComponent(numbers)}`, { key });
 
   it('answers line type, country, carrier and RCS support per number, deterministically, and charges $0.009 each', async () => {
     const acc = await account(app);
-    const r = await lookup(acc.apiKey, '+14155550100,+14165550125,+12125550186,+18005550199,+19005550100,+14155550139,+447700900123,+19995550100');
+    const r = await lookup(
+      acc.apiKey,
+      '+14155550100,+14165550125,+12125550186,+18005550199,+19005550100,+14155550139,+447700900123,+19995550100',
+    );
     expect(r.status).to.equal(200);
     const by = Object.fromEntries(r.body.data.map((d: { phoneNumber: string }) => [d.phoneNumber, d]));
-    expect(by['+14155550100']).to.include({ valid: true, lineType: 'mobile', country: 'US', carrierName: 'Sandbox Wireless', rcsSupported: true, cached: false });
+    expect(by['+14155550100']).to.include({
+      valid: true,
+      lineType: 'mobile',
+      country: 'US',
+      carrierName: 'Sandbox Wireless',
+      rcsSupported: true,
+      cached: false,
+    });
     expect(by['+14165550125']).to.include({ lineType: 'landline', country: 'CA', rcsSupported: false });
     expect(by['+12125550186']).to.include({ lineType: 'landline', country: 'US' });
     expect(by['+18005550199']).to.include({ lineType: 'toll-free', country: 'US' });
@@ -30,11 +42,16 @@ describe('number lookup over HTTP', function () {
     expect(by['+19995550100']).to.include({ valid: false, lineType: 'unknown', country: null });
     expect(r.body).to.include({ chargedNumbers: 8, chargedMicros: 72_000 });
     expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000 - 72_000);
-    const ledger = await app.rt.database.db.selectFrom('account_ledger').selectAll().where('account_id', '=', acc.accountId).where('kind', '=', 'number_lookup').execute();
+    const ledger = await app.rt.database.db
+      .selectFrom('account_ledger')
+      .selectAll()
+      .where('account_id', '=', acc.accountId)
+      .where('kind', '=', 'number_lookup')
+      .execute();
     expect(ledger.map((l) => Number(l.amount_micros))).to.deep.equal([-72_000]);
   });
 
-  it('answers from the account\'s cache without charging again, within the TTL; a repeated number counts once', async () => {
+  it("answers from the account's cache without charging again, within the TTL; a repeated number counts once", async () => {
     const acc = await account(app);
     const first = await lookup(acc.apiKey, '+14155550101,+14155550102,+14155550101');
     expect(first.body.data.map((d: { phoneNumber: string }) => d.phoneNumber)).to.deep.equal(['+14155550101', '+14155550102']);
@@ -58,11 +75,15 @@ describe('number lookup over HTTP', function () {
   it('answers 402 (plain, needed and current balance) when the balance cannot cover the numbers to look up, charging and caching nothing', async () => {
     const acc = await account(app);
     const ctx = { accountId: acc.accountId, requestId: null, correlationId: 'drain', actor: 'test' };
-    await app.rt.get(ACCOUNTS.Billing).charge(ctx, acc.accountId, { chargeId: 'drain', amountMicros: 4_985_000, kind: 'number_lookup', description: 'drain' });
+    await app.rt
+      .get(ACCOUNTS.Billing)
+      .charge(ctx, acc.accountId, { chargeId: 'drain', amountMicros: 4_985_000, kind: 'number_lookup', description: 'drain' });
     const r = await lookup(acc.apiKey, '+14155550101,+14155550102');
     expect(r.status).to.equal(402);
     expect(r.body).to.have.keys(['detail', 'request_id']);
-    expect(r.body.detail).to.match(/\$0\.018/).and.match(/\$0\.015/);
+    expect(r.body.detail)
+      .to.match(/\$0\.018/)
+      .and.match(/\$0\.015/);
     expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(15_000);
     // one number fits
     expect((await lookup(acc.apiKey, '+14155550101')).body.chargedNumbers).to.equal(1);
@@ -93,7 +114,10 @@ describe('number lookup over HTTP', function () {
       const acc = await account(app);
       const r = await lookup(acc.apiKey, '+14155550101,4155550102,+1 415 555');
       expect(r.status).to.equal(422);
-      expect(r.body.detail.map((d: { loc: unknown[] }) => d.loc)).to.deep.equal([['query', 'phoneNumbers', 1], ['query', 'phoneNumbers', 2]]);
+      expect(r.body.detail.map((d: { loc: unknown[] }) => d.loc)).to.deep.equal([
+        ['query', 'phoneNumbers', 1],
+        ['query', 'phoneNumbers', 2],
+      ]);
       expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000);
     });
     it('needs phoneNumbers', async () => {

@@ -1,19 +1,16 @@
-import { startServerProcess } from '../support/server-process.js';
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AccountCommands } from '../../application/accounts/account-commands.js';
-import type { CarrierPort } from '../../application/numbers/carrier.port.js';
+import { expect } from 'chai';
 import type { EventMetadata } from '../../application/ports/event-store.port.js';
-import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
-import { NUMBERS } from '../../infrastructure/numbers/tokens.js';
 import type { PhoneNumberEvent } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
-import type { ReactorRunner } from '../../infrastructure/reactors/reactor-runner.js';
+import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
+import { NUMBERS } from '../../infrastructure/numbers/tokens.js';
 import { ADMIN_TOKEN, type TestApp } from '../support/http.js';
 import { credit, eventually, startAppOn, usage } from '../support/numbers.js';
+import { startServerProcess } from '../support/server-process.js';
 
 /**
  * Provisioning survives a crash at any step. The first half plays a process that died at a given step (it
@@ -25,13 +22,20 @@ import { credit, eventually, startAppOn, usage } from '../support/numbers.js';
 describe('provisioning crash recovery', function () {
   this.timeout(90_000);
   let dataDir: string;
-  before(() => { dataDir = mkdtempSync(join(tmpdir(), 'numbers-recovery-')); });
+  before(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'numbers-recovery-'));
+  });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   describe('restart on the same database after a crash at each step', () => {
     let app: TestApp;
     let acc: { accountId: string; apiKey: string };
-    const ids = { beforeAnything: '', afterPurchase: 'pn_crash_after_purchase', afterCharge: 'pn_crash_after_charge', midRollback: 'pn_crash_mid_rollback' };
+    const ids = {
+      beforeAnything: '',
+      afterPurchase: 'pn_crash_after_purchase',
+      afterCharge: 'pn_crash_after_charge',
+      midRollback: 'pn_crash_mid_rollback',
+    };
     let boughtAfterPurchase = '';
     let boughtMidRollback = '';
 
@@ -51,16 +55,27 @@ describe('provisioning crash recovery', function () {
       const accounts = app.rt.get(ACCOUNTS.Billing);
       const carrier = app.rt.get(NUMBERS.Carrier);
       const ctx = { accountId: acc.accountId, requestId: null, correlationId: 'crash-test', actor: 'system:numbers' };
-      const meta: EventMetadata = { accountId: acc.accountId, correlationId: 'crash-test', causationId: null, requestId: null, actor: 'system:numbers' };
+      const meta: EventMetadata = {
+        accountId: acc.accountId,
+        correlationId: 'crash-test',
+        causationId: null,
+        requestId: null,
+        actor: 'system:numbers',
+      };
       const now = new Date().toISOString();
       const append = async (numberId: string, events: PhoneNumberEvent[]) => {
         const stream = `phone_number-${numberId}`;
         const existing = await app.rt.store.readStream(stream);
-        await app.rt.store.appendToStream(stream, events.map((e) => ({ ...e, id: randomUUID(), metadata: meta })),
-          { expectedRevision: existing.length ? existing.at(-1)!.streamRevision : 'no_stream' });
+        await app.rt.store.appendToStream(
+          stream,
+          events.map((e) => ({ ...e, id: randomUUID(), metadata: meta })),
+          { expectedRevision: existing.length ? existing.at(-1)!.streamRevision : 'no_stream' },
+        );
       };
-      const requested = (numberId: string): PhoneNumberEvent =>
-        ({ type: 'NumberProvisioningRequested', data: { numberId, accountId: acc.accountId, country: 'US', areaCode: '415', agentId: null, attempt: 1, requestedAt: now } });
+      const requested = (numberId: string): PhoneNumberEvent => ({
+        type: 'NumberProvisioningRequested',
+        data: { numberId, accountId: acc.accountId, country: 'US', areaCode: '415', agentId: null, attempt: 1, requestedAt: now },
+      });
       const buy = async (numberId: string) => {
         const [first] = await carrier.searchAvailable({ country: 'US', areaCode: '415', limit: 1 });
         return carrier.purchase({ phoneNumber: first!.phoneNumber, idempotencyKey: `${numberId}:1`, accountId: acc.accountId });
@@ -79,10 +94,19 @@ describe('provisioning crash recovery', function () {
       await carrier.configureRouting({ idempotencyKey: `${ids.afterCharge}:1`, phoneNumber: b3.phoneNumber });
       await append(ids.afterCharge, [
         { type: 'NumberSlotHeld', data: { numberId: ids.afterCharge, heldAt: now } },
-        { type: 'NumberPurchased', data: { numberId: ids.afterCharge, phoneNumber: b3.phoneNumber, carrierRef: b3.carrierRef, purchasedAt: now } },
+        {
+          type: 'NumberPurchased',
+          data: { numberId: ids.afterCharge, phoneNumber: b3.phoneNumber, carrierRef: b3.carrierRef, purchasedAt: now },
+        },
         { type: 'NumberRoutingConfigured', data: { numberId: ids.afterCharge, phoneNumber: b3.phoneNumber, configuredAt: now } },
       ]);
-      await accounts.charge(ctx, acc.accountId, { chargeId: monthlyChargeId(ids.afterCharge, 0), amountMicros: 3_000_000, kind: 'number_monthly', description: 'first month', reference: ids.afterCharge });
+      await accounts.charge(ctx, acc.accountId, {
+        chargeId: monthlyChargeId(ids.afterCharge, 0),
+        amountMicros: 3_000_000,
+        kind: 'number_monthly',
+        description: 'first month',
+        reference: ids.afterCharge,
+      });
 
       // 4. crash in the middle of a rollback: the abort is decided, the purchase and the slot not yet undone
       await append(ids.midRollback, [requested(ids.midRollback)]);
@@ -91,8 +115,20 @@ describe('provisioning crash recovery', function () {
       boughtMidRollback = b4.phoneNumber;
       await append(ids.midRollback, [
         { type: 'NumberSlotHeld', data: { numberId: ids.midRollback, heldAt: now } },
-        { type: 'NumberPurchased', data: { numberId: ids.midRollback, phoneNumber: b4.phoneNumber, carrierRef: b4.carrierRef, purchasedAt: now } },
-        { type: 'NumberProvisioningAborted', data: { numberId: ids.midRollback, reached: 'purchased', code: 'TELEPHONY_PROVIDER_ERROR', message: 'voice routing failed', abortedAt: now } },
+        {
+          type: 'NumberPurchased',
+          data: { numberId: ids.midRollback, phoneNumber: b4.phoneNumber, carrierRef: b4.carrierRef, purchasedAt: now },
+        },
+        {
+          type: 'NumberProvisioningAborted',
+          data: {
+            numberId: ids.midRollback,
+            reached: 'purchased',
+            code: 'TELEPHONY_PROVIDER_ERROR',
+            message: 'voice routing failed',
+            abortedAt: now,
+          },
+        },
       ]);
       await app.close();
 
@@ -102,13 +138,20 @@ describe('provisioning crash recovery', function () {
     after(() => app.close());
 
     const number = (id: string) => app.call('GET', `/v1/numbers/${id}`, { key: acc.apiKey });
-    const settled = (id: string) => eventually(async () => {
-      const types = (await app.rt.store.readStream(`phone_number-${id}`)).map((e) => e.type);
-      return types.includes('NumberProvisioned') || types.includes('NumberProvisioningFailed') ? types : undefined;
-    }, `${id} settled`);
+    const settled = (id: string) =>
+      eventually(async () => {
+        const types = (await app.rt.store.readStream(`phone_number-${id}`)).map((e) => e.type);
+        return types.includes('NumberProvisioned') || types.includes('NumberProvisioningFailed') ? types : undefined;
+      }, `${id} settled`);
     const purchasesUnder = async (id: string) =>
-      ((await app.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as { purchaseKey: string; phoneNumber: string }[]).filter((p) => p.purchaseKey === `${id}:1`);
-    const charges = async (id: string) => (await app.rt.database.db.selectFrom('account_ledger').select(['amount_micros']).where('reference', '=', id).execute()).length;
+      (
+        (await app.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as {
+          purchaseKey: string;
+          phoneNumber: string;
+        }[]
+      ).filter((p) => p.purchaseKey === `${id}:1`);
+    const charges = async (id: string) =>
+      (await app.rt.database.db.selectFrom('account_ledger').select(['amount_micros']).where('reference', '=', id).execute()).length;
 
     it('completes a provisioning that crashed before any step', async () => {
       await settled(ids.beforeAnything);
@@ -135,7 +178,10 @@ describe('provisioning crash recovery', function () {
       expect(types.slice(-2)).to.deep.equal(['NumberProvisioningAborted', 'NumberProvisioningFailed']);
       expect((await number(ids.midRollback)).status).to.equal(404);
       expect(await purchasesUnder(ids.midRollback)).to.deep.equal([]);
-      const inv = (await app.call('GET', '/sandbox/carrier/inventory/415', { key: ADMIN_TOKEN })).body.numbers as { phoneNumber: string; status: string }[];
+      const inv = (await app.call('GET', '/sandbox/carrier/inventory/415', { key: ADMIN_TOKEN })).body.numbers as {
+        phoneNumber: string;
+        status: string;
+      }[];
       expect(inv.find((x) => x.phoneNumber === boughtMidRollback)?.status).to.equal('quarantined');
       expect(await charges(ids.midRollback)).to.equal(0);
     });
@@ -152,16 +198,28 @@ describe('provisioning crash recovery', function () {
     // start without the cost of creating a new cluster
 
     /** `npm start`'s entry point in a child process, on the data above */
-    const server = () => startServerProcess({
-      ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN, DEV_ACCOUNT: 'false', LOG_LEVEL: 'warn',
-      REACTOR_LEASE_TTL_MS: '1000', EVENT_POLL_INTERVAL_MS: '20',
-    }, () => true);
+    const server = () =>
+      startServerProcess(
+        {
+          ...process.env,
+          DATA_DIR: dataDir,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          ADMIN_TOKEN,
+          DEV_ACCOUNT: 'false',
+          LOG_LEVEL: 'warn',
+          REACTOR_LEASE_TTL_MS: '1000',
+          EVENT_POLL_INTERVAL_MS: '20',
+        },
+        () => true,
+      );
     const call = async (base: string, method: string, path: string, o: { key?: string; body?: unknown } = {}) => {
       const res = await fetch(`${base}${path}`, {
-        method, headers: { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}), ...(o.body ? { 'content-type': 'application/json' } : {}) },
+        method,
+        headers: { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}), ...(o.body ? { 'content-type': 'application/json' } : {}) },
         ...(o.body ? { body: JSON.stringify(o.body) } : {}),
       });
-      return { status: res.status, body: await res.json() as any };
+      return { status: res.status, body: (await res.json()) as any };
     };
 
     it('records and completes the number the carrier sold before the kill; one number, one charge', async () => {
@@ -172,11 +230,21 @@ describe('provisioning crash recovery', function () {
       try {
         key = (await call(first.base, 'POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: 'Killed' } })).body.apiKey;
         // the carrier takes the purchase at once but answers only after a minute: the kill comes in between
-        await call(first.base, 'POST', '/sandbox/faults', { key: ADMIN_TOKEN, body: { operation: 'carrier.purchase', delayMs: 60_000, afterEffect: true } });
-        const purchases = async (base: string) => (await call(base, 'GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as { purchaseKey: string; phoneNumber: string }[];
+        await call(first.base, 'POST', '/sandbox/faults', {
+          key: ADMIN_TOKEN,
+          body: { operation: 'carrier.purchase', delayMs: 60_000, afterEffect: true },
+        });
+        const purchases = async (base: string) =>
+          (await call(base, 'GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as {
+            purchaseKey: string;
+            phoneNumber: string;
+          }[];
         const known = new Set((await purchases(first.base)).map((p) => p.purchaseKey));
         void call(first.base, 'POST', '/v1/numbers', { key, body: { areaCode: '212' } }).catch(() => undefined);
-        const sold = await eventually(async () => (await purchases(first.base)).find((p) => !known.has(p.purchaseKey)), 'the carrier sold a number');
+        const sold = await eventually(
+          async () => (await purchases(first.base)).find((p) => !known.has(p.purchaseKey)),
+          'the carrier sold a number',
+        );
         numberId = sold.purchaseKey.split(':')[0]!;
       } finally {
         first.child.kill('SIGKILL');
@@ -186,19 +254,33 @@ describe('provisioning crash recovery', function () {
       // the service's second life, in this process, on the same data
       const second = await startAppOn({ dataDir, reset: false, env: { REACTOR_LEASE_TTL_MS: '1000' } });
       try {
-        const n = await eventually(async () => {
-          const r = await second.call('GET', `/v1/numbers/${numberId}`, { key });
-          return r.status === 200 ? r.body : undefined;
-        }, 'the number active after the restart', 20_000);
+        const n = await eventually(
+          async () => {
+            const r = await second.call('GET', `/v1/numbers/${numberId}`, { key });
+            return r.status === 200 ? r.body : undefined;
+          },
+          'the number active after the restart',
+          20_000,
+        );
         expect(n).to.include({ status: 'active', areaCode: '212' });
-        const mine = ((await second.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as { purchaseKey: string; phoneNumber: string }[])
-          .filter((p) => p.purchaseKey.startsWith(`${numberId}:`) || p.phoneNumber.startsWith('+1212'));
+        const mine = (
+          (await second.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as {
+            purchaseKey: string;
+            phoneNumber: string;
+          }[]
+        ).filter((p) => p.purchaseKey.startsWith(`${numberId}:`) || p.phoneNumber.startsWith('+1212'));
         expect(mine.map((p) => p.phoneNumber)).to.deep.equal([n.phoneNumber]);
         const u = (await second.call('GET', '/v1/usage', { key })).body;
         expect(u.numbers.used).to.equal(1);
         expect(u.balance.micros).to.equal(2_000_000);
         const types = (await second.rt.store.readStream(`phone_number-${numberId}`)).map((e) => e.type);
-        expect(types).to.deep.equal(['NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioned']);
+        expect(types).to.deep.equal([
+          'NumberProvisioningRequested',
+          'NumberSlotHeld',
+          'NumberPurchased',
+          'NumberRoutingConfigured',
+          'NumberProvisioned',
+        ]);
       } finally {
         await second.close();
       }

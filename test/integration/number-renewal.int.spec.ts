@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import type { AccountCommands } from '../../application/accounts/account-commands.js';
-import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
+import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
 import type { NumberRenewalWorker } from '../../infrastructure/numbers/number-renewal.worker.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
@@ -26,8 +25,15 @@ describe('monthly number renewal', function () {
   after(() => app.close());
 
   const get = async (key: string, id: string) => (await app.call('GET', `/v1/numbers/${id}`, { key })).body;
-  const charges = async (id: string) => (await app.rt.database.db.selectFrom('account_ledger').select(['amount_micros', 'description']).where('reference', '=', id).orderBy('at').execute())
-    .map((r) => Number(r.amount_micros));
+  const charges = async (id: string) =>
+    (
+      await app.rt.database.db
+        .selectFrom('account_ledger')
+        .select(['amount_micros', 'description'])
+        .where('reference', '=', id)
+        .orderBy('at')
+        .execute()
+    ).map((r) => Number(r.amount_micros));
 
   it('flags a renewal the balance cannot cover, keeps the number active, and charges it once the account is topped up', async () => {
     const acc = await account(app);
@@ -46,7 +52,9 @@ describe('monthly number renewal', function () {
     expect(flagged.type).to.equal('NumberRenewalPaymentFailed');
     expect(flagged.data).to.include({ period: 1, neededMicros: 3_000_000, balanceMicros: 2_000_000 });
     await worker.runOnce();
-    expect((await app.rt.store.readStream(`phone_number-${n.id}`)).filter((e) => e.type === 'NumberRenewalPaymentFailed')).to.have.length(1);
+    expect((await app.rt.store.readStream(`phone_number-${n.id}`)).filter((e) => e.type === 'NumberRenewalPaymentFailed')).to.have.length(
+      1,
+    );
 
     await credit(app, acc.accountId, 10_000_000);
     clock.advance(60_000);
@@ -68,7 +76,9 @@ describe('monthly number renewal', function () {
     await worker.runOnce();
     expect(await charges(n.id)).to.deep.equal([-3_000_000, -3_000_000, -3_000_000, -3_000_000]);
     expect((await get(acc.apiKey, n.id)).paidThrough).to.equal('2026-08-15T00:00:00.000Z');
-    const ids = (await app.rt.store.readStream(`phone_number-${n.id}`)).filter((e) => e.type === 'NumberRenewed').map((e) => (e.data as { chargeId: string }).chargeId);
+    const ids = (await app.rt.store.readStream(`phone_number-${n.id}`))
+      .filter((e) => e.type === 'NumberRenewed')
+      .map((e) => (e.data as { chargeId: string }).chargeId);
     expect(ids).to.deep.equal([1, 2, 3].map((p) => monthlyChargeId(n.id, p)));
   });
 
@@ -79,7 +89,11 @@ describe('monthly number renewal', function () {
     // a pass charged period 1 and died before recording NumberRenewed
     const ctx = { accountId: acc.accountId, requestId: null, correlationId: 'crashed-renewal', actor: 'system:number-renewal' };
     await app.rt.get(ACCOUNTS.Billing).charge(ctx, acc.accountId, {
-      chargeId: monthlyChargeId(n.id, 1), amountMicros: 3_000_000, kind: 'number_monthly', description: 'renewal', reference: n.id,
+      chargeId: monthlyChargeId(n.id, 1),
+      amountMicros: 3_000_000,
+      kind: 'number_monthly',
+      description: 'renewal',
+      reference: n.id,
     });
     clock.set('2026-09-01T00:00:00.000Z');
     await worker.runOnce();

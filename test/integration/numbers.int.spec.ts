@@ -8,11 +8,15 @@ describe('phone numbers over HTTP', function () {
   this.timeout(60_000);
   let app: TestApp;
   const clock = new TestClock(new Date('2026-03-10T12:00:00.000Z'));
-  before(async () => { app = await startTestApp({}, { clock }); });
+  before(async () => {
+    app = await startTestApp({}, { clock });
+  });
   after(() => app.close());
 
-  const post = (key: string, body: unknown, headers: Record<string, string> = {}) => app.call('POST', '/v1/numbers', { key, body, headers });
-  const agent = async (key: string, name = 'Agent') => (await app.call('POST', '/v1/agents', { key, body: { name } })).body as { id: string };
+  const post = (key: string, body: unknown, headers: Record<string, string> = {}) =>
+    app.call('POST', '/v1/numbers', { key, body, headers });
+  const agent = async (key: string, name = 'Agent') =>
+    (await app.call('POST', '/v1/agents', { key, body: { name } })).body as { id: string };
   const history = async (numberId: string) => (await app.rt.store.readStream(`phone_number-${numberId}`)).map((e) => e.type);
 
   describe('provisioning', () => {
@@ -20,13 +24,28 @@ describe('phone numbers over HTTP', function () {
       const acc = await account(app);
       const r = await post(acc.apiKey, { country: 'US', areaCode: '212' });
       expect(r.status).to.equal(200);
-      expect(r.body).to.include({ country: 'US', status: 'active', type: 'sms', agentId: null, areaCode: '212', sipTrunkId: null, renewalStatus: 'ok', releasedAt: null });
+      expect(r.body).to.include({
+        country: 'US',
+        status: 'active',
+        type: 'sms',
+        agentId: null,
+        areaCode: '212',
+        sipTrunkId: null,
+        renewalStatus: 'ok',
+        releasedAt: null,
+      });
       expect(r.body.id).to.match(/^pn_/);
       expect(r.body.phoneNumber).to.match(/^\+1212555\d{4}$/);
       expect(r.body.createdAt).to.equal(clock.now().toISOString());
       expect(r.body.paidThrough).to.equal('2026-04-10T12:00:00.000Z');
       expect(await usage(app, acc.apiKey)).to.include({ balanceMicros: 2_000_000, used: 1 });
-      expect(await history(r.body.id)).to.deep.equal(['NumberProvisioningRequested', 'NumberSlotHeld', 'NumberPurchased', 'NumberRoutingConfigured', 'NumberProvisioned']);
+      expect(await history(r.body.id)).to.deep.equal([
+        'NumberProvisioningRequested',
+        'NumberSlotHeld',
+        'NumberPurchased',
+        'NumberRoutingConfigured',
+        'NumberProvisioned',
+      ]);
       expect((await app.call('GET', `/v1/numbers/${r.body.id}`, { key: acc.apiKey })).body).to.deep.equal(r.body);
       // the carrier sold it under this provisioning's key and routes it to the platform
       const sold = (await sandbox(app).purchases()).find((p) => p.phoneNumber === r.body.phoneNumber);
@@ -92,7 +111,9 @@ describe('phone numbers over HTTP', function () {
       const r = await post(acc.apiKey, { areaCode: '305' });
       expect(r.status).to.equal(402);
       expect(r.body).to.have.keys(['detail', 'request_id']);
-      expect(r.body.detail).to.match(/\$3\.00/).and.match(/\$2\.00/);
+      expect(r.body.detail)
+        .to.match(/\$3\.00/)
+        .and.match(/\$2\.00/);
       expect(await usage(app, acc.apiKey)).to.include({ used: 1, balanceMicros: 2_000_000 });
     });
 
@@ -146,14 +167,16 @@ describe('phone numbers over HTTP', function () {
       expect((await app.call('GET', '/v1/numbers', { key: acc.apiKey })).body.total).to.equal(0);
     });
 
-    it('rolls back when voice routing fails: 502 TELEPHONY_PROVIDER_ERROR, with the steps in the number\'s history', async () => {
+    it("rolls back when voice routing fails: 502 TELEPHONY_PROVIDER_ERROR, with the steps in the number's history", async () => {
       const acc = await account(app);
       await sandbox(app).fault({ operation: 'carrier.configureVoice' });
       const r = await post(acc.apiKey, { areaCode: '504' });
       expect(r.status).to.equal(502);
       expect(r.body.error.code).to.equal('TELEPHONY_PROVIDER_ERROR');
       expect(await usage(app, acc.apiKey)).to.include({ used: 0, balanceMicros: 5_000_000 });
-      expect(await sandbox(app).purchases()).to.satisfy((ps: { phoneNumber: string }[]) => ps.every((p) => !p.phoneNumber.startsWith('+1504')));
+      expect(await sandbox(app).purchases()).to.satisfy((ps: { phoneNumber: string }[]) =>
+        ps.every((p) => !p.phoneNumber.startsWith('+1504')),
+      );
       // and the next try gets a number
       expect((await post(acc.apiKey, { areaCode: '504' })).status).to.equal(200);
     });
@@ -191,7 +214,14 @@ describe('phone numbers over HTTP', function () {
       expect(list.body.data.map((n: { id: string }) => n.id)).to.not.include(made[1].id);
       const one = await app.call('GET', `/v1/numbers/${made[1].id}`, { key: acc.apiKey });
       expect(one.status).to.equal(200);
-      expect(one.body).to.include({ status: 'released', agentId: null, sipTrunkId: null, paidThrough: null, releasedAt: clock.now().toISOString(), phoneNumber: made[1].phoneNumber });
+      expect(one.body).to.include({
+        status: 'released',
+        agentId: null,
+        sipTrunkId: null,
+        paidThrough: null,
+        releasedAt: clock.now().toISOString(),
+        phoneNumber: made[1].phoneNumber,
+      });
       // detached from its agent
       const read = await app.call('GET', `/v1/agents/${a.id}`, { key: acc.apiKey });
       expect(read.body.numbers.map((n: { id: string }) => n.id)).to.deep.equal([made[0].id, made[2].id]);
@@ -231,13 +261,17 @@ describe('phone numbers over HTTP', function () {
       expect(later.body.id).to.not.equal(first.id);
     });
 
-    it('answers 404 for unknown numbers and for another account\'s number on every number operation', async () => {
+    it("answers 404 for unknown numbers and for another account's number on every number operation", async () => {
       const acc = await account(app);
       const other = await account(app);
       const n = (await post(other.apiKey, { areaCode: '617' })).body;
       for (const [method, path, body] of [
-        ['GET', `/v1/numbers/${n.id}`], ['DELETE', `/v1/numbers/${n.id}`], ['PATCH', `/v1/numbers/${n.id}`, { sipTrunkId: null }],
-        ['GET', `/v1/numbers/${n.id}/messages`], ['GET', `/v1/numbers/${n.id}/calls`], ['GET', '/v1/numbers/pn_nope'],
+        ['GET', `/v1/numbers/${n.id}`],
+        ['DELETE', `/v1/numbers/${n.id}`],
+        ['PATCH', `/v1/numbers/${n.id}`, { sipTrunkId: null }],
+        ['GET', `/v1/numbers/${n.id}/messages`],
+        ['GET', `/v1/numbers/${n.id}/calls`],
+        ['GET', '/v1/numbers/pn_nope'],
       ] as [string, string, unknown?][]) {
         const r = await app.call(method, path, { key: acc.apiKey, ...(body ? { body } : {}) });
         expect(r.status, `${method} ${path}`).to.equal(404);
@@ -263,16 +297,21 @@ describe('phone numbers over HTTP', function () {
   });
 
   describe('attach and detach', () => {
-    it('lists an agent\'s numbers in attach order; detaching keeps the number active and re-attachable', async () => {
+    it("lists an agent's numbers in attach order; detaching keeps the number active and re-attachable", async () => {
       const acc = await account(app, { creditMicros: 10_000_000 });
       const a = await agent(acc.apiKey);
-      const [n1, n2, n3] = [(await post(acc.apiKey, { areaCode: '312' })).body, (await post(acc.apiKey, { areaCode: '312' })).body, (await post(acc.apiKey, { areaCode: '312' })).body];
+      const [n1, n2, n3] = [
+        (await post(acc.apiKey, { areaCode: '312' })).body,
+        (await post(acc.apiKey, { areaCode: '312' })).body,
+        (await post(acc.apiKey, { areaCode: '312' })).body,
+      ];
       for (const n of [n3, n1, n2]) {
         const r = await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } });
         expect(r.status).to.equal(200);
         expect(r.body).to.deep.equal({ agentId: a.id, number: { id: n.id, phoneNumber: n.phoneNumber, status: 'active', type: 'sms' } });
       }
-      const order = async () => (await app.call('GET', `/v1/agents/${a.id}`, { key: acc.apiKey })).body.numbers.map((n: { id: string }) => n.id);
+      const order = async () =>
+        (await app.call('GET', `/v1/agents/${a.id}`, { key: acc.apiKey })).body.numbers.map((n: { id: string }) => n.id);
       expect(await order()).to.deep.equal([n3.id, n1.id, n2.id]); // the first is the outbound default
       const listed = (await app.call('GET', '/v1/agents', { key: acc.apiKey })).body.data.find((x: { id: string }) => x.id === a.id);
       expect(listed.numbers.map((n: { id: string }) => n.id)).to.deep.equal([n3.id, n1.id, n2.id]);
@@ -298,7 +337,9 @@ describe('phone numbers over HTTP', function () {
       const r = await app.call('POST', `/v1/agents/${b.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } });
       expect(r.status).to.equal(200);
       expect((await app.call('GET', `/v1/agents/${a.id}`, { key: acc.apiKey })).body.numbers).to.deep.equal([]);
-      expect((await app.call('GET', `/v1/agents/${b.id}`, { key: acc.apiKey })).body.numbers.map((x: { id: string }) => x.id)).to.deep.equal([n.id]);
+      expect(
+        (await app.call('GET', `/v1/agents/${b.id}`, { key: acc.apiKey })).body.numbers.map((x: { id: string }) => x.id),
+      ).to.deep.equal([n.id]);
       expect((await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.agentId).to.equal(b.id);
       const moved = (await app.rt.store.readStream(`phone_number-${n.id}`)).filter((e) => e.type === 'NumberAttached').map((e) => e.data);
       expect(moved.at(-1)).to.include({ agentId: b.id, previousAgentId: a.id });
@@ -312,12 +353,20 @@ describe('phone numbers over HTTP', function () {
       const b = await agent(acc.apiKey, 'B');
       const n = (await post(acc.apiKey, { areaCode: '404' })).body;
       for (let round = 0; round < 4; round++) {
-        const rs = await Promise.all([a, b, a, b].map((x) => app.call('POST', `/v1/agents/${x.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } })));
+        const rs = await Promise.all(
+          [a, b, a, b].map((x) => app.call('POST', `/v1/agents/${x.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } })),
+        );
         expect(rs.map((r) => r.status)).to.satisfy((s: number[]) => s.every((x) => x === 200 || x === 409));
-        const lists = await Promise.all([a, b].map(async (x) => (await app.call('GET', `/v1/agents/${x.id}`, { key: acc.apiKey })).body.numbers.map((y: { id: string }) => y.id)));
+        const lists = await Promise.all(
+          [a, b].map(async (x) =>
+            (await app.call('GET', `/v1/agents/${x.id}`, { key: acc.apiKey })).body.numbers.map((y: { id: string }) => y.id),
+          ),
+        );
         const holders = lists.filter((l) => l.includes(n.id));
         expect(holders, 'the number is on exactly one agent').to.have.length(1);
-        const last = (await app.rt.store.readStream(`phone_number-${n.id}`)).filter((e) => e.type === 'NumberAttached').at(-1)!.data as { agentId: string };
+        const last = (await app.rt.store.readStream(`phone_number-${n.id}`)).filter((e) => e.type === 'NumberAttached').at(-1)!.data as {
+          agentId: string;
+        };
         expect((await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.agentId).to.equal(last.agentId);
         expect(lists[last.agentId === a.id ? 0 : 1]).to.deep.equal([n.id]);
       }
@@ -328,10 +377,13 @@ describe('phone numbers over HTTP', function () {
       const a = await agent(acc.apiKey);
       const ns = [];
       for (let i = 0; i < 5; i++) ns.push((await post(acc.apiKey, { areaCode: '415' })).body as { id: string });
-      const rs = await Promise.all(ns.map((n) => app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } })));
+      const rs = await Promise.all(
+        ns.map((n) => app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } })),
+      );
       expect(rs.map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200]);
       const recorded = (await app.rt.store.readAll({ filter: { eventTypes: ['NumberAttached'] }, maxCount: 10_000 }))
-        .filter((e) => (e.data as { agentId: string }).agentId === a.id).map((e) => (e.data as { numberId: string }).numberId);
+        .filter((e) => (e.data as { agentId: string }).agentId === a.id)
+        .map((e) => (e.data as { numberId: string }).numberId);
       const listed = (await app.call('GET', `/v1/agents/${a.id}`, { key: acc.apiKey })).body.numbers.map((n: { id: string }) => n.id);
       expect(listed).to.deep.equal(recorded);
       expect(new Set(listed)).to.have.property('size', 5);
@@ -342,8 +394,12 @@ describe('phone numbers over HTTP', function () {
       const other = await account(app);
       const n = (await post(acc.apiKey, { areaCode: '415' })).body;
       const foreign = await agent(other.apiKey);
-      expect((await app.call('POST', `/v1/agents/${foreign.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } })).status).to.equal(404);
-      expect((await app.call('POST', '/v1/agents/agt_nope/numbers', { key: acc.apiKey, body: { numberId: n.id } })).body.error.code).to.equal('AGENT_NOT_FOUND');
+      expect((await app.call('POST', `/v1/agents/${foreign.id}/numbers`, { key: acc.apiKey, body: { numberId: n.id } })).status).to.equal(
+        404,
+      );
+      expect(
+        (await app.call('POST', '/v1/agents/agt_nope/numbers', { key: acc.apiKey, body: { numberId: n.id } })).body.error.code,
+      ).to.equal('AGENT_NOT_FOUND');
       expect((await app.call('DELETE', `/v1/agents/${foreign.id}/numbers/${n.id}`, { key: acc.apiKey })).status).to.equal(404);
       const a = await agent(acc.apiKey);
       const bad = await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: acc.apiKey, body: {} });
@@ -360,7 +416,10 @@ describe('phone numbers over HTTP', function () {
       const n3 = (await post(acc.apiKey, { areaCode: '480', agentId: keep.id })).body;
       expect((await app.call('DELETE', `/v1/agents/${a.id}`, { key: acc.apiKey })).status).to.equal(200);
       for (const n of [n1, n2]) {
-        await eventually(async () => (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.agentId === null, `${n.id} detached`);
+        await eventually(
+          async () => (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.agentId === null,
+          `${n.id} detached`,
+        );
         expect((await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.status).to.equal('active');
         const last = (await app.rt.store.readStream(`phone_number-${n.id}`)).at(-1)!;
         expect(last.type).to.equal('NumberDetached');
@@ -377,22 +436,68 @@ describe('phone numbers over HTTP', function () {
       const n = (await post(acc.apiKey, { areaCode: '415' })).body;
       const db = app.rt.database.db;
       const at = (i: number) => new Date(Date.UTC(2026, 2, 1, 0, i)).toISOString();
-      await db.insertInto('messages').values(Array.from({ length: 7 }, (_, i) => ({
-        account_id: acc.accountId, message_id: `msg_${i}`, conversation_id: 'cnv_1', phone_number_id: n.id, agent_id: null, direction: i % 2 ? 'inbound' : 'outbound',
-        channel: 'sms', from_number: '+14155550999', to_number: n.phoneNumber, body: `m${i}`, media_urls: '[]', status: 'delivered', failure_reason: null,
-        reply_to_message_id: null, created_at: at(i), updated_at: at(i), revision: '0',
-      }))).execute();
+      await db
+        .insertInto('messages')
+        .values(
+          Array.from({ length: 7 }, (_, i) => ({
+            account_id: acc.accountId,
+            message_id: `msg_${i}`,
+            conversation_id: 'cnv_1',
+            phone_number_id: n.id,
+            agent_id: null,
+            direction: i % 2 ? 'inbound' : 'outbound',
+            channel: 'sms',
+            from_number: '+14155550999',
+            to_number: n.phoneNumber,
+            body: `m${i}`,
+            media_urls: '[]',
+            status: 'delivered',
+            failure_reason: null,
+            reply_to_message_id: null,
+            created_at: at(i),
+            updated_at: at(i),
+            revision: '0',
+          })),
+        )
+        .execute();
       // another account's message on the same number id never shows
-      await db.insertInto('messages').values({
-        account_id: 'acc_other', message_id: 'msg_x', conversation_id: null, phone_number_id: n.id, agent_id: null, direction: 'inbound', channel: 'sms',
-        from_number: '+1', to_number: '+2', body: 'leak', media_urls: '[]', status: null, failure_reason: null, reply_to_message_id: null, created_at: at(30), updated_at: at(30), revision: '0',
-      }).execute();
+      await db
+        .insertInto('messages')
+        .values({
+          account_id: 'acc_other',
+          message_id: 'msg_x',
+          conversation_id: null,
+          phone_number_id: n.id,
+          agent_id: null,
+          direction: 'inbound',
+          channel: 'sms',
+          from_number: '+1',
+          to_number: '+2',
+          body: 'leak',
+          media_urls: '[]',
+          status: null,
+          failure_reason: null,
+          reply_to_message_id: null,
+          created_at: at(30),
+          updated_at: at(30),
+          revision: '0',
+        })
+        .execute();
       const get = (q: string) => app.call('GET', `/v1/numbers/${n.id}/messages${q}`, { key: acc.apiKey });
       const all = await get('');
       expect(all.body.data.map((m: { body: string }) => m.body)).to.deep.equal(['m6', 'm5', 'm4', 'm3', 'm2', 'm1', 'm0']);
       expect(all.body.hasMore).to.equal(false);
       expect(all.body.data[0]).to.deep.equal({
-        id: 'msg_6', from_: '+14155550999', to: n.phoneNumber, body: 'm6', direction: 'outbound', channel: 'sms', receivedAt: at(6), status: 'delivered', conversationId: 'cnv_1', mediaUrls: [],
+        id: 'msg_6',
+        from_: '+14155550999',
+        to: n.phoneNumber,
+        body: 'm6',
+        direction: 'outbound',
+        channel: 'sms',
+        receivedAt: at(6),
+        status: 'delivered',
+        conversationId: 'cnv_1',
+        mediaUrls: [],
       });
       const p1 = await get('?limit=3');
       expect(p1.body.data.map((m: { body: string }) => m.body)).to.deep.equal(['m6', 'm5', 'm4']);
@@ -404,15 +509,41 @@ describe('phone numbers over HTTP', function () {
       expect(window.body.data.map((m: { body: string }) => m.body)).to.deep.equal(['m4', 'm3', 'm2']);
       for (const q of ['?limit=0', '?limit=201', '?before=yesterday']) expect((await get(q)).status, q).to.equal(422);
 
-      await db.insertInto('calls').values(Array.from({ length: 3 }, (_, i) => ({
-        account_id: acc.accountId, call_id: `call_${i}`, agent_id: null, phone_number_id: n.id, phone_number: n.phoneNumber, direction: 'inbound',
-        from_number: '+14155550999', to_number: n.phoneNumber, status: 'completed', started_at: at(i), ended_at: at(i + 1), duration_seconds: 60,
-        disconnection_reason: null, last_transcript_snippet: 'bye', recording_enabled: false, created_at: at(i), updated_at: at(i), revision: '0',
-      }))).execute();
+      await db
+        .insertInto('calls')
+        .values(
+          Array.from({ length: 3 }, (_, i) => ({
+            account_id: acc.accountId,
+            call_id: `call_${i}`,
+            agent_id: null,
+            phone_number_id: n.id,
+            phone_number: n.phoneNumber,
+            direction: 'inbound',
+            from_number: '+14155550999',
+            to_number: n.phoneNumber,
+            status: 'completed',
+            started_at: at(i),
+            ended_at: at(i + 1),
+            duration_seconds: 60,
+            disconnection_reason: null,
+            last_transcript_snippet: 'bye',
+            recording_enabled: false,
+            created_at: at(i),
+            updated_at: at(i),
+            revision: '0',
+          })),
+        )
+        .execute();
       const calls = await app.call('GET', `/v1/numbers/${n.id}/calls?limit=2`, { key: acc.apiKey });
       expect(calls.body).to.include({ total: 3, hasMore: true });
       expect(calls.body.data.map((c: { id: string }) => c.id)).to.deep.equal(['call_2', 'call_1']);
-      expect(calls.body.data[0]).to.include({ phoneNumberId: n.id, fromNumber: '+14155550999', status: 'completed', durationSeconds: 60, endedAt: at(3) });
+      expect(calls.body.data[0]).to.include({
+        phoneNumberId: n.id,
+        fromNumber: '+14155550999',
+        status: 'completed',
+        durationSeconds: 60,
+        endedAt: at(3),
+      });
     });
   });
 
@@ -425,7 +556,7 @@ describe('phone numbers over HTTP', function () {
       expect((await app.call('GET', '/sandbox/faults', { key: ADMIN_TOKEN })).status).to.equal(200);
     });
 
-    it('shows an area code\'s inventory and refuses unknown area codes', async () => {
+    it("shows an area code's inventory and refuses unknown area codes", async () => {
       const inv = await app.call('GET', '/sandbox/carrier/inventory/415', { key: ADMIN_TOKEN });
       expect(inv.body).to.include({ areaCode: '415', country: 'US' });
       expect(inv.body.numbers).to.have.length(20);

@@ -43,7 +43,11 @@ describe('HTTP platform', () => {
   describe('sub-accounts', () => {
     it('scopes a request to a sub-account the key owns', async () => {
       const sub = await app.newAccount('Acme EU', acme.accountId);
-      const made = await app.call('POST', '/v1/agents', { key: acme.apiKey, body: { name: 'EU agent' }, headers: { 'x-sub-account-id': sub.accountId } });
+      const made = await app.call('POST', '/v1/agents', {
+        key: acme.apiKey,
+        body: { name: 'EU agent' },
+        headers: { 'x-sub-account-id': sub.accountId },
+      });
       expect(made.status).to.equal(200);
       const inSub = await app.call('GET', '/v1/agents', { key: acme.apiKey, headers: { 'x-sub-account-id': sub.accountId } });
       expect(inSub.body.data.map((a: { id: string }) => a.id)).to.deep.equal([made.body.id]);
@@ -91,14 +95,22 @@ describe('HTTP platform', () => {
       expect(r.status).to.equal(200);
       expect(r.body).to.deep.equal({ accountId: acme.accountId, numberLimit: 25, numbersUsed: 0 });
       expect((await app.call('GET', '/v1/usage', { key: acme.apiKey })).body.numbers).to.deep.equal({ used: 0, limit: 25, remaining: 25 });
-      expect((await app.call('PATCH', `/admin/accounts/${acme.accountId}`, { key: ADMIN_TOKEN, body: { numberLimit: -1 } })).status).to.equal(422);
+      expect(
+        (await app.call('PATCH', `/admin/accounts/${acme.accountId}`, { key: ADMIN_TOKEN, body: { numberLimit: -1 } })).status,
+      ).to.equal(422);
       expect((await app.call('PATCH', '/admin/accounts/acc_nope', { key: ADMIN_TOKEN, body: { numberLimit: 3 } })).status).to.equal(404);
     });
 
     it('refuses a fractional or negative credit with 422 and an unknown account with 404', async () => {
-      expect((await app.call('POST', `/admin/accounts/${acme.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 1.5 } })).status).to.equal(422);
-      expect((await app.call('POST', `/admin/accounts/${acme.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: -5 } })).status).to.equal(422);
-      expect((await app.call('POST', '/admin/accounts/acc_nope/credit', { key: ADMIN_TOKEN, body: { amountMicros: 5 } })).status).to.equal(404);
+      expect(
+        (await app.call('POST', `/admin/accounts/${acme.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 1.5 } })).status,
+      ).to.equal(422);
+      expect(
+        (await app.call('POST', `/admin/accounts/${acme.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: -5 } })).status,
+      ).to.equal(422);
+      expect((await app.call('POST', '/admin/accounts/acc_nope/credit', { key: ADMIN_TOKEN, body: { amountMicros: 5 } })).status).to.equal(
+        404,
+      );
     });
   });
 

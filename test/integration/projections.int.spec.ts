@@ -1,6 +1,6 @@
-import { expect } from 'chai';
-import { sql, type Kysely } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { type Kysely, sql } from 'kysely';
 import type { EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
@@ -9,8 +9,8 @@ import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { ev } from '../support/fixtures.js';
-import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
 import { startTestApp } from '../support/http.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -26,7 +26,10 @@ function countingProjector(name: string, type: string, crash: { atEvent: number;
     tables: ['agents'],
     async apply(db: Kysely<ReadDb>, e: RecordedEvent) {
       applied++;
-      if (applied === crash.atEvent && crash.times > 0) { crash.times--; throw new Error('simulated crash mid-batch'); }
+      if (applied === crash.atEvent && crash.times > 0) {
+        crash.times--;
+        throw new Error('simulated crash mid-batch');
+      }
       await sql`insert into projection_test_counts (event_id, n) values (${e.id}, 1)
                 on conflict (event_id) do update set n = projection_test_counts.n + 1`.execute(db);
     },
@@ -44,8 +47,13 @@ describe('projection engine', () => {
     db = sut.handle.db as unknown as Kysely<ReadDb>;
     await sql`create table if not exists projection_test_counts (event_id text primary key, n int not null)`.execute(db);
   });
-  after(async () => { await sql`drop table if exists projection_test_counts`.execute(db); await sut.close(); });
-  beforeEach(async () => { await sql`delete from projection_test_counts`.execute(db); });
+  after(async () => {
+    await sql`drop table if exists projection_test_counts`.execute(db);
+    await sut.close();
+  });
+  beforeEach(async () => {
+    await sql`delete from projection_test_counts`.execute(db);
+  });
 
   it('rolls back a batch that crashes midway with its checkpoint, and applies every event exactly once after restart', async () => {
     const type = `Counted${randomUUID().slice(0, 8)}`;
@@ -57,7 +65,10 @@ describe('projection engine', () => {
     await engine.start();
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const { c } = await db.selectFrom('projection_test_counts' as never).select(sql<number>`count(*)::int`.as('c')).executeTakeFirstOrThrow() as { c: number };
+      const { c } = (await db
+        .selectFrom('projection_test_counts' as never)
+        .select(sql<number>`count(*)::int`.as('c'))
+        .executeTakeFirstOrThrow()) as { c: number };
       if (c === 30 || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -65,16 +76,29 @@ describe('projection engine', () => {
     expect(crash.times, 'the crash happened').to.equal(0);
     const rows = await sql<{ event_id: string; n: number }>`select event_id, n from projection_test_counts`.execute(db);
     expect(rows.rows).to.have.length(30);
-    expect(rows.rows.every((r) => r.n === 1), 'no event applied twice').to.equal(true);
+    expect(
+      rows.rows.every((r) => r.n === 1),
+      'no event applied twice',
+    ).to.equal(true);
     expect(new Set(rows.rows.map((r) => r.event_id))).to.deep.equal(new Set(events.map((e) => e.id)));
   });
 
   it('lets only one of two engines running the same projector commit each batch (checkpoint compare-and-set)', async () => {
     const type = `Raced${randomUUID().slice(0, 8)}`;
     const name = `raced_${randomUUID().slice(0, 8)}`;
-    await store.appendToStream(`raced-${randomUUID()}`, Array.from({ length: 40 }, () => ev(type)), { expectedRevision: 'no_stream' });
-    const a = new ProjectionEngine(store, db, [countingProjector(name, type, { atEvent: 0, times: 0 })], silent, { restartDelayMs: 10, batchSize: 5 });
-    const b = new ProjectionEngine(store, db, [countingProjector(name, type, { atEvent: 0, times: 0 })], silent, { restartDelayMs: 10, batchSize: 5 });
+    await store.appendToStream(
+      `raced-${randomUUID()}`,
+      Array.from({ length: 40 }, () => ev(type)),
+      { expectedRevision: 'no_stream' },
+    );
+    const a = new ProjectionEngine(store, db, [countingProjector(name, type, { atEvent: 0, times: 0 })], silent, {
+      restartDelayMs: 10,
+      batchSize: 5,
+    });
+    const b = new ProjectionEngine(store, db, [countingProjector(name, type, { atEvent: 0, times: 0 })], silent, {
+      restartDelayMs: 10,
+      batchSize: 5,
+    });
     await Promise.all([a.start(), b.start()]);
     await new Promise((r) => setTimeout(r, 300));
     await Promise.all([a.stop(), b.stop()]);

@@ -1,11 +1,11 @@
-import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'chai';
 import { sql } from 'kysely';
-import { openDatabase, type DatabaseHandle } from '../../infrastructure/db/database.js';
+import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { ev } from '../support/fixtures.js';
@@ -22,20 +22,38 @@ describe('projector killed mid-batch', function () {
 
   let dataDir: string | undefined;
   const open = (): Promise<DatabaseHandle> => openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir });
-  before(() => { if (!process.env.DATABASE_URL) dataDir = mkdtempSync(join(tmpdir(), 'kill-')); });
-  after(() => { if (dataDir) rmSync(dataDir, { recursive: true, force: true }); });
+  before(() => {
+    if (!process.env.DATABASE_URL) dataDir = mkdtempSync(join(tmpdir(), 'kill-'));
+  });
+  after(() => {
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
 
   const child = (env: Record<string, string>) => {
     const p = spawn(process.execPath, ['--import', 'tsx', 'test/support/projector-child.ts'], {
-      env: { ...process.env, ...env, ...(dataDir ? { KILL_DATA_DIR: dataDir } : {}) }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env, ...(dataDir ? { KILL_DATA_DIR: dataDir } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    p.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-    p.stderr.on('data', (b: Buffer) => { out += b.toString(); });
-    const waitFor = (marker: string) => new Promise<void>((resolve, reject) => {
-      const t = setInterval(() => { if (out.includes(marker)) { clearInterval(t); resolve(); } }, 20);
-      p.on('exit', (code) => { clearInterval(t); if (!out.includes(marker)) reject(new Error(`child exited ${code} before ${marker}:\n${out}`)); });
+    p.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
     });
+    p.stderr.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    const waitFor = (marker: string) =>
+      new Promise<void>((resolve, reject) => {
+        const t = setInterval(() => {
+          if (out.includes(marker)) {
+            clearInterval(t);
+            resolve();
+          }
+        }, 20);
+        p.on('exit', (code) => {
+          clearInterval(t);
+          if (!out.includes(marker)) reject(new Error(`child exited ${code} before ${marker}:\n${out}`));
+        });
+      });
     return { p, waitFor };
   };
 
@@ -45,7 +63,12 @@ describe('projector killed mid-batch', function () {
     const h = await open();
     await migrateToLatest(h.db as never);
     const store = new PgEventStore(h.db, { now: () => new Date() });
-    for (let i = 0; i < 4; i++) await store.appendToStream(`killed-${randomUUID()}`, Array.from({ length: 25 }, () => ev(type)), { expectedRevision: 'no_stream' });
+    for (let i = 0; i < 4; i++)
+      await store.appendToStream(
+        `killed-${randomUUID()}`,
+        Array.from({ length: 25 }, () => ev(type)),
+        { expectedRevision: 'no_stream' },
+      );
     await h.close(); // PGlite: the data directory has one owner at a time
 
     const first = child({ KILL_TYPE: type, KILL_TOTAL: String(total), STALL_AT: '40' });
@@ -60,8 +83,15 @@ describe('projector killed mid-batch', function () {
     try {
       const rows = await sql<{ n: number }>`select n from kill_test_counts`.execute(check.db);
       expect(rows.rows).to.have.length(total);
-      expect(rows.rows.every((r) => r.n === 1), 'an event was applied twice').to.equal(true);
-      const cp = await check.db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', `kill_${type}`).executeTakeFirstOrThrow();
+      expect(
+        rows.rows.every((r) => r.n === 1),
+        'an event was applied twice',
+      ).to.equal(true);
+      const cp = await check.db
+        .selectFrom('projection_checkpoints')
+        .select('checkpoint')
+        .where('name', '=', `kill_${type}`)
+        .executeTakeFirstOrThrow();
       const ours = await new PgEventStore(check.db, { now: () => new Date() }).readAll({ filter: { eventTypes: [type] }, maxCount: 1000 });
       expect(cp.checkpoint).to.equal(ours.at(-1)!.checkpoint);
       await sql`drop table kill_test_counts`.execute(check.db);

@@ -1,17 +1,17 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { expect } from 'chai';
+import { type Kysely, sql } from 'kysely';
 import type { EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
-import { openDatabase, type DatabaseHandle } from '../../infrastructure/db/database.js';
-import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { allProjectors } from '../../infrastructure/capabilities/index.js';
+import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
+import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { ProjectionEngine } from '../../projections/shared/engine.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { ev } from '../support/fixtures.js';
 import { startTestApp } from '../support/http.js';
 import { account, eventually } from '../support/numbers.js';
-import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -22,20 +22,29 @@ describe('projector lease', function () {
   before(async () => {
     s = await storeUnderTest();
     db = s.handle.db as unknown as Kysely<ReadDb>;
-    await sql`create table if not exists projector_lease_counts (event_id text primary key, engine text not null, n int not null)`.execute(db);
+    await sql`create table if not exists projector_lease_counts (event_id text primary key, engine text not null, n int not null)`.execute(
+      db,
+    );
   });
-  after(async () => { await sql`drop table if exists projector_lease_counts`.execute(db); await s.close(); });
+  after(async () => {
+    await sql`drop table if exists projector_lease_counts`.execute(db);
+    await s.close();
+  });
 
   /** A projector that records which engine applied each event, and how often. */
   const recording = (name: string, type: string, engine: string): Projector => ({
-    name, handles: new Set([type]), tables: [],
+    name,
+    handles: new Set([type]),
+    tables: [],
     async apply(trx: Kysely<ReadDb>, e: RecordedEvent) {
       await sql`insert into projector_lease_counts (event_id, engine, n) values (${e.id}, ${engine}, 1)
                 on conflict (event_id) do update set n = projector_lease_counts.n + 1`.execute(trx);
     },
   });
   const appliedBy = async (engine: string) =>
-    (await sql<{ event_id: string }>`select event_id from projector_lease_counts where engine = ${engine}`.execute(db)).rows.map((r) => r.event_id);
+    (await sql<{ event_id: string }>`select event_id from projector_lease_counts where engine = ${engine}`.execute(db)).rows.map(
+      (r) => r.event_id,
+    );
 
   it('lets one of two engines in two runtimes drive a projector; the other applies nothing until the first stops, then resumes from its checkpoint', async () => {
     const type = `Leased${randomUUID().replace(/-/g, '').slice(0, 8)}`;
@@ -74,15 +83,25 @@ describe('projector lease', function () {
       expect(new Set(await appliedBy('b'))).to.deep.equal(new Set(next));
       expect(new Set(await appliedBy('a'))).to.deep.equal(new Set(first));
       const counts = await sql<{ n: number }>`select n from projector_lease_counts`.execute(db);
-      expect(counts.rows.every((r) => r.n === 1), 'no event applied twice').to.equal(true);
-      const cp = await db.selectFrom('projection_checkpoints').select(['checkpoint', 'kind']).where('name', '=', name).executeTakeFirstOrThrow();
+      expect(
+        counts.rows.every((r) => r.n === 1),
+        'no event applied twice',
+      ).to.equal(true);
+      const cp = await db
+        .selectFrom('projection_checkpoints')
+        .select(['checkpoint', 'kind'])
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow();
       expect(cp.kind).to.equal('projector');
     } finally {
       await a.stop();
       await b.stop();
       await second?.close();
     }
-    expect(await db.selectFrom('worker_leases').selectAll().where('name', '=', name).execute(), 'a clean stop frees the lease').to.deep.equal([]);
+    expect(
+      await db.selectFrom('worker_leases').selectAll().where('name', '=', name).execute(),
+      'a clean stop frees the lease',
+    ).to.deep.equal([]);
   });
 });
 

@@ -1,12 +1,12 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import type { Kysely } from 'kysely';
-import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
-import { ReactorRunner, type Reactor } from '../../infrastructure/reactors/reactor-runner.js';
+import { type Reactor, ReactorRunner } from '../../infrastructure/reactors/reactor-runner.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
 import { ev } from '../support/fixtures.js';
 import { eventually } from '../support/numbers.js';
-import { storeUnderTest, type StoreUnderTest } from '../support/stores.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -14,14 +14,20 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 describe('reactor runner', function () {
   this.timeout(30_000);
   let s: StoreUnderTest;
-  before(async () => { s = await storeUnderTest(); });
+  before(async () => {
+    s = await storeUnderTest();
+  });
   after(() => s.close());
 
   const type = () => `Reacted${randomUUID().replace(/-/g, '').slice(0, 8)}`;
   const counting = (name: string, eventType: string, seen: Map<string, string[]>, fail?: { times: number }): Reactor => ({
-    name, handles: [eventType],
+    name,
+    handles: [eventType],
     async handleBatch(batch: readonly RecordedEvent[]) {
-      if (fail && fail.times > 0) { fail.times--; throw new Error('effect failed'); }
+      if (fail && fail.times > 0) {
+        fail.times--;
+        throw new Error('effect failed');
+      }
       for (const e of batch) seen.set(e.id, [...(seen.get(e.id) ?? []), name]);
     },
   });
@@ -40,7 +46,17 @@ describe('reactor runner', function () {
     const a = new ReactorRunner(s.store, db(), counting(name, t, seenA), silent, { leaseTtlMs: 1000 });
     const b = new ReactorRunner(s.store, db(), counting(name, t, seenB), silent, { leaseTtlMs: 1000 });
     await a.start();
-    await eventually(async () => (await s.handle.db.selectFrom('worker_leases' as never).selectAll().where('name' as never, '=', name as never).execute()).length > 0, 'a holds the lease');
+    await eventually(
+      async () =>
+        (
+          await s.handle.db
+            .selectFrom('worker_leases' as never)
+            .selectAll()
+            .where('name' as never, '=', name as never)
+            .execute()
+        ).length > 0,
+      'a holds the lease',
+    );
     await b.start();
     const first = await append(t, 20);
     await eventually(async () => first.every((id) => seenA.has(id)), 'a handled the first events');
@@ -48,7 +64,10 @@ describe('reactor runner', function () {
     await a.stop();
     const second = await append(t, 20);
     await eventually(async () => second.every((id) => seenB.has(id)), 'b handled the next events');
-    expect(first.some((id) => seenB.has(id)), 'b starts after the checkpoint a left').to.equal(false);
+    expect(
+      first.some((id) => seenB.has(id)),
+      'b starts after the checkpoint a left',
+    ).to.equal(false);
     expect([...seenA.values(), ...seenB.values()].every((v) => v.length === 1)).to.equal(true);
     await b.stop();
   });
@@ -63,7 +82,17 @@ describe('reactor runner', function () {
     await eventually(async () => ids.every((id) => seen.has(id)), 'handled after two failures');
     expect(fail.times).to.equal(0);
     const last = (await s.store.readAll({ filter: { eventTypes: [t] } })).at(-1)!;
-    await eventually(async () => ((await s.handle.db.selectFrom('reactor_checkpoints' as never).selectAll().where('name' as never, '=', `retry_${t}` as never).executeTakeFirstOrThrow()) as { checkpoint: string }).checkpoint === last.checkpoint, 'checkpoint at the last event');
+    await eventually(
+      async () =>
+        (
+          (await s.handle.db
+            .selectFrom('reactor_checkpoints' as never)
+            .selectAll()
+            .where('name' as never, '=', `retry_${t}` as never)
+            .executeTakeFirstOrThrow()) as { checkpoint: string }
+        ).checkpoint === last.checkpoint,
+      'checkpoint at the last event',
+    );
     await r.stop();
   });
 });

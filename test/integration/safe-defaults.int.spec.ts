@@ -1,6 +1,6 @@
-import { expect } from 'chai';
 import { createHash, createHmac } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { expect } from 'chai';
+import { type Kysely, sql } from 'kysely';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { eventually, startReceiver } from '../support/webhook-receiver.js';
 
@@ -9,7 +9,9 @@ const dump = async (app: TestApp, table: 'events' | 'webhooks' | 'signups'): Pro
 
 const verifies = (secret: string, r: { headers: Record<string, unknown>; rawBody: Buffer }): boolean => {
   const ts = String(r.headers['x-webhook-timestamp']);
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.concat([Buffer.from(`${ts}.`, 'utf8'), r.rawBody])).digest('hex');
+  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(Buffer.concat([Buffer.from(`${ts}.`, 'utf8'), r.rawBody]))
+    .digest('hex');
   return r.headers['x-webhook-signature'] === `sha256=${mac}`;
 };
 
@@ -18,11 +20,19 @@ describe('safe defaults', function () {
 
   describe('without an admin token (a server database and no ADMIN_TOKEN)', () => {
     let app: TestApp;
-    before(async () => { app = await startTestApp({ ADMIN_TOKEN: '' }); });
+    before(async () => {
+      app = await startTestApp({ ADMIN_TOKEN: '' });
+    });
     after(() => app.close());
 
     it('refuses every /admin and /sandbox request with 403, whatever the client address or header', async () => {
-      for (const [method, path] of [['POST', '/admin/accounts'], ['GET', '/sandbox/faults'], ['GET', '/sandbox/outbox?email=a@b.co'], ['GET', '/sandbox/carrier/purchases'], ['GET', '/sandbox/anything']] as const) {
+      for (const [method, path] of [
+        ['POST', '/admin/accounts'],
+        ['GET', '/sandbox/faults'],
+        ['GET', '/sandbox/outbox?email=a@b.co'],
+        ['GET', '/sandbox/carrier/purchases'],
+        ['GET', '/sandbox/anything'],
+      ] as const) {
         for (const key of [undefined, ADMIN_TOKEN]) {
           const r = await app.call(method, path, { ...(key ? { key } : {}), body: method === 'POST' ? { name: 'x' } : undefined });
           expect(r.status, `${method} ${path}`).to.equal(403);
@@ -36,7 +46,12 @@ describe('safe defaults', function () {
   describe('with an admin token', () => {
     let app: TestApp;
     before(async () => {
-      app = await startTestApp({ SIGNUP_MAX_PER_CLIENT_PER_HOUR: '2', SIGNUP_MAX_PER_EMAIL_PER_HOUR: '50', AUTH_FAILURES_PER_CLIENT: '5', THROTTLE_WINDOW_SECONDS: '3600' });
+      app = await startTestApp({
+        SIGNUP_MAX_PER_CLIENT_PER_HOUR: '2',
+        SIGNUP_MAX_PER_EMAIL_PER_HOUR: '50',
+        AUTH_FAILURES_PER_CLIENT: '5',
+        THROTTLE_WINDOW_SECONDS: '3600',
+      });
     });
     after(() => app.close());
 
@@ -51,11 +66,16 @@ describe('safe defaults', function () {
     it('ignores X-Forwarded-For while TRUST_PROXY is off: one client cannot pass the per-client sign-up limit', async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
-        const r = await app.call('POST', '/v0/agent/sign-up', { body: { human_email: `xff${i}@example.com` }, headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } });
+        const r = await app.call('POST', '/v0/agent/sign-up', {
+          body: { human_email: `xff${i}@example.com` },
+          headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+        });
         statuses.push(r.status);
       }
       expect(statuses).to.deep.equal([200, 200, 429, 429]);
-      const rows = (await app.rt.database.db.selectFrom('signups').select('client_address').where('email', 'like', 'xff%').execute()).map((r) => r.client_address);
+      const rows = (await app.rt.database.db.selectFrom('signups').select('client_address').where('email', 'like', 'xff%').execute()).map(
+        (r) => r.client_address,
+      );
       expect(new Set(rows)).to.deep.equal(new Set(['127.0.0.1']));
     });
 
@@ -75,13 +95,22 @@ describe('safe defaults', function () {
 
   describe('secrets at rest, behind a trusted proxy', () => {
     let app: TestApp;
-    before(async () => { app = await startTestApp({ TRUST_PROXY: 'loopback', SIGNUP_MAX_PER_CLIENT_PER_HOUR: '1' }); });
+    before(async () => {
+      app = await startTestApp({ TRUST_PROXY: 'loopback', SIGNUP_MAX_PER_CLIENT_PER_HOUR: '1' });
+    });
     after(() => app.close());
 
     it('takes the client address from X-Forwarded-For when the peer is a trusted proxy', async () => {
       const statuses: number[] = [];
       for (const ip of ['203.0.113.1', '203.0.113.2', '203.0.113.2']) {
-        statuses.push((await app.call('POST', '/v0/agent/sign-up', { body: { human_email: `proxied-${statuses.length}@example.com` }, headers: { 'x-forwarded-for': ip } })).status);
+        statuses.push(
+          (
+            await app.call('POST', '/v0/agent/sign-up', {
+              body: { human_email: `proxied-${statuses.length}@example.com` },
+              headers: { 'x-forwarded-for': ip },
+            })
+          ).status,
+        );
       }
       expect(statuses).to.deep.equal([200, 200, 429]);
     });
@@ -100,14 +129,21 @@ describe('safe defaults', function () {
       const rx = await startReceiver();
       try {
         const { apiKey } = await app.newAccount('Sealed');
-        const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } })).body as { id: string; secret: string };
+        const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } })).body as {
+          id: string;
+          secret: string;
+        };
         expect(hook.secret).to.match(/^whsec_/);
         expect((await app.call('GET', '/v1/webhooks', { key: apiKey })).body.secret).to.equal(hook.secret);
         await app.call('POST', '/v1/agents', { key: apiKey, body: { name: 'Signed' } });
         const test = await app.call('POST', '/v1/webhooks/test', { key: apiKey });
         expect(test.body.success).to.equal(true);
         await rx.waitFor(2);
-        await eventually(async () => (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items.every((d: { status: string }) => d.status === 'success'));
+        await eventually(async () =>
+          (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items.every(
+            (d: { status: string }) => d.status === 'success',
+          ),
+        );
         expect(rx.received.map((r) => verifies(hook.secret, r as never))).to.deep.equal([true, true]);
         const secretPart = hook.secret.slice('whsec_'.length);
         for (const table of ['events', 'webhooks'] as const) {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
-import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { SignUpRecoveryWorker } from '../../infrastructure/signup/signup-recovery.worker.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { eventually, sandbox } from '../support/numbers.js';
@@ -10,17 +10,26 @@ describe('self-service sign-up', function () {
   this.timeout(60_000);
   let app: TestApp;
   const clock = new TestClock(new Date());
-  before(async () => { app = await startTestApp({ SIGNUP_MAX_PER_EMAIL_PER_HOUR: '3', SIGNUP_MAX_PER_CLIENT_PER_HOUR: '50' }, { clock }); });
+  before(async () => {
+    app = await startTestApp({ SIGNUP_MAX_PER_EMAIL_PER_HOUR: '3', SIGNUP_MAX_PER_CLIENT_PER_HOUR: '50' }, { clock });
+  });
   after(() => app.close());
 
-  const signUp = (email: string, agentName?: string) => app.call('POST', '/v0/agent/sign-up', { body: { human_email: email, ...(agentName ? { agent_name: agentName } : {}) } });
+  const signUp = (email: string, agentName?: string) =>
+    app.call('POST', '/v0/agent/sign-up', { body: { human_email: email, ...(agentName ? { agent_name: agentName } : {}) } });
   const codeFor = async (email: string): Promise<string> => {
     const r = await app.call('GET', `/sandbox/outbox?email=${encodeURIComponent(email)}`, { key: ADMIN_TOKEN });
     expect(r.status).to.equal(200);
     return r.body.data[0].code as string;
   };
-  const verify = (verificationId: string, code: string) => app.call('POST', '/v0/agent/verify', { body: { verification_id: verificationId, otp_code: code, source: 'test' } });
-  const accountsOf = async (email: string) => (app.rt.database.db as unknown as Kysely<ReadDb>).selectFrom('accounts').select(['account_id', 'status']).where('owner_email', '=', email).execute();
+  const verify = (verificationId: string, code: string) =>
+    app.call('POST', '/v0/agent/verify', { body: { verification_id: verificationId, otp_code: code, source: 'test' } });
+  const accountsOf = async (email: string) =>
+    (app.rt.database.db as unknown as Kysely<ReadDb>)
+      .selectFrom('accounts')
+      .select(['account_id', 'status'])
+      .where('owner_email', '=', email)
+      .execute();
 
   it('goes from sign-up to a first API call: account, hosted agent, number, first charge, key', async () => {
     const req = await signUp('Ada@Example.com', 'Ada Bot');

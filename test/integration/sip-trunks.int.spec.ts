@@ -15,7 +15,8 @@ describe('SIP trunks over HTTP', function () {
 
   const create = (body?: unknown, key = acc.apiKey) => app.call('POST', '/v1/sip-trunks', { key, ...(body !== undefined ? { body } : {}) });
   const patch = (id: string, body: unknown) => app.call('PATCH', `/v1/sip-trunks/${id}`, { key: acc.apiKey, body });
-  const route = (numberId: string, sipTrunkId: string | null) => app.call('PATCH', `/v1/numbers/${numberId}`, { key: acc.apiKey, body: { sipTrunkId } });
+  const route = (numberId: string, sipTrunkId: string | null) =>
+    app.call('PATCH', `/v1/numbers/${numberId}`, { key: acc.apiKey, body: { sipTrunkId } });
   const number = async () => (await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '617' } })).body as { id: string };
   const uri = (sip_uri: string, extra: Record<string, unknown> = {}) => ({ origination: { uris: [{ sip_uri, ...extra }] } });
 
@@ -31,8 +32,15 @@ describe('SIP trunks over HTTP', function () {
 
   it('creates a trunk with the spec fields in snake_case, priority and weight defaulting to 10, and reads it back', async () => {
     const r = await create({
-      name: 'Office PBX', transfers: 'sip', transfer_caller_id: 'transferor',
-      origination: { uris: [{ sip_uri: 'sip:pbx.example.com:5061;transport=tls', name: 'primary' }, { sip_uri: 'sip:10.0.0.2', priority: 20, weight: null }] },
+      name: 'Office PBX',
+      transfers: 'sip',
+      transfer_caller_id: 'transferor',
+      origination: {
+        uris: [
+          { sip_uri: 'sip:pbx.example.com:5061;transport=tls', name: 'primary' },
+          { sip_uri: 'sip:10.0.0.2', priority: 20, weight: null },
+        ],
+      },
     });
     expect(r.status).to.equal(200);
     expect(r.body.origination.uris).to.deep.equal([
@@ -41,7 +49,9 @@ describe('SIP trunks over HTTP', function () {
     ]);
     const got = await app.call('GET', `/v1/sip-trunks/${r.body.id}`, { key: acc.apiKey });
     expect(got.body).to.deep.equal(r.body);
-    const upstream = (await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN })).body.data.find((t: { trunkId: string }) => t.trunkId === r.body.id);
+    const upstream = (await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN })).body.data.find(
+      (t: { trunkId: string }) => t.trunkId === r.body.id,
+    );
     expect(upstream.config).to.include({ name: 'Office PBX', transfers: 'sip' });
     const list = await app.call('GET', '/v1/sip-trunks?limit=100', { key: acc.apiKey });
     expect(list.body.data.map((t: { id: string }) => t.id)).to.include(r.body.id);
@@ -80,7 +90,7 @@ describe('SIP trunks over HTTP', function () {
     expect((await patch(t.id, { origination: { uris: [] } })).body.origination.uris).to.deep.equal([]);
   });
 
-  it('routes a number to a trunk, refuses to clear the trunk\'s URIs while it is attached (409 envelope), and moves or stops the route', async () => {
+  it("routes a number to a trunk, refuses to clear the trunk's URIs while it is attached (409 envelope), and moves or stops the route", async () => {
     const t1 = (await create(uri('sip:one.example.com'))).body;
     const t2 = (await create(uri('sip:two.example.com'))).body;
     const n = await number();
@@ -120,9 +130,14 @@ describe('SIP trunks over HTTP', function () {
       expect(r.body.error.code).to.equal('SIP_TRUNK_NOT_FOUND');
     }
     for (const [method, body] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as [string, unknown?][]) {
-      expect((await app.call(method, `/v1/sip-trunks/${foreign.id}`, { key: acc.apiKey, ...(body ? { body } : {}) })).status, method).to.equal(404);
+      expect(
+        (await app.call(method, `/v1/sip-trunks/${foreign.id}`, { key: acc.apiKey, ...(body ? { body } : {}) })).status,
+        method,
+      ).to.equal(404);
     }
-    expect((await app.call('GET', '/v1/sip-trunks?limit=100', { key: acc.apiKey })).body.data.map((t: { id: string }) => t.id)).to.not.include(foreign.id);
+    expect(
+      (await app.call('GET', '/v1/sip-trunks?limit=100', { key: acc.apiKey })).body.data.map((t: { id: string }) => t.id),
+    ).to.not.include(foreign.id);
   });
 
   it('deletes a trunk upstream and soft-deletes it; its numbers stop routing to it (process manager)', async () => {
@@ -134,12 +149,21 @@ describe('SIP trunks over HTTP', function () {
     expect(del.body).to.deep.equal({ success: true, id: t.id });
     expect((await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).status).to.equal(404);
     expect((await app.call('DELETE', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).status).to.equal(404);
-    const upstream = (await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN })).body.data.find((x: { trunkId: string }) => x.trunkId === t.id);
+    const upstream = (await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN })).body.data.find(
+      (x: { trunkId: string }) => x.trunkId === t.id,
+    );
     expect(upstream.deletedAt).to.be.a('string');
-    await eventually(async () => (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.sipTrunkId === null, 'route cleared');
+    await eventually(
+      async () => (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body.sipTrunkId === null,
+      'route cleared',
+    );
     // the history of the trunk is kept, the provider's steps as facts of their own
     expect((await app.rt.store.readStream(`sip_trunk-${t.id}`)).map((e) => e.type)).to.deep.equal([
-      'SipTrunkRequested', 'SipTrunkCreated', 'SipTrunkNumberLinked', 'SipTrunkDeletionRequested', 'SipTrunkDeleted',
+      'SipTrunkRequested',
+      'SipTrunkCreated',
+      'SipTrunkNumberLinked',
+      'SipTrunkDeletionRequested',
+      'SipTrunkDeleted',
     ]);
   });
 
@@ -148,7 +172,10 @@ describe('SIP trunks over HTTP', function () {
     const n = await number();
     await route(n.id, t.id);
     expect((await app.call('DELETE', `/v1/numbers/${n.id}`, { key: acc.apiKey })).status).to.equal(200);
-    await eventually(async () => (await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).body.number_ids.length === 0, 'trunk let go');
+    await eventually(
+      async () => (await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).body.number_ids.length === 0,
+      'trunk let go',
+    );
     expect((await patch(t.id, { origination: { uris: [] } })).status).to.equal(200);
     expect((await route(n.id, t.id)).status).to.equal(409); // released
   });

@@ -1,11 +1,11 @@
-import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
+import { expect } from 'chai';
 import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
-import { WEBHOOKS } from '../../infrastructure/webhooks/tokens.js';
 import { createDeliveryWorker } from '../../infrastructure/webhooks/module.js';
+import { WEBHOOKS } from '../../infrastructure/webhooks/tokens.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
-import { eventually, startReceiver, type Answer, type Receiver } from '../support/webhook-receiver.js';
+import { type Answer, eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -16,11 +16,29 @@ function verifies(secret: string, r: { headers: Record<string, unknown>; rawBody
   const ts = r.headers['x-webhook-timestamp'];
   const sig = r.headers['x-webhook-signature'];
   if (typeof ts !== 'string' || typeof sig !== 'string' || !/^\d+$/.test(ts) || Math.abs(receiverNowS - Number(ts)) > 300) return false;
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.concat([Buffer.from(`${ts}.`, 'utf8'), r.rawBody])).digest('hex');
+  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(Buffer.concat([Buffer.from(`${ts}.`, 'utf8'), r.rawBody]))
+    .digest('hex');
   return sig === `sha256=${mac}`;
 }
 
-type Delivery = { id: string; status: string; attemptCount: number; nextRetryAt: string | null; httpStatus: number | null; errorMessage: string | null; attempts: { attempt: number; status: string; httpStatus: number | null; errorMessage: string | null; attemptedAt: string; nextRetryAt: string | null; responseTimeMs: number }[] };
+type Delivery = {
+  id: string;
+  status: string;
+  attemptCount: number;
+  nextRetryAt: string | null;
+  httpStatus: number | null;
+  errorMessage: string | null;
+  attempts: {
+    attempt: number;
+    status: string;
+    httpStatus: number | null;
+    errorMessage: string | null;
+    attemptedAt: string;
+    nextRetryAt: string | null;
+    responseTimeMs: number;
+  }[];
+};
 
 describe('webhook delivery: schedule, crash, race, slow and failing receivers', function () {
   this.timeout(30_000);
@@ -29,25 +47,43 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
   let rx: Receiver;
   before(async () => {
     // no background delivery worker: each test drives its own workers, so every step is deterministic
-    app = await startTestApp({ WEBHOOK_CONCURRENCY: '0', WEBHOOK_DELIVERY_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: String(LEASE_MS / 1000) }, { clock });
+    app = await startTestApp(
+      { WEBHOOK_CONCURRENCY: '0', WEBHOOK_DELIVERY_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: String(LEASE_MS / 1000) },
+      { clock },
+    );
     rx = await startReceiver();
   });
-  after(async () => { await rx.close(); await app.close(); });
+  after(async () => {
+    await rx.close();
+    await app.close();
+  });
 
   /** An account whose master webhook is `url`, and `n` agent.created deliveries for it, scheduled and projected. */
   async function accountWithDeliveries(url: string, n = 1) {
     const { apiKey } = await app.newAccount('Deliveries');
     const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url } })).body as { id: string; secret: string };
     for (let i = 0; i < n; i++) await app.call('POST', '/v1/agents', { key: apiKey, body: { name: `Agent ${i}` } });
-    await eventually(async () => (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.total === n, 10_000, `${n} scheduled deliveries`);
+    await eventually(
+      async () => (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.total === n,
+      10_000,
+      `${n} scheduled deliveries`,
+    );
     return { key: apiKey, hook };
   }
-  const deliveries = async (key: string): Promise<Delivery[]> => (await app.call('GET', '/v1/webhooks/deliveries?limit=100', { key })).body.items;
+  const deliveries = async (key: string): Promise<Delivery[]> =>
+    (await app.call('GET', '/v1/webhooks/deliveries?limit=100', { key })).body.items;
   /** the log once the projector has applied `attempts` attempts of every delivery */
   /** recorded and fully projected: a pending delivery always shows its next attempt (events of one append may arrive in two batches) */
   const settled = (d: Delivery) => d.status !== 'pending' || d.nextRetryAt !== null;
   const afterAttempts = async (key: string, attempts: number): Promise<Delivery[]> =>
-    (await eventually(async () => { const l = await deliveries(key); return l.every((d) => d.attemptCount >= attempts && settled(d)) ? l : null; }, 10_000, `${attempts} attempts projected`))!;
+    (await eventually(
+      async () => {
+        const l = await deliveries(key);
+        return l.every((d) => d.attemptCount >= attempts && settled(d)) ? l : null;
+      },
+      10_000,
+      `${attempts} attempts projected`,
+    ))!;
   /**
    * Requests a receiver got for these deliveries. Assertions count the test's own deliveries only: with
    * EVENTSTORE_URL the event store outlives the read models, so deliveries of earlier suites are replayed
@@ -78,11 +114,19 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
         expect(sent(), `attempt ${i + 2} is due`).to.equal(i + 2);
         [d] = await afterAttempts(key, i + 2);
       }
-      expect(d!).to.include({ status: 'failed', attemptCount: 6, nextRetryAt: null, httpStatus: 500, errorMessage: 'HTTP 500 Internal Server Error' });
-      let at = start;
-      expect(d!.attempts.map((a) => a.attemptedAt)).to.deep.equal([0, ...delays].map((x) => new Date((at += x)).toISOString()));
+      expect(d!).to.include({
+        status: 'failed',
+        attemptCount: 6,
+        nextRetryAt: null,
+        httpStatus: 500,
+        errorMessage: 'HTTP 500 Internal Server Error',
+      });
+      const due = [0, ...delays].map((_, i, all) => start + all.slice(0, i + 1).reduce((a, b) => a + b, 0));
+      expect(d!.attempts.map((a) => a.attemptedAt)).to.deep.equal(due.map((t) => new Date(t).toISOString()));
       expect(d!.attempts.map((a) => a.nextRetryAt)).to.deep.equal([...d!.attempts.slice(1).map((a) => a.attemptedAt), null]);
-      expect(d!.attempts.every((a) => a.status === 'failed' && a.httpStatus === 500 && typeof a.responseTimeMs === 'number')).to.equal(true);
+      expect(d!.attempts.every((a) => a.status === 'failed' && a.httpStatus === 500 && typeof a.responseTimeMs === 'number')).to.equal(
+        true,
+      );
       clock.advance(48 * HOUR);
       await worker.runOnce();
       expect(sent()).to.equal(6);
@@ -90,16 +134,25 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
       const got = sentTo(bad, ids);
       expect(new Set(got.map((r) => r.headers['x-webhook-id']))).to.deep.equal(new Set([d!.id]));
       expect(new Set(got.map((r) => r.body)).size, 'every retry sends the same body').to.equal(1);
-      expect(got.map((r) => Number(r.headers['x-webhook-timestamp']) * 1000)).to.deep.equal(d!.attempts.map((a) => Date.parse(a.attemptedAt)));
+      expect(got.map((r) => Number(r.headers['x-webhook-timestamp']) * 1000)).to.deep.equal(
+        d!.attempts.map((a) => Date.parse(a.attemptedAt)),
+      );
       for (const r of got) expect(verifies(hook.secret, r as never, Number(r.headers['x-webhook-timestamp']))).to.equal(true);
       expect(await eventually(async () => (await webhookStatus(key)) === 'failing')).to.equal(true);
-    } finally { await bad.close(); }
+    } finally {
+      await bad.close();
+    }
   });
 
   it('sends an attempt again after a worker crashed between claim and outcome, never while the lease holds', async () => {
     const { key } = await accountWithDeliveries(rx.url);
     const real = app.rt.get(WEBHOOKS.Sender);
-    const crashing: WebhookSenderPort = { send: async (req) => { await real.send(req); throw new Error('worker process died before recording the outcome'); } };
+    const crashing: WebhookSenderPort = {
+      send: async (req) => {
+        await real.send(req);
+        throw new Error('worker process died before recording the outcome');
+      },
+    };
     const crashed = createDeliveryWorker(app.rt.get, { sender: crashing, workerId: 'crashes' });
     const survivor = createDeliveryWorker(app.rt.get, { workerId: 'survivor' });
     const ids = (await deliveries(key)).map((x) => x.id);
@@ -149,7 +202,9 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
       await worker.runOnce();
       const [ok] = await afterAttempts(key, 2);
       expect(ok).to.include({ status: 'success', httpStatus: 204, attemptCount: 2 });
-    } finally { await slow.close(); }
+    } finally {
+      await slow.close();
+    }
   });
 
   it('stops a pending delivery whose webhook was deleted, without sending it', async () => {
@@ -162,10 +217,15 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
       await app.call('DELETE', '/v1/webhooks', { key });
       clock.advance(5 * MIN);
       await worker.runOnce();
-      const [d] = (await eventually(async () => { const l = await deliveries(key); return l[0]?.status === 'failed' ? l : null; }))!;
+      const [d] = (await eventually(async () => {
+        const l = await deliveries(key);
+        return l[0]?.status === 'failed' ? l : null;
+      }))!;
       expect(d).to.include({ status: 'failed', attemptCount: 1, nextRetryAt: null, errorMessage: 'webhook deleted before delivery' });
       expect(bad.received).to.have.length(1);
-    } finally { await bad.close(); }
+    } finally {
+      await bad.close();
+    }
   });
 
   it('moves the webhook status: failing, active after a success, disabled after 5 exhausted deliveries, active after configure', async () => {
@@ -179,10 +239,17 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
         const pending = (await deliveries(key)).filter((d) => d.status === 'pending').map((d) => d.id);
         const round = async (n: number) => {
           await worker.runOnce();
-          await eventually(async () => (await deliveries(key)).filter((d) => pending.includes(d.id)).every((d) => d.attemptCount === n && settled(d)), 10_000, `round ${n}`);
+          await eventually(
+            async () => (await deliveries(key)).filter((d) => pending.includes(d.id)).every((d) => d.attemptCount === n && settled(d)),
+            10_000,
+            `round ${n}`,
+          );
         };
         await round(1);
-        for (const [i, delay] of [5 * MIN, 30 * MIN, 2 * HOUR, 6 * HOUR, 12 * HOUR].entries()) { clock.advance(delay); await round(i + 2); }
+        for (const [i, delay] of [5 * MIN, 30 * MIN, 2 * HOUR, 6 * HOUR, 12 * HOUR].entries()) {
+          clock.advance(delay);
+          await round(i + 2);
+        }
       };
       await exhaust();
       await eventually(async () => (await webhookStatus(key)) === 'failing', 10_000, 'failing');
@@ -190,7 +257,14 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
       failing = false;
       await app.call('POST', '/v1/agents', { key, body: { name: 'Good news' } });
       const sentBefore = flaky.received.length;
-      await eventually(async () => { await worker.runOnce(); return flaky.received.length > sentBefore; }, 10_000, 'the good news sent');
+      await eventually(
+        async () => {
+          await worker.runOnce();
+          return flaky.received.length > sentBefore;
+        },
+        10_000,
+        'the good news sent',
+      );
       await eventually(async () => (await webhookStatus(key)) === 'active', 10_000, 'active again');
 
       failing = true;
@@ -206,9 +280,18 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
       expect(hook.body.status).to.equal('active');
       failing = false;
       await app.call('POST', '/v1/agents', { key, body: { name: 'Heard' } });
-      const log = (await eventually(async () => { const l = await deliveries(key); return l.length === 8 ? l : null; }, 10_000, 'the delivery after re-enabling'))!;
+      const log = (await eventually(
+        async () => {
+          const l = await deliveries(key);
+          return l.length === 8 ? l : null;
+        },
+        10_000,
+        'the delivery after re-enabling',
+      ))!;
       expect(log.filter((d) => d.status === 'pending')).to.have.length(1);
-    } finally { await flaky.close(); }
+    } finally {
+      await flaky.close();
+    }
   });
 });
 
@@ -216,7 +299,9 @@ describe('webhook delivery by the background worker', function () {
   this.timeout(20_000);
   const clock = new TestClock(new Date());
   let app: TestApp;
-  before(async () => { app = await startTestApp({ WEBHOOK_POLL_INTERVAL_MS: '20' }, { clock }); });
+  before(async () => {
+    app = await startTestApp({ WEBHOOK_POLL_INTERVAL_MS: '20' }, { clock });
+  });
   after(() => app.close());
 
   it('retries a receiver that answers 500, then 200, signing every try so that a compat-notes receiver accepts it', async () => {
@@ -226,23 +311,42 @@ describe('webhook delivery by the background worker', function () {
       const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } })).body;
       const agent = (await app.call('POST', '/v1/agents', { key: apiKey, body: { name: 'Retried' } })).body;
       await rx.waitFor(1);
-      const first = await eventually(async () => { const l = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items; return l[0]?.attemptCount === 1 ? l[0] : null; });
+      const first = await eventually(async () => {
+        const l = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items;
+        return l[0]?.attemptCount === 1 ? l[0] : null;
+      });
       expect(first).to.include({ status: 'pending', httpStatus: 500, responseBody: 'not yet' });
       expect(Date.parse(first.nextRetryAt) - Date.parse(first.lastAttemptAt)).to.equal(5 * MIN);
       clock.advance(5 * MIN);
       await rx.waitFor(2);
-      const done = await eventually(async () => { const l = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items; return l[0]?.status === 'success' ? l[0] : null; });
-      expect(done).to.include({ httpStatus: 200, responseBody: 'thanks', attemptCount: 2, nextRetryAt: null, eventType: 'agent.created', agentId: agent.id });
-      expect(done.attempts.map((a: { status: string; httpStatus: number }) => [a.status, a.httpStatus])).to.deep.equal([['failed', 500], ['success', 200]]);
+      const done = await eventually(async () => {
+        const l = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items;
+        return l[0]?.status === 'success' ? l[0] : null;
+      });
+      expect(done).to.include({
+        httpStatus: 200,
+        responseBody: 'thanks',
+        attemptCount: 2,
+        nextRetryAt: null,
+        eventType: 'agent.created',
+        agentId: agent.id,
+      });
+      expect(done.attempts.map((a: { status: string; httpStatus: number }) => [a.status, a.httpStatus])).to.deep.equal([
+        ['failed', 500],
+        ['success', 200],
+      ]);
       expect(rx.received[0]!.headers['x-webhook-id']).to.equal(done.id);
       expect(rx.received[1]!.headers['x-webhook-id']).to.equal(done.id);
       expect(rx.received[0]!.body).to.equal(rx.received[1]!.body);
       // the receiver's clock at each arrival is the attempt time
-      for (const [i, r] of rx.received.entries()) expect(verifies(hook.secret, r as never, Date.parse(done.attempts[i].attemptedAt) / 1000)).to.equal(true);
+      for (const [i, r] of rx.received.entries())
+        expect(verifies(hook.secret, r as never, Date.parse(done.attempts[i].attemptedAt) / 1000)).to.equal(true);
       expect(verifies('whsec_wrong', rx.received[0] as never, clock.now().getTime() / 1000)).to.equal(false);
       const payload = JSON.parse(rx.received[0]!.body);
       expect(payload).to.include({ event: 'agent.created', channel: null, agentId: agent.id, conversationState: null });
       expect(payload.recentHistory).to.deep.equal([]);
-    } finally { await rx.close(); }
+    } finally {
+      await rx.close();
+    }
   });
 });

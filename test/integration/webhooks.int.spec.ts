@@ -1,21 +1,28 @@
-import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { expect } from 'chai';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
-import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
 import { webhooksProjector } from '../../projections/webhooks.projector.js';
 import { startTestApp, type TestApp } from '../support/http.js';
-import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /** The receiver's check, from compat-notes facts only (no project code). */
-function verifiedByCompatNotes(secret: string, headers: Record<string, string | string[] | undefined>, rawBody: Buffer, nowS = Date.now() / 1000): boolean {
+function verifiedByCompatNotes(
+  secret: string,
+  headers: Record<string, string | string[] | undefined>,
+  rawBody: Buffer,
+  nowS = Date.now() / 1000,
+): boolean {
   const ts = headers['x-webhook-timestamp'];
   const sig = headers['x-webhook-signature'];
   if (typeof ts !== 'string' || typeof sig !== 'string' || !/^\d+$/.test(ts)) return false;
   if (Math.abs(nowS - Number(ts)) > 300) return false;
-  const expected = 'sha256=' + createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.concat([Buffer.from(`${ts}.`), rawBody])).digest('hex');
+  const expected =
+    'sha256=' +
+    createHmac('sha256', Buffer.from(secret, 'utf8'))
+      .update(Buffer.concat([Buffer.from(`${ts}.`), rawBody]))
+      .digest('hex');
   return sig === expected;
 }
 
@@ -30,7 +37,10 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
     otherKey = (await app.newAccount('Globex')).apiKey;
     rx = await startReceiver();
   });
-  after(async () => { await rx.close(); await app.close(); });
+  after(async () => {
+    await rx.close();
+    await app.close();
+  });
 
   const agent = async (name: string, k = key) => (await app.call('POST', '/v1/agents', { key: k, body: { name } })).body as { id: string };
 
@@ -76,7 +86,11 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       const parent = await app.newAccount('Parent');
       const child = await app.newAccount('Child', parent.accountId);
       await app.call('POST', '/v1/webhooks', { key: parent.apiKey, body: { url: `${rx.url}?parent` } });
-      const r = await app.call('POST', '/v1/webhooks', { key: parent.apiKey, headers: { 'x-sub-account-id': child.accountId }, body: { url: `${rx.url}?child` } });
+      const r = await app.call('POST', '/v1/webhooks', {
+        key: parent.apiKey,
+        headers: { 'x-sub-account-id': child.accountId },
+        body: { url: `${rx.url}?child` },
+      });
       expect(r.status).to.equal(200);
       expect((await app.call('GET', '/v1/webhooks', { key: parent.apiKey })).body.url).to.equal(`${rx.url}?parent`);
       expect((await app.call('GET', '/v1/webhooks', { key: child.apiKey })).body.url).to.equal(`${rx.url}?child`);
@@ -134,8 +148,17 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
     });
 
     it('answers 404 AGENT_NOT_FOUND for an unknown agent', async () => {
-      for (const [method, path] of [['GET', '/webhook'], ['POST', '/webhook'], ['DELETE', '/webhook'], ['GET', '/webhook/deliveries'], ['POST', '/webhook/test']] as const) {
-        const r = await app.call(method, `/v1/agents/agt_missing${path}`, { key, ...(method === 'POST' && path === '/webhook' ? { body: { url: rx.url } } : {}) });
+      for (const [method, path] of [
+        ['GET', '/webhook'],
+        ['POST', '/webhook'],
+        ['DELETE', '/webhook'],
+        ['GET', '/webhook/deliveries'],
+        ['POST', '/webhook/test'],
+      ] as const) {
+        const r = await app.call(method, `/v1/agents/agt_missing${path}`, {
+          key,
+          ...(method === 'POST' && path === '/webhook' ? { body: { url: rx.url } } : {}),
+        });
         expect(r.status, `${method} ${path}`).to.equal(404);
         expect(r.body.error.code).to.equal('AGENT_NOT_FOUND');
       }
@@ -144,14 +167,23 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
     it("answers 404 for another account's agent on every operation, and changes nothing", async () => {
       const a = await agent('Private');
       await app.call('POST', `/v1/agents/${a.id}/webhook`, { key, body: { url: rx.url } });
-      for (const [method, path] of [['GET', '/webhook'], ['POST', '/webhook'], ['DELETE', '/webhook'], ['GET', '/webhook/deliveries'], ['POST', '/webhook/test']] as const) {
-        const r = await app.call(method, `/v1/agents/${a.id}${path}`, { key: otherKey, ...(method === 'POST' && path === '/webhook' ? { body: { url: 'https://evil.example.com/' } } : {}) });
+      for (const [method, path] of [
+        ['GET', '/webhook'],
+        ['POST', '/webhook'],
+        ['DELETE', '/webhook'],
+        ['GET', '/webhook/deliveries'],
+        ['POST', '/webhook/test'],
+      ] as const) {
+        const r = await app.call(method, `/v1/agents/${a.id}${path}`, {
+          key: otherKey,
+          ...(method === 'POST' && path === '/webhook' ? { body: { url: 'https://evil.example.com/' } } : {}),
+        });
         expect(r.status, `${method} ${path}`).to.equal(404);
       }
       expect((await app.call('GET', `/v1/agents/${a.id}/webhook`, { key })).body.url).to.equal(rx.url);
     });
 
-    it("of a deleted agent is gone with it", async () => {
+    it('of a deleted agent is gone with it', async () => {
       const a = await agent('Doomed');
       await app.call('POST', `/v1/agents/${a.id}/webhook`, { key, body: { url: rx.url } });
       await app.call('DELETE', `/v1/agents/${a.id}`, { key });
@@ -170,18 +202,41 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       expect(r.body).to.include({ success: true, httpStatus: 200, errorMessage: null });
       expect(r.body.responseTimeMs).to.be.a('number');
       const got = rx.received[before]!;
-      expect(verifiedByCompatNotes(hook.secret, got.headers as never, got.rawBody, app.rt.get<{ now(): Date }>(Symbol.for('ClockPort')).now().getTime() / 1000)).to.equal(true);
+      expect(
+        verifiedByCompatNotes(
+          hook.secret,
+          got.headers as never,
+          got.rawBody,
+          app.rt.get<{ now(): Date }>(Symbol.for('ClockPort')).now().getTime() / 1000,
+        ),
+      ).to.equal(true);
       expect(got.headers['x-webhook-id']).to.equal(r.body.deliveryId);
       expect(got.headers['x-webhook-timestamp']).to.match(/^\d+$/);
       expect(got.headers['content-type']).to.equal('application/json');
       const payload = JSON.parse(got.body);
-      expect(Object.keys(payload)).to.deep.equal(['event', 'channel', 'timestamp', 'agentId', 'data', 'conversationState', 'recentHistory']);
+      expect(Object.keys(payload)).to.deep.equal([
+        'event',
+        'channel',
+        'timestamp',
+        'agentId',
+        'data',
+        'conversationState',
+        'recentHistory',
+      ]);
       expect(payload).to.include({ event: 'agent.message', channel: 'sms', agentId: a.id, conversationState: null });
       expect(payload.data).to.include.keys('conversationId', 'numberId', 'from', 'to', 'message', 'direction', 'receivedAt');
       expect(payload.recentHistory).to.deep.equal([]);
       const log = await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey });
       expect(log.body).to.include({ total: 1, offset: 0, limit: 50 });
-      expect(log.body.items[0]).to.include({ id: r.body.deliveryId, eventType: 'agent.message', channel: 'sms', status: 'success', httpStatus: 200, attemptCount: 1, nextRetryAt: null });
+      expect(log.body.items[0]).to.include({
+        id: r.body.deliveryId,
+        eventType: 'agent.message',
+        channel: 'sms',
+        status: 'success',
+        httpStatus: 200,
+        attemptCount: 1,
+        nextRetryAt: null,
+      });
     });
 
     it("uses the account's first agent when no agentId is given, and null without agents", async () => {
@@ -205,7 +260,13 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
         expect(r.body).to.include({ success: false, httpStatus: 503 });
         expect(r.body.errorMessage).to.match(/503/);
         const item = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items[0];
-        expect(item).to.include({ status: 'failed', httpStatus: 503, responseBody: 'down for maintenance', attemptCount: 1, nextRetryAt: null });
+        expect(item).to.include({
+          status: 'failed',
+          httpStatus: 503,
+          responseBody: 'down for maintenance',
+          attemptCount: 1,
+          nextRetryAt: null,
+        });
         expect(item.attempts).to.have.length(1);
         expect(item.attempts[0]).to.include({ attempt: 1, status: 'failed', httpStatus: 503, nextRetryAt: null });
       } finally {
@@ -239,7 +300,9 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       expect((await app.call('POST', '/v1/webhooks/test', { key: apiKey })).body.error.code).to.equal('WEBHOOK_NOT_FOUND');
       const foreign = await agent('Foreign', otherKey);
       await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } });
-      expect((await app.call('POST', `/v1/webhooks/test?agentId=${foreign.id}`, { key: apiKey })).body.error.code).to.equal('AGENT_NOT_FOUND');
+      expect((await app.call('POST', `/v1/webhooks/test?agentId=${foreign.id}`, { key: apiKey })).body.error.code).to.equal(
+        'AGENT_NOT_FOUND',
+      );
     });
   });
 
@@ -248,7 +311,11 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       const { apiKey } = await app.newAccount('Events');
       await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: `${rx.url}?master` } });
       const a = await agent('Evented', apiKey);
-      await eventually(async () => (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items.some((d: { status: string }) => d.status === 'success'));
+      await eventually(async () =>
+        (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items.some(
+          (d: { status: string }) => d.status === 'success',
+        ),
+      );
       const master = rx.received.filter((r) => r.path === '/hook?master').map((r) => JSON.parse(r.body));
       expect(master.some((p) => p.event === 'agent.created' && p.agentId === a.id && p.data.name === 'Evented')).to.equal(true);
 
@@ -271,11 +338,15 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       const n = await app.call('POST', '/v1/numbers', { key: apiKey, body: { country: 'US', areaCode: '415' } });
       expect(n.status, JSON.stringify(n.body)).to.equal(200);
       expect((await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: apiKey, body: { numberId: n.body.id } })).status).to.equal(200);
-      const sent = (path: string, event: string) => rx.received.find((r) => r.path === `/hook?${path}` && JSON.parse(r.body).event === event);
+      const sent = (path: string, event: string) =>
+        rx.received.find((r) => r.path === `/hook?${path}` && JSON.parse(r.body).event === event);
       const provisioned = (await eventually(() => sent('numbers-master', 'number.provisioned')))!;
       expect(JSON.parse(provisioned.body).data).to.include({ numberId: n.body.id, phoneNumber: n.body.phoneNumber });
       const attached = (await eventually(() => sent('numbers-agent', 'number.attached')))!;
-      expect(JSON.parse(attached.body)).to.deep.include({ agentId: a.id, data: { numberId: n.body.id, agentId: a.id, previousAgentId: null, attachedAt: JSON.parse(attached.body).data.attachedAt } });
+      expect(JSON.parse(attached.body)).to.deep.include({
+        agentId: a.id,
+        data: { numberId: n.body.id, agentId: a.id, previousAgentId: null, attachedAt: JSON.parse(attached.body).data.attachedAt },
+      });
     });
 
     it('sends nothing when no webhook is configured', async () => {
@@ -296,8 +367,19 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       await app.call('POST', '/v1/webhooks', { key: mine.apiKey, body: { url: rx.url } });
       await app.call('POST', '/v1/webhooks/test', { key: mine.apiKey });
       const { apiKey } = await app.newAccount('Theirs');
-      expect((await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body).to.deep.equal({ items: [], total: 0, offset: 0, limit: 50, data: [] });
-      expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({ total: 0, success: 0, failed: 0, successRate: 0 });
+      expect((await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body).to.deep.equal({
+        items: [],
+        total: 0,
+        offset: 0,
+        limit: 50,
+        data: [],
+      });
+      expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({
+        total: 0,
+        success: 0,
+        failed: 0,
+        successRate: 0,
+      });
       expect((await app.call('GET', '/v1/webhooks/deliveries/stats', { key: apiKey })).body.total).to.equal(0);
     });
 
@@ -309,7 +391,9 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       try {
         await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: bad.url } });
         await app.call('POST', '/v1/webhooks/test', { key: apiKey });
-      } finally { await bad.close(); }
+      } finally {
+        await bad.close();
+      }
       const page = await app.call('GET', '/v1/webhooks/deliveries?limit=2&offset=1&hours=1', { key: apiKey });
       expect(page.body).to.include({ total: 4, offset: 1, limit: 2 });
       expect(page.body.items).to.have.length(2);
@@ -318,7 +402,12 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       expect(stats.byEventType).to.deep.equal({ 'agent.message': { total: 4, success: 3, failed: 1, pending: 0 } });
       expect(stats.byHour.length).to.be.within(24, 25);
       expect(stats.byHour.reduce((n: number, h: { total: number }) => n + h.total, 0)).to.equal(4);
-      expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({ total: 4, success: 3, failed: 1, successRate: 75 });
+      expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({
+        total: 4,
+        success: 3,
+        failed: 1,
+        successRate: 75,
+      });
     });
   });
 
@@ -334,9 +423,25 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
 
   it('documents every webhook path in the OpenAPI document', async () => {
     const doc = (await app.call('GET', '/openapi.json')).body;
-    expect(doc.paths).to.include.keys('/v1/webhooks', '/v1/webhooks/deliveries', '/v1/webhooks/deliveries/stats', '/v1/webhooks/deliveries/all-time',
-      '/v1/webhooks/test', '/v1/agents/{agent_id}/webhook', '/v1/agents/{agent_id}/webhook/deliveries', '/v1/agents/{agent_id}/webhook/test');
-    expect(doc.components.schemas.WebhookResponse.required).to.include.members(['id', 'url', 'secret', 'status', 'contextLimit', 'timeout', 'createdAt']);
+    expect(doc.paths).to.include.keys(
+      '/v1/webhooks',
+      '/v1/webhooks/deliveries',
+      '/v1/webhooks/deliveries/stats',
+      '/v1/webhooks/deliveries/all-time',
+      '/v1/webhooks/test',
+      '/v1/agents/{agent_id}/webhook',
+      '/v1/agents/{agent_id}/webhook/deliveries',
+      '/v1/agents/{agent_id}/webhook/test',
+    );
+    expect(doc.components.schemas.WebhookResponse.required).to.include.members([
+      'id',
+      'url',
+      'secret',
+      'status',
+      'contextLimit',
+      'timeout',
+      'createdAt',
+    ]);
   });
 });
 
@@ -349,7 +454,16 @@ describe('webhooks in live mode', () => {
   });
   after(() => app.close());
 
-  for (const url of ['http://127.0.0.1:8080/h', 'http://10.1.2.3/h', 'http://192.168.1.1/h', 'http://169.254.169.254/latest', 'http://[::1]/h', 'http://localhost/h', 'http://[fe80::1]/h', 'http://[::ffff:127.0.0.1]/h']) {
+  for (const url of [
+    'http://127.0.0.1:8080/h',
+    'http://10.1.2.3/h',
+    'http://192.168.1.1/h',
+    'http://169.254.169.254/latest',
+    'http://[::1]/h',
+    'http://localhost/h',
+    'http://[fe80::1]/h',
+    'http://[::ffff:127.0.0.1]/h',
+  ]) {
     it(`refuses ${url} with 422`, async () => {
       const r = await app.call('POST', '/v1/webhooks', { key, body: { url } });
       expect(r.status).to.equal(422);
@@ -366,6 +480,8 @@ describe('webhooks in live mode', () => {
     try {
       const { apiKey } = await open.newAccount('Lab');
       expect((await open.call('POST', '/v1/webhooks', { key: apiKey, body: { url: 'http://127.0.0.1:9/h' } })).status).to.equal(200);
-    } finally { await open.close(); }
+    } finally {
+      await open.close();
+    }
   });
 });

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
-import { accountEventTypes, type AccountEvent } from '../../domain/account/account.decider.js';
-import { agentEventTypes, type AgentEvent } from '../../domain/agent/agent.decider.js';
-import { phoneNumberEventTypes, type PhoneNumberEvent } from '../../domain/phone-number/phone-number.decider.js';
-import { signUpEventTypes, type SignUpEvent } from '../../domain/signup/signup.decider.js';
-import { sipTrunkEventTypes, type SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
-import { webhookDeliveryEventTypes, type WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
-import { webhookEventTypes, type WebhookEvent } from '../../domain/webhook/webhook.decider.js';
+import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
+import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
+import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
+import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
+import { type SipTrunkEvent, sipTrunkEventTypes } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { type WebhookEvent, webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
+import { type WebhookDeliveryEvent, webhookDeliveryEventTypes } from '../../domain/webhook/webhook-delivery.decider.js';
+import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
-import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
 import { signupsProjector } from '../../projections/signups.projector.js';
@@ -35,7 +35,7 @@ const listsAreUnions: [
 const noop = async () => undefined;
 
 describe('typed projector definitions', () => {
-  it("handles exactly the types of the event union it names, for every projector", () => {
+  it('handles exactly the types of the event union it names, for every projector', () => {
     expect(listsAreUnions.every(Boolean)).to.equal(true);
     const cases: [typeof accountsProjector, readonly string[]][] = [
       [accountsProjector, accountEventTypes],
@@ -53,26 +53,32 @@ describe('typed projector definitions', () => {
 
   it('refuses at compile time a definition that misses an event, adds a foreign one, or misreads one', () => {
     const complete = defineProjector<AgentEvent>({
-      name: 'complete', tables: [],
+      name: 'complete',
+      tables: [],
       on: { AgentCreated: noop, AgentUpdated: noop, AgentVoiceModeSwitched: noop, AgentDeleted: noop },
     });
     expect([...complete.handles]).to.have.length(4);
 
     defineProjector<AgentEvent>({
-      name: 'missing', tables: [],
+      name: 'missing',
+      tables: [],
       // @ts-expect-error AgentDeleted has no handler: an event added to the union cannot be forgotten
       on: { AgentCreated: noop, AgentUpdated: noop, AgentVoiceModeSwitched: noop },
     });
     defineProjector<Extract<AgentEvent, { type: 'AgentCreated' }>>({
-      name: 'foreign', tables: [],
+      name: 'foreign',
+      tables: [],
       // @ts-expect-error AgentDeleted is not in the union this projector names
       on: { AgentCreated: noop, AgentDeleted: noop },
     });
     defineProjector<Extract<AgentEvent, { type: 'AgentCreated' }>>({
-      name: 'misread', tables: [],
+      name: 'misread',
+      tables: [],
       on: {
-        // @ts-expect-error the handler receives AgentCreated, which has no `changes`
-        AgentCreated: async (_db, e) => { void e.data.changes; },
+        AgentCreated: async (_db, e) => {
+          // @ts-expect-error the handler receives AgentCreated, which has no `changes`
+          void e.data.changes;
+        },
       },
     });
   });
@@ -80,14 +86,28 @@ describe('typed projector definitions', () => {
   it('calls the handler of the event type only, and ignores other types', async () => {
     const seen: string[] = [];
     const p = defineProjector<AgentEvent>({
-      name: 'dispatch', tables: [],
+      name: 'dispatch',
+      tables: [],
       on: {
-        AgentCreated: async (_db, e) => { seen.push(`created ${e.data.config.name}`); },
-        AgentUpdated: noop, AgentVoiceModeSwitched: noop,
-        AgentDeleted: async (_db, e) => { seen.push(`deleted ${e.data.name}`); },
+        AgentCreated: async (_db, e) => {
+          seen.push(`created ${e.data.config.name}`);
+        },
+        AgentUpdated: noop,
+        AgentVoiceModeSwitched: noop,
+        AgentDeleted: async (_db, e) => {
+          seen.push(`deleted ${e.data.name}`);
+        },
       },
     });
-    const base = { id: 'e', metadata: {} as never, streamName: 'agent-a', streamRevision: 0n, globalPosition: 0n, checkpoint: '0/0', createdAt: '' };
+    const base = {
+      id: 'e',
+      metadata: {} as never,
+      streamName: 'agent-a',
+      streamRevision: 0n,
+      globalPosition: 0n,
+      checkpoint: '0/0',
+      createdAt: '',
+    };
     await p.apply(null as never, { ...base, type: 'AgentDeleted', data: { agentId: 'a', accountId: 'c', name: 'Ann', deletedAt: '' } });
     await p.apply(null as never, { ...base, type: 'SomethingElse', data: {} });
     expect(seen).to.deep.equal(['deleted Ann']);

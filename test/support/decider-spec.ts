@@ -8,6 +8,7 @@ export const deciderSpec = <C, E, S>(d: Decider<C, E, S>) => ({
     when: (cmd: C) => {
       const run = () => d.decide(cmd, past.reduce(d.evolve, d.initialState()));
       return {
+        // biome-ignore lint/suspicious/noThenProperty: given / when / then is the decider tests' vocabulary; this object is never awaited
         then: (expected: E[]) => expect(run()).to.deep.equal(expected),
         thenThrows: (code: ErrorCode) => expect(run).to.throw(DomainError).with.property('code', code),
       };

@@ -1,21 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { EventMetadata, NewEvent } from '../../application/ports/event-store.port.js';
-import { randomUUID } from 'node:crypto';
 
 /** A clock that only moves when told to. */
 export class TestClock implements ClockPort {
   constructor(private t = new Date('2026-01-01T00:00:00.000Z')) {}
-  now(): Date { return new Date(this.t); }
-  advance(ms: number): void { this.t = new Date(this.t.getTime() + ms); }
-  set(iso: string): void { this.t = new Date(iso); }
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(ms: number): void {
+    this.t = new Date(this.t.getTime() + ms);
+  }
+  set(iso: string): void {
+    this.t = new Date(iso);
+  }
 }
 
 export const meta = (accountId = 'acc_test'): EventMetadata => ({
-  accountId, correlationId: randomUUID(), causationId: null, requestId: null, actor: 'test',
+  accountId,
+  correlationId: randomUUID(),
+  causationId: null,
+  requestId: null,
+  actor: 'test',
 });
 
-export const ev = (type: string, data: Record<string, unknown> = {}, id = randomUUID()): NewEvent =>
-  ({ id, type, data, metadata: meta() });
+export const ev = (type: string, data: Record<string, unknown> = {}, id = randomUUID()): NewEvent => ({ id, type, data, metadata: meta() });
 
 /** Read models that are always caught up: for application tests that answer from no read model. */
 export const noReadModels = { waitFor: async () => undefined };

@@ -1,12 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { loadConfig, type Config } from '../../infrastructure/config/config.js';
+import { type Config, loadConfig } from '../../infrastructure/config/config.js';
+import type { Overrides } from '../../infrastructure/container.js';
 import { openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../../infrastructure/runtime.js';
-import type { Overrides } from '../../infrastructure/container.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** keys sign-up code hashes and webhook secret sealing; fixed, so that every runtime of a test opens what another sealed */
@@ -17,7 +17,9 @@ export async function resetServerDatabase(url: string): Promise<void> {
   const h = await openDatabase({ databaseUrl: url, poolSize: 1 });
   try {
     await migrateToLatest(h.db as never);
-    const rows = await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
+    const rows = await sql<{
+      tablename: string;
+    }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
     if (rows.rows.length) await sql.raw(`truncate ${rows.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
   } finally {
     await h.close();
@@ -28,7 +30,11 @@ export type TestApp = Readonly<{
   url: string;
   rt: Runtime;
   /** fetch relative to the server, JSON in and out */
-  call: (method: string, path: string, o?: { key?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
+  call: (
+    method: string,
+    path: string,
+    o?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ) => Promise<{ status: number; body: any; headers: Headers }>;
   /** a new account through the admin API: its id and key */
   newAccount: (name?: string, parentAccountId?: string) => Promise<{ accountId: string; apiKey: string }>;
   close: () => Promise<void>;
@@ -40,7 +46,12 @@ export type TestApp = Readonly<{
  */
 export async function startTestApp(env: Record<string, string> = {}, overrides: Overrides = {}): Promise<TestApp> {
   const cfg: Config = loadConfig({
-    DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ADMIN_TOKEN, SECRETS_KEY, DEV_ACCOUNT: 'false', EVENT_POLL_INTERVAL_MS: '20',
+    DATA_DIR: 'memory://',
+    LOG_LEVEL: 'silent',
+    ADMIN_TOKEN,
+    SECRETS_KEY,
+    DEV_ACCOUNT: 'false',
+    EVENT_POLL_INTERVAL_MS: '20',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
     ...env,
@@ -54,11 +65,18 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     if (o.key) headers.authorization = `Bearer ${o.key}`;
     let body: string | undefined;
-    if (o.body !== undefined) { headers['content-type'] = 'application/json'; body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body); }
+    if (o.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    }
     const res = await fetch(`${url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed, headers: res.headers };
   };
 
@@ -69,7 +87,10 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
   };
 
   return {
-    url, rt, call, newAccount,
+    url,
+    rt,
+    call,
+    newAccount,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

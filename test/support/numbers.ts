@@ -3,7 +3,10 @@ import { ADMIN_TOKEN, type TestApp } from './http.js';
 
 /** An account through the admin API with a number limit and extra credit (micro-dollars, on top of the $5.00 start). */
 export async function account(app: TestApp, o: { name?: string; numberLimit?: number; creditMicros?: number } = {}) {
-  const r = await app.call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: o.name ?? 'Numbers test', ...(o.numberLimit !== undefined ? { numberLimit: o.numberLimit } : {}) } });
+  const r = await app.call('POST', '/admin/accounts', {
+    key: ADMIN_TOKEN,
+    body: { name: o.name ?? 'Numbers test', ...(o.numberLimit !== undefined ? { numberLimit: o.numberLimit } : {}) },
+  });
   if (r.status !== 200) throw new Error(`admin create account: ${r.status} ${JSON.stringify(r.body)}`);
   const acc = r.body as { accountId: string; apiKey: string };
   if (o.creditMicros) await credit(app, acc.accountId, o.creditMicros);
@@ -29,8 +32,14 @@ export const sandbox = (app: TestApp) => ({
     return r.body;
   },
   clearFaults: () => app.call('DELETE', '/sandbox/faults', { key: ADMIN_TOKEN }),
-  inventory: async (areaCode: string) => (await app.call('GET', `/sandbox/carrier/inventory/${areaCode}`, { key: ADMIN_TOKEN })).body.numbers as { phoneNumber: string; status: string; purchaseKey: string | null }[],
-  purchases: async () => (await app.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as { phoneNumber: string; purchaseKey: string }[],
+  inventory: async (areaCode: string) =>
+    (await app.call('GET', `/sandbox/carrier/inventory/${areaCode}`, { key: ADMIN_TOKEN })).body.numbers as {
+      phoneNumber: string;
+      status: string;
+      purchaseKey: string | null;
+    }[],
+  purchases: async () =>
+    (await app.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as { phoneNumber: string; purchaseKey: string }[],
 });
 
 /** Polls until `check` returns a value (not undefined/false); for effects a process manager applies in the background. */
@@ -48,13 +57,22 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
  * Like startTestApp, but on a database that outlives the app: a PGlite data directory, or the DATABASE_URL
  * server emptied only when `reset` is true. Two of these in a row are one service restarted on the same data.
  */
-export async function startAppOn(o: { dataDir: string; reset: boolean; env?: Record<string, string>; clock?: TestClock }): Promise<TestApp> {
+export async function startAppOn(o: {
+  dataDir: string;
+  reset: boolean;
+  env?: Record<string, string>;
+  clock?: TestClock;
+}): Promise<TestApp> {
   const { loadConfig } = await import('../../infrastructure/config/config.js');
   const { createLogger } = await import('../../infrastructure/logger.js');
   const { createRuntime, listen } = await import('../../infrastructure/runtime.js');
   const { resetServerDatabase } = await import('./http.js');
   const cfg = loadConfig({
-    DATA_DIR: o.dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, DEV_ACCOUNT: 'false', EVENT_POLL_INTERVAL_MS: '20',
+    DATA_DIR: o.dataDir,
+    LOG_LEVEL: 'silent',
+    ADMIN_TOKEN,
+    DEV_ACCOUNT: 'false',
+    EVENT_POLL_INTERVAL_MS: '20',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
     ...(o.env ?? {}),
@@ -73,7 +91,9 @@ export async function startAppOn(o: { dataDir: string; reset: boolean; env?: Rec
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
   return {
-    url, rt, call,
+    url,
+    rt,
+    call,
     newAccount: async (name = 'Test account') => (await call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name } })).body,
     close: async () => {
       server.closeAllConnections();

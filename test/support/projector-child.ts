@@ -4,7 +4,7 @@
  * "MID-BATCH" on stdout after writing the k-th row of a batch and then hangs inside the open transaction,
  * waiting for the parent's SIGKILL. Without STALL_AT it runs until everything is projected and prints "DONE".
  */
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
@@ -28,7 +28,9 @@ const projector: Projector = {
   handles: new Set([type]),
   tables: [],
   async apply(trx, e) {
-    await sql`insert into kill_test_counts (event_id, n) values (${e.id}, 1) on conflict (event_id) do update set n = kill_test_counts.n + 1`.execute(trx);
+    await sql`insert into kill_test_counts (event_id, n) values (${e.id}, 1) on conflict (event_id) do update set n = kill_test_counts.n + 1`.execute(
+      trx,
+    );
     applied++;
     if (stallAt !== null && applied === stallAt) {
       process.stdout.write('MID-BATCH\n');

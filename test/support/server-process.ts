@@ -1,10 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 /**
  * `npm start`'s entry point in a child process with the given environment: resolves with the base URL it
  * prints (and everything it printed so far) once it listens; rejects if it exits or takes over 60 s.
  */
-export function startServerProcess(env: NodeJS.ProcessEnv, ready = (out: string) => out.includes('API docs')): Promise<{ child: ChildProcess; base: string; out: string }> {
+export function startServerProcess(
+  env: NodeJS.ProcessEnv,
+  ready = (out: string) => out.includes('API docs'),
+): Promise<{ child: ChildProcess; base: string; out: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -12,9 +15,17 @@ export function startServerProcess(env: NodeJS.ProcessEnv, ready = (out: string)
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m && ready(out)) { clearTimeout(t); resolve({ child, base: m[1]!, out }); }
+      if (m && ready(out)) {
+        clearTimeout(t);
+        resolve({ child, base: m[1]!, out });
+      }
     });
-    child.stderr!.on('data', (b: Buffer) => { out += b.toString(); });
-    child.on('exit', (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}:\n${out}`)); });
+    child.stderr!.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
   });
 }

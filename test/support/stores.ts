@@ -1,10 +1,10 @@
-import { openDatabase, type DatabaseHandle } from '../../infrastructure/db/database.js';
+import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
-import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 // static, not `await import()`: mocha loads specs through require, and a dynamic import would load a second
 // copy of the port module, breaking `instanceof WrongExpectedRevisionError`
 import { EsdbEventStore } from '../../infrastructure/event-store/esdb-event-store.js';
-import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { TestClock } from './fixtures.js';
 
 export type StoreUnderTest = { store: EventStorePort; handle: DatabaseHandle; close: () => Promise<void> };
@@ -19,7 +19,9 @@ export async function freshDatabase(): Promise<DatabaseHandle> {
 
 async function resetServerTables(h: DatabaseHandle): Promise<void> {
   const { sql } = await import('kysely');
-  const rows = await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
+  const rows = await sql<{
+    tablename: string;
+  }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
   if (rows.rows.length) await sql.raw(`truncate ${rows.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
 }
 
@@ -28,8 +30,22 @@ export async function storeUnderTest(clock = new TestClock()): Promise<StoreUnde
   const handle = await freshDatabase();
   if (process.env.EVENTSTORE_URL) {
     const store = new EsdbEventStore(process.env.EVENTSTORE_URL);
-    return { store, handle, close: async () => { await store.close(); await handle.close(); } };
+    return {
+      store,
+      handle,
+      close: async () => {
+        await store.close();
+        await handle.close();
+      },
+    };
   }
   const store = new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
-  return { store, handle, close: async () => { await store.close(); await handle.close(); } };
+  return {
+    store,
+    handle,
+    close: async () => {
+      await store.close();
+      await handle.close();
+    },
+  };
 }

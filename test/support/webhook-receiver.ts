@@ -1,6 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export type Received = Readonly<{ headers: IncomingHttpHeaders; rawBody: Buffer; body: string; path: string }>;
 /** How to answer the n-th request (0-based): a status (and body), or never. */
@@ -30,19 +29,29 @@ export async function startReceiver(initial: (r: Received, n: number) => Answer 
       const n = received.length;
       received.push(r);
       const a = answerFn(r, n);
-      if (a === 'hang') { hanging.add(res); return; }
+      if (a === 'hang') {
+        hanging.add(res);
+        return;
+      }
       res.writeHead(a.status, { 'content-type': 'text/plain', ...(a.headers ?? {}) });
       res.end(a.body ?? '');
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return {
     url,
     received,
-    answer: (fn) => { answerFn = fn; },
-    waitFor: async (n, timeoutMs = 10_000) => { await eventually(() => received.length >= n, timeoutMs, `${n} requests (got ${received.length})`); },
+    answer: (fn) => {
+      answerFn = fn;
+    },
+    waitFor: async (n, timeoutMs = 10_000) => {
+      await eventually(() => received.length >= n, timeoutMs, `${n} requests (got ${received.length})`);
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** The PostgreSQL event store: the append-only log plus one row per stream holding its revision. */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,11 +1,13 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * First read models. Every row carries `account_id` and the stream revision it reflects (`revision`), so a
  * replayed event is a no-op. Checkpoints live beside the rows and are written in the same transaction.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`create table projection_checkpoints (name text primary key, checkpoint text not null, updated_at timestamptz not null default now())`.execute(db);
+  await sql`create table projection_checkpoints (name text primary key, checkpoint text not null, updated_at timestamptz not null default now())`.execute(
+    db,
+  );
   await sql`
     create table accounts (
       account_id text primary key,

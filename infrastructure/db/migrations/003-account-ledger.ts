@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** Number slots on the account row, and the ledger: one row per credit or charge, in micro-dollars. */
 export async function up(db: Kysely<unknown>): Promise<void> {

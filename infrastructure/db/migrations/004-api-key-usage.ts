@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * When each key was last used. Operational data, written by the auth middleware at most once a minute per

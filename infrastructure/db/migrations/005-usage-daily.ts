@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** Analytics: daily counters per account and metric (messages, calls, webhook deliveries…), fed by projectors. */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** Self-service sign-up: the owner of an account, and the sign-up processes (for throttles and recovery). */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * Webhooks: configurations (one row per scope: the account's master, or one agent's own), the delivery log

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * Phone numbers, SIP trunks, and the message and call rows a number's history is read from. Every row

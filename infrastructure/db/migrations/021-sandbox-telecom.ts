@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * The sandbox carrier's and SIP provider's own state, kept in the database so that it survives restarts and
@@ -22,7 +22,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       released_at timestamptz,
       available_at timestamptz
     )`.execute(db);
-  await sql`create unique index sandbox_carrier_numbers_key_idx on sandbox_carrier_numbers (purchase_key) where status = 'purchased'`.execute(db);
+  await sql`create unique index sandbox_carrier_numbers_key_idx on sandbox_carrier_numbers (purchase_key) where status = 'purchased'`.execute(
+    db,
+  );
   await sql`create index sandbox_carrier_numbers_area_idx on sandbox_carrier_numbers (area_code)`.execute(db);
   await sql`
     create table sandbox_faults (

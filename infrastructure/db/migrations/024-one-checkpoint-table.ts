@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * One checkpoint table for projectors and reactors: `projection_checkpoints` gains a `kind` column, the
@@ -16,5 +16,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     insert into projection_checkpoints (name, kind, checkpoint, updated_at)
     select name, 'reactor', checkpoint, updated_at from reactor_checkpoints`.execute(db);
   await sql`drop table reactor_checkpoints`.execute(db);
-  await sql`create view reactor_checkpoints as select name, checkpoint, updated_at from projection_checkpoints where kind = 'reactor'`.execute(db);
+  await sql`create view reactor_checkpoints as select name, checkpoint, updated_at from projection_checkpoints where kind = 'reactor'`.execute(
+    db,
+  );
 }

@@ -7,8 +7,14 @@
  */
 import type { AllStreamResolvedEvent, AllStreamSubscription } from '@eventstore/db-client';
 import {
-  START, compareCheckpoints, makeCheckpoint,
-  type Checkpoint, type EventFilter, type RecordedEvent, type Subscription, type SubscriptionHandler,
+  type Checkpoint,
+  compareCheckpoints,
+  type EventFilter,
+  makeCheckpoint,
+  type RecordedEvent,
+  START,
+  type Subscription,
+  type SubscriptionHandler,
 } from '../../../application/ports/event-store.port.js';
 import { fromClient, toRecorded } from './event-mapping.js';
 import { keep } from './filters.js';
@@ -18,7 +24,9 @@ const MAX_PROBE_MS = 5000;
 
 /** A handler failure: ends the subscription (no resubscription), unlike a dropped connection. */
 class HandlerFailed extends Error {
-  constructor(readonly failure: unknown) { super('subscription handler failed'); }
+  constructor(readonly failure: unknown) {
+    super('subscription handler failed');
+  }
 }
 
 /** Pulls what a client subscription has buffered, and says when there is more, an end, or an error. */
@@ -31,10 +39,19 @@ class Pull {
 
   constructor(private readonly s: AllStreamSubscription) {
     s.on('readable', this.poke);
-    s.on('end', () => { this.ended = true; this.poke(); });
-    s.on('close', () => { this.ended = true; this.poke(); });
+    s.on('end', () => {
+      this.ended = true;
+      this.poke();
+    });
+    s.on('close', () => {
+      this.ended = true;
+      this.poke();
+    });
     // stays attached for the life of the stream: a late error on an abandoned subscription must not go unhandled
-    s.on('error', (err: unknown) => { this.error ??= { err }; this.poke(); });
+    s.on('error', (err: unknown) => {
+      this.error ??= { err };
+      this.poke();
+    });
   }
 
   readonly poke = (): void => {
@@ -56,7 +73,9 @@ class Pull {
   }
 
   changed(): Promise<void> {
-    return new Promise((resolve) => { this.waiter = resolve; });
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
   }
 }
 
@@ -104,10 +123,17 @@ export class CatchUpSubscription implements Subscription {
   private probeDelay: number;
   private readonly done: Promise<void>;
 
-  constructor(private readonly deps: CatchUpDeps, private readonly o: CatchUpOptions, private readonly handler: SubscriptionHandler) {
+  constructor(
+    private readonly deps: CatchUpDeps,
+    private readonly o: CatchUpOptions,
+    private readonly handler: SubscriptionHandler,
+  ) {
     this.cursor = o.after;
     this.probeDelay = o.probeMs;
-    this.caughtUp = new Promise<void>((resolve, reject) => { this.resolveCaughtUp = resolve; this.rejectCaughtUp = reject; });
+    this.caughtUp = new Promise<void>((resolve, reject) => {
+      this.resolveCaughtUp = resolve;
+      this.rejectCaughtUp = reject;
+    });
     this.caughtUp.catch(() => undefined);
     this.done = this.run().finally(() => deps.finished(this));
   }
@@ -128,10 +154,16 @@ export class CatchUpSubscription implements Subscription {
         await this.consume(sub);
         return; // only when stopped
       } catch (err) {
-        if (err instanceof HandlerFailed) { this.fail(err.failure); return; }
+        if (err instanceof HandlerFailed) {
+          this.fail(err.failure);
+          return;
+        }
         if (this.stopped) return;
         this.failures++;
-        if (this.failures > this.o.maxAttempts) { this.fail(err); return; }
+        if (this.failures > this.o.maxAttempts) {
+          this.fail(err);
+          return;
+        }
         await this.sleep(Math.min(this.o.baseDelayMs * 2 ** (this.failures - 1), MAX_BACKOFF_MS));
       } finally {
         if (sub) await sub.unsubscribe().catch(() => undefined);
@@ -149,7 +181,9 @@ export class CatchUpSubscription implements Subscription {
       caughtUpAt = source.received + sub.readableLength;
       if (processed >= caughtUpAt) this.markCaughtUp();
     });
-    sub.on('confirmation', () => { this.failures = 0; });
+    sub.on('confirmation', () => {
+      this.failures = 0;
+    });
     for (;;) {
       const items = await this.take(source);
       if (items === null) {
@@ -168,7 +202,11 @@ export class CatchUpSubscription implements Subscription {
         if (keep(this.o.filter, e)) batch.push(toRecorded(e));
       }
       if (batch.length > 0) {
-        try { await this.handler(batch); } catch (err) { throw new HandlerFailed(err); }
+        try {
+          await this.handler(batch);
+        } catch (err) {
+          throw new HandlerFailed(err);
+        }
       }
       this.cursor = last;
       processed += items.length;
@@ -196,8 +234,13 @@ export class CatchUpSubscription implements Subscription {
     if (this.isCaughtUp || this.stopped || this.probeTimer || this.probing) return;
     this.probeTimer = setTimeout(() => {
       this.probeTimer = null;
-      this.probing = this.probe().finally(() => { this.probing = null; this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS); });
-      void this.probing.then(() => { if (this.idle) this.scheduleProbe(); });
+      this.probing = this.probe().finally(() => {
+        this.probing = null;
+        this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS);
+      });
+      void this.probing.then(() => {
+        if (this.idle) this.scheduleProbe();
+      });
     }, this.probeDelay);
   }
 
@@ -232,7 +275,11 @@ export class CatchUpSubscription implements Subscription {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => { clearTimeout(t); this.wake = null; resolve(); };
+      const done = () => {
+        clearTimeout(t);
+        this.wake = null;
+        resolve();
+      };
       const t = setTimeout(done, ms);
       this.wake = done;
     });

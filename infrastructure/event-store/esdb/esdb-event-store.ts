@@ -5,13 +5,31 @@
  * subscription (`catch-up-subscription.ts`).
  */
 import {
-  BACKWARDS, END, EventStoreDBClient, FORWARDS, START as FROM_START, StreamNotFoundError, WrongExpectedVersionError,
+  BACKWARDS,
+  END,
+  EventStoreDBClient,
+  FORWARDS,
+  START as FROM_START,
   type Position,
+  StreamNotFoundError,
+  WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import {
-  START, compareCheckpoints, makeCheckpoint, WrongExpectedRevisionError,
-  type AppendResult, type Checkpoint, type EventStorePort, type ExpectedRevision, type NewEvent, type ReadAllOptions,
-  type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription, type SubscriptionHandler,
+  type AppendResult,
+  type Checkpoint,
+  compareCheckpoints,
+  type EventStorePort,
+  type ExpectedRevision,
+  makeCheckpoint,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  START,
+  type SubscribeOptions,
+  type Subscription,
+  type SubscriptionHandler,
+  WrongExpectedRevisionError,
 } from '../../../application/ports/event-store.port.js';
 import { CatchUpSubscription } from './catch-up-subscription.js';
 import { fromClient, positionOf, toEsdbExpected, toJsonEvent, toRecorded } from './event-mapping.js';
@@ -51,7 +69,10 @@ export class EsdbEventStore implements EventStorePort {
   private readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<CatchUpSubscription>();
 
-  constructor(connectionString: string, private readonly o: EsdbEventStoreOptions = {}) {
+  constructor(
+    connectionString: string,
+    private readonly o: EsdbEventStoreOptions = {},
+  ) {
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
@@ -105,7 +126,12 @@ export class EsdbEventStore implements EventStorePort {
     for (;;) {
       // forward reads of $all include the event at the start position: ask for one more and drop it below
       const ask = maxCount - out.length + (after === START ? 0 : 1);
-      const page = await readAllFiltered(this.client, { from: after === START ? 'start' : positionOf(after), backwards: false, maxCount: ask, filter: wire });
+      const page = await readAllFiltered(this.client, {
+        from: after === START ? 'start' : positionOf(after),
+        backwards: false,
+        maxCount: ask,
+        filter: wire,
+      });
       for (const e of page) {
         const cp = makeCheckpoint(e.commit, e.prepare);
         if (after !== START && compareCheckpoints(cp, after) <= 0) continue;
@@ -139,7 +165,8 @@ export class EsdbEventStore implements EventStorePort {
     const clientFilter = toClientFilter(wire);
     const sub = new CatchUpSubscription(
       {
-        open: (after) => this.client.subscribeToAll({ fromPosition: after === START ? FROM_START : positionOf(after), filter: clientFilter }),
+        open: (after) =>
+          this.client.subscribeToAll({ fromPosition: after === START ? FROM_START : positionOf(after), filter: clientFilter }),
         nothingAfter: async (after) => (await this.readAll({ after, maxCount: 1, ...(o.filter ? { filter: o.filter } : {}) })).length === 0,
         finished: (s) => this.subscriptions.delete(s),
       },

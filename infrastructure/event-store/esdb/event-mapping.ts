@@ -5,12 +5,24 @@
  * the subscription all turn what they read into the same `RecordedEvent` (see docs/event-store.md).
  */
 import {
-  ANY, NO_STREAM, STREAM_EXISTS, jsonEvent,
-  type AppendExpectedRevision, type EventData, type JSONType, type Position, type RecordedEvent as EsdbRecordedEvent,
+  ANY,
+  type AppendExpectedRevision,
+  type RecordedEvent as EsdbRecordedEvent,
+  type EventData,
+  type JSONType,
+  jsonEvent,
+  NO_STREAM,
+  type Position,
+  STREAM_EXISTS,
 } from '@eventstore/db-client';
 import {
-  makeCheckpoint, parseCheckpoint,
-  type Checkpoint, type EventMetadata, type ExpectedRevision, type NewEvent, type RecordedEvent,
+  type Checkpoint,
+  type EventMetadata,
+  type ExpectedRevision,
+  makeCheckpoint,
+  type NewEvent,
+  parseCheckpoint,
+  type RecordedEvent,
 } from '../../../application/ports/event-store.port.js';
 import { upcast } from '../upcasters.js';
 
@@ -40,12 +52,20 @@ export function toJsonEvent(e: NewEvent): EventData {
 export function fromClient(e: EsdbRecordedEvent): RawEvent {
   if (!e.position) throw new Error(`event ${e.id} of ${e.streamId} came without a position`);
   return {
-    id: e.id, type: e.type, streamName: e.streamId, revision: e.revision, data: e.data, metadata: e.metadata,
-    created: e.created, commit: e.position.commit, prepare: e.position.prepare,
+    id: e.id,
+    type: e.type,
+    streamName: e.streamId,
+    revision: e.revision,
+    data: e.data,
+    metadata: e.metadata,
+    created: e.created,
+    commit: e.position.commit,
+    prepare: e.position.prepare,
   };
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !Array.isArray(v);
 
 export function toRecorded(e: RawEvent): RecordedEvent {
   const metadata = (isRecord(e.metadata) ? e.metadata : {}) as EventMetadata;
@@ -66,10 +86,14 @@ export function toRecorded(e: RawEvent): RecordedEvent {
 
 export function toEsdbExpected(r: ExpectedRevision): AppendExpectedRevision {
   switch (r) {
-    case 'no_stream': return NO_STREAM;
-    case 'any': return ANY;
-    case 'stream_exists': return STREAM_EXISTS;
-    default: return r;
+    case 'no_stream':
+      return NO_STREAM;
+    case 'any':
+      return ANY;
+    case 'stream_exists':
+      return STREAM_EXISTS;
+    default:
+      return r;
   }
 }
 

@@ -8,9 +8,9 @@
  * answer into the adapter's `RawEvent`, so the generated protobuf classes are used nowhere else.
  */
 import { convertToCommandError, type EventStoreDBClient, type Position } from '@eventstore/db-client';
+import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
 import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
-import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import type { CallOptions, Metadata } from '@grpc/grpc-js';
 import type { RawEvent } from './event-mapping.js';
 import type { WireFilter } from './filters.js';
@@ -30,9 +30,11 @@ export async function readAllFiltered(client: EventStoreDBClient, q: FilteredRea
     all.setPosition(p);
   }
   const expr = new ReadReq.Options.FilterOptions.Expression();
-  if ('regex' in q.filter) expr.setRegex(q.filter.regex); else expr.setPrefixList([...q.filter.prefixes]);
+  if ('regex' in q.filter) expr.setRegex(q.filter.regex);
+  else expr.setPrefixList([...q.filter.prefixes]);
   const filter = new ReadReq.Options.FilterOptions();
-  if (q.filter.on === 'stream') filter.setStreamIdentifier(expr); else filter.setEventType(expr);
+  if (q.filter.on === 'stream') filter.setStreamIdentifier(expr);
+  else filter.setEventType(expr);
   filter.setCount(new sharedPb.Empty());
   filter.setCheckpointintervalmultiplier(1);
   const uuid = new ReadReq.Options.UUIDOption();
@@ -48,16 +50,21 @@ export async function readAllFiltered(client: EventStoreDBClient, q: FilteredRea
   req.setOptions(options);
 
   const m = callMachinery(client);
-  return m.execute(streamsGrpc.StreamsClient, 'readAll', (grpcClient) => new Promise<RawEvent[]>((resolve, reject) => {
-    const out: RawEvent[] = [];
-    const call = grpcClient.read(req, ...m.callArguments({}, { deadline: Infinity }));
-    call.on('data', (res: InstanceType<typeof streamsPb.ReadResp>) => {
-      const e = res.getEvent()?.getEvent();
-      if (e) out.push(fromWire(e));
-    });
-    call.on('error', (err: Error) => reject(convertToCommandError(err)));
-    call.on('end', () => resolve(out));
-  }));
+  return m.execute(
+    streamsGrpc.StreamsClient,
+    'readAll',
+    (grpcClient) =>
+      new Promise<RawEvent[]>((resolve, reject) => {
+        const out: RawEvent[] = [];
+        const call = grpcClient.read(req, ...m.callArguments({}, { deadline: Infinity }));
+        call.on('data', (res: InstanceType<typeof streamsPb.ReadResp>) => {
+          const e = res.getEvent()?.getEvent();
+          if (e) out.push(fromWire(e));
+        });
+        call.on('error', (err: Error) => reject(convertToCommandError(err)));
+        call.on('end', () => resolve(out));
+      }),
+  );
 }
 
 /**
@@ -68,7 +75,9 @@ export async function readAllFiltered(client: EventStoreDBClient, q: FilteredRea
  */
 type CallMachinery = {
   execute<T>(
-    client: typeof streamsGrpc.StreamsClient, debugName: string, action: (c: InstanceType<typeof streamsGrpc.StreamsClient>) => Promise<T>,
+    client: typeof streamsGrpc.StreamsClient,
+    debugName: string,
+    action: (c: InstanceType<typeof streamsGrpc.StreamsClient>) => Promise<T>,
   ): Promise<T>;
   callArguments(options: Record<string, never>, callOptions?: Partial<CallOptions>): [Metadata, Partial<CallOptions>];
 };
@@ -104,5 +113,9 @@ function fromWire(r: InstanceType<typeof streamsPb.ReadResp.ReadEvent.RecordedEv
 /** JSON when the bytes parse, else the bytes themselves (another writer's event, labelled JSON but not JSON). */
 function parseJson(bytes: Uint8Array): unknown {
   const text = Buffer.from(bytes).toString('utf8');
-  try { return JSON.parse(text) as unknown; } catch { return bytes; }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return bytes;
+  }
 }

@@ -4,20 +4,23 @@
  * half (`keep`) applies the port's exact meaning again, because the server's filters cannot express all of it
  * (system events written to user-named streams, events in `$`-prefixed streams).
  */
-import { eventTypeFilter, streamNameFilter, type Filter } from '@eventstore/db-client';
+import { eventTypeFilter, type Filter, streamNameFilter } from '@eventstore/db-client';
 import type { EventFilter } from '../../../application/ports/event-store.port.js';
 import { categoryOf } from '../../../domain/shared/streams.js';
 import type { RawEvent } from './event-mapping.js';
 
 const SYSTEM_PREFIX = '$';
 
-export const isSystem = (e: Pick<RawEvent, 'type' | 'streamName'>): boolean => e.type.startsWith(SYSTEM_PREFIX) || e.streamName.startsWith(SYSTEM_PREFIX);
+export const isSystem = (e: Pick<RawEvent, 'type' | 'streamName'>): boolean =>
+  e.type.startsWith(SYSTEM_PREFIX) || e.streamName.startsWith(SYSTEM_PREFIX);
 
 /** The client-side half of the filter (the server did the same, this keeps the port's semantics exact). */
 export const keep = (f: EventFilter | undefined, e: RawEvent): boolean =>
   !isSystem(e) && (!f || ('eventTypes' in f ? f.eventTypes.includes(e.type) : f.streamCategories.includes(categoryOf(e.streamName))));
 
-export type WireFilter = Readonly<{ on: 'stream' | 'type'; regex: string }> | Readonly<{ on: 'stream' | 'type'; prefixes: readonly string[] }>;
+export type WireFilter =
+  | Readonly<{ on: 'stream' | 'type'; regex: string }>
+  | Readonly<{ on: 'stream' | 'type'; prefixes: readonly string[] }>;
 
 /** `^[^$]`: what the client's `excludeSystemEvents()` sends. */
 export const EXCLUDE_SYSTEM_TYPES: WireFilter = { on: 'type', regex: '^[^$]' };

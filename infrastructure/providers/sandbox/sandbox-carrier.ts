@@ -2,12 +2,17 @@ import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { AvailableNumber, CarrierPort, LineInfo, LineType, PurchasedNumber } from '../../../application/numbers/carrier.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
-import { PLATFORM } from '../../platform/tokens.js';
 import {
-  AREA_CODES, areaCodeProblem, areaCodesOf, PREMIUM_CODES, TOLL_FREE_CODES, type NanpCountry,
+  AREA_CODES,
+  areaCodeProblem,
+  areaCodesOf,
+  type NanpCountry,
+  PREMIUM_CODES,
+  TOLL_FREE_CODES,
 } from '../../../domain/phone-number/north-american-area-codes.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { Config } from '../../config/config.js';
+import { PLATFORM } from '../../platform/tokens.js';
 import type { SandboxCarrierNumbersTable, SandboxDb } from './sandbox-db.js';
 import { SANDBOX_FAULTS, type SandboxFaults } from './sandbox-faults.js';
 
@@ -32,8 +37,21 @@ export const LOOKUP_RULES: readonly { digits: string; lineType: LineType; carrie
 ];
 
 const COUNTRY_CODES: readonly [string, string][] = [
-  ['353', 'IE'], ['44', 'GB'], ['33', 'FR'], ['49', 'DE'], ['34', 'ES'], ['39', 'IT'], ['31', 'NL'], ['61', 'AU'], ['64', 'NZ'],
-  ['52', 'MX'], ['55', 'BR'], ['91', 'IN'], ['81', 'JP'], ['65', 'SG'], ['27', 'ZA'],
+  ['353', 'IE'],
+  ['44', 'GB'],
+  ['33', 'FR'],
+  ['49', 'DE'],
+  ['34', 'ES'],
+  ['39', 'IT'],
+  ['31', 'NL'],
+  ['61', 'AU'],
+  ['64', 'NZ'],
+  ['52', 'MX'],
+  ['55', 'BR'],
+  ['91', 'IN'],
+  ['81', 'JP'],
+  ['65', 'SG'],
+  ['27', 'ZA'],
 ];
 
 /** The sandbox's deterministic answer for a number (README: "Sandbox test numbers"). */
@@ -43,8 +61,10 @@ export function sandboxLineInfo(phoneNumber: string): LineInfo {
   if (phoneNumber.startsWith('+1')) {
     if (phoneNumber.length !== 12) return invalid;
     const npa = phoneNumber.slice(2, 5);
-    if (TOLL_FREE_CODES.has(npa)) return { phoneNumber, valid: true, lineType: 'toll-free', country: 'US', carrierName: 'Sandbox Toll-Free', rcsSupported: false };
-    if (PREMIUM_CODES.has(npa)) return { phoneNumber, valid: true, lineType: 'premium', country: 'US', carrierName: 'Sandbox Premium', rcsSupported: false };
+    if (TOLL_FREE_CODES.has(npa))
+      return { phoneNumber, valid: true, lineType: 'toll-free', country: 'US', carrierName: 'Sandbox Toll-Free', rcsSupported: false };
+    if (PREMIUM_CODES.has(npa))
+      return { phoneNumber, valid: true, lineType: 'premium', country: 'US', carrierName: 'Sandbox Premium', rcsSupported: false };
     const info = AREA_CODES.get(npa);
     if (!info) return invalid;
     country = info.country;
@@ -57,7 +77,12 @@ export function sandboxLineInfo(phoneNumber: string): LineInfo {
   return { phoneNumber, valid: true, lineType: rule.lineType, country, carrierName: rule.carrierName, rcsSupported: rule.rcsSupported };
 }
 
-export type InventoryEntry = Readonly<{ phoneNumber: string; status: 'available' | 'purchased' | 'quarantined'; availableAt: string | null; purchaseKey: string | null }>;
+export type InventoryEntry = Readonly<{
+  phoneNumber: string;
+  status: 'available' | 'purchased' | 'quarantined';
+  availableAt: string | null;
+  purchaseKey: string | null;
+}>;
 
 /**
  * A deterministic carrier simulation, not a stub: a finite inventory per real US/CA area code, purchases that
@@ -88,7 +113,10 @@ export class SandboxCarrier implements CarrierPort {
 
   /** Numbers not for sale now: held by someone, or released and still in quarantine. */
   private async unavailable(areaCodes: readonly string[] | null, country: NanpCountry): Promise<Set<string>> {
-    let q = this.db.selectFrom('sandbox_carrier_numbers').select('phone_number').where('country', '=', country)
+    let q = this.db
+      .selectFrom('sandbox_carrier_numbers')
+      .select('phone_number')
+      .where('country', '=', country)
       .where((eb) => eb.or([eb('status', '=', 'purchased'), eb('available_at', '>', this.now())]));
     if (areaCodes) q = q.where('area_code', 'in', areaCodes);
     return new Set((await q.execute()).map((r) => r.phone_number));
@@ -98,7 +126,8 @@ export class SandboxCarrier implements CarrierPort {
     return this.faults.around('carrier.search', async () => {
       if (q.areaCode !== null) {
         const problem = areaCodeProblem(q.country, q.areaCode);
-        if (problem) throw new DomainError('VALIDATION_ERROR', `areaCode ${problem}`, [{ field: 'areaCode', message: problem, type: 'value_error' }]);
+        if (problem)
+          throw new DomainError('VALIDATION_ERROR', `areaCode ${problem}`, [{ field: 'areaCode', message: problem, type: 'value_error' }]);
       }
       const codes = q.areaCode ? [q.areaCode] : areaCodesOf(q.country);
       const taken = await this.unavailable(q.areaCode ? codes : null, q.country);
@@ -115,8 +144,12 @@ export class SandboxCarrier implements CarrierPort {
   }
 
   async findPurchase(idempotencyKey: string): Promise<PurchasedNumber | null> {
-    const r = await this.db.selectFrom('sandbox_carrier_numbers').select(['phone_number', 'carrier_ref'])
-      .where('purchase_key', '=', idempotencyKey).where('status', '=', 'purchased').executeTakeFirst();
+    const r = await this.db
+      .selectFrom('sandbox_carrier_numbers')
+      .select(['phone_number', 'carrier_ref'])
+      .where('purchase_key', '=', idempotencyKey)
+      .where('status', '=', 'purchased')
+      .executeTakeFirst();
     return r ? { phoneNumber: r.phone_number, carrierRef: r.carrier_ref } : null;
   }
 
@@ -126,20 +159,39 @@ export class SandboxCarrier implements CarrierPort {
       if (held) return held;
       const areaCode = o.phoneNumber.slice(2, 5);
       const info = AREA_CODES.get(areaCode);
-      if (!info || !inventoryOf(areaCode).includes(o.phoneNumber)) throw new DomainError('NUMBER_UNAVAILABLE', `The requested number ${o.phoneNumber} is unavailable`);
+      if (!info || !inventoryOf(areaCode).includes(o.phoneNumber))
+        throw new DomainError('NUMBER_UNAVAILABLE', `The requested number ${o.phoneNumber} is unavailable`);
       const now = this.now();
       const row: SandboxCarrierNumbersTable = {
-        phone_number: o.phoneNumber, area_code: areaCode, country: info.country, status: 'purchased', purchase_key: o.idempotencyKey,
-        account_id: o.accountId, carrier_ref: `sbx_${o.phoneNumber.slice(1)}`, purchased_at: now, messaging_url: null, voice_url: null,
-        routed_at: null, released_at: null, available_at: null,
+        phone_number: o.phoneNumber,
+        area_code: areaCode,
+        country: info.country,
+        status: 'purchased',
+        purchase_key: o.idempotencyKey,
+        account_id: o.accountId,
+        carrier_ref: `sbx_${o.phoneNumber.slice(1)}`,
+        purchased_at: now,
+        messaging_url: null,
+        voice_url: null,
+        routed_at: null,
+        released_at: null,
+        available_at: null,
       };
       const { phone_number: _pk, ...again } = row;
       try {
         // first come, first served: a number is taken if nobody holds it and any quarantine is over
-        const bought = await this.db.insertInto('sandbox_carrier_numbers').values(row)
-          .onConflict((oc) => oc.column('phone_number').doUpdateSet(again)
-            .where('sandbox_carrier_numbers.status', '=', 'released').where('sandbox_carrier_numbers.available_at', '<=', now))
-          .returning('phone_number').executeTakeFirst();
+        const bought = await this.db
+          .insertInto('sandbox_carrier_numbers')
+          .values(row)
+          .onConflict((oc) =>
+            oc
+              .column('phone_number')
+              .doUpdateSet(again)
+              .where('sandbox_carrier_numbers.status', '=', 'released')
+              .where('sandbox_carrier_numbers.available_at', '<=', now),
+          )
+          .returning('phone_number')
+          .executeTakeFirst();
         if (!bought) throw new DomainError('NUMBER_UNAVAILABLE', `The requested number ${o.phoneNumber} is unavailable`);
       } catch (err) {
         if (err instanceof DomainError) throw err;
@@ -153,20 +205,37 @@ export class SandboxCarrier implements CarrierPort {
 
   async configureRouting(o: { idempotencyKey: string; phoneNumber: string }): Promise<void> {
     const route = async (set: Partial<SandboxCarrierNumbersTable>, code: 'SMS_PROVIDER_ERROR' | 'TELEPHONY_PROVIDER_ERROR') => {
-      const r = await this.db.updateTable('sandbox_carrier_numbers').set({ ...set, routed_at: this.now() })
-        .where('purchase_key', '=', o.idempotencyKey).where('phone_number', '=', o.phoneNumber).where('status', '=', 'purchased').executeTakeFirst();
+      const r = await this.db
+        .updateTable('sandbox_carrier_numbers')
+        .set({ ...set, routed_at: this.now() })
+        .where('purchase_key', '=', o.idempotencyKey)
+        .where('phone_number', '=', o.phoneNumber)
+        .where('status', '=', 'purchased')
+        .executeTakeFirst();
       if (r.numUpdatedRows === 0n) throw new DomainError(code, `Carrier error: ${o.phoneNumber} is not held by this account`);
     };
-    await this.faults.around('carrier.configureMessaging', () => route({ messaging_url: `${this.inboundBase}/carrier/inbound/messages` }, 'SMS_PROVIDER_ERROR'));
-    await this.faults.around('carrier.configureVoice', () => route({ voice_url: `${this.inboundBase}/carrier/inbound/calls` }, 'TELEPHONY_PROVIDER_ERROR'));
+    await this.faults.around('carrier.configureMessaging', () =>
+      route({ messaging_url: `${this.inboundBase}/carrier/inbound/messages` }, 'SMS_PROVIDER_ERROR'),
+    );
+    await this.faults.around('carrier.configureVoice', () =>
+      route({ voice_url: `${this.inboundBase}/carrier/inbound/calls` }, 'TELEPHONY_PROVIDER_ERROR'),
+    );
   }
 
   release(o: { idempotencyKey: string }): Promise<void> {
     return this.faults.around('carrier.release', async () => {
       const now = this.clock.now();
-      await this.db.updateTable('sandbox_carrier_numbers')
-        .set({ status: 'released', released_at: now.toISOString(), available_at: new Date(now.getTime() + this.quarantineMs).toISOString(), purchase_key: null })
-        .where('purchase_key', '=', o.idempotencyKey).where('status', '=', 'purchased').execute();
+      await this.db
+        .updateTable('sandbox_carrier_numbers')
+        .set({
+          status: 'released',
+          released_at: now.toISOString(),
+          available_at: new Date(now.getTime() + this.quarantineMs).toISOString(),
+          purchase_key: null,
+        })
+        .where('purchase_key', '=', o.idempotencyKey)
+        .where('status', '=', 'purchased')
+        .execute();
     });
   }
 
@@ -188,11 +257,29 @@ export class SandboxCarrier implements CarrierPort {
     });
   }
 
-  async purchases(): Promise<{ phoneNumber: string; purchaseKey: string | null; accountId: string | null; purchasedAt: string | null; messagingUrl: string | null; voiceUrl: string | null }[]> {
-    const rows = await this.db.selectFrom('sandbox_carrier_numbers').selectAll().where('status', '=', 'purchased').orderBy('purchased_at').execute();
+  async purchases(): Promise<
+    {
+      phoneNumber: string;
+      purchaseKey: string | null;
+      accountId: string | null;
+      purchasedAt: string | null;
+      messagingUrl: string | null;
+      voiceUrl: string | null;
+    }[]
+  > {
+    const rows = await this.db
+      .selectFrom('sandbox_carrier_numbers')
+      .selectAll()
+      .where('status', '=', 'purchased')
+      .orderBy('purchased_at')
+      .execute();
     return rows.map((r) => ({
-      phoneNumber: r.phone_number, purchaseKey: r.purchase_key, accountId: r.account_id, purchasedAt: r.purchased_at ? new Date(r.purchased_at).toISOString() : null,
-      messagingUrl: r.messaging_url, voiceUrl: r.voice_url,
+      phoneNumber: r.phone_number,
+      purchaseKey: r.purchase_key,
+      accountId: r.account_id,
+      purchasedAt: r.purchased_at ? new Date(r.purchased_at).toISOString() : null,
+      messagingUrl: r.messaging_url,
+      voiceUrl: r.voice_url,
     }));
   }
 }

@@ -2,15 +2,22 @@ import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
-import { PLATFORM } from '../../platform/tokens.js';
-import { token } from '../../capabilities/token.js';
 import { DomainError } from '../../../domain/shared/errors.js';
+import { token } from '../../capabilities/token.js';
+import { PLATFORM } from '../../platform/tokens.js';
 import type { SandboxDb, SandboxFaultsTable } from './sandbox-db.js';
 
 /** Upstream operations of the sandbox providers that can be made to fail or to be slow. */
 export const FAULT_OPERATIONS = [
-  'carrier.search', 'carrier.purchase', 'carrier.configureMessaging', 'carrier.configureVoice', 'carrier.release', 'carrier.lookup',
-  'sip.createTrunk', 'sip.updateTrunk', 'sip.deleteTrunk',
+  'carrier.search',
+  'carrier.purchase',
+  'carrier.configureMessaging',
+  'carrier.configureVoice',
+  'carrier.release',
+  'carrier.lookup',
+  'sip.createTrunk',
+  'sip.updateTrunk',
+  'sip.deleteTrunk',
 ] as const;
 export type FaultOperation = (typeof FAULT_OPERATIONS)[number];
 export const FAULT_ERRORS = ['SMS_PROVIDER_ERROR', 'TELEPHONY_PROVIDER_ERROR'] as const;
@@ -18,9 +25,15 @@ export type FaultError = (typeof FAULT_ERRORS)[number];
 
 /** The error an operation's fault raises unless told otherwise: messaging-side calls are the SMS provider's. */
 const DEFAULT_ERROR: Record<FaultOperation, FaultError> = {
-  'carrier.search': 'SMS_PROVIDER_ERROR', 'carrier.purchase': 'SMS_PROVIDER_ERROR', 'carrier.configureMessaging': 'SMS_PROVIDER_ERROR',
-  'carrier.configureVoice': 'TELEPHONY_PROVIDER_ERROR', 'carrier.release': 'SMS_PROVIDER_ERROR', 'carrier.lookup': 'SMS_PROVIDER_ERROR',
-  'sip.createTrunk': 'TELEPHONY_PROVIDER_ERROR', 'sip.updateTrunk': 'TELEPHONY_PROVIDER_ERROR', 'sip.deleteTrunk': 'TELEPHONY_PROVIDER_ERROR',
+  'carrier.search': 'SMS_PROVIDER_ERROR',
+  'carrier.purchase': 'SMS_PROVIDER_ERROR',
+  'carrier.configureMessaging': 'SMS_PROVIDER_ERROR',
+  'carrier.configureVoice': 'TELEPHONY_PROVIDER_ERROR',
+  'carrier.release': 'SMS_PROVIDER_ERROR',
+  'carrier.lookup': 'SMS_PROVIDER_ERROR',
+  'sip.createTrunk': 'TELEPHONY_PROVIDER_ERROR',
+  'sip.updateTrunk': 'TELEPHONY_PROVIDER_ERROR',
+  'sip.deleteTrunk': 'TELEPHONY_PROVIDER_ERROR',
 };
 
 export type FaultSpec = Readonly<{
@@ -34,10 +47,24 @@ export type FaultSpec = Readonly<{
   /** how many calls it affects (default 1) */
   times?: number | undefined;
 }>;
-export type Fault = Readonly<{ id: string; operation: string; error: string | null; delayMs: number; afterEffect: boolean; remaining: number; createdAt: string }>;
+export type Fault = Readonly<{
+  id: string;
+  operation: string;
+  error: string | null;
+  delayMs: number;
+  afterEffect: boolean;
+  remaining: number;
+  createdAt: string;
+}>;
 
 const toFault = (r: SandboxFaultsTable): Fault => ({
-  id: r.fault_id, operation: r.operation, error: r.error_code, delayMs: r.delay_ms, afterEffect: r.after_effect, remaining: r.remaining, createdAt: new Date(r.created_at).toISOString(),
+  id: r.fault_id,
+  operation: r.operation,
+  error: r.error_code,
+  delayMs: r.delay_ms,
+  afterEffect: r.after_effect,
+  remaining: r.remaining,
+  createdAt: new Date(r.created_at).toISOString(),
 });
 
 /**
@@ -62,15 +89,26 @@ export class SandboxFaults {
     const delayMs = spec.delayMs ?? 0;
     const error = spec.error ?? (delayMs > 0 ? null : DEFAULT_ERROR[spec.operation]);
     const row: SandboxFaultsTable = {
-      fault_id: this.ids.id('flt'), operation: spec.operation, error_code: error, delay_ms: delayMs, after_effect: spec.afterEffect ?? false,
-      remaining: spec.times ?? 1, created_at: this.clock.now().toISOString(),
+      fault_id: this.ids.id('flt'),
+      operation: spec.operation,
+      error_code: error,
+      delay_ms: delayMs,
+      after_effect: spec.afterEffect ?? false,
+      remaining: spec.times ?? 1,
+      created_at: this.clock.now().toISOString(),
     };
     await this.db.insertInto('sandbox_faults').values(row).execute();
     return toFault(row);
   }
 
   async list(): Promise<Fault[]> {
-    const rows = await this.db.selectFrom('sandbox_faults').selectAll().where('remaining', '>', 0).orderBy('created_at').orderBy('fault_id').execute();
+    const rows = await this.db
+      .selectFrom('sandbox_faults')
+      .selectAll()
+      .where('remaining', '>', 0)
+      .orderBy('created_at')
+      .orderBy('fault_id')
+      .execute();
     return rows.map(toFault);
   }
 
@@ -80,11 +118,23 @@ export class SandboxFaults {
   }
 
   private async consume(operation: FaultOperation): Promise<SandboxFaultsTable | null> {
-    const next = await this.db.selectFrom('sandbox_faults').select('fault_id').where('operation', '=', operation).where('remaining', '>', 0)
-      .orderBy('created_at').orderBy('fault_id').limit(1).executeTakeFirst();
+    const next = await this.db
+      .selectFrom('sandbox_faults')
+      .select('fault_id')
+      .where('operation', '=', operation)
+      .where('remaining', '>', 0)
+      .orderBy('created_at')
+      .orderBy('fault_id')
+      .limit(1)
+      .executeTakeFirst();
     if (!next) return null;
-    const row = await this.db.updateTable('sandbox_faults').set((eb) => ({ remaining: eb('remaining', '-', 1) }))
-      .where('fault_id', '=', next.fault_id).where('remaining', '>', 0).returningAll().executeTakeFirst();
+    const row = await this.db
+      .updateTable('sandbox_faults')
+      .set((eb) => ({ remaining: eb('remaining', '-', 1) }))
+      .where('fault_id', '=', next.fault_id)
+      .where('remaining', '>', 0)
+      .returningAll()
+      .executeTakeFirst();
     return row ?? null;
   }
 
@@ -93,7 +143,11 @@ export class SandboxFaults {
     const f = await this.consume(operation);
     if (!f) return effect();
     const fail = () => {
-      if (f.error_code) throw new DomainError(f.error_code as FaultError, `${f.error_code === 'SMS_PROVIDER_ERROR' ? 'SMS provider' : 'Telephony provider'} error: ${operation} failed upstream (sandbox fault ${f.fault_id})${f.after_effect ? '; the operation may have taken effect' : ''}`);
+      if (f.error_code)
+        throw new DomainError(
+          f.error_code as FaultError,
+          `${f.error_code === 'SMS_PROVIDER_ERROR' ? 'SMS provider' : 'Telephony provider'} error: ${operation} failed upstream (sandbox fault ${f.fault_id})${f.after_effect ? '; the operation may have taken effect' : ''}`,
+        );
     };
     if (!f.after_effect) {
       await sleep(f.delay_ms);

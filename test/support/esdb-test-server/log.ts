@@ -66,12 +66,18 @@ export class InMemoryLog {
   private nextPosition = FIRST_POSITION;
   private waiters: Array<() => void> = [];
 
-  get length(): number { return this.all.length; }
-  at(index: number): StoredEvent | undefined { return this.all[index]; }
+  get length(): number {
+    return this.all.length;
+  }
+  at(index: number): StoredEvent | undefined {
+    return this.all[index];
+  }
 
   /** Resolves at the next append (live subscriptions wait on this). */
   changed(): Promise<void> {
-    return new Promise((resolve) => { this.waiters.push(resolve); });
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+    });
   }
 
   append(stream: string, expected: ExpectedState, events: readonly ProposedEvent[]): AppendOutcome {
@@ -82,10 +88,13 @@ export class InMemoryLog {
     if (replay) return replay;
 
     const okExpected =
-      expected.kind === 'any' ? true
-      : expected.kind === 'no_stream' ? current === -1n
-      : expected.kind === 'stream_exists' ? current >= 0n
-      : expected.revision === current;
+      expected.kind === 'any'
+        ? true
+        : expected.kind === 'no_stream'
+          ? current === -1n
+          : expected.kind === 'stream_exists'
+            ? current >= 0n
+            : expected.revision === current;
     if (!okExpected) return { ok: false, current: current < 0n ? 'no_stream' : current };
     if (events.length === 0) {
       // an empty append succeeds and reports where the stream is (EventStoreDB answers with no position)
@@ -114,7 +123,11 @@ export class InMemoryLog {
    * the same ids → success with the original result; with `any`/`stream_exists`, the first id is looked up in the
    * stream and the following events must match. A partial match is a conflict.
    */
-  private idempotentReplay(existing: readonly StoredEvent[], expected: ExpectedState, events: readonly ProposedEvent[]): AppendOutcome | 'conflict' | null {
+  private idempotentReplay(
+    existing: readonly StoredEvent[],
+    expected: ExpectedState,
+    events: readonly ProposedEvent[],
+  ): AppendOutcome | 'conflict' | null {
     const first = events[0];
     if (!first) return null;
     let start: number;

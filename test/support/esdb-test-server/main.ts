@@ -14,6 +14,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT m
 const server = await startEsdbTestServer({ port, host: process.env.HOST ?? '127.0.0.1' });
 console.log(server.url);
 
-const shutdown = () => { void server.stop().then(() => process.exit(0)); };
+const shutdown = () => {
+  void server.stop().then(() => process.exit(0));
+};
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);

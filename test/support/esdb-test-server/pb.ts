@@ -5,13 +5,14 @@
  *
  * They are CommonJS built by protoc; a default import binds `module.exports`, which is how ESM reaches them.
  */
-import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
-import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
-import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
+
+import codePb from '@eventstore/db-client/generated/code_pb.js';
 import featuresGrpc from '@eventstore/db-client/generated/serverfeatures_grpc_pb.js';
 import featuresPb from '@eventstore/db-client/generated/serverfeatures_pb.js';
+import sharedPb from '@eventstore/db-client/generated/shared_pb.js';
 import statusPb from '@eventstore/db-client/generated/status_pb.js';
-import codePb from '@eventstore/db-client/generated/code_pb.js';
+import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
+import streamsPb from '@eventstore/db-client/generated/streams_pb.js';
 import anyPb from 'google-protobuf/google/protobuf/any_pb.js';
 import emptyPb from 'google-protobuf/google/protobuf/empty_pb.js';
 

@@ -47,15 +47,39 @@
  *  durability (everything lives in memory and is gone on stop), explicit transactions. Regular expressions are
  *  JavaScript's, not .NET's (the same for the simple patterns the adapter sends).
  */
-import * as grpc from '@grpc/grpc-js';
+
 import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
 import {
-  InMemoryLog, matchesFilter, type ExpectedState, type LogFilter, type ProposedEvent, type StoredEvent, type StreamReadStart,
+  type ExpectedState,
+  InMemoryLog,
+  type LogFilter,
+  matchesFilter,
+  type ProposedEvent,
+  type StoredEvent,
+  type StreamReadStart,
 } from './log.js';
 import {
-  Any, AllStreamPosition, AppendResp, BatchAppendResp, Code, Empty, GoogleEmpty, ReadResp, ServerFeaturesService, Status,
-  StreamIdentifier, StreamsService, SupportedMethod, SupportedMethods, UUID, WrongExpectedVersion,
-  type AppendReq, type BatchAppendReq, type ReadFilterOptions, type ReadReq,
+  AllStreamPosition,
+  Any,
+  type AppendReq,
+  AppendResp,
+  type BatchAppendReq,
+  BatchAppendResp,
+  Code,
+  Empty,
+  GoogleEmpty,
+  type ReadFilterOptions,
+  type ReadReq,
+  ReadResp,
+  ServerFeaturesService,
+  Status,
+  StreamIdentifier,
+  StreamsService,
+  SupportedMethod,
+  SupportedMethods,
+  UUID,
+  WrongExpectedVersion,
 } from './pb.js';
 
 export type EsdbTestServerOptions = {
@@ -94,17 +118,22 @@ type ActiveSubscription = { drop: () => void };
 export async function startEsdbTestServer(o: EsdbTestServerOptions = {}): Promise<EsdbTestServer> {
   const log = new InMemoryLog();
   if (o.seedSystemEvents ?? true) {
-    log.append('$epoch-information', { kind: 'any' }, [{
-      id: randomUUID(), type: '$epoch-information', contentType: 'application/json',
-      data: Buffer.from(JSON.stringify({ epochNumber: 0 })), customMetadata: new Uint8Array(),
-    }]);
+    log.append('$epoch-information', { kind: 'any' }, [
+      {
+        id: randomUUID(),
+        type: '$epoch-information',
+        contentType: 'application/json',
+        data: Buffer.from(JSON.stringify({ epochNumber: 0 })),
+        customMetadata: new Uint8Array(),
+      },
+    ]);
   }
   const handlers = new Handlers(log, { caughtUp: o.caughtUp ?? true, batchAppend: o.batchAppend ?? true });
   const server = new grpc.Server();
   server.addService(StreamsService, {
     read: handlers.read,
     append: handlers.append,
-    ...(o.batchAppend ?? true ? { batchAppend: handlers.batchAppend } : {}),
+    ...((o.batchAppend ?? true) ? { batchAppend: handlers.batchAppend } : {}),
   });
   server.addService(ServerFeaturesService, { getSupportedMethods: handlers.getSupportedMethods });
   const host = o.host ?? '127.0.0.1';
@@ -130,7 +159,10 @@ class Handlers {
   private readonly closers = new Set<() => void>();
   readonly starts: Array<'start' | 'end' | bigint> = [];
 
-  constructor(private readonly log: InMemoryLog, private readonly o: { caughtUp: boolean; batchAppend: boolean }) {}
+  constructor(
+    private readonly log: InMemoryLog,
+    private readonly o: { caughtUp: boolean; batchAppend: boolean },
+  ) {}
 
   dropSubscriptions(): void {
     for (const s of [...this.active]) s.drop();
@@ -169,18 +201,24 @@ class Handlers {
     });
     call.on('error', () => undefined); // the client went away: nothing was written
     call.on('end', () => {
-      if (!options) { callback({ code: grpc.status.INVALID_ARGUMENT, details: 'the first AppendReq must carry options' }); return; }
+      if (!options) {
+        callback({ code: grpc.status.INVALID_ARGUMENT, details: 'the first AppendReq must carry options' });
+        return;
+      }
       const stream = streamName(options.getStreamIdentifier());
-      const expected: ExpectedState =
-        options.hasRevision() ? { kind: 'revision', revision: BigInt(options.getRevision()) }
-        : options.hasNoStream() ? { kind: 'no_stream' }
-        : options.hasStreamExists() ? { kind: 'stream_exists' }
-        : { kind: 'any' };
+      const expected: ExpectedState = options.hasRevision()
+        ? { kind: 'revision', revision: BigInt(options.getRevision()) }
+        : options.hasNoStream()
+          ? { kind: 'no_stream' }
+          : options.hasStreamExists()
+            ? { kind: 'stream_exists' }
+            : { kind: 'any' };
       const out = this.log.append(stream, expected, events);
       const res = new AppendResp();
       if (out.ok) {
         const s = new AppendResp.Success();
-        if (out.revision < 0n) s.setNoStream(new Empty()); else s.setCurrentRevision(String(out.revision));
+        if (out.revision < 0n) s.setNoStream(new Empty());
+        else s.setCurrentRevision(String(out.revision));
         if (out.position < 0n) s.setNoPosition(new Empty());
         else {
           const p = new AppendResp.Position();
@@ -191,7 +229,8 @@ class Handlers {
         res.setSuccess(s);
       } else {
         const w = new AppendResp.WrongExpectedVersion();
-        if (out.current === 'no_stream') w.setCurrentNoStream(new Empty()); else w.setCurrentRevision(String(out.current));
+        if (out.current === 'no_stream') w.setCurrentNoStream(new Empty());
+        else w.setCurrentRevision(String(out.current));
         if (expected.kind === 'revision') w.setExpectedRevision(String(expected.revision));
         else if (expected.kind === 'no_stream') w.setExpectedNoStream(new Empty());
         else if (expected.kind === 'stream_exists') w.setExpectedStreamExists(new Empty());
@@ -209,7 +248,10 @@ class Handlers {
       let batch = pending.get(correlation);
       if (!batch) {
         const options = req.getOptions();
-        if (!options) { call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'the first BatchAppendReq of a batch must carry options' }); return; }
+        if (!options) {
+          call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'the first BatchAppendReq of a batch must carry options' });
+          return;
+        }
         batch = { options, events: [] };
         pending.set(correlation, batch);
       }
@@ -217,11 +259,13 @@ class Handlers {
       if (!req.getIsFinal()) return;
       pending.delete(correlation);
       const { options } = batch;
-      const expected: ExpectedState =
-        options.hasStreamPosition() ? { kind: 'revision', revision: BigInt(options.getStreamPosition()) }
-        : options.hasNoStream() ? { kind: 'no_stream' }
-        : options.hasStreamExists() ? { kind: 'stream_exists' }
-        : { kind: 'any' };
+      const expected: ExpectedState = options.hasStreamPosition()
+        ? { kind: 'revision', revision: BigInt(options.getStreamPosition()) }
+        : options.hasNoStream()
+          ? { kind: 'no_stream' }
+          : options.hasStreamExists()
+            ? { kind: 'stream_exists' }
+            : { kind: 'any' };
       const out = this.log.append(streamName(options.getStreamIdentifier()), expected, batch.events);
       const res = new BatchAppendResp();
       res.setCorrelationId(req.getCorrelationId());
@@ -232,7 +276,8 @@ class Handlers {
       else res.setAny(new GoogleEmpty());
       if (out.ok) {
         const s = new BatchAppendResp.Success();
-        if (out.revision < 0n) s.setNoStream(new GoogleEmpty()); else s.setCurrentRevision(String(out.revision));
+        if (out.revision < 0n) s.setNoStream(new GoogleEmpty());
+        else s.setCurrentRevision(String(out.revision));
         if (out.position < 0n) s.setNoPosition(new GoogleEmpty());
         else {
           const p = new AllStreamPosition();
@@ -243,7 +288,8 @@ class Handlers {
         res.setSuccess(s);
       } else {
         const w = new WrongExpectedVersion();
-        if (out.current === 'no_stream') w.setCurrentNoStream(new GoogleEmpty()); else w.setCurrentStreamRevision(String(out.current));
+        if (out.current === 'no_stream') w.setCurrentNoStream(new GoogleEmpty());
+        else w.setCurrentStreamRevision(String(out.current));
         if (expected.kind === 'revision') w.setExpectedStreamPosition(String(expected.revision));
         else if (expected.kind === 'no_stream') w.setExpectedNoStream(new GoogleEmpty());
         else if (expected.kind === 'stream_exists') w.setExpectedStreamExists(new GoogleEmpty());
@@ -270,10 +316,15 @@ class Handlers {
 
   private async serveRead(call: grpc.ServerWritableStream<ReadReq, ReadResp>): Promise<void> {
     const options = call.request.getOptions();
-    if (!options) { call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'ReadReq without options' }); return; }
+    if (!options) {
+      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'ReadReq without options' });
+      return;
+    }
     const structuredIds = options.getUuidOption()?.hasStructured() ?? false;
     let filter: ParsedFilter | null;
-    try { filter = options.hasFilter() ? parseFilter(options.getFilter()!) : null; } catch (err) {
+    try {
+      filter = options.hasFilter() ? parseFilter(options.getFilter()!) : null;
+    } catch (err) {
       call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `bad filter: ${String(err)}` });
       return;
     }
@@ -285,10 +336,16 @@ class Handlers {
     this.closers.add(channel.close);
     try {
       if (stream) {
-        if (options.hasSubscription()) { call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'stream subscriptions are not modelled by the test server' }); return; }
+        if (options.hasSubscription()) {
+          call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'stream subscriptions are not modelled by the test server' });
+          return;
+        }
         const name = streamName(stream.getStreamIdentifier());
-        const from: StreamReadStart = stream.hasRevision() ? { kind: 'revision', revision: BigInt(stream.getRevision()) }
-          : stream.hasEnd() ? { kind: 'end' } : { kind: 'start' };
+        const from: StreamReadStart = stream.hasRevision()
+          ? { kind: 'revision', revision: BigInt(stream.getRevision()) }
+          : stream.hasEnd()
+            ? { kind: 'end' }
+            : { kind: 'start' };
         const events = this.log.readStream(name, from, backwards, count);
         if (events === 'not_found') {
           const nf = new ReadResp.StreamNotFound();
@@ -302,7 +359,10 @@ class Handlers {
         channel.end();
         return;
       }
-      if (!all) { call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'ReadReq without stream or $all options' }); return; }
+      if (!all) {
+        call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: 'ReadReq without stream or $all options' });
+        return;
+      }
       const position = all.getPosition();
       if (options.hasSubscription()) {
         this.starts.push(position ? BigInt(position.getCommitPosition()) : all.hasEnd() ? 'end' : 'start');
@@ -313,7 +373,11 @@ class Handlers {
       // forwards: from the event at the position; backwards: from the event before it
       let i = backwards
         ? (position ? this.log.indexFrom(BigInt(position.getCommitPosition()), false) : all.hasStart() ? 0 : this.log.length) - 1
-        : position ? this.log.indexFrom(BigInt(position.getCommitPosition()), false) : all.hasEnd() ? this.log.length : 0;
+        : position
+          ? this.log.indexFrom(BigInt(position.getCommitPosition()), false)
+          : all.hasEnd()
+            ? this.log.length
+            : 0;
       let sent = 0;
       while (sent < count) {
         const e = this.log.at(i);
@@ -330,7 +394,11 @@ class Handlers {
   }
 
   private async serveSubscription(
-    call: grpc.ServerWritableStream<ReadReq, ReadResp>, channel: Outgoing, start: number, filter: ParsedFilter | null, structuredIds: boolean,
+    call: grpc.ServerWritableStream<ReadReq, ReadResp>,
+    channel: Outgoing,
+    start: number,
+    filter: ParsedFilter | null,
+    structuredIds: boolean,
   ): Promise<void> {
     const entry: ActiveSubscription = {
       drop: () => {
@@ -382,7 +450,9 @@ class Outgoing {
   private signal!: () => void;
 
   constructor(private readonly call: grpc.ServerWritableStream<ReadReq, ReadResp>) {
-    this.whenClosed = new Promise((resolve) => { this.signal = resolve; });
+    this.whenClosed = new Promise((resolve) => {
+      this.signal = resolve;
+    });
     call.on('cancelled', this.close);
     call.on('close', this.close);
     call.on('error', this.close);
@@ -426,7 +496,12 @@ function parseFilter(f: ReadFilterOptions): ParsedFilter {
   };
 }
 
-function proposed(m: { getId(): InstanceType<typeof UUID> | undefined; getMetadataMap(): { get(k: string): string | undefined }; getData_asU8(): Uint8Array; getCustomMetadata_asU8(): Uint8Array }): ProposedEvent {
+function proposed(m: {
+  getId(): InstanceType<typeof UUID> | undefined;
+  getMetadataMap(): { get(k: string): string | undefined };
+  getData_asU8(): Uint8Array;
+  getCustomMetadata_asU8(): Uint8Array;
+}): ProposedEvent {
   const md = m.getMetadataMap();
   return {
     id: uuidString(m.getId()),
@@ -451,14 +526,18 @@ function uuidString(u: InstanceType<typeof UUID> | undefined): string {
   if (!u) return '';
   const s = u.getStructured();
   if (!s) return u.getString();
-  const hex = BigInt.asUintN(64, BigInt(s.getMostSignificantBits())).toString(16).padStart(16, '0')
-    + BigInt.asUintN(64, BigInt(s.getLeastSignificantBits())).toString(16).padStart(16, '0');
+  const hex =
+    BigInt.asUintN(64, BigInt(s.getMostSignificantBits())).toString(16).padStart(16, '0') +
+    BigInt.asUintN(64, BigInt(s.getLeastSignificantBits())).toString(16).padStart(16, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 function uuidMessage(id: string, structured: boolean): InstanceType<typeof UUID> {
   const u = new UUID();
-  if (!structured) { u.setString(id); return u; }
+  if (!structured) {
+    u.setString(id);
+    return u;
+  }
   const hex = id.replace(/-/g, '');
   const s = new UUID.Structured();
   s.setMostSignificantBits(String(BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`))));
