@@ -4,7 +4,7 @@ import type { ClockPort } from '../ports/clock.port.js';
 import type { AccountQueries } from './account-queries.port.js';
 import type { UsageMetric, UsageQueries } from './usage.port.js';
 
-/** The self-serve plan's published limits (spec 8 gives only the number limit; the rest are this service's). */
+/** The self-serve plan's published limits (docs/accounts.md#usage: the number limit, and this service's own limits). */
 export const SELF_SERVE_PLAN = {
   name: 'self-serve',
   limits: { messagesPerMonth: 10_000, voiceMinutesPerMonth: 1_000, maxCallDurationMinutes: 60, concurrentCalls: 5 },

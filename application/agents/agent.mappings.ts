@@ -5,7 +5,7 @@ import type { WebhookMapping } from '../webhooks/registry.js';
 type Of<T extends AgentEvent['type']> = RecordedEvent<Extract<AgentEvent, { type: T }>>;
 
 /**
- * Agent lifecycle as webhook events (our additions to the spec's kinds; receivers that switch on `event`
+ * Agent lifecycle as webhook events (our additions to the public event kinds, docs/webhooks.md#which-events-are-sent; receivers that switch on `event`
  * ignore names they do not know). No channel, no conversation.
  */
 export const agentWebhookMappings: readonly WebhookMapping[] = [

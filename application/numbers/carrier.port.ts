@@ -1,10 +1,10 @@
 import type { NanpCountry } from '../../domain/phone-number/north-american-area-codes.js';
 
 /**
- * The carrier (the "SMS provider" of spec 4.3): number inventory, purchase, routing, release and line-type
+ * The carrier (the "SMS provider" of docs/numbers.md): number inventory, purchase, routing, release and line-type
  * lookup. Shaped by the provisioning use case. Failures are DomainErrors: `VALIDATION_ERROR` (an area code
  * the carrier does not serve), `NUMBER_UNAVAILABLE` (someone else bought it first), `SMS_PROVIDER_ERROR` /
- * `TELEPHONY_PROVIDER_ERROR` (upstream failure; as spec 7.3 warns, the operation may already have executed).
+ * `TELEPHONY_PROVIDER_ERROR` (upstream failure; as docs/errors.md says, the operation may already have executed).
  */
 export type AvailableNumber = Readonly<{ phoneNumber: string; areaCode: string; country: NanpCountry }>;
 export type PurchasedNumber = Readonly<{ phoneNumber: string; carrierRef: string }>;

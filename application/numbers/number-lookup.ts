@@ -10,7 +10,7 @@ export type LookupResult = LineInfo & Readonly<{ cached: boolean; lookedUpAt: st
 export type LookupAnswer = Readonly<{ data: LookupResult[]; chargedNumbers: number; chargedMicros: number }>;
 
 /**
- * Line-type lookup (spec 2.10, 4.3): $0.009 per number looked up at the carrier, through the account ledger.
+ * Line-type lookup (docs/numbers.md#lookup): $0.009 per number looked up at the carrier, through the account ledger.
  * Each account keeps what it paid for for `cacheTtlSeconds`: a number it looked up within that time is
  * answered from the cache and not charged again. A number repeated within one request counts once. The
  * charge is one ledger entry per request, taken after the carrier answered; when the balance cannot cover

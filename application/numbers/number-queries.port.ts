@@ -17,7 +17,7 @@ export type PhoneNumberView = Readonly<{
 }>;
 
 export interface NumberQueries {
-  /** Active numbers only (spec 4.3), oldest first. */
+  /** Active numbers only (docs/numbers.md#provisioning), oldest first. */
   list(accountId: string, page: Page): Promise<PageOf<PhoneNumberView>>;
   /** Active or released. */
   get(accountId: string, numberId: string): Promise<PhoneNumberView | null>;

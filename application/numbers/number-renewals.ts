@@ -11,7 +11,7 @@ import type { NumberQueries } from './number-queries.port.js';
 export type RenewalPass = Readonly<{ renewed: number; paymentFailed: number }>;
 
 /**
- * Monthly renewal (issue 3): every active number costs $3.00 per month, counted from the day it was
+ * Monthly renewal : every active number costs $3.00 per month, counted from the day it was
  * provisioned (the first month is charged by provisioning). A scheduled worker calls `renewDue`; the time
  * comes from the Clock. Each period's charge id is `number_monthly:<numberId>:<period>`, so a repeated pass,
  * a second worker or a crash between charge and record never charges twice. A renewal the balance cannot

@@ -5,7 +5,7 @@ import type { WebhookMapping } from '../webhooks/registry.js';
 type Of<T extends PhoneNumberEvent['type']> = RecordedEvent<Extract<PhoneNumberEvent, { type: T }>>;
 
 /**
- * Number lifecycle as webhook events (our additions to the spec's kinds). A number's events go to the
+ * Number lifecycle as webhook events (our additions to the public event kinds, docs/webhooks.md#which-events-are-sent). A number's events go to the
  * webhook of the agent concerned when there is one (attach, detach, release of an attached number), else to
  * the account's master webhook.
  */

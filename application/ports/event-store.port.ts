@@ -14,7 +14,7 @@ export type EventMetadata = Readonly<{
   requestId: string | null;
   /** who did it: `key:<apiKeyId>`, `admin`, `system:<component>`, `cli` */
   actor: string;
-  /** Version of the data's shape; upcasters lift old versions on read (STYLE.md R3). */
+  /** Version of the data's shape; upcasters lift old versions on read (docs/event-store.md#aggregates-and-events). */
   schemaVersion?: number;
 }>;
 

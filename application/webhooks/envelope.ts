@@ -1,7 +1,7 @@
 import type { WebhookEnvelope } from '../../domain/webhook/webhook.js';
 
 /**
- * The delivery body (spec 6.2): field order fixed here, `recentHistory` cut to `contextLimit` (the most
+ * The delivery body (docs/webhooks.md#the-delivery-contract): field order fixed here, `recentHistory` cut to `contextLimit` (the most
  * recent ones; none when 0). Serialised once, stored with the delivery, and sent byte for byte on every try.
  */
 export function buildEnvelope(o: WebhookEnvelope & { contextLimit: number }): string {

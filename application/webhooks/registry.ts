@@ -14,7 +14,7 @@ export type WebhookDescription = Readonly<{
 }>;
 
 /**
- * Maps one domain event type to one public webhook event (STYLE.md R3: public names live in an explicit
+ * Maps one domain event type to one public webhook event (docs/webhooks.md#which-events-are-sent: public names live in an explicit
  * map). A capability that emits webhook events only adds its mappings to `mappings/index.ts`; the pipeline
  * (dispatch, delivery, retries, log) does not change.
  */

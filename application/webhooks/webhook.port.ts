@@ -1,7 +1,7 @@
 import type { HistoryItem, WebhookStatus } from '../../domain/webhook/webhook.js';
 import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
 
-/** A webhook configuration as the API shows it (spec 2.7, openapi WebhookResponse) plus our extras. */
+/** A webhook configuration as the API shows it (docs/webhooks.md#configuration) plus our extras. */
 export type WebhookView = Readonly<{
   id: string;
   url: string;
@@ -31,7 +31,7 @@ export type DeliveryAttemptView = Readonly<{
   nextRetryAt: string | null;
 }>;
 
-/** One delivery (compat-notes field names) with every attempt. */
+/** One delivery (docs/webhooks.md#delivery-log) with every attempt. */
 export type DeliveryView = Readonly<{
   id: string;
   messageId: string | null;
@@ -116,7 +116,7 @@ export interface WebhookSecretsPort {
 }
 
 /**
- * Conversation context for payloads (spec 6.2). The messaging capability binds its own adapter; until then
+ * Conversation context for payloads (docs/webhooks.md#the-delivery-contract). The messaging capability binds its own adapter; until then
  * there is no history and no state.
  */
 export interface ConversationContextPort {

@@ -1,6 +1,6 @@
 /**
  * Geographic area codes of the North American Numbering Plan in service in the United States (the 50 states
- * and DC) and Canada, by state or province. Numbers can be provisioned only in these (spec 1: US and Canada
+ * and DC) and Canada, by state or province. Numbers can be provisioned only in these (docs/limits.md#phone-numbers: US and Canada
  * only). Territories (Puerto Rico, Guam, …), non-geographic and toll-free codes are not offered for
  * provisioning; toll-free and premium codes are listed separately because lookups recognise them.
  * Overlays introduced very recently may be missing: they are refused as unknown until added here.

@@ -6,7 +6,7 @@ import { addMonths } from './pricing.js';
 /**
  * A phone number, from the request to provision it to its release, as one aggregate (`phone_number-<id>`).
  *
- * Provisioning is a sequence of facts, one per step of spec 4.3, so that a process manager can resume it
+ * Provisioning is a sequence of facts, one per step of provisioning (docs/numbers.md#provisioning), so that a process manager can resume it
  * after a crash at any point from the stream alone:
  *   Requested -> SlotHeld (account slot: limit, then balance) -> Purchased (carrier) -> RoutingConfigured
  *   -> Provisioned (first month charged; the number is now the account's)

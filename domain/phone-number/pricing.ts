@@ -1,6 +1,6 @@
-/** Prices of the phone-number capability, in integer micro-dollars (spec 8). */
+/** Prices of the phone-number capability, in integer micro-dollars (docs/limits.md#money). */
 export const NUMBER_MONTHLY_PRICE_MICROS = 3_000_000;
-/** Provisioning needs at least this much balance (spec 4.3), and charges it as the first month. */
+/** Provisioning needs at least this much balance (docs/numbers.md#provisioning), and charges it as the first month. */
 export const NUMBER_PROVISIONING_BALANCE_MICROS = NUMBER_MONTHLY_PRICE_MICROS;
 export const LOOKUP_PRICE_MICROS = 9_000;
 export const LOOKUP_BATCH_MAX = 25;

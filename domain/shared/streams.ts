@@ -1,6 +1,6 @@
 /**
  * Stream names are `<category>-<id>`; the category is snake_case without `-`, because EventStoreDB's
- * `$by_category` and our PostgreSQL `stream_category` split on the first `-` (STYLE.md R4).
+ * `$by_category` and our PostgreSQL `stream_category` split on the first `-` (docs/event-store.md#aggregates-and-events).
  */
 export const streams = {
   account: (id: string) => `account-${id}`,

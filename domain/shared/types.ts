@@ -1,4 +1,4 @@
-/** Core building blocks of the pure domain model (see STYLE.md R1/R2). */
+/** Core building blocks of the pure domain model (docs/architecture.md#layers). */
 export type Event<T extends string = string, D extends object = Record<string, unknown>> = Readonly<{
   type: T;
   data: Readonly<D>;

@@ -3,7 +3,7 @@ import { DomainError, type ErrorCode } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
 /**
- * A SIP trunk (spec 2.9, 4.7): where a number's calls are routed in the customer's own SIP infrastructure.
+ * A SIP trunk (docs/numbers.md#sip-trunks): where a number's calls are routed in the customer's own SIP infrastructure.
  * The trunk also keeps the set of numbers routed to it, because it owns the rule that couples them: its
  * origination URIs may be cleared only while no number is attached (and a number is attached only to a
  * trunk that has somewhere to send calls). Both decisions are taken on this one stream.

@@ -1,5 +1,5 @@
 /**
- * Origination SIP URIs (spec 2.9): `sip:` or `sips:`, an optional user part, a host name, IPv4 address or
+ * Origination SIP URIs (docs/numbers.md#sip-trunks): `sip:` or `sips:`, an optional user part, a host name, IPv4 address or
  * bracketed IPv6 address, an optional port, and at most one URI parameter, `;transport=udp|tcp|tls`.
  * Anything else (other parameters, headers, spaces) is refused: the trunk provider would reject it later.
  */

@@ -1,5 +1,5 @@
 /**
- * The delivery retry schedule (spec 6.1, STYLE.md R14): six attempts, the first immediately, then after
+ * The delivery retry schedule (docs/webhooks.md#retry-schedule): six attempts, the first immediately, then after
  * 5 min, 30 min, 2 h, 6 h and 12 h (about 20.6 hours in all). Each delay counts from the end of the failed
  * attempt before it. Data, plus one pure function.
  */

@@ -3,7 +3,7 @@ import { assertNever, type Command, type Decider, type Event } from '../shared/t
 import { addSeconds, MAX_ATTEMPTS, nextDelayS } from './retry-policy.js';
 
 /**
- * One webhook delivery: one domain event sent to one webhook, with its attempt log (STYLE.md R14). Stream
+ * One webhook delivery: one domain event sent to one webhook, with its attempt log (docs/webhooks.md#retry-schedule). Stream
  * `webhook_delivery-<deliveryId>`; the id derives from the source event's id, so scheduling is idempotent.
  * The payload is stored as the exact JSON text sent, so every retry sends the same bytes.
  */

@@ -1,12 +1,12 @@
 /**
- * Webhook configuration values and the public delivery contract (spec 2.7, 6.1, 6.2, 8).
+ * Webhook configuration values and the public delivery contract (docs/webhooks.md).
  * Pure data: the deciders, the application and the HTTP edge all read their limits from here.
  */
 export const CONTEXT_LIMIT = { min: 0, max: 50, default: 10 } as const;
 export const TIMEOUT_SECONDS = { min: 5, max: 120, default: 30 } as const;
 
 /**
- * `status` of a webhook configuration (spec section 3 leaves the values open; ours):
+ * `status` of a webhook configuration (docs/webhooks.md#status):
  *  - `active`   : deliveries are scheduled and sent.
  *  - `failing`  : the most recent finished delivery exhausted all its attempts; deliveries continue.
  *  - `disabled` : DISABLE_AFTER_EXHAUSTED deliveries in a row exhausted all attempts; nothing is sent to it
@@ -20,7 +20,7 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 /** Consecutive exhausted deliveries (each about 20 hours of failed attempts) after which a webhook is disabled. */
 export const DISABLE_AFTER_EXHAUSTED = 5;
 
-/** Public event names (STYLE.md R3: a separate, explicit map from domain events). */
+/** Public event names (docs/webhooks.md#which-events-are-sent: a separate, explicit map from domain events). */
 export type WebhookEventName =
   | 'agent.message'
   | 'agent.reaction'
@@ -34,10 +34,10 @@ export type WebhookEventName =
   | 'number.released'
   | (string & {});
 
-/** One item of `recentHistory` (spec 6.2 and compat-notes). */
+/** One item of `recentHistory` (docs/webhooks.md#the-delivery-contract). */
 export type HistoryItem = Readonly<{ messageId: string | null; content: string; direction: string; channel: string; at: string }>;
 
-/** The JSON body of every delivery (spec 6.2), in the order the fields are written. */
+/** The JSON body of every delivery (docs/webhooks.md#the-delivery-contract), in the order the fields are written. */
 export type WebhookEnvelope = Readonly<{
   event: WebhookEventName;
   channel: string | null;

@@ -100,7 +100,7 @@ const optionalFields = Object.fromEntries(
   ]),
 ) as { [K in keyof typeof agentFields]: z.ZodOptional<z.ZodType<z.output<(typeof agentFields)[K]> | undefined>> };
 
-/** `greeting` is accepted as an alias of `beginMessage` (spec 2.2 names the concept, openapi.json the field). */
+/** `greeting` is accepted as an alias of `beginMessage` (docs/agents.md#fields). */
 const withGreetingAlias = <T extends { beginMessage?: string | null | undefined; greeting?: string | null | undefined }>(v: T) => {
   const { greeting, ...rest } = v;
   return { ...rest, beginMessage: v.beginMessage !== undefined ? v.beginMessage : greeting } as Omit<T, 'greeting'>;

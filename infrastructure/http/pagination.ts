@@ -10,7 +10,7 @@ const queryInt = (o: { min: number; max?: number; def: number }) => {
   );
 };
 
-/** Offset lists (spec 2.12 and 8): `limit` default 20 max 100, `offset` min 0. */
+/** Offset lists (docs/api.md#pagination): `limit` default 20 max 100, `offset` min 0. */
 export const offsetQuery = (o: { defaultLimit?: number; maxLimit?: number } = {}) =>
   z.object({
     limit: queryInt({ min: 1, max: o.maxLimit ?? 100, def: o.defaultLimit ?? 20 }).openapi({ description: 'page size' }),

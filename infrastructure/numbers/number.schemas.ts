@@ -103,7 +103,7 @@ export const NumberLookupResponse = z
   })
   .openapi('NumberLookupResponse');
 
-// --- SIP trunks: snake_case, as spec 2.9 names the fields -------------------------------------------------
+// --- SIP trunks: snake_case, as the API names the fields (docs/numbers.md#sip-trunks) -------------------------------------------------
 
 const SipUri = z.string().superRefine((v, ctx) => {
   const problem = sipUriProblem(v);

@@ -19,7 +19,7 @@ import {
   UpdateNumberRequest,
 } from './number.schemas.js';
 
-/** /v1/numbers (spec 4.3) and attaching numbers to agents (spec 4.2). */
+/** /v1/numbers (docs/numbers.md#provisioning) and attaching numbers to agents (docs/numbers.md#attach-and-detach). */
 export function numberRoutes(
   api: Api,
   { commands, queries, lookup }: { commands: NumberCommands; queries: NumberQueries; lookup: NumberLookup },

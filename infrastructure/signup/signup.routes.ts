@@ -31,7 +31,7 @@ const VerifyResponse = z
   })
   .openapi('AgentVerifyResponse');
 
-/** Self-service sign-up (spec 4.1): no authentication; throttled per e-mail address and per client address. */
+/** Self-service sign-up (docs/accounts.md#sign-up): no authentication; throttled per e-mail address and per client address. */
 export function signUpRoutes(api: Api, d: { signUp: SignUpService }): void {
   api.route({
     method: 'post',

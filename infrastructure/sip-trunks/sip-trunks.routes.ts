@@ -24,7 +24,7 @@ const wire = (t: SipTrunkView) => ({
   updated_at: t.updatedAt,
 });
 
-/** /v1/sip-trunks (spec 2.9, 4.7). */
+/** /v1/sip-trunks (docs/numbers.md#sip-trunks). */
 export function sipTrunkRoutes(api: Api, { commands, queries }: { commands: SipTrunkCommands; queries: SipTrunkQueries }): void {
   const tag = 'sip-trunks';
 

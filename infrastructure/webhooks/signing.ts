@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * The signing contract (spec 6.1, compat-notes): `X-Webhook-Signature` is `sha256=` followed by the lowercase
+ * The signing contract (docs/webhooks.md#verifying-signatures): `X-Webhook-Signature` is `sha256=` followed by the lowercase
  * hex HMAC-SHA256 of `${timestamp}.${rawBody}`, keyed with the UTF-8 bytes of the webhook secret;
  * `X-Webhook-Timestamp` is Unix time in whole seconds.
  */

@@ -18,7 +18,7 @@ import { ev, TestClock } from '../support/fixtures.js';
 
 /**
  * The PostgreSQL reader never skips a late-committing transaction and delivers each event once
- * (ARCHITECTURE.md "Event store", STYLE.md R8/R13).
+ * (docs/event-store.md).
  *
  * The race tests need two server connections whose transactions overlap, so they run only with
  * DATABASE_URL (PGlite has a single connection: its transactions are serialised and cannot race).

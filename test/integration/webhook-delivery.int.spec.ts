@@ -11,7 +11,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const LEASE_MS = 150_000;
 
-/** The receiver's signature check, from compat-notes facts only. */
+/** The receiver's signature check, from the documented facts only (docs/webhooks.md#verifying-signatures). */
 function verifies(secret: string, r: { headers: Record<string, unknown>; rawBody: Buffer }, receiverNowS: number): boolean {
   const ts = r.headers['x-webhook-timestamp'];
   const sig = r.headers['x-webhook-signature'];
@@ -304,7 +304,7 @@ describe('webhook delivery by the background worker', function () {
   });
   after(() => app.close());
 
-  it('retries a receiver that answers 500, then 200, signing every try so that a compat-notes receiver accepts it', async () => {
+  it('retries a receiver that answers 500, then 200, signing every try so that a receiver following docs/webhooks.md accepts it', async () => {
     const rx = await startReceiver((_r, n) => (n === 0 ? { status: 500, body: 'not yet' } : { status: 200, body: 'thanks' }));
     try {
       const { apiKey } = await app.newAccount('Background');

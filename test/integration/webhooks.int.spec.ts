@@ -7,7 +7,7 @@ import { webhooksProjector } from '../../projections/webhooks.projector.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
-/** The receiver's check, from compat-notes facts only (no project code). */
+/** The receiver's check, from the documented facts only (docs/webhooks.md#verifying-signatures; no project code). */
 function verifiedByCompatNotes(
   secret: string,
   headers: Record<string, string | string[] | undefined>,
@@ -192,7 +192,7 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
   });
 
   describe('test sends', () => {
-    it('signs a fake agent.message so that a receiver using only the compat-notes facts accepts it, and logs it', async () => {
+    it('signs a fake agent.message so that a receiver using only the documented facts accepts it, and logs it', async () => {
       const { apiKey } = await app.newAccount('Tester');
       const a = await agent('Shown', apiKey);
       const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } })).body;

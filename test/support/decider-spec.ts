@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors.js';
 import type { Decider } from '../../domain/shared/types.js';
 
-/** given(past events).when(command).then(new events) | thenThrows(code) — STYLE.md R12. */
+/** given(past events).when(command).then(new events) | thenThrows(code) (docs/testing.md). */
 export const deciderSpec = <C, E, S>(d: Decider<C, E, S>) => ({
   given: (past: E[]) => ({
     when: (cmd: C) => {
