@@ -100,6 +100,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
       closed = true;
       for (const w of [...workers].reverse()) await w.stop();
       await engine.stop();
+      for (const m of capabilities) if ('close' in m) await m.close(get);
       await store.close();
       await database.close();
     },

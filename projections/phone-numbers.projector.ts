@@ -42,7 +42,6 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
         type: 'sms',
         status: 'provisioning',
         agent_id: null,
-        attached_position: null,
         attached_order: null,
         sip_trunk_id: null,
         renewal_status: 'ok',
@@ -92,7 +91,6 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
       await number(db, e)
         .set({
           agent_id: e.data.agentId,
-          attached_position: String(e.globalPosition),
           attached_order: sortableCheckpoint(e.checkpoint),
           revision: rowRevision(e),
         })
@@ -100,7 +98,7 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
     },
     async NumberDetached(db, e) {
       await number(db, e)
-        .set({ agent_id: null, attached_position: null, attached_order: null, revision: rowRevision(e) })
+        .set({ agent_id: null, attached_order: null, revision: rowRevision(e) })
         .execute();
     },
     async NumberSipTrunkAssigned(db, e) {
@@ -113,7 +111,6 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
         .set({
           status: 'released',
           agent_id: null,
-          attached_position: null,
           attached_order: null,
           sip_trunk_id: null,
           released_at: e.data.releasedAt,

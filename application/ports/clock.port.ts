@@ -2,4 +2,3 @@
 export interface ClockPort {
   now(): Date;
 }
-export const isoNow = (c: ClockPort): string => c.now().toISOString();

@@ -8,9 +8,6 @@ export const streams = {
   agent: (id: string) => `agent-${id}`,
   phoneNumber: (id: string) => `phone_number-${id}`,
   sipTrunk: (id: string) => `sip_trunk-${id}`,
-  conversation: (id: string) => `conversation-${id}`,
-  message: (id: string) => `message-${id}`,
-  call: (id: string) => `call-${id}`,
   /** a webhook configuration: the account's master on `webhook-<accountId>`, an agent's own on `webhook-<agentId>` */
   webhook: (id: string) => `webhook-${id}`,
   webhookDelivery: (id: string) => `webhook_delivery-${id}`,

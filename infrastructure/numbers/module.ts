@@ -12,6 +12,7 @@ import type { Capability } from '../capabilities/capability.js';
 import * as m020 from '../db/migrations/020-phone-numbers.js';
 import * as m021 from '../db/migrations/021-sandbox-telecom.js';
 import * as m023 from '../db/migrations/023-number-attach-order.js';
+import * as m025 from '../db/migrations/025-drop-attached-position.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
@@ -80,7 +81,12 @@ export const numbers = {
   ],
   workers: (r, cfg) => [new NumberRenewalWorker(r(NUMBERS.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS })],
   webhookMappings: numberWebhookMappings,
-  migrations: { '020-phone-numbers': m020, '021-sandbox-telecom': m021, '023-number-attach-order': m023 },
+  migrations: {
+    '020-phone-numbers': m020,
+    '021-sandbox-telecom': m021,
+    '023-number-attach-order': m023,
+    '025-drop-attached-position': m025,
+  },
   errors: {
     PHONE_NUMBER_NOT_FOUND: { ...httpError.notFound, fix: 'Check the number id: GET /v1/numbers lists the numbers of this account.' },
     NUMBER_UNAVAILABLE: { ...httpError.plainConflict, fix: 'Try another areaCode, or omit it to take any number of the country.' },

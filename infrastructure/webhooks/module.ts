@@ -129,6 +129,11 @@ export const webhooks = {
   ],
   workers: (r, cfg) => (cfg.WEBHOOK_CONCURRENCY > 0 ? [deliveryWorker(r)] : []),
   migrations: { '010-webhooks': m010 },
+  // the sender keeps connections to receivers alive between deliveries; they close with the process
+  close: (r) => {
+    const sender = r(WEBHOOKS.Sender);
+    if (sender instanceof HttpWebhookSender) sender.close();
+  },
   errors: {
     WEBHOOK_NOT_FOUND: { ...httpError.notFound, fix: 'Configure one first with POST /v1/webhooks or POST /v1/agents/{agent_id}/webhook.' },
   } satisfies Record<WebhookErrorCode, unknown>,

@@ -9,8 +9,6 @@ export interface PhoneNumbersTable {
   /** provisioning | active | released | failed (only active and released are ever shown) */
   status: string;
   agent_id: string | null;
-  /** global position of the attach */
-  attached_position: string | bigint | null;
   /** checkpoint of the attach as sortable text: orders an agent's numbers (the first is its outbound default) */
   attached_order: string | null;
   sip_trunk_id: string | null;
