@@ -8,6 +8,31 @@ import type { ReadDb } from './shared/read-db.js';
 const account = (db: Kysely<ReadDb>, e: RecordedEvent<AccountEvent>) =>
   db.updateTable('accounts').where('account_id', '=', e.data.accountId).where('revision', '<', rowRevision(e));
 
+type BalanceEvent = RecordedEvent<Extract<AccountEvent, { type: 'AccountCredited' | 'AccountCharged' }>>;
+
+/** A ledger line (credits positive, charges negative), written only when the guarded balance update matched. */
+async function ledgerEntry(
+  db: Kysely<ReadDb>,
+  e: BalanceEvent,
+  line: { kind: string; amountMicros: number; description: string; reference: string | null; at: string },
+): Promise<void> {
+  if (!(await matched(account(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
+  await db
+    .insertInto('account_ledger')
+    .values({
+      entry_id: e.id,
+      account_id: e.data.accountId,
+      seq: rowRevision(e),
+      kind: line.kind,
+      amount_micros: String(line.amountMicros),
+      balance_micros: String(e.data.balanceMicros),
+      description: line.description,
+      reference: line.reference,
+      at: line.at,
+    })
+    .execute();
+}
+
 /**
  * accounts, api_keys and the ledger, all from the account stream. The account row's revision guards replays
  * for all three tables: the ledger and key writes happen only when the guarded account update matched.
@@ -69,38 +94,23 @@ export const accountsProjector = defineProjector<AccountEvent>({
         .execute();
     },
     async AccountCredited(db, e) {
-      if (!(await matched(account(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
-      await db
-        .insertInto('account_ledger')
-        .values({
-          entry_id: e.id,
-          account_id: e.data.accountId,
-          seq: rowRevision(e),
-          kind: 'credit',
-          amount_micros: String(e.data.amountMicros),
-          balance_micros: String(e.data.balanceMicros),
-          description: e.data.reason,
-          reference: null,
-          at: e.data.creditedAt,
-        })
-        .execute();
+      await ledgerEntry(db, e, {
+        kind: 'credit',
+        amountMicros: e.data.amountMicros,
+        description: e.data.reason,
+        reference: null,
+        at: e.data.creditedAt,
+      });
     },
     async AccountCharged(db, e) {
-      if (!(await matched(account(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
-      await db
-        .insertInto('account_ledger')
-        .values({
-          entry_id: e.id,
-          account_id: e.data.accountId,
-          seq: rowRevision(e),
-          kind: e.data.kind,
-          amount_micros: String(-e.data.amountMicros),
-          balance_micros: String(e.data.balanceMicros),
-          description: e.data.description,
-          reference: e.data.reference,
-          at: e.data.chargedAt,
-        })
-        .execute();
+      const d = e.data;
+      await ledgerEntry(db, e, {
+        kind: d.kind,
+        amountMicros: -d.amountMicros,
+        description: d.description,
+        reference: d.reference,
+        at: d.chargedAt,
+      });
     },
     async ApiKeyIssued(db, e) {
       if (!(await matched(account(db, e).set({ revision: rowRevision(e) })))) return;

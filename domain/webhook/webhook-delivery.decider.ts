@@ -159,6 +159,15 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
           durationMs: Math.max(0, Math.round(result.durationMs)),
           attemptedAt: now,
         };
+        // what both endings of the delivery record about it
+        const finished = {
+          deliveryId: s.deliveryId,
+          accountId: s.accountId,
+          webhookId: s.webhookId,
+          webhookAgentId: s.webhookAgentId,
+          attempts: attempt,
+          test: s.test,
+        };
         if (result.ok) {
           return [
             {
@@ -168,12 +177,7 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
             {
               type: 'WebhookDeliverySucceeded',
               data: {
-                deliveryId: s.deliveryId,
-                accountId: s.accountId,
-                webhookId: s.webhookId,
-                webhookAgentId: s.webhookAgentId,
-                attempts: attempt,
-                test: s.test,
+                ...finished,
                 deliveredAt: now,
               },
             },
@@ -195,16 +199,7 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
           failed,
           {
             type: 'WebhookDeliveryFailed',
-            data: {
-              deliveryId: s.deliveryId,
-              accountId: s.accountId,
-              webhookId: s.webhookId,
-              webhookAgentId: s.webhookAgentId,
-              attempts: attempt,
-              test: s.test,
-              reason: 'exhausted',
-              failedAt: now,
-            },
+            data: { ...finished, reason: 'exhausted', failedAt: now },
           },
         ];
       }

@@ -7,6 +7,21 @@ import { HttpWebhookSender } from '../../infrastructure/webhooks/http-sender.js'
 import { signature, webhookHeaders } from '../../infrastructure/webhooks/signing.js';
 import { verifyWebhookSignature } from '../../infrastructure/webhooks/verify.js';
 
+/** A loopback HTTP server that answers 200 and counts the requests that reached it. */
+async function countingReceiver() {
+  const receiver = {
+    hits: 0,
+    server: createServer((_q, s) => {
+      receiver.hits++;
+      s.end('ok');
+    }),
+    port: 0,
+  };
+  await new Promise<void>((r) => receiver.server.listen(0, '127.0.0.1', r));
+  receiver.port = (receiver.server.address() as AddressInfo).port;
+  return receiver;
+}
+
 describe('webhook signing and verification', () => {
   const secret = 'whsec_test-secret';
   const body = JSON.stringify({ event: 'agent.message', data: { message: 'héllo ☃' } });
@@ -89,13 +104,8 @@ describe('webhook address policy', () => {
   });
 
   it('refuses, at send time, a host name that resolves to a loopback address', async () => {
-    let hits = 0;
-    const server = createServer((_q, s) => {
-      hits++;
-      s.end('ok');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
+    const receiver = await countingReceiver();
+    const { server, port } = receiver;
     const strict = new HttpWebhookSender({ destinations: 'public' });
     const open = new HttpWebhookSender({ destinations: 'any' });
     try {
@@ -105,9 +115,9 @@ describe('webhook address policy', () => {
       expect(byName.ok === false && byName.errorMessage).to.match(/loopback, private or link-local/);
       const byIp = await strict.send({ ...req, url: `http://127.0.0.1:${port}/` });
       expect(byIp.ok).to.equal(false);
-      expect(hits).to.equal(0);
+      expect(receiver.hits).to.equal(0);
       expect((await open.send({ ...req, url: `http://localhost:${port}/` })).ok).to.equal(true);
-      expect(hits).to.equal(1);
+      expect(receiver.hits).to.equal(1);
     } finally {
       strict.close();
       open.close();
@@ -159,13 +169,8 @@ describe('webhook address policy', () => {
   });
 
   it('refuses, at send time in sandbox mode, private addresses but delivers to loopback', async () => {
-    let hits = 0;
-    const server = createServer((_q, s) => {
-      hits++;
-      s.end('ok');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
+    const receiver = await countingReceiver();
+    const { server, port } = receiver;
     const sandbox = new HttpWebhookSender({ destinations: 'public-or-loopback' });
     const live = new HttpWebhookSender({ destinations: 'public' });
     try {
@@ -175,7 +180,7 @@ describe('webhook address policy', () => {
       expect((await sandbox.send({ ...req, url: `http://localhost:${port}/` })).ok).to.equal(true);
       // refused by the address guard, or not resolved at all where the resolver knows no `localhost.`
       expect((await live.send({ ...req, url: `http://LOCALHOST.:${port}/x` })).ok).to.equal(false);
-      expect(hits).to.equal(1);
+      expect(receiver.hits).to.equal(1);
     } finally {
       sandbox.close();
       live.close();
