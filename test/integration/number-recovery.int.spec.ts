@@ -8,6 +8,7 @@ import type { PhoneNumberEvent } from '../../domain/phone-number/phone-number.de
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
 import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
 import { NUMBERS } from '../../infrastructure/numbers/tokens.js';
+import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import { ADMIN_TOKEN, type TestApp } from '../support/http.js';
 import { credit, eventually, startAppOn, usage } from '../support/numbers.js';
 import { startServerProcess } from '../support/server-process.js';
@@ -138,11 +139,21 @@ describe('provisioning crash recovery', function () {
     after(() => app.close());
 
     const number = (id: string) => app.call('GET', `/v1/numbers/${id}`, { key: acc.apiKey });
-    const settled = (id: string) =>
-      eventually(async () => {
-        const types = (await app.rt.store.readStream(`phone_number-${id}`)).map((e) => e.type);
-        return types.includes('NumberProvisioned') || types.includes('NumberProvisioningFailed') ? types : undefined;
+    /** The number's provisioning has an outcome on its stream, and the read models show it and the account as they are then. */
+    const settled = async (id: string) => {
+      const events = await eventually(async () => {
+        const all = await app.rt.store.readStream(`phone_number-${id}`);
+        const types = all.map((e) => e.type);
+        return types.includes('NumberProvisioned') || types.includes('NumberProvisioningFailed') ? all : undefined;
       }, `${id} settled`);
+      const readModels = app.rt.get(PLATFORM.ReadModels);
+      const last = events.at(-1)!;
+      await readModels.waitFor(last.checkpoint, [...new Set(events.map((e) => e.type))]);
+      // the ledger and slots the process wrote on the account stream before the number's outcome
+      const ledger = (await app.rt.store.readStream(`account-${acc.accountId}`)).at(-1);
+      if (ledger) await readModels.waitFor(ledger.checkpoint, [ledger.type]);
+      return events.map((e) => e.type);
+    };
     const purchasesUnder = async (id: string) =>
       (
         (await app.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as {
