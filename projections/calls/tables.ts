@@ -23,6 +23,8 @@ export interface CallsTable {
   revision: string | bigint;
 }
 
-export interface CallTables {
-  calls: CallsTable;
+declare module '../shared/read-db.js' {
+  interface ReadDb {
+    calls: CallsTable;
+  }
 }

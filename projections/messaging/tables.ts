@@ -22,6 +22,8 @@ export interface MessagesTable {
   revision: string | bigint;
 }
 
-export interface MessagingTables {
-  messages: MessagesTable;
+declare module '../shared/read-db.js' {
+  interface ReadDb {
+    messages: MessagesTable;
+  }
 }

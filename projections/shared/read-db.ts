@@ -1,7 +1,5 @@
 /** Kysely types of the read-model tables (the tables themselves are created by infrastructure migrations). */
 import type { ColumnType } from 'kysely';
-import type { CallTables } from '../calls/tables.js';
-import type { MessagingTables } from '../messaging/tables.js';
 import type { NumberTables } from './number-tables.js';
 
 /** The checkpoints of projectors and reactors alike (`kind`: projector | reactor; reactors' since migration 024). */
@@ -149,7 +147,11 @@ export interface WebhookDueAttemptsTable {
   claimed_until: Date | string | null;
   revision: string | bigint;
 }
-export interface ReadDb extends NumberTables, MessagingTables, CallTables {
+/**
+ * Every read-model table. A capability adds its own tables from its own folder by declaration merging (see
+ * projections/messaging/tables.ts), so this file is not edited to add one.
+ */
+export interface ReadDb extends NumberTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   worker_leases: WorkerLeasesTable;
   accounts: AccountsTable;
