@@ -17,14 +17,16 @@ export class Billing {
 
   /** The account that pays for `accountId` (its parent for a sub-account), from the account's own stream. */
   async billingAccountOf(accountId: string): Promise<string> {
-    const { state } = await this.exec.load(accountDecider, streams.account(accountId));
-    if (state.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
-    return state.parentAccountId ?? state.accountId;
+    return (await this.payer(accountId)).accountId;
   }
 
-  private async payer(actingAccountId: string) {
-    const accountId = await this.billingAccountOf(actingAccountId);
-    return { accountId, ...(await this.exec.load(accountDecider, streams.account(accountId))) };
+  /** The paying account's id, state and events: one stream read for a master account, two for a sub-account. */
+  async payer(actingAccountId: string) {
+    const own = await this.exec.load(accountDecider, streams.account(actingAccountId));
+    if (own.state.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
+    const parentId = own.state.parentAccountId;
+    if (!parentId) return { accountId: actingAccountId, ...own };
+    return { accountId: parentId, ...(await this.exec.load(accountDecider, streams.account(parentId))) };
   }
 
   /** Charge the paying account; idempotent by chargeId; 402 when the balance is short. */

@@ -1,4 +1,3 @@
-import { accountDecider } from '../../domain/account/account.decider.js';
 import { agentDecider } from '../../domain/agent/agent.decider.js';
 import { areaCodeProblem, type NanpCountry } from '../../domain/phone-number/north-american-area-codes.js';
 import {
@@ -59,8 +58,7 @@ export class NumberCommands implements NumberProvisioningPort {
    */
   private async settle(ctx: RequestContext, numberId: string, events: readonly RecordedEvent[]): Promise<void> {
     await this.exec.settle(events);
-    const payer = await this.billing.billingAccountOf(ctx.accountId);
-    const { events: ledger } = await this.exec.load(accountDecider, streams.account(payer));
+    const { events: ledger } = await this.billing.payer(ctx.accountId);
     const last = ledger.findLast((e) =>
       'numberId' in e.data ? e.data.numberId === numberId : 'reference' in e.data && e.data.reference === numberId,
     );

@@ -44,7 +44,9 @@ export abstract class ProcessManager<E extends Event> implements Reactor {
       // the runner's filter and `handles` agree on the type, so the event is one of E
       const e = raw as RecordedEvent<E>;
       const key = this.instanceOf(e);
-      byInstance.set(key, [...(byInstance.get(key) ?? []), e]);
+      const events = byInstance.get(key) ?? [];
+      events.push(e);
+      byInstance.set(key, events);
     }
     await Promise.all(
       [...byInstance.values()].map(async (events) => {

@@ -71,12 +71,7 @@ export class SipTrunkCommands {
   async create(ctx: RequestContext, config: SipTrunkConfig): Promise<SipTrunkView> {
     const trunkId = this.ids.id('trk');
     const r = await this.run(ctx, { type: 'RequestSipTrunk', data: { trunkId, config } });
-    await this.outcome(
-      trunkId,
-      r.revision === 'no_stream' ? 'no_stream' : r.revision - 1n,
-      ['SipTrunkCreated', 'SipTrunkFailed'],
-      ['SipTrunkFailed'],
-    );
+    await this.outcome(trunkId, r.revision, ['SipTrunkCreated', 'SipTrunkFailed'], ['SipTrunkFailed']);
     return this.view(ctx, trunkId);
   }
 
@@ -91,12 +86,7 @@ export class SipTrunkCommands {
   async delete(ctx: RequestContext, trunkId: string): Promise<{ success: true; id: string }> {
     await this.owned(ctx, trunkId);
     const r = await this.run(ctx, { type: 'RequestSipTrunkDeletion', data: { trunkId } });
-    await this.outcome(
-      trunkId,
-      r.events.length > 0 && r.revision !== 'no_stream' ? r.revision - 1n : r.revision,
-      ['SipTrunkDeleted', 'SipTrunkDeletionFailed'],
-      ['SipTrunkDeletionFailed'],
-    );
+    await this.outcome(trunkId, r.revision, ['SipTrunkDeleted', 'SipTrunkDeletionFailed'], ['SipTrunkDeletionFailed']);
     return { success: true, id: trunkId };
   }
 }
