@@ -11,6 +11,13 @@ export const streams = {
   /** a webhook configuration: the account's master on `webhook-<accountId>`, an agent's own on `webhook-<agentId>` */
   webhook: (id: string) => `webhook-${id}`,
   webhookDelivery: (id: string) => `webhook_delivery-${id}`,
+  conversation: (id: string) => `conversation-${id}`,
+  message: (id: string) => `message-${id}`,
+  /** a number's daily sending counters (UTC day `YYYY-MM-DD`) */
+  numberDay: (numberId: string, day: string) => `number_day-${numberId}:${day}`,
+  /** a recipient's consent to an account's texts */
+  consent: (accountId: string, recipient: string) => `consent-${accountId}:${recipient}`,
+  messagingSettings: (accountId: string) => `messaging_settings-${accountId}`,
 } as const;
 
 export const categoryOf = (stream: string): string => {

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { inject, injectable } from 'inversify';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
@@ -26,5 +26,14 @@ export class RandomIds implements IdsPort {
 
   uuid(): string {
     return randomUUID();
+  }
+
+  /** `<prefix>_<26 chars>`: base32 of the SHA-256 of the parts (length-prefixed, so no two part lists collide). */
+  derived(prefix: string, ...parts: string[]): string {
+    const h = createHash('sha256');
+    for (const p of parts) h.update(`${p.length}:${p}`);
+    let out = '';
+    for (const b of h.digest().subarray(0, 26)) out += ALPHABET[b % 32];
+    return `${prefix}_${out}`;
   }
 }

@@ -35,6 +35,16 @@ export class KyselyNumberQueries implements NumberQueries {
     return { data: rows.map(toNumber), total: Number(count.n) };
   }
 
+  async activeByPhoneNumber(phoneNumber: string): Promise<(PhoneNumberView & { accountId: string }) | null> {
+    const row = await this.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('phone_number', '=', phoneNumber)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    return row ? { ...toNumber(row), accountId: row.account_id } : null;
+  }
+
   async get(accountId: string, numberId: string): Promise<PhoneNumberView | null> {
     const r = await this.db
       .selectFrom('phone_numbers')

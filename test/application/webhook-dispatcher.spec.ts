@@ -66,7 +66,7 @@ describe('webhook dispatcher', () => {
     recentHistory: async (q) => history.slice(-q.limit),
     conversationState: async () => ({ stage: 'greeting' }),
   };
-  const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID() };
+  const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID(), derived: (p: string, ...parts: string[]) => `${p}_${parts.join(":")}` };
 
   async function appendMessage(): Promise<RecordedEvent> {
     const stream = `test_message-${randomUUID()}`;
