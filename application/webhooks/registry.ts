@@ -10,6 +10,8 @@ export type WebhookDescription = Readonly<{
   messageId: string | null;
   /** when set, `recentHistory` and `conversationState` come from this conversation */
   conversationId: string | null;
+  /** when set, `data.contact` is the account's contact with this phone number (or null) */
+  contactNumber?: string | null;
   data: Readonly<Record<string, unknown>>;
 }>;
 

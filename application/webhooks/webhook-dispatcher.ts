@@ -87,12 +87,13 @@ export class WebhookDispatcher implements Reactor {
           this.context.conversationState({ accountId, conversationId: d.conversationId }),
         ])
       : [[], null];
+    const data = d.contactNumber ? { ...d.data, contact: await this.context.contact({ accountId, phoneNumber: d.contactNumber }) } : d.data;
     const body = buildEnvelope({
       event: mapping.event,
       channel: d.channel,
       timestamp: e.createdAt,
       agentId: d.agentId,
-      data: d.data,
+      data,
       conversationState,
       recentHistory,
       contextLimit: limit,

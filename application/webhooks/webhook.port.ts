@@ -123,6 +123,8 @@ export interface ConversationContextPort {
   /** the most recent messages of the conversation, oldest first, at most `limit` */
   recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }): Promise<HistoryItem[]>;
   conversationState(q: { accountId: string; conversationId: string }): Promise<Record<string, unknown> | null>;
+  /** the account's contact with this phone number, as payloads show it */
+  contact(q: { accountId: string; phoneNumber: string }): Promise<Readonly<Record<string, unknown>> | null>;
 }
 
 /** An attempt that is due, claimed by one worker until `claimedUntil`. */

@@ -66,6 +66,11 @@ export const ConfigSchema = z.object({
   WEBHOOK_CONCURRENCY: int(16, 0, 1000),
   /** how often the delivery worker looks for due attempts appended by other processes */
   WEBHOOK_POLL_INTERVAL_MS: int(1000, 5, 60_000),
+  /** texts: each number's send rate (token bucket: messages a second, and the burst allowed) */
+  MESSAGE_SEND_RATE_PER_SECOND: int(10, 1, 10_000),
+  MESSAGE_SEND_BURST: int(20, 1, 100_000),
+  /** the 10DLC registration page named in the failure reason of unregistered US sends (default: PUBLIC_URL + /docs) */
+  REGISTER_URL: z.string().url().optional(),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

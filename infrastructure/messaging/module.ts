@@ -1,20 +1,112 @@
-import { KyselyNumberMessageQueries } from '../../projections/messaging/message.queries.js';
+import { CarrierEventsHandler } from '../../application/messaging/carrier-events.js';
+import { MessageCommands } from '../../application/messaging/message-commands.js';
+import { MessageSender } from '../../application/messaging/message-sender.js';
+import { messagingWebhookMappings } from '../../application/messaging/messaging.mappings.js';
+import { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
+import { SendRateLimiter } from '../../application/messaging/send-rate.js';
+import type { MessagingErrorCode } from '../../domain/conversation/errors.js';
+import { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
+import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { ACCOUNTS } from '../accounts/tokens.js';
+import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
+import * as m070 from '../db/migrations/070-messaging.js';
+import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { REGISTRATION } from '../registration/tokens.js';
+import { SANDBOX_SMS } from '../sandbox-sms/tokens.js';
+import { WEBHOOKS } from '../webhooks/tokens.js';
+import { MessagingConversationContext } from './conversation-context.js';
+import { KyselyIdempotencyStore } from './kysely-idempotency-store.js';
+import { messagingAdminRoutes } from './messaging-admin.routes.js';
 import { messagingRoutes } from './messaging.routes.js';
 import { MESSAGING } from './tokens.js';
+import { UnconfiguredSmsCarrier } from './unconfigured-sms-carrier.js';
+
+const replyAfterReply = 'Sending resumes when the recipient replies; this cap does not clear on retry.';
 
 /**
- * Messaging. Today only its read side exists: a number's message history from the `messages` table, which
- * nothing writes yet (sending and receiving texts come with the messaging capability's write side).
+ * Text messaging (docs/messaging.md): sends and their caps, the carrier submission (MessageSender), inbound
+ * texts, reactions and receipts from the carrier (CarrierEventsHandler), opt-out keywords, conversations and
+ * their read models, the messaging analytics, `agent.message` / `agent.reaction` webhook events, and the
+ * conversation context of every webhook payload.
  */
 export const messaging = {
   name: 'messaging',
-  bind: (b) => {
-    b.factory(MESSAGING.NumberMessages, (r) => new KyselyNumberMessageQueries(r(PLATFORM.ReadDb)));
+  bind: (b, cfg) => {
+    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(MESSAGING.Carrier, SANDBOX_SMS.Carrier);
+    else b.toClass(MESSAGING.Carrier, UnconfiguredSmsCarrier);
+    b.factory(MESSAGING.KyselyQueries, (r) => new KyselyConversationQueries(r(PLATFORM.ReadDb)));
+    b.alias(MESSAGING.Queries, MESSAGING.KyselyQueries);
+    b.factory(MESSAGING.Settings, (r) => new MessagingSettingsService(r(PLATFORM.Executor)));
+    b.factory(
+      MESSAGING.SendRate,
+      (r) => new SendRateLimiter(r(PLATFORM.Clock), { perSecond: cfg.MESSAGE_SEND_RATE_PER_SECOND, burst: cfg.MESSAGE_SEND_BURST }),
+    );
+    b.toClass(MESSAGING.Idempotency, KyselyIdempotencyStore);
+    b.factory(
+      MESSAGING.Commands,
+      (r) =>
+        new MessageCommands(
+          r(PLATFORM.Executor),
+          r(PLATFORM.Ids),
+          r(NUMBERS.Queries),
+          r(MESSAGING.Queries),
+          r(MESSAGING.Settings),
+          r(MESSAGING.SendRate),
+        ),
+    );
+    b.factory(
+      MESSAGING.CarrierEvents,
+      (r) =>
+        new CarrierEventsHandler(
+          r(PLATFORM.Executor),
+          r(PLATFORM.Ids),
+          r(NUMBERS.Queries),
+          r(MESSAGING.Queries),
+          r(MESSAGING.Settings),
+          r(PLATFORM.ReadModels),
+          r(PLATFORM.EventStore),
+          r(PLATFORM.Logger),
+        ),
+    );
+    b.alias(SANDBOX_SMS.Events, MESSAGING.CarrierEvents);
+    b.factory(WEBHOOKS.ConversationContext, (r) => new MessagingConversationContext(r(MESSAGING.KyselyQueries), async () => null));
   },
   routes: {
-    v1: (api, r) => messagingRoutes(api, { messages: r(MESSAGING.NumberMessages), numbers: r(NUMBERS.Queries) }),
+    v1: (api, r) =>
+      messagingRoutes(api, {
+        commands: r(MESSAGING.Commands),
+        queries: r(MESSAGING.Queries),
+        settings: r(MESSAGING.Settings),
+        numbers: r(NUMBERS.Queries),
+        agents: r(AGENTS.Queries),
+        idempotency: r(MESSAGING.Idempotency),
+        clock: r(PLATFORM.Clock),
+        ids: r(PLATFORM.Ids),
+      }),
+    admin: (api, r) => messagingAdminRoutes(api, { settings: r(MESSAGING.Settings), accounts: r(ACCOUNTS.Queries) }),
   },
+  projectors: [messagingProjector, messageStatsProjector],
+  reactors: (r, cfg) => [
+    new MessageSender(r(PLATFORM.Executor), r(MESSAGING.Carrier), r(REGISTRATION.Status), r(PLATFORM.Logger), {
+      registerUrl: cfg.REGISTER_URL ?? `${cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`}/docs#tag/registration`,
+    }),
+  ],
+  webhookMappings: messagingWebhookMappings,
+  migrations: { '070-messaging': m070 },
+  errors: {
+    CONVERSATION_NOT_FOUND: { ...httpError.notFound, fix: 'Check the conversation id: GET /v1/conversations lists them.' },
+    MESSAGE_NOT_FOUND: { ...httpError.notFound, fix: 'Check the message id: GET /v1/conversations/{id}/messages lists them.' },
+    CONVERSATION_AWAITING_REPLY: { ...httpError.rateLimited, fix: replyAfterReply },
+    CONVERSATION_STREAK_LIMIT: { ...httpError.rateLimited, fix: replyAfterReply },
+    CONVERSATION_INACTIVE: { ...httpError.rateLimited, fix: replyAfterReply },
+    OUTBOUND_LIMIT_REACHED: { ...httpError.rateLimited, fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.' },
+    NEW_CONVERSATION_LIMIT_REACHED: { ...httpError.rateLimited, fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.' },
+    INBOUND_ONLY: { status: 422, shape: 'envelope', type: 'invalid_request_error', fix: 'Wait for the recipient to text this number first, or send from another number.' },
+    IDEMPOTENCY_KEY_REUSED: { status: 422, shape: 'envelope', type: 'invalid_request_error', fix: 'Use a new Idempotency-Key for a different request.' },
+    IDEMPOTENCY_KEY_IN_USE: { ...httpError.conflict, fix: 'Retry after the first request with this key has been answered.' },
+    MESSAGE_PROVIDER_ERROR: { ...httpError.upstream, fix: 'The operation may have been done upstream: check its state before you retry.' },
+  } satisfies Record<MessagingErrorCode, unknown>,
 } as const satisfies Capability;

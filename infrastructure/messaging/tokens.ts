@@ -1,7 +1,23 @@
-import type { NumberMessageQueries } from '../../application/messaging/message-queries.port.js';
+import type { CarrierEventsHandler } from '../../application/messaging/carrier-events.js';
+import type { ConversationQueries } from '../../application/messaging/conversation-queries.port.js';
+import type { IdempotencyStorePort } from '../../application/messaging/idempotency.port.js';
+import type { MessageCommands } from '../../application/messaging/message-commands.js';
+import type { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
+import type { SendRateLimiter } from '../../application/messaging/send-rate.js';
+import type { SmsCarrierPort } from '../../application/messaging/sms-carrier.port.js';
+import type { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
 import { token } from '../capabilities/token.js';
 
 /** The messaging capability's tokens (its module binds them). */
 export const MESSAGING = {
-  NumberMessages: token<NumberMessageQueries>('NumberMessageQueries'),
+  Queries: token<ConversationQueries>('ConversationQueries'),
+  KyselyQueries: token<KyselyConversationQueries>('KyselyConversationQueries'),
+  Commands: token<MessageCommands>('MessageCommands'),
+  Settings: token<MessagingSettingsService>('MessagingSettings'),
+  SendRate: token<SendRateLimiter>('SendRateLimiter'),
+  Idempotency: token<IdempotencyStorePort>('IdempotencyStore'),
+  /** the carrier's messaging side: the sandbox carrier in sandbox mode */
+  Carrier: token<SmsCarrierPort>('SmsCarrier'),
+  /** where carrier adapters hand receipts and inbound texts */
+  CarrierEvents: token<CarrierEventsHandler>('MessagingCarrierEvents'),
 } as const;

@@ -21,7 +21,6 @@ import { type Destinations, WebhookUrlPolicy } from './address-policy.js';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './delivery-worker.js';
 import { KyselyDueAttempts } from './due-attempts.js';
 import { HttpWebhookSender } from './http-sender.js';
-import { NoConversationContext } from './no-conversation-context.js';
 import { RandomWebhookSecrets } from './secrets.js';
 import { WEBHOOKS } from './tokens.js';
 import { webhookRoutes } from './webhooks.routes.js';
@@ -87,8 +86,7 @@ export const webhooks = {
     b.factory(WEBHOOKS.Queries, (r) => new KyselyWebhookQueries(r(PLATFORM.ReadDb), (s) => secrets.open(s)));
     b.value(WEBHOOKS.Sender, new HttpWebhookSender({ destinations: destinations(cfg) }));
     b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(destinations(cfg)));
-    // no capability owns conversations yet: payloads carry no history or state
-    b.value(WEBHOOKS.ConversationContext, new NoConversationContext());
+    // WEBHOOKS.ConversationContext (history, state, contact of payloads) is bound by the messaging capability
     b.factory(
       WEBHOOKS.Commands,
       (r) =>

@@ -1,6 +1,8 @@
+import type { ColumnType } from 'kysely';
+
 /**
- * Kysely types of the messaging read model. The table was created early, by the numbers migration 020 (released
- * migrations are never edited); the messaging capability owns it.
+ * Kysely types of the messaging read models (migration 070; the `messages` table itself was created early, by
+ * the numbers migration 020, and is owned by messaging).
  */
 export interface MessagesTable {
   account_id: string;
@@ -20,10 +22,95 @@ export interface MessagesTable {
   created_at: Date | string;
   updated_at: Date | string;
   revision: string | bigint;
+  encoding: ColumnType<string | null, string | null | undefined, string | null>;
+  segments: ColumnType<number | null, number | null | undefined, number | null>;
+  error_code: ColumnType<string | null, string | null | undefined, string | null>;
+  failure_category: ColumnType<string | null, string | null | undefined, string | null>;
+  retryable: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  delivered_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  read_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  kind: ColumnType<string, string | undefined, string>;
+  send_style: ColumnType<string | null, string | null | undefined, string | null>;
+  message_revision: ColumnType<string | bigint, string | undefined, string>;
+}
+
+export interface ConversationsTable {
+  account_id: string;
+  conversation_id: string;
+  phone_number_id: string;
+  phone_number: string;
+  agent_id: string | null;
+  participant: string;
+  channel: string;
+  is_group: boolean;
+  group_id: string | null;
+  group_name: string | null;
+  group_icon_url: string | null;
+  participants: unknown;
+  message_count: number;
+  inbound_count: number;
+  outbound_since_reply: number;
+  reengagement_locked: boolean;
+  last_message_at: Date | string;
+  last_message_preview: string;
+  conversation_state: unknown;
+  created_at: Date | string;
+  revision: string | bigint;
+}
+
+export interface MessageReactionsTable {
+  reaction_id: string;
+  account_id: string;
+  message_id: string;
+  reaction_type: string;
+  from_number: string;
+  direction: string;
+  created_at: Date | string;
+}
+
+export interface MessageCarrierIdsTable {
+  carrier_message_id: string;
+  account_id: string;
+  message_id: string;
+}
+
+export interface OptOutsTable {
+  account_id: string;
+  participant: string;
+  /** '' for an opt-out from every number of the account */
+  number_id: string;
+  keyword: string;
+  opted_out_at: Date | string;
+}
+
+export interface MessageStatsDailyTable {
+  account_id: string;
+  day: Date | string;
+  number_id: string;
+  /** '' when the number had no agent */
+  agent_id: string;
+  direction: string;
+  messages: string | bigint;
+  segments: string | bigint;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  request_hash: string;
+  status: number | null;
+  answer: unknown;
+  created_at: Date | string;
 }
 
 declare module '../shared/read-db.js' {
   interface ReadDb {
     messages: MessagesTable;
+    conversations: ConversationsTable;
+    message_reactions: MessageReactionsTable;
+    message_carrier_ids: MessageCarrierIdsTable;
+    opt_outs: OptOutsTable;
+    message_stats_daily: MessageStatsDailyTable;
+    idempotency_keys: IdempotencyKeysTable;
   }
 }

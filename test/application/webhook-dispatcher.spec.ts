@@ -65,6 +65,7 @@ describe('webhook dispatcher', () => {
   const context: ConversationContextPort = {
     recentHistory: async (q) => history.slice(-q.limit),
     conversationState: async () => ({ stage: 'greeting' }),
+    contact: async () => null,
   };
   const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID(), derived: (p: string, ...parts: string[]) => `${p}_${parts.join(":")}` };
 

@@ -1,0 +1,164 @@
+import type { Kysely, Selectable } from 'kysely';
+import type {
+  ConversationMessageView,
+  ConversationQueries,
+  ConversationView,
+  CursorQuery,
+  OptOutView,
+  ReactionView,
+} from '../../application/messaging/conversation-queries.port.js';
+import type { Page, PageOf } from '../../application/shared/page.js';
+import type { HistoryItem } from '../../domain/webhook/webhook.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { ConversationsTable, MessagesTable } from './tables.js';
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
+const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+
+const toConversation = (r: Selectable<ConversationsTable>): ConversationView => ({
+  id: r.conversation_id,
+  accountId: r.account_id,
+  agentId: r.agent_id,
+  phoneNumberId: r.phone_number_id,
+  phoneNumber: r.phone_number,
+  participant: r.participant,
+  channel: r.channel,
+  isGroup: r.is_group,
+  groupId: r.group_id,
+  groupName: r.group_name,
+  groupIconUrl: r.group_icon_url,
+  participants: r.participants === null ? null : json<string[]>(r.participants),
+  lastMessageAt: iso(r.last_message_at),
+  lastMessagePreview: r.last_message_preview,
+  messageCount: r.message_count,
+  createdAt: iso(r.created_at),
+  conversationState: r.conversation_state === null ? null : json<Record<string, unknown>>(r.conversation_state),
+  inboundCount: r.inbound_count,
+  outboundSinceReply: r.outbound_since_reply,
+  reengagementLocked: r.reengagement_locked,
+});
+
+const toMessage = (r: Selectable<MessagesTable>, reactions: ReactionView[]): ConversationMessageView => ({
+  id: r.message_id,
+  conversationId: r.conversation_id,
+  phoneNumberId: r.phone_number_id,
+  agentId: r.agent_id,
+  body: r.body,
+  fromNumber: r.from_number,
+  toNumber: r.to_number,
+  direction: r.direction === 'inbound' ? 'inbound' : 'outbound',
+  channel: r.channel,
+  status: r.status,
+  failureReason: r.failure_reason,
+  errorCode: r.error_code,
+  failureCategory: r.failure_category,
+  retryable: r.retryable,
+  encoding: r.encoding,
+  segments: r.segments,
+  mediaUrls: json<string[]>(r.media_urls) ?? [],
+  receivedAt: iso(r.created_at),
+  deliveredAt: isoOrNull(r.delivered_at),
+  readAt: isoOrNull(r.read_at),
+  replyToMessageId: r.reply_to_message_id,
+  reactions,
+});
+
+/** Conversations and messages from the messaging read models (docs/messaging.md#reading). */
+export class KyselyConversationQueries implements ConversationQueries {
+  constructor(private readonly db: Kysely<ReadDb>) {}
+
+  async list(accountId: string, page: Page, o: { agentId?: string } = {}): Promise<PageOf<ConversationView>> {
+    let q = this.db.selectFrom('conversations').where('account_id', '=', accountId);
+    if (o.agentId) q = q.where('agent_id', '=', o.agentId);
+    const [rows, count] = await Promise.all([
+      q.selectAll().orderBy('last_message_at', 'desc').orderBy('conversation_id').limit(page.limit).offset(page.offset).execute(),
+      q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { data: rows.map(toConversation), total: Number(count.n) };
+  }
+
+  async get(accountId: string, conversationId: string): Promise<ConversationView | null> {
+    const r = await this.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('conversation_id', '=', conversationId)
+      .executeTakeFirst();
+    return r ? toConversation(r) : null;
+  }
+
+  messages(accountId: string, conversationId: string, q: CursorQuery) {
+    return this.page(accountId, 'conversation_id', conversationId, q);
+  }
+
+  numberMessages(accountId: string, numberId: string, q: CursorQuery) {
+    return this.page(accountId, 'phone_number_id', numberId, q);
+  }
+
+  private async page(accountId: string, column: 'conversation_id' | 'phone_number_id', id: string, q: CursorQuery) {
+    let query = this.db.selectFrom('messages').selectAll().where('account_id', '=', accountId).where(column, '=', id);
+    if (q.before) query = query.where('created_at', '<', q.before);
+    if (q.after) query = query.where('created_at', '>', q.after);
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('message_id', 'desc')
+      .limit(q.limit + 1)
+      .execute();
+    const page = rows.slice(0, q.limit);
+    const reactions = await this.reactionsOf(page.map((r) => r.message_id));
+    return { data: page.map((r) => toMessage(r, reactions.get(r.message_id) ?? [])), hasMore: rows.length > q.limit };
+  }
+
+  private async reactionsOf(messageIds: string[]): Promise<Map<string, ReactionView[]>> {
+    const out = new Map<string, ReactionView[]>();
+    if (messageIds.length === 0) return out;
+    const rows = await this.db.selectFrom('message_reactions').selectAll().where('message_id', 'in', messageIds).orderBy('created_at').execute();
+    for (const r of rows) {
+      const list = out.get(r.message_id) ?? [];
+      list.push({ id: r.reaction_id, reactionType: r.reaction_type, fromNumber: r.from_number, direction: r.direction, createdAt: iso(r.created_at) });
+      out.set(r.message_id, list);
+    }
+    return out;
+  }
+
+  async message(accountId: string, messageId: string): Promise<ConversationMessageView | null> {
+    const r = await this.db.selectFrom('messages').selectAll().where('account_id', '=', accountId).where('message_id', '=', messageId).executeTakeFirst();
+    if (!r) return null;
+    return toMessage(r, (await this.reactionsOf([messageId])).get(messageId) ?? []);
+  }
+
+  async messageIdByCarrierId(carrierMessageId: string) {
+    const r = await this.db
+      .selectFrom('message_carrier_ids')
+      .select(['account_id', 'message_id'])
+      .where('carrier_message_id', '=', carrierMessageId)
+      .executeTakeFirst();
+    return r ? { accountId: r.account_id, messageId: r.message_id } : null;
+  }
+
+  async optOuts(accountId: string, participant: string): Promise<OptOutView[]> {
+    const rows = await this.db
+      .selectFrom('opt_outs')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('participant', '=', participant)
+      .orderBy('opted_out_at')
+      .execute();
+    return rows.map((r) => ({ numberId: r.number_id === '' ? null : r.number_id, keyword: r.keyword, at: iso(r.opted_out_at) }));
+  }
+
+  /** `recentHistory` of webhook payloads: the latest messages of the conversation, oldest first. */
+  async recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }): Promise<HistoryItem[]> {
+    let query = this.db
+      .selectFrom('messages')
+      .select(['message_id', 'body', 'direction', 'channel', 'created_at'])
+      .where('account_id', '=', q.accountId)
+      .where('conversation_id', '=', q.conversationId);
+    if (q.excludeMessageId) query = query.where('message_id', '!=', q.excludeMessageId);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('message_id', 'desc').limit(q.limit).execute();
+    return rows
+      .reverse()
+      .map((r) => ({ messageId: r.message_id, content: r.body, direction: r.direction, channel: r.channel ?? 'sms', at: iso(r.created_at) }));
+  }
+}

@@ -1,0 +1,281 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { ConsentEvent } from '../../domain/conversation/consent.decider.js';
+import type { ConversationEvent } from '../../domain/conversation/conversation.decider.js';
+import type { MessageEvent } from '../../domain/message/message.decider.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
+import './tables.js';
+
+const PREVIEW = 160;
+const preview = (body: string, media: readonly string[]) => (body ? body.slice(0, PREVIEW) : media.length > 0 ? '[media]' : '');
+
+/** The conversation's row, guarded: matches only while it reflects an older revision of the conversation's stream. */
+const conversation = (db: Kysely<ReadDb>, e: RecordedEvent<ConversationEvent>) =>
+  db.updateTable('conversations').where('conversation_id', '=', e.data.conversationId).where('revision', '<', rowRevision(e));
+
+/** The message's row, guarded by the revision of the message's own stream. */
+const message = (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) =>
+  db.updateTable('messages').where('message_id', '=', e.data.messageId).where('message_revision', '<', rowRevision(e));
+
+const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) => {
+  await message(db, e).set({ message_revision: rowRevision(e) }).execute();
+};
+
+type RowFacts = {
+  direction: string;
+  status: string;
+  from_number: string;
+  to_number: string;
+  reply_to_message_id: string | null;
+  kind: string;
+  send_style: string | null;
+  created_at: string;
+};
+const messageRow = (e: RecordedEvent<Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>>, o: RowFacts) => ({
+  account_id: e.metadata.accountId,
+  message_id: e.data.messageId,
+  conversation_id: e.data.conversationId,
+  phone_number_id: e.data.numberId,
+  agent_id: e.data.agentId,
+  channel: e.data.channel,
+  body: e.data.body,
+  media_urls: JSON.stringify(e.data.mediaUrls),
+  failure_reason: null,
+  updated_at: o.created_at,
+  revision: rowRevision(e),
+  encoding: e.data.encoding,
+  segments: e.data.segments,
+  error_code: null,
+  failure_category: null,
+  retryable: null,
+  delivered_at: null,
+  read_at: null,
+  message_revision: '-1',
+  ...o,
+});
+
+/**
+ * Conversations, messages (created from their conversation's record, then moved by the message's own stream),
+ * reactions, carrier ids and the opt-outs in force (docs/messaging.md#reading).
+ */
+export const messagingProjector = defineProjector<ConversationEvent | MessageEvent | ConsentEvent>({
+  name: 'messaging_v1',
+  tables: ['conversations', 'messages', 'message_reactions', 'message_carrier_ids', 'opt_outs'],
+  on: {
+    async ConversationStarted(db, e) {
+      const d = e.data;
+      await db
+        .insertInto('conversations')
+        .values({
+          account_id: d.accountId,
+          conversation_id: d.conversationId,
+          phone_number_id: d.numberId,
+          phone_number: d.phoneNumber,
+          agent_id: d.agentId,
+          participant: d.participant,
+          channel: 'native',
+          is_group: d.isGroup,
+          group_id: d.groupId,
+          group_name: d.groupName,
+          group_icon_url: null,
+          participants: d.participants ? JSON.stringify(d.participants) : null,
+          message_count: 0,
+          inbound_count: 0,
+          outbound_since_reply: 0,
+          reengagement_locked: false,
+          last_message_at: d.startedAt,
+          last_message_preview: '',
+          conversation_state: null,
+          created_at: d.startedAt,
+          revision: rowRevision(e),
+        })
+        .onConflict((oc) => oc.column('conversation_id').doNothing())
+        .execute();
+    },
+    async OutboundMessageAccepted(db, e) {
+      const d = e.data;
+      await conversation(db, e)
+        .set((eb) => ({
+          agent_id: d.agentId,
+          message_count: eb('message_count', '+', 1),
+          outbound_since_reply: d.kind === 'message' ? eb('outbound_since_reply', '+', 1) : eb.ref('outbound_since_reply'),
+          reengagement_locked: d.reengagement ? true : eb.ref('reengagement_locked'),
+          last_message_at: d.acceptedAt,
+          last_message_preview: preview(d.body, d.mediaUrls),
+          revision: rowRevision(e),
+        }))
+        .execute();
+      await db
+        .insertInto('messages')
+        .values(
+          messageRow(e, {
+            direction: 'outbound',
+            status: 'accepted',
+            from_number: d.from,
+            to_number: d.to,
+            reply_to_message_id: d.replyToMessageId,
+            kind: d.kind,
+            send_style: d.sendStyle,
+            created_at: d.acceptedAt,
+          }),
+        )
+        .onConflict((oc) => oc.column('message_id').doNothing())
+        .execute();
+    },
+    async InboundMessageReceived(db, e) {
+      const d = e.data;
+      await conversation(db, e)
+        .set((eb) => ({
+          agent_id: d.agentId,
+          message_count: eb('message_count', '+', 1),
+          inbound_count: eb('inbound_count', '+', 1),
+          outbound_since_reply: 0,
+          reengagement_locked: false,
+          last_message_at: sql`greatest(last_message_at, ${d.receivedAt}::timestamptz)`,
+          last_message_preview: preview(d.body, d.mediaUrls),
+          revision: rowRevision(e),
+        }))
+        .execute();
+      await db
+        .insertInto('messages')
+        .values(
+          messageRow(e, {
+            direction: 'inbound',
+            status: 'received',
+            from_number: d.from,
+            to_number: d.to,
+            reply_to_message_id: null,
+            kind: 'message',
+            send_style: null,
+            created_at: d.receivedAt,
+          }),
+        )
+        .onConflict((oc) => oc.column('message_id').doNothing())
+        .execute();
+    },
+    async ConversationStateSet(db, e) {
+      await conversation(db, e)
+        .set({ conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state), revision: rowRevision(e) })
+        .execute();
+    },
+    async GroupRenamed(db, e) {
+      await conversation(db, e).set({ group_name: e.data.groupName, revision: rowRevision(e) }).execute();
+    },
+
+    async MessageQueued(db, e) {
+      await message(db, e).set({ status: 'queued', updated_at: e.data.queuedAt, message_revision: rowRevision(e) }).execute();
+    },
+    MessageReceived: revisionOnly,
+    async MessageSubmitted(db, e) {
+      await message(db, e).set({ status: 'sent', updated_at: e.data.submittedAt, message_revision: rowRevision(e) }).execute();
+      if (e.data.carrierMessageIds.length > 0)
+        await db
+          .insertInto('message_carrier_ids')
+          .values(e.data.carrierMessageIds.map((c) => ({ carrier_message_id: c, account_id: e.metadata.accountId, message_id: e.data.messageId })))
+          .onConflict((oc) => oc.column('carrier_message_id').doNothing())
+          .execute();
+    },
+    MessageSubmissionErrored: revisionOnly,
+    async MessageFailed(db, e) {
+      const d = e.data;
+      await message(db, e)
+        .set({
+          status: 'failed',
+          failure_reason: d.failureReason,
+          error_code: d.errorCode,
+          failure_category: d.failureCategory,
+          retryable: d.retryable,
+          updated_at: d.failedAt,
+          message_revision: rowRevision(e),
+        })
+        .execute();
+    },
+    async MessageReceiptRecorded(db, e) {
+      const sent = e.data.outcome === 'applied' && e.data.status === 'sent';
+      await message(db, e)
+        .set({ ...(sent ? { status: 'sent', updated_at: e.data.at } : {}), message_revision: rowRevision(e) })
+        .execute();
+    },
+    async MessageDelivered(db, e) {
+      await message(db, e)
+        .set({ status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt, message_revision: rowRevision(e) })
+        .execute();
+    },
+    async MessageRead(db, e) {
+      await message(db, e)
+        .set({ status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt, message_revision: rowRevision(e) })
+        .execute();
+    },
+    async MessageReactionAdded(db, e) {
+      const d = e.data;
+      await db
+        .insertInto('message_reactions')
+        .values({
+          reaction_id: d.reactionId,
+          account_id: e.metadata.accountId,
+          message_id: d.messageId,
+          reaction_type: d.reactionType,
+          from_number: d.fromNumber,
+          direction: d.direction,
+          created_at: d.createdAt,
+        })
+        .onConflict((oc) => oc.column('reaction_id').doNothing())
+        .execute();
+      await revisionOnly(db, e);
+    },
+
+    async RecipientOptedOut(db, e) {
+      const d = e.data;
+      await db
+        .insertInto('opt_outs')
+        .values({ account_id: e.metadata.accountId, participant: d.recipient, number_id: d.numberId ?? '', keyword: d.keyword, opted_out_at: d.at })
+        .onConflict((oc) => oc.columns(['account_id', 'participant', 'number_id']).doUpdateSet({ keyword: d.keyword, opted_out_at: d.at }))
+        .execute();
+    },
+    async RecipientOptedIn(db, e) {
+      const d = e.data;
+      let q = db.deleteFrom('opt_outs').where('account_id', '=', e.metadata.accountId).where('participant', '=', d.recipient);
+      if (d.numberId !== null) q = q.where('number_id', 'in', [d.numberId, '']);
+      await q.execute();
+    },
+  },
+});
+
+type Counted = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>;
+
+async function count(db: Kysely<ReadDb>, e: RecordedEvent<Counted>, direction: 'inbound' | 'outbound', at: string): Promise<void> {
+  await db
+    .insertInto('message_stats_daily')
+    .values({
+      account_id: e.metadata.accountId,
+      day: at.slice(0, 10),
+      number_id: e.data.numberId,
+      agent_id: e.data.agentId ?? '',
+      direction,
+      messages: '1',
+      segments: String(e.data.segments),
+    })
+    .onConflict((oc) =>
+      oc.columns(['account_id', 'day', 'number_id', 'agent_id', 'direction']).doUpdateSet({
+        messages: sql`message_stats_daily.messages + 1`,
+        segments: sql`message_stats_daily.segments + ${e.data.segments}`,
+      }),
+    )
+    .execute();
+}
+
+/**
+ * Analytics: messages and segments per account, UTC day, number, agent and direction (`message_stats_daily`),
+ * read by GET /v1/usage. Outbound counts what was accepted for sending (automatic STOP/HELP/START answers included).
+ * Increments rely on the engine's exactly-once batches.
+ */
+export const messageStatsProjector = defineProjector<Counted>({
+  name: 'message_stats_v1',
+  tables: ['message_stats_daily'],
+  on: {
+    OutboundMessageAccepted: (db, e) => count(db, e, 'outbound', e.data.acceptedAt),
+    InboundMessageReceived: (db, e) => count(db, e, 'inbound', e.data.receivedAt),
+  },
+});
