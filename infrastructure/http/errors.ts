@@ -19,6 +19,7 @@ export const httpError = {
   conflict: { status: 409, shape: 'envelope', type: 'conflict_error' },
   plainConflict: { status: 409, shape: 'plain', type: 'conflict_error' },
   invalidRequest: { status: 400, shape: 'envelope', type: 'invalid_request_error' },
+  unprocessable: { status: 422, shape: 'envelope', type: 'invalid_request_error' },
   rateLimited: { status: 429, shape: 'envelope', type: 'rate_limit_error' },
   unavailable: { status: 503, shape: 'envelope', type: 'api_error' },
   paymentRequired: { status: 402, shape: 'plain', type: 'payment_required' },
