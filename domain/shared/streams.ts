@@ -11,6 +11,8 @@ export const streams = {
   /** a webhook configuration: the account's master on `webhook-<accountId>`, an agent's own on `webhook-<agentId>` */
   webhook: (id: string) => `webhook-${id}`,
   webhookDelivery: (id: string) => `webhook_delivery-${id}`,
+  /** an account's US A2P 10DLC registration (docs/registration.md) */
+  registration: (accountId: string) => `registration-${accountId}`,
 } as const;
 
 export const categoryOf = (stream: string): string => {
