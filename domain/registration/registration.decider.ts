@@ -117,6 +117,8 @@ export type RegistrationEvent =
   | Event<'RegistrationApproved', { accountId: string; submission: number; approvedAt: string }>
   | Event<'RegistrationRejected', { accountId: string; submission: number; reason: string; rejectedAt: string }>;
 
+export const registrationEventTypes = ['RegistrationSubmitted', 'RegistrationApproved', 'RegistrationRejected'] as const;
+
 export type RegistrationState =
   | { status: 'none' }
   | {
