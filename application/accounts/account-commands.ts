@@ -25,7 +25,15 @@ export class AccountCommands {
 
   async open(
     ctx: RequestContext,
-    o: { name: string; parentAccountId?: string | null; numberLimit?: number; startingCreditMicros?: number; keyName?: string | null },
+    o: {
+      name: string;
+      parentAccountId?: string | null;
+      numberLimit?: number;
+      startingCreditMicros?: number;
+      keyName?: string | null;
+      /** an id chosen up front, so that repeating the call opens nothing new (a registration's sub-account) */
+      accountId?: string;
+    },
   ): Promise<OpenedAccount> {
     const parentAccountId = o.parentAccountId ?? null;
     if (parentAccountId) {
@@ -36,7 +44,7 @@ export class AccountCommands {
           { field: 'parentAccountId', message: 'must be a master account', type: 'value_error' },
         ]);
     }
-    const accountId = this.ids.id('acc');
+    const accountId = o.accountId ?? this.ids.id('acc');
     const keyId = this.ids.id('key');
     const { key, prefix, hash } = this.secrets.generate();
     const withKey = o.keyName !== null;

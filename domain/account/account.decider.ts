@@ -8,7 +8,7 @@ export const STARTING_CREDIT_MICROS = 5 * MICROS_PER_DOLLAR;
 export const DEFAULT_NUMBER_LIMIT = 10;
 
 /** What a charge is for; the ledger and usage group by it. */
-export type ChargeKind = 'number_monthly' | 'number_lookup' | 'recording_addon';
+export type ChargeKind = 'number_monthly' | 'number_lookup' | 'recording_addon' | 'a2p_registration';
 
 type Key = { keyId: string; name: string; prefix: string; keyHash: string };
 

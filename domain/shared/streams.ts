@@ -18,6 +18,8 @@ export const streams = {
   /** a recipient's consent to an account's texts */
   consent: (accountId: string, recipient: string) => `consent-${accountId}:${recipient}`,
   messagingSettings: (accountId: string) => `messaging_settings-${accountId}`,
+  /** an account's US A2P 10DLC registration (docs/registration.md) */
+  registration: (accountId: string) => `registration-${accountId}`,
 } as const;
 
 export const categoryOf = (stream: string): string => {

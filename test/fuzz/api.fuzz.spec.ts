@@ -167,7 +167,11 @@ function fromSchema(s: Schema, doc: Schema, depth = 0): fc.Arbitrary<unknown> {
         if (s.format === 'date-time')
           return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
         if (s.pattern) return fc.stringMatching(new RegExp(s.pattern)).filter((x) => x.length <= (s.maxLength ?? 1e6));
-        return fc.string({ unit: 'grapheme', minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 30, 30) });
+        return fc.string({
+          unit: 'grapheme',
+          minLength: s.minLength ?? 0,
+          maxLength: Math.max(s.minLength ?? 0, Math.min(s.maxLength ?? 30, 30)),
+        });
       }
     }
   });

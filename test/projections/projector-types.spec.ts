@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
 import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
 import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
+import { type RegistrationEvent, registrationEventTypes } from '../../domain/registration/registration.decider.js';
 import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
 import { type SipTrunkEvent, sipTrunkEventTypes } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { type WebhookEvent, webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
@@ -10,6 +11,7 @@ import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
+import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
 import { signupsProjector } from '../../projections/signups.projector.js';
 import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
@@ -30,7 +32,8 @@ const listsAreUnions: [
   Same<(typeof sipTrunkEventTypes)[number], SipTrunkEvent['type']>,
   Same<(typeof webhookEventTypes)[number], WebhookEvent['type']>,
   Same<(typeof webhookDeliveryEventTypes)[number], WebhookDeliveryEvent['type']>,
-] = [true, true, true, true, true, true, true];
+  Same<(typeof registrationEventTypes)[number], RegistrationEvent['type']>,
+] = [true, true, true, true, true, true, true, true];
 
 const noop = async () => undefined;
 
@@ -46,6 +49,7 @@ describe('typed projector definitions', () => {
       [webhooksProjector, webhookEventTypes],
       [webhookDeliveriesProjector, webhookDeliveryEventTypes],
       [usageProjector, ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed']],
+      [registrationsProjector, registrationEventTypes],
     ];
     for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
     expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());
