@@ -112,6 +112,18 @@ describe('contacts over HTTP', () => {
       expect(list.body.data[0].id).to.equal(rs.find((r) => r.status === 201)!.body.id);
     });
 
+    it('lets exactly one of two concurrent PATCHes to one new number win', async () => {
+      const target = nextNumber();
+      const a = await create({ phoneNumber: nextNumber(), name: 'Mover A' });
+      const b = await create({ phoneNumber: nextNumber(), name: 'Mover B' });
+      const rs = await Promise.all(
+        [a, b].map((c) => app.call('PATCH', `/v1/contacts/${c.body.id}`, { key, body: { phoneNumber: target } })),
+      );
+      expect(rs.map((r) => r.status).sort()).to.deep.equal([200, 409]);
+      const list = await app.call('GET', `/v1/contacts?search=${encodeURIComponent(target)}`, { key });
+      expect(list.body.total).to.equal(1);
+    });
+
     it('lets another account have a contact with the same number', async () => {
       const phoneNumber = nextNumber();
       expect((await create({ phoneNumber, name: 'Mine' })).status).to.equal(201);
@@ -281,6 +293,29 @@ describe('contacts over HTTP', () => {
       expect(await lookup.byPhoneNumber(accountId, phoneNumber)).to.equal(null);
     });
   });
+  describe('OpenAPI document', () => {
+    it('documents the five operations with the public names, DELETE as 204 without a body', async () => {
+      const doc = (await app.call('GET', '/openapi.json')).body;
+      expect(Object.keys(doc.paths['/v1/contacts'])).to.have.members(['get', 'post']);
+      expect(Object.keys(doc.paths['/v1/contacts/{contact_id}'])).to.have.members(['get', 'patch', 'delete']);
+      expect(doc.paths['/v1/contacts'].post.responses).to.include.keys('201', '409', '422');
+      expect(doc.paths['/v1/contacts/{contact_id}'].delete.responses['204']).to.deep.equal({ description: 'No content' });
+      const limit = doc.paths['/v1/contacts'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+      expect(limit.schema.default).to.equal(50);
+      expect(doc.components.schemas.CreateContactRequest.required).to.have.members(['phoneNumber', 'name']);
+      expect(doc.components.schemas.UpdateContactRequest.required ?? []).to.deep.equal([]);
+      expect(Object.keys(doc.components.schemas.ContactResponse.properties)).to.deep.equal([
+        'id',
+        'phoneNumber',
+        'name',
+        'email',
+        'notes',
+        'createdAt',
+        'updatedAt',
+      ]);
+    });
+  });
+
   describe('read model', () => {
     // runs last in this suite: every contact written above (created, updated, moved, deleted) is in the log
     it('rebuilds into tables equal to the live ones', async () => {
