@@ -23,6 +23,8 @@ export type ContactEvent =
   | Event<'ContactDeleted', { contactId: string; accountId: string; phoneNumber: string; deletedAt: string }>
   | Event<'ContactAbandoned', { contactId: string; accountId: string; abandonedAt: string }>;
 
+export const contactEventTypes = ['ContactCreated', 'ContactUpdated', 'ContactDeleted', 'ContactAbandoned'] as const;
+
 export type ContactState =
   | { status: 'none' }
   | { status: 'active'; contactId: string; accountId: string; fields: ContactFields }
