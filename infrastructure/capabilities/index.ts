@@ -4,6 +4,7 @@ import type { Projector } from '../../projections/shared/projector.js';
 import { accounts } from '../accounts/module.js';
 import { agents } from '../agents/module.js';
 import { calls } from '../calls/module.js';
+import { contacts } from '../contacts/module.js';
 import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
 import { numbers } from '../numbers/module.js';
@@ -29,6 +30,7 @@ export const capabilities = [
   messaging,
   calls,
   registration,
+  contacts,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */

@@ -78,7 +78,11 @@ export class Api {
         ...(def.params ? { params: def.params as never } : {}),
       },
       responses: {
-        [status]: { description: 'Success', content: { 'application/json': { schema: def.response } } },
+        // 204 answers no body at all (DELETE /v1/contacts/{id}: docs/contacts.md#delete)
+        [status]:
+          status === 204
+            ? { description: 'No content' }
+            : { description: 'Success', content: { 'application/json': { schema: def.response } } },
         ...errorResponses,
       },
     });
@@ -97,6 +101,10 @@ export class Api {
         actor: 'anonymous',
       };
       const result = await def.handler({ body, query, params, ctx, req, res } as never);
+      if (status === 204) {
+        res.status(204).end();
+        return;
+      }
       // the response schema fixes field order and strips anything internal that is not part of the contract
       const out = def.response.safeParse(result);
       // a result the contract cannot describe is our bug, not the client's: a 500, never a 422 after a write

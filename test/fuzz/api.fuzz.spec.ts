@@ -262,6 +262,8 @@ describe('API fuzz (fast-check, driven by /openapi.json)', function () {
       // a second key: the fuzz may revoke it; the key it sends with is never in the pool
       const k2 = await app.call('POST', '/v1/api-keys', { key: k, body: { name: 'spare' } });
       add('key_id', k2.body?.id ?? k2.body?.keyId);
+      const contact = await app.call('POST', '/v1/contacts', { key: k, body: { phoneNumber: '+14155550199', name: `contact ${side}` } });
+      add('contact_id', contact.body?.id);
     };
     await setup(key, a.accountId, 'own');
     await setup(foreignKey, b.accountId, 'foreign');
@@ -431,6 +433,7 @@ describe('API fuzz (fast-check, driven by /openapi.json)', function () {
       '/v1/sub-accounts?limit=100',
       '/v1/webhooks',
       '/v1/usage',
+      '/v1/contacts?limit=100',
     ];
     const reads = [...own.map((p) => [key, p] as const), [foreignKey, '/v1/agents?limit=100'] as const, [foreignKey, '/v1/usage'] as const];
     const bodies = await Promise.all(reads.map(([k, p]) => app.call('GET', p, { key: k }).then((r) => stripVolatile(r.body))));

@@ -21,6 +21,14 @@ const factories: Record<string, Factory> = {
     (await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', areaCode: '415' } })).body.id,
   trunk_id: async (app, o) =>
     (await app.call('POST', '/v1/sip-trunks', { key: o.apiKey, headers: o.headers, body: { name: 'B trunk' } })).body.id,
+  contact_id: async (app, o) =>
+    (
+      await app.call('POST', '/v1/contacts', {
+        key: o.apiKey,
+        headers: o.headers,
+        body: { phoneNumber: '+14155550188', name: 'B contact' },
+      })
+    ).body.id,
 };
 
 /** a plausible body for each write, so the request passes validation and reaches the ownership check */
@@ -31,6 +39,7 @@ const bodies: Record<string, unknown> = {
   'POST /v1/agents/{agent_id}/webhook': { url: 'https://example.com/hook' },
   'PATCH /v1/numbers/{number_id}': { sipTrunkId: null },
   'PATCH /v1/sip-trunks/{trunk_id}': { name: 'stolen' },
+  'PATCH /v1/contacts/{contact_id}': { name: 'stolen' },
 };
 
 type Operation = { method: string; path: string; params: string[] };

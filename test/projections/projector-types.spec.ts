@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
 import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
+import { type ContactEvent, contactEventTypes } from '../../domain/contact/contact.decider.js';
 import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
 import { type RegistrationEvent, registrationEventTypes } from '../../domain/registration/registration.decider.js';
 import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
@@ -10,6 +11,7 @@ import { type WebhookDeliveryEvent, webhookDeliveryEventTypes } from '../../doma
 import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
+import { contactsProjector } from '../../projections/contacts/contacts.projector.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
@@ -33,6 +35,7 @@ const listsAreUnions: [
   Same<(typeof webhookEventTypes)[number], WebhookEvent['type']>,
   Same<(typeof webhookDeliveryEventTypes)[number], WebhookDeliveryEvent['type']>,
   Same<(typeof registrationEventTypes)[number], RegistrationEvent['type']>,
+  Same<(typeof contactEventTypes)[number], ContactEvent['type']>,
 ] = [true, true, true, true, true, true, true, true];
 
 const noop = async () => undefined;
@@ -50,6 +53,7 @@ describe('typed projector definitions', () => {
       [webhookDeliveriesProjector, webhookDeliveryEventTypes],
       [usageProjector, ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed']],
       [registrationsProjector, registrationEventTypes],
+      [contactsProjector, contactEventTypes],
     ];
     for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
     expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());

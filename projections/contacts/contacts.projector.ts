@@ -1,0 +1,59 @@
+import type { ContactEvent } from '../../domain/contact/contact.decider.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ContactsTable } from './tables.js';
+
+/**
+ * `contacts`: one row per contact that was created. A deleted contact keeps its row with `deleted_at` set (the
+ * queries never show it), so that the revision stored on the row keeps every replay a no-op.
+ */
+export const contactsProjector = defineProjector<ContactEvent>({
+  name: 'contacts_v1',
+  tables: ['contacts'],
+  on: {
+    async ContactCreated(db, e) {
+      const row = {
+        account_id: e.data.accountId,
+        contact_id: e.data.contactId,
+        phone_number: e.data.phoneNumber,
+        name: e.data.name,
+        email: e.data.email,
+        notes: e.data.notes,
+        created_at: e.data.createdAt,
+        updated_at: e.data.createdAt,
+        deleted_at: null,
+        revision: rowRevision(e),
+      } satisfies ContactsTable;
+      await db
+        .insertInto('contacts')
+        .values(row)
+        .onConflict((oc) => oc.column('contact_id').doNothing())
+        .execute();
+    },
+    async ContactUpdated(db, e) {
+      const c = e.data.changes;
+      await db
+        .updateTable('contacts')
+        .set({
+          ...(c.phoneNumber !== undefined ? { phone_number: c.phoneNumber } : {}),
+          ...(c.name !== undefined ? { name: c.name } : {}),
+          ...(c.email !== undefined ? { email: c.email } : {}),
+          ...(c.notes !== undefined ? { notes: c.notes } : {}),
+          updated_at: e.data.updatedAt,
+          revision: rowRevision(e),
+        })
+        .where('contact_id', '=', e.data.contactId)
+        .where('revision', '<', rowRevision(e))
+        .execute();
+    },
+    async ContactDeleted(db, e) {
+      await db
+        .updateTable('contacts')
+        .set({ deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt, revision: rowRevision(e) })
+        .where('contact_id', '=', e.data.contactId)
+        .where('revision', '<', rowRevision(e))
+        .execute();
+    },
+    // a contact that was never created has no row
+    async ContactAbandoned() {},
+  },
+});
