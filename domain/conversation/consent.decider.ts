@@ -67,3 +67,5 @@ export const consentDecider: Decider<ConsentCommand, ConsentEvent, ConsentState>
     }
   },
 };
+
+export const consentEventTypes: readonly ConsentEvent['type'][] = ['RecipientOptedOut', 'RecipientOptedIn'];

@@ -10,6 +10,7 @@ import { messageStatsProjector, messagingProjector } from '../../projections/mes
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
+import { CONTACTS } from '../contacts/tokens.js';
 import * as m070 from '../db/migrations/070-messaging.js';
 import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
@@ -72,7 +73,14 @@ export const messaging = {
         ),
     );
     b.alias(SANDBOX_SMS.Events, MESSAGING.CarrierEvents);
-    b.factory(WEBHOOKS.ConversationContext, (r) => new MessagingConversationContext(r(MESSAGING.KyselyQueries), async () => null));
+    b.factory(
+      WEBHOOKS.ConversationContext,
+      (r) =>
+        new MessagingConversationContext(r(MESSAGING.KyselyQueries), async (accountId, phoneNumber) => {
+          const c = await r(CONTACTS.Lookup).byPhoneNumber(accountId, phoneNumber);
+          return c ? { id: c.id, name: c.name, email: c.email, phoneNumber: c.phoneNumber } : null;
+        }),
+    );
   },
   routes: {
     v1: (api, r) =>

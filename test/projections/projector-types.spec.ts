@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
 import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
 import { type ContactEvent, contactEventTypes } from '../../domain/contact/contact.decider.js';
+import { consentEventTypes } from '../../domain/conversation/consent.decider.js';
+import { conversationEventTypes } from '../../domain/conversation/conversation.decider.js';
+import { messageEventTypes } from '../../domain/message/message.decider.js';
 import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
 import { type RegistrationEvent, registrationEventTypes } from '../../domain/registration/registration.decider.js';
 import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
@@ -12,6 +15,7 @@ import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
 import { contactsProjector } from '../../projections/contacts/contacts.projector.js';
+import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
@@ -54,6 +58,8 @@ describe('typed projector definitions', () => {
       [usageProjector, ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed']],
       [registrationsProjector, registrationEventTypes],
       [contactsProjector, contactEventTypes],
+      [messagingProjector, [...conversationEventTypes, ...messageEventTypes, ...consentEventTypes]],
+      [messageStatsProjector, ['OutboundMessageAccepted', 'InboundMessageReceived']],
     ];
     for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
     expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());
