@@ -131,9 +131,9 @@ export const FAILURE_REASONS: readonly FailureReason[] = ROWS.map((r: Row) => ({
 
 const BY_CODE = new Map<string, FailureReason>(FAILURE_REASONS.map((f) => [f.errorCode, f]));
 const BY_TEXT = new Map<string, FailureReason>(FAILURE_REASONS.filter((f) => !f.text.includes('{')).map((f) => [f.text, f]));
-const escape = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
 const TEMPLATES: readonly [RegExp, FailureReason][] = FAILURE_REASONS.filter((f) => f.text.includes('{')).map((f) => [
-  new RegExp(`^${escape(f.text).replace(/\{(carrier|register_url)\}/g, '[^\\n]+?')}$`),
+  new RegExp(`^${escapeRegExp(f.text).replace(/\{(carrier|register_url)\}/g, '[^\\n]+?')}$`),
   f,
 ]);
 

@@ -73,7 +73,7 @@ const LISTED: Record<FailureCategory, string[]> = {
 describe('message failure reasons', () => {
   it('lists every documented reason once, with its exact text and category, in order', () => {
     const byCategory: Record<string, string[]> = {};
-    for (const f of FAILURE_REASONS) (byCategory[f.category] ??= []).push(f.text);
+    for (const f of FAILURE_REASONS) byCategory[f.category] = [...(byCategory[f.category] ?? []), f.text];
     expect(byCategory).to.deep.equal(LISTED);
   });
 
