@@ -1,4 +1,5 @@
-import type { Capability } from '../capabilities/capability.js';
+import type { SmsCarrierEventsPort } from '../../application/messaging/sms-carrier.port.js';
+import type { Capability, Resolve } from '../capabilities/capability.js';
 import * as m060 from '../db/migrations/060-sandbox-sms.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { SandboxSmsCarrier } from '../providers/sandbox/sandbox-sms-carrier.js';
@@ -6,6 +7,17 @@ import { SandboxSmsReceipts, SandboxSmsReceiptWorker } from '../providers/sandbo
 import { sandboxSmsCommands } from './sandbox-sms.commands.js';
 import { sandboxSmsRoutes } from './sandbox-sms.routes.js';
 import { SANDBOX_SMS } from './tokens.js';
+
+/** The messaging side, looked up at each use; a clear error while no capability has bound it. */
+const eventsOf = (r: Resolve) => (): SmsCarrierEventsPort => {
+  try {
+    return r(SANDBOX_SMS.Events);
+  } catch (err) {
+    throw new Error('no messaging side is bound to SmsCarrierEvents: the sandbox carrier cannot hand over receipts and inbound texts', {
+      cause: err,
+    });
+  }
+};
 
 /**
  * The sandbox SMS carrier (docs/sandbox.md, "Messaging"): the carrier port of sandbox mode, the worker that
@@ -24,13 +36,13 @@ export const sandboxSms = {
   routes: {
     public: (api, r) => {
       if (r(PLATFORM.Config).PROVIDER_MODE === 'sandbox')
-        sandboxSmsRoutes(api, { carrier: r(SANDBOX_SMS.SandboxCarrier), events: () => r(SANDBOX_SMS.Events) });
+        sandboxSmsRoutes(api, { carrier: r(SANDBOX_SMS.SandboxCarrier), events: eventsOf(r) });
     },
   },
   workers: (r, cfg) =>
     cfg.PROVIDER_MODE === 'sandbox'
       ? [
-          new SandboxSmsReceiptWorker(r(SANDBOX_SMS.Receipts), () => r(SANDBOX_SMS.Events), r(PLATFORM.Clock), r(PLATFORM.Logger), {
+          new SandboxSmsReceiptWorker(r(SANDBOX_SMS.Receipts), eventsOf(r), r(PLATFORM.Clock), r(PLATFORM.Logger), {
             pollIntervalMs: cfg.SANDBOX_SMS_POLL_INTERVAL_MS,
             leaseMs: cfg.SANDBOX_SMS_RECEIPT_LEASE_MS,
           }),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CliSupport } from '../capabilities/capability.js';
+import type { CliSupport, Resolve } from '../capabilities/capability.js';
 import { SANDBOX_SMS } from './tokens.js';
 
 /**
@@ -10,13 +10,14 @@ export function sandboxSmsCommands(program: Command, { withRuntime, print }: Cli
   const sandbox =
     program.commands.find((c) => c.name() === 'sandbox') ??
     program.command('sandbox').description('the sandbox providers (PROVIDER_MODE=sandbox)');
-  const run = <T>(f: (get: Parameters<Parameters<CliSupport['withRuntime']>[0]>[0]['get']) => Promise<T>) =>
+  // an inbound text runs the projectors too: with the embedded store the server is stopped, so this process is the one to do it
+  const run = <T>(f: (get: Resolve) => Promise<T>, projectors = false) =>
     withRuntime(
       async (rt) => {
         if (rt.cfg.PROVIDER_MODE !== 'sandbox') throw new Error('the sandbox commands need PROVIDER_MODE=sandbox');
         return f(rt.get);
       },
-      { projectors: true },
+      { projectors },
     );
 
   sandbox
@@ -39,7 +40,7 @@ export function sandboxSmsCommands(program: Command, { withRuntime, print }: Cli
         });
         const stored = await get(SANDBOX_SMS.Events).inbound(sms);
         return stored ? { ...stored, carrierMessageId: sms.carrierMessageId } : null;
-      });
+      }, true);
       if (!r) throw new Error(`${o.to} is not an active number of the platform: the text was dropped`);
       print(r);
     });

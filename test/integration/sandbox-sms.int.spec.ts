@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { type OutboundSms, SmsSubmissionError } from '../../application/messaging/sms-carrier.port.js';
 import { classify, FAILURE_REASONS, failureReasonOf } from '../../domain/message/failure-reasons.js';
+import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import type { SandboxSmsCarrier } from '../../infrastructure/providers/sandbox/sandbox-sms-carrier.js';
 import { NUMBER_FOR_FAILURE } from '../../infrastructure/providers/sandbox/sandbox-sms-magic.js';
-import type { SandboxSmsReceipts, SandboxSmsReceiptWorker } from '../../infrastructure/providers/sandbox/sandbox-sms-receipts.js';
+import { type SandboxSmsReceipts, SandboxSmsReceiptWorker } from '../../infrastructure/providers/sandbox/sandbox-sms-receipts.js';
 import { SANDBOX_SMS } from '../../infrastructure/sandbox-sms/tokens.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
@@ -246,6 +247,21 @@ describe('sandbox SMS carrier', function () {
     await worker.runOnce();
     expect(statuses(carrierMessageId)).to.deep.equal(['sent', 'delivered']);
     expect(events.of(carrierMessageId)[0]?.receiptId).to.equal(claimed.find((c) => c.carrierMessageId === carrierMessageId)?.receiptId);
+  });
+
+  it('reports each due receipt once when two workers claim at the same time', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 15; i++) ids.push((await carrier.submit(sms('+14155550111'))).carrierMessageId);
+    clock.advance(SENT + DELIVERY);
+    const other = new SandboxSmsReceiptWorker(app.rt.get(SANDBOX_SMS.Receipts), () => events, clock, app.rt.get(PLATFORM.Logger), {
+      pollIntervalMs: 1000,
+      leaseMs: LEASE,
+      batchSize: 4,
+      workerId: 'other-worker',
+    });
+    const [a, b] = await Promise.all([worker.runOnce(), other.runOnce()]);
+    expect(a + b).to.be.at.least(30);
+    for (const id of ids) expect(statuses(id), id).to.deep.equal(['sent', 'delivered']);
   });
 
   it('reports again, a little later, a receipt the messaging side failed to take', async () => {

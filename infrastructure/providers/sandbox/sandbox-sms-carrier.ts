@@ -51,7 +51,8 @@ const RATE_WINDOW_MS = 60_000;
  * failures chosen by the recipient's number (sandbox-sms-magic.ts). A submission is idempotent by its key. The
  * receipts are rows due at a time on the Clock, reported by SandboxSmsReceiptWorker; nothing waits on a timer
  * here. Each sending number may submit `ratePerMinute` texts a minute; above it, texts fail with the
- * rate-limited reason.
+ * rate-limited reason (the count is not locked: concurrent
+ * submissions from one number may let a few more through, as a real carrier's window may).
  */
 @injectable()
 export class SandboxSmsCarrier implements SmsCarrierPort {
