@@ -1,5 +1,5 @@
 /**
- * The carrier's messaging side (docs/messaging.md#the-carrier): submitting texts, and the receipts and inbound
+ * The carrier's messaging side (docs/messaging.md#receiving): submitting texts, and the receipts and inbound
  * texts it reports back. Shaped by the send pipeline; the sandbox carrier implements it for sandbox mode.
  */
 export type OutboundSms = Readonly<{
@@ -17,7 +17,7 @@ export type OutboundSms = Readonly<{
 export type SubmittedSms = Readonly<{ carrierMessageId: string }>;
 
 /**
- * A refusal at submission time. `failureReason` is one of the reasons listed in docs/messaging.md#failure-reasons
+ * A refusal at submission time. `failureReason` is one of the reasons listed in docs/message-failures.md
  * (exact text); the message fails with it.
  */
 export class SmsSubmissionError extends Error {

@@ -68,4 +68,4 @@ export const consentDecider: Decider<ConsentCommand, ConsentEvent, ConsentState>
   },
 };
 
-export const consentEventTypes: readonly ConsentEvent['type'][] = ['RecipientOptedOut', 'RecipientOptedIn'];
+export const consentEventTypes = ['RecipientOptedOut', 'RecipientOptedIn'] as const satisfies readonly ConsentEvent['type'][];

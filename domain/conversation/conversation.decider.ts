@@ -318,10 +318,10 @@ function started(d: Ref & Party, accountId: string, startedBy: 'outbound' | 'inb
   };
 }
 
-export const conversationEventTypes: readonly ConversationEvent['type'][] = [
+export const conversationEventTypes = [
   'ConversationStarted',
   'OutboundMessageAccepted',
   'InboundMessageReceived',
   'ConversationStateSet',
   'GroupRenamed',
-];
+] as const satisfies readonly ConversationEvent['type'][];

@@ -223,7 +223,7 @@ export function advances(current: MessageStatus, reported: ReceiptStatus): boole
   return RANK[reported] > RANK[current];
 }
 
-export const messageEventTypes: readonly MessageEvent['type'][] = [
+export const messageEventTypes = [
   'MessageQueued',
   'MessageReceived',
   'MessageSubmitted',
@@ -233,4 +233,4 @@ export const messageEventTypes: readonly MessageEvent['type'][] = [
   'MessageDelivered',
   'MessageRead',
   'MessageReactionAdded',
-];
+] as const satisfies readonly MessageEvent['type'][];

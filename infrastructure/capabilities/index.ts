@@ -10,6 +10,7 @@ import { messaging } from '../messaging/module.js';
 import { numbers } from '../numbers/module.js';
 import { platform } from '../platform/module.js';
 import { registration } from '../registration/module.js';
+import { sandboxSms } from '../sandbox-sms/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webhooks } from '../webhooks/module.js';
@@ -31,6 +32,7 @@ export const capabilities = [
   calls,
   registration,
   contacts,
+  sandboxSms,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */

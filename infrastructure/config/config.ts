@@ -52,6 +52,13 @@ export const ConfigSchema = z.object({
   SANDBOX_CARRIER_QUARANTINE_SECONDS: int(86_400, 0, 365 * 86_400),
   /** sandbox: a US A2P 10DLC registration is approved this long (on the Clock) after it was submitted */
   SANDBOX_REGISTRATION_APPROVAL_SECONDS: int(30, 0, 365 * 86_400),
+  /** sandbox SMS carrier (docs/sandbox.md#messaging-the-sandbox-sms-carrier): receipt delays on the Clock, per-number rate, reporting */
+  SANDBOX_SMS_SENT_DELAY_MS: int(1000, 0, 3_600_000),
+  SANDBOX_SMS_DELIVERY_DELAY_MS: int(3000, 0, 86_400_000),
+  SANDBOX_SMS_LATE_DELIVERY_DELAY_MS: int(3_600_000, 0, 7 * 86_400_000),
+  SANDBOX_SMS_RATE_PER_MINUTE: int(600, 1, 1_000_000),
+  SANDBOX_SMS_POLL_INTERVAL_MS: int(250, 5, 60_000),
+  SANDBOX_SMS_RECEIPT_LEASE_MS: int(30_000, 1000, 3_600_000),
   /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).default('Agent platform <no-reply@localhost>'),

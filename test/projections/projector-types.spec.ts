@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
 import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
 import { type ContactEvent, contactEventTypes } from '../../domain/contact/contact.decider.js';
-import { consentEventTypes } from '../../domain/conversation/consent.decider.js';
-import { conversationEventTypes } from '../../domain/conversation/conversation.decider.js';
-import { messageEventTypes } from '../../domain/message/message.decider.js';
+import { type ConsentEvent, consentEventTypes } from '../../domain/conversation/consent.decider.js';
+import { type ConversationEvent, conversationEventTypes } from '../../domain/conversation/conversation.decider.js';
+import { type MessageEvent, messageEventTypes } from '../../domain/message/message.decider.js';
 import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
 import { type RegistrationEvent, registrationEventTypes } from '../../domain/registration/registration.decider.js';
 import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
@@ -40,7 +40,10 @@ const listsAreUnions: [
   Same<(typeof webhookDeliveryEventTypes)[number], WebhookDeliveryEvent['type']>,
   Same<(typeof registrationEventTypes)[number], RegistrationEvent['type']>,
   Same<(typeof contactEventTypes)[number], ContactEvent['type']>,
-] = [true, true, true, true, true, true, true, true];
+  Same<(typeof conversationEventTypes)[number], ConversationEvent['type']>,
+  Same<(typeof messageEventTypes)[number], MessageEvent['type']>,
+  Same<(typeof consentEventTypes)[number], ConsentEvent['type']>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 
 const noop = async () => undefined;
 
