@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { MESSAGING } from '../../infrastructure/messaging/tokens.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
@@ -8,7 +9,7 @@ import { eventually } from '../support/numbers.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 let seq = 0;
-const recipient = () => `+1773555${String(3000 + seq++).padStart(4, '0')}`.replace(/[56]$/, '8');
+const recipient = () => `+1773555${String(1000 + 10 * seq++)}`; // ends in 0: not a landline, not magic
 
 describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', function () {
   this.timeout(60_000);
@@ -57,8 +58,14 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
 
   it('stores a repeated carrier callback once, and drops a text for a number that is not active here', async () => {
     const from = recipient();
-    const a = await inbound(app, { from, to: line.phoneNumber, body: 'hi', carrier_message_id: 'dup-1' });
-    expect(a.status, JSON.stringify(a.body)).to.equal(201);
+    const handler = app.rt.get(MESSAGING.CarrierEvents);
+    const sms = { carrierMessageId: `dup-${Date.now()}`, from, to: line.phoneNumber, body: 'hi', mediaUrls: [], receivedAt: new Date().toISOString(), group: null, reaction: null };
+    const a = await handler.inbound(sms);
+    const b = await handler.inbound(sms);
+    expect(b).to.deep.equal(a);
+    const conv = await eventually(() => conversationWith(from), 'conversation');
+    const detail = await app.call('GET', `/v1/conversations/${conv.id}`, { key: line.key });
+    expect(detail.body.messageCount).to.equal(1);
     const dropped = await inbound(app, { from, to: '+12025550999', body: 'nobody home' });
     expect(dropped.status).to.equal(404);
   });
@@ -173,6 +180,24 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       const m = await outcome('+14155550129', (x) => x.status === 'delivered');
       const sent = await app.call('GET', `/sandbox/messages?to=${encodeURIComponent('+14155550129')}`, { key: ADMIN_TOKEN });
       expect(sent.body.data.filter((x: { idempotencyKey?: string; body?: string }) => JSON.stringify(x).includes(m.id))).to.have.length(1);
+    });
+
+    it('sends exactly once after a stop between the acceptance and the carrier submission', async () => {
+      const sender = app.rt.workers.get('reactor:message_sender')!;
+      await sender.stop();
+      const to = recipient();
+      let r: Awaited<ReturnType<typeof send>>;
+      try {
+        r = await send(to, 'accepted while the sender is down');
+        expect(r.status).to.equal(201);
+        const sent = await app.call('GET', `/sandbox/messages?to=${encodeURIComponent(to)}`, { key: ADMIN_TOKEN });
+        expect(sent.body.data).to.have.length(0);
+      } finally {
+        await sender.start();
+      }
+      await messageWhen(app, line.key, r.body.conversation_id, r.body.id, (m) => m.status === 'delivered', 'delivered after the restart');
+      const sent = await app.call('GET', `/sandbox/messages?to=${encodeURIComponent(to)}`, { key: ADMIN_TOKEN });
+      expect(sent.body.data).to.have.length(1);
     });
 
     it('fails a US send from an unregistered account with the 10DLC reason', async () => {
