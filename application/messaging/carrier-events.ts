@@ -5,10 +5,10 @@ import { segmentsOf } from '../../domain/message/encoding.js';
 import { messageDecider } from '../../domain/message/message.decider.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { NumberQueries } from '../numbers/number-queries.port.js';
+import type { EventStorePort } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
-import type { EventStorePort } from '../ports/event-store.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { ConversationQueries } from './conversation-queries.port.js';
@@ -85,7 +85,8 @@ export class CarrierEventsHandler implements SmsCarrierEventsPort {
       },
       ctx,
     );
-    if (keyword) await this.honourKeyword(ctx, { kind: keyword.kind, keyword: keyword.keyword, messageId, conversationId, number, from: m.from });
+    if (keyword)
+      await this.honourKeyword(ctx, { kind: keyword.kind, keyword: keyword.keyword, messageId, conversationId, number, from: m.from });
     return { messageId };
   }
 
@@ -107,7 +108,10 @@ export class CarrierEventsHandler implements SmsCarrierEventsPort {
       await this.exec.execute(
         consentDecider,
         streams.consent(ctx.accountId, k.from),
-        { type: k.kind === 'stop' ? 'OptOut' : 'OptIn', data: { recipient: k.from, numberId: scope, keyword: k.keyword, messageId: k.messageId } },
+        {
+          type: k.kind === 'stop' ? 'OptOut' : 'OptIn',
+          data: { recipient: k.from, numberId: scope, keyword: k.keyword, messageId: k.messageId },
+        },
         { ...ctx, causationId: null },
       );
     const body = k.kind === 'stop' ? settings.stopReply : k.kind === 'start' ? settings.startReply : settings.helpReply;
@@ -169,7 +173,14 @@ export class CarrierEventsHandler implements SmsCarrierEventsPort {
       streams.message(found.messageId),
       {
         type: 'RecordReceipt',
-        data: { messageId: found.messageId, receiptId: r.receiptId, carrierMessageId: r.carrierMessageId, status: r.status, at: r.at, failure },
+        data: {
+          messageId: found.messageId,
+          receiptId: r.receiptId,
+          carrierMessageId: r.carrierMessageId,
+          status: r.status,
+          at: r.at,
+          failure,
+        },
       },
       this.ctx(found.accountId, r.carrierMessageId),
     );

@@ -216,7 +216,11 @@ export class MessageCommands {
   }
 
   /** PATCH /v1/conversations/{id}: the caller-written conversation state and a group's name. */
-  async update(ctx: RequestContext, conversationId: string, changes: { state?: Record<string, unknown> | null; groupName?: string | null }) {
+  async update(
+    ctx: RequestContext,
+    conversationId: string,
+    changes: { state?: Record<string, unknown> | null; groupName?: string | null },
+  ) {
     await this.requireConversation(ctx, conversationId);
     await this.exec.execute(
       conversationDecider,

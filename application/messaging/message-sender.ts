@@ -1,5 +1,5 @@
-import type { ConversationEvent } from '../../domain/conversation/conversation.decider.js';
 import { consentDecider, isOptedOut } from '../../domain/conversation/consent.decider.js';
+import type { ConversationEvent } from '../../domain/conversation/conversation.decider.js';
 import { type Failure, messageDecider } from '../../domain/message/message.decider.js';
 import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
 import { streams } from '../../domain/shared/streams.js';
@@ -10,7 +10,7 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import { ProcessManager } from '../shared/process-manager.js';
 import { failureOf, NOT_ENABLED_REASON, OPTED_OUT_REASON, SUBMISSION_ERROR_REASON, unregistered10dlcReason } from './failures.js';
-import { SmsSubmissionError, type SmsCarrierPort } from './sms-carrier.port.js';
+import { type SmsCarrierPort, SmsSubmissionError } from './sms-carrier.port.js';
 
 type Handled = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>;
 
@@ -60,12 +60,24 @@ export class MessageSender extends ProcessManager<Handled> {
     try {
       for (const [i, to] of blocked.recipients.entries()) {
         const key = d.recipients.length > 1 ? `${d.messageId}:${i}` : d.messageId;
-        const r = await this.carrier.submit({ idempotencyKey: key, accountId: ctx.accountId, from: d.from, to, body: d.body, mediaUrls: d.mediaUrls });
+        const r = await this.carrier.submit({
+          idempotencyKey: key,
+          accountId: ctx.accountId,
+          from: d.from,
+          to,
+          body: d.body,
+          mediaUrls: d.mediaUrls,
+        });
         carrierMessageIds.push(r.carrierMessageId);
       }
     } catch (err) {
       if (err instanceof SmsSubmissionError) return this.fail(ctx, d.messageId, failureOf(err.failureReason, err.errorCode));
-      const r = await this.exec.execute(messageDecider, stream, { type: 'RecordSubmissionError', data: { messageId: d.messageId, error: String(err) } }, ctx);
+      const r = await this.exec.execute(
+        messageDecider,
+        stream,
+        { type: 'RecordSubmissionError', data: { messageId: d.messageId, error: String(err) } },
+        ctx,
+      );
       const errors = r.state.exists ? r.state.submissionErrors : MAX_SUBMISSION_ERRORS;
       if (errors >= MAX_SUBMISSION_ERRORS) return this.fail(ctx, d.messageId, failureOf(SUBMISSION_ERROR_REASON, null));
       this.log.warn({ err, messageId: d.messageId, attempt: errors }, 'carrier submission failed; retrying');

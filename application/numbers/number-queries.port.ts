@@ -26,7 +26,7 @@ export interface NumberQueries {
   /** Active numbers whose paid period has ended at `now` (all accounts; for the renewal job). */
   dueForRenewal(now: string, limit: number): Promise<{ numberId: string; accountId: string }[]>;
   /** The active number with this E.164, whichever account holds it (routing what a carrier receives). */
-  activeByPhoneNumber(phoneNumber: string): Promise<PhoneNumberView & { accountId: string } | null>;
+  activeByPhoneNumber(phoneNumber: string): Promise<(PhoneNumberView & { accountId: string }) | null>;
   /** Ids of the trunks (not deleted) whose link set still names the number. */
   trunksLinkedTo(accountId: string, numberId: string): Promise<string[]>;
 }

@@ -162,8 +162,7 @@ export function outboundRefusal(
 }
 
 /** Whether a message sent at `now` is the re-engagement message after a quiet spell. */
-export const isReengagement = (s: ConversationState, now: string): boolean =>
-  s.exists && s.lastMessageAt < addDays(now, -INACTIVITY_DAYS);
+export const isReengagement = (s: ConversationState, now: string): boolean => s.exists && s.lastMessageAt < addDays(now, -INACTIVITY_DAYS);
 
 export const conversationDecider: Decider<ConversationCommand, ConversationEvent, ConversationState> = {
   initialState: () => ({ exists: false }),

@@ -45,14 +45,25 @@ export const dailyCounterDecider: Decider<DailyCounterCommand, DailyCounterEvent
         return [
           {
             type: 'DailySendCounted',
-            data: { numberId: d.numberId, day: d.day, participant: d.participant, newConversation: d.newConversation, countedAt: cmd.metadata.now },
+            data: {
+              numberId: d.numberId,
+              day: d.day,
+              participant: d.participant,
+              newConversation: d.newConversation,
+              countedAt: cmd.metadata.now,
+            },
           },
         ];
       }
       case 'ReleaseCount': {
         const d = cmd.data;
         if (!s.counted.has(d.participant)) return [];
-        return [{ type: 'DailySendCountReleased', data: { numberId: d.numberId, day: d.day, participant: d.participant, releasedAt: cmd.metadata.now } }];
+        return [
+          {
+            type: 'DailySendCountReleased',
+            data: { numberId: d.numberId, day: d.day, participant: d.participant, releasedAt: cmd.metadata.now },
+          },
+        ];
       }
       default:
         return assertNever(cmd);

@@ -80,7 +80,18 @@ export type MessageEvent =
   | Event<'MessageReceiptRecorded', Ref & Receipt & { outcome: 'applied' | 'stale' | 'duplicate'; recordedAt: string }>
   | Event<'MessageDelivered', Ref & { deliveredAt: string }>
   | Event<'MessageRead', Ref & { readAt: string }>
-  | Event<'MessageReactionAdded', Ref & Reaction & { conversationId: string; numberId: string; agentId: string | null; messageBody: string; messageMediaUrls: readonly string[]; createdAt: string }>;
+  | Event<
+      'MessageReactionAdded',
+      Ref &
+        Reaction & {
+          conversationId: string;
+          numberId: string;
+          agentId: string | null;
+          messageBody: string;
+          messageMediaUrls: readonly string[];
+          createdAt: string;
+        }
+    >;
 
 export type MessageState =
   | { exists: false }
@@ -117,14 +128,26 @@ export const messageDecider: Decider<MessageCommand, MessageEvent, MessageState>
     switch (cmd.type) {
       case 'RecordSubmission':
         if (s.status !== 'queued') return [];
-        return [{ type: 'MessageSubmitted', data: { messageId: d.messageId, carrierMessageIds: cmd.data.carrierMessageIds, submittedAt: now } }];
+        return [
+          { type: 'MessageSubmitted', data: { messageId: d.messageId, carrierMessageIds: cmd.data.carrierMessageIds, submittedAt: now } },
+        ];
       case 'RecordSubmissionError':
         if (s.status !== 'queued') return [];
-        return [{ type: 'MessageSubmissionErrored', data: { messageId: d.messageId, attempt: s.submissionErrors + 1, error: cmd.data.error, at: now } }];
+        return [
+          {
+            type: 'MessageSubmissionErrored',
+            data: { messageId: d.messageId, attempt: s.submissionErrors + 1, error: cmd.data.error, at: now },
+          },
+        ];
       case 'Fail': {
         if (s.direction !== 'outbound' || isFinal(s.status) || s.status === 'delivered') return [];
         const { failureReason, errorCode, failureCategory, retryable } = cmd.data;
-        return [{ type: 'MessageFailed', data: { messageId: d.messageId, failureReason, errorCode, failureCategory, retryable, source: 'platform', failedAt: now } }];
+        return [
+          {
+            type: 'MessageFailed',
+            data: { messageId: d.messageId, failureReason, errorCode, failureCategory, retryable, source: 'platform', failedAt: now },
+          },
+        ];
       }
       case 'RecordReceipt': {
         const r = cmd.data;
@@ -143,7 +166,12 @@ export const messageDecider: Decider<MessageCommand, MessageEvent, MessageState>
         if (r.status === 'delivered') out.push({ type: 'MessageDelivered', data: { messageId: r.messageId, deliveredAt: r.at } });
         if (r.status === 'read') out.push({ type: 'MessageRead', data: { messageId: r.messageId, readAt: r.at } });
         if (r.status === 'failed') {
-          const f = r.failure ?? { failureReason: 'The carrier reported an unknown delivery error.', errorCode: null, failureCategory: 'unknown', retryable: false };
+          const f = r.failure ?? {
+            failureReason: 'The carrier reported an unknown delivery error.',
+            errorCode: null,
+            failureCategory: 'unknown',
+            retryable: false,
+          };
           out.push({ type: 'MessageFailed', data: { messageId: r.messageId, ...f, source: 'carrier', failedAt: r.at } });
         }
         return out;

@@ -8,7 +8,12 @@ export type ContactOf = (accountId: string, phoneNumber: string) => Promise<Read
 export class MessagingConversationContext implements ConversationContextPort {
   constructor(
     private readonly queries: ConversationQueries & {
-      recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }): Promise<HistoryItem[]>;
+      recentHistory(q: {
+        accountId: string;
+        conversationId: string;
+        limit: number;
+        excludeMessageId: string | null;
+      }): Promise<HistoryItem[]>;
     },
     private readonly contactOf: ContactOf,
   ) {}

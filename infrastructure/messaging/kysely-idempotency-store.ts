@@ -18,11 +18,10 @@ export class KyselyIdempotencyStore implements IdempotencyStorePort {
       .insertInto('idempotency_keys')
       .values({ account_id: o.accountId, key: o.key, request_hash: o.requestHash, status: null, answer: null, created_at: o.now })
       .onConflict((oc) =>
-        oc.columns(['account_id', 'key']).doUpdateSet({ request_hash: o.requestHash, status: null, answer: null, created_at: o.now }).where(
-          'idempotency_keys.created_at',
-          '<',
-          o.since,
-        ),
+        oc
+          .columns(['account_id', 'key'])
+          .doUpdateSet({ request_hash: o.requestHash, status: null, answer: null, created_at: o.now })
+          .where('idempotency_keys.created_at', '<', o.since),
       )
       .returning('key')
       .executeTakeFirst();
@@ -49,7 +48,12 @@ export class KyselyIdempotencyStore implements IdempotencyStorePort {
   }
 
   async release(o: { accountId: string; key: string }): Promise<void> {
-    await this.db.deleteFrom('idempotency_keys').where('account_id', '=', o.accountId).where('key', '=', o.key).where('status', 'is', null).execute();
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('account_id', '=', o.accountId)
+      .where('key', '=', o.key)
+      .where('status', 'is', null)
+      .execute();
   }
 
   /** forgets answers older than `before` (run by the messaging housekeeping) */

@@ -1,5 +1,5 @@
-import type { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
+import type { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import type { MessagingSettings } from '../../domain/conversation/rules.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Api } from '../http/api.js';
@@ -39,7 +39,7 @@ export function messagingAdminRoutes(api: Api, d: { settings: MessagingSettingsS
     errors: [401, 403, 404],
     handler: async ({ params, body, ctx }) => {
       await requireAccount(params.account_id);
-      return d.settings.change(params.account_id, body as Partial<MessagingSettings>, { ...ctx, actor: "admin" });
+      return d.settings.change(params.account_id, body as Partial<MessagingSettings>, { ...ctx, actor: 'admin' });
     },
   });
 }

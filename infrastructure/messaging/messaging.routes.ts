@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { ConversationMessageView, ConversationQueries, ConversationView } from '../../application/messaging/conversation-queries.port.js';
+import type { AgentQueries } from '../../application/agents/agent-queries.port.js';
+import type {
+  ConversationMessageView,
+  ConversationQueries,
+  ConversationView,
+} from '../../application/messaging/conversation-queries.port.js';
+import type { IdempotencyStorePort } from '../../application/messaging/idempotency.port.js';
 import type { MessageCommands, SendAnswer } from '../../application/messaging/message-commands.js';
 import type { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
-import type { IdempotencyStorePort } from '../../application/messaging/idempotency.port.js';
-import type { AgentQueries } from '../../application/agents/agent-queries.port.js';
 import type { NumberQueries } from '../../application/numbers/number-queries.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
@@ -60,7 +64,11 @@ export const MessageResponse = z
   .openapi('MessageResponse');
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-const IdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, 'must be 1-255 visible ASCII characters');
+const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, 'must be 1-255 visible ASCII characters');
 
 const notFound = () => new DomainError('CONVERSATION_NOT_FOUND', 'Conversation not found');
 
@@ -237,7 +245,8 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
     response: cursorEnvelope(MessageResponse).openapi('MessageListResponse'),
     errors: [404],
     handler: async ({ params, query, ctx }) => {
-      if (!(await d.numbers.get(ctx.accountId, params.number_id))) throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
+      if (!(await d.numbers.get(ctx.accountId, params.number_id)))
+        throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
       const page = await d.queries.numberMessages(ctx.accountId, params.number_id, query);
       return {
         hasMore: page.hasMore,
@@ -284,7 +293,10 @@ async function sendOnce(
     since: new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString(),
   });
   if (claim.kind !== 'claimed' && claim.requestHash !== requestHash)
-    throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request body in the last 24 hours; use a new key');
+    throw new DomainError(
+      'IDEMPOTENCY_KEY_REUSED',
+      'This Idempotency-Key was used with another request body in the last 24 hours; use a new key',
+    );
   if (claim.kind === 'in_progress')
     throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being answered; retry shortly');
   if (claim.kind === 'answered') {
@@ -325,7 +337,8 @@ const summary = (c: ConversationView) => ({
 async function withReplies(q: ConversationQueries, accountId: string, messages: ConversationMessageView[]) {
   const parents = new Map<string, ConversationMessageView | null>();
   for (const m of messages)
-    if (m.replyToMessageId && !parents.has(m.replyToMessageId)) parents.set(m.replyToMessageId, await q.message(accountId, m.replyToMessageId));
+    if (m.replyToMessageId && !parents.has(m.replyToMessageId))
+      parents.set(m.replyToMessageId, await q.message(accountId, m.replyToMessageId));
   return messages.map((m) => {
     const parent = m.replyToMessageId ? parents.get(m.replyToMessageId) : null;
     return {

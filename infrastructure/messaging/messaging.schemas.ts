@@ -5,7 +5,20 @@ import { z } from '../http/openapi.js';
 export const MAX_BODY = 1600;
 export const MAX_MEDIA = 10;
 export const MAX_GROUP = 20;
-export const SEND_STYLES = ['celebration', 'fireworks', 'lasers', 'love', 'confetti', 'balloons', 'spotlight', 'echo', 'invisible', 'gentle', 'loud', 'slam'] as const;
+export const SEND_STYLES = [
+  'celebration',
+  'fireworks',
+  'lasers',
+  'love',
+  'confetti',
+  'balloons',
+  'spotlight',
+  'echo',
+  'invisible',
+  'gentle',
+  'loud',
+  'slam',
+] as const;
 
 /** A US or Canadian number in E.164: +1, then an area code of either country (toll-free and premium included). */
 export const NanpE164 = z
@@ -32,8 +45,10 @@ export const SendMessageRequest = z
     reply_to_message_id: z.string().min(1).max(100).nullish(),
   })
   .superRefine((b, ctx) => {
-    if (!b.to_number && !b.recipients) ctx.addIssue({ code: 'custom', path: ['to_number'], message: 'to_number (or recipients for a group) is required' });
-    if (b.to_number && b.recipients) ctx.addIssue({ code: 'custom', path: ['recipients'], message: 'give to_number or recipients, not both' });
+    if (!b.to_number && !b.recipients)
+      ctx.addIssue({ code: 'custom', path: ['to_number'], message: 'to_number (or recipients for a group) is required' });
+    if (b.to_number && b.recipients)
+      ctx.addIssue({ code: 'custom', path: ['recipients'], message: 'give to_number or recipients, not both' });
     if (b.body.trim() === '' && !b.media_url && !(b.media_urls && b.media_urls.length > 0))
       ctx.addIssue({ code: 'custom', path: ['body'], message: 'body must not be empty unless media is attached' });
   })
@@ -51,7 +66,9 @@ export const SendMessageResponse = z
     reply_to_message_id: z.string().nullable(),
     reply_parent_unresolved: z.boolean().nullable(),
     recipients: z.array(z.string()).nullable(),
-    encoding: z.enum(['GSM-7', 'UCS-2']).openapi({ description: 'GSM-7 fits 160 characters a segment (153 when split); UCS-2 fits 70 (67)' }),
+    encoding: z
+      .enum(['GSM-7', 'UCS-2'])
+      .openapi({ description: 'GSM-7 fits 160 characters a segment (153 when split); UCS-2 fits 70 (67)' }),
     segments: z.number().int().openapi({ description: 'billable SMS segments of the body' }),
   })
   .openapi('SendMessageResponse');
@@ -60,7 +77,9 @@ export const Reaction = z
   .object({ id: z.string(), reactionType: z.string(), fromNumber: z.string(), direction: z.string(), createdAt: z.string() })
   .openapi('ReactionInConversation');
 
-export const ReplyTo = z.object({ messageId: z.string(), message: z.string(), mediaUrls: z.array(z.string()) }).openapi('ReplyToInConversation');
+export const ReplyTo = z
+  .object({ messageId: z.string(), message: z.string(), mediaUrls: z.array(z.string()) })
+  .openapi('ReplyToInConversation');
 
 export const MessageInConversation = z
   .object({
@@ -154,7 +173,9 @@ export const SendReactionRequest = z.object({ reaction: z.string().trim().min(1)
 export const SendReactionResponse = z
   .object({ id: z.string(), reaction_type: z.string(), message_id: z.string(), channel: z.string() })
   .openapi('SendReactionResponse');
-export const SendTypingResponse = z.object({ conversationId: z.string(), channel: z.string(), status: z.string() }).openapi('SendTypingResponse');
+export const SendTypingResponse = z
+  .object({ conversationId: z.string(), channel: z.string(), status: z.string() })
+  .openapi('SendTypingResponse');
 
 export const MessagingSettingsBody = z
   .object({

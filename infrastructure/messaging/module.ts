@@ -20,8 +20,8 @@ import { SANDBOX_SMS } from '../sandbox-sms/tokens.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { MessagingConversationContext } from './conversation-context.js';
 import { KyselyIdempotencyStore } from './kysely-idempotency-store.js';
-import { messagingAdminRoutes } from './messaging-admin.routes.js';
 import { messagingRoutes } from './messaging.routes.js';
+import { messagingAdminRoutes } from './messaging-admin.routes.js';
 import { MESSAGING } from './tokens.js';
 import { UnconfiguredSmsCarrier } from './unconfigured-sms-carrier.js';
 
@@ -111,7 +111,10 @@ export const messaging = {
     CONVERSATION_STREAK_LIMIT: { ...httpError.rateLimited, fix: replyAfterReply },
     CONVERSATION_INACTIVE: { ...httpError.rateLimited, fix: replyAfterReply },
     OUTBOUND_LIMIT_REACHED: { ...httpError.rateLimited, fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.' },
-    NEW_CONVERSATION_LIMIT_REACHED: { ...httpError.rateLimited, fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.' },
+    NEW_CONVERSATION_LIMIT_REACHED: {
+      ...httpError.rateLimited,
+      fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.',
+    },
     INBOUND_ONLY: { ...httpError.unprocessable, fix: 'Wait for the recipient to text this number first, or send from another number.' },
     IDEMPOTENCY_KEY_REUSED: { ...httpError.unprocessable, fix: 'Use a new Idempotency-Key for a different request.' },
     IDEMPOTENCY_KEY_IN_USE: { ...httpError.conflict, fix: 'Retry after the first request with this key has been answered.' },

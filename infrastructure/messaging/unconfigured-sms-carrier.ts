@@ -1,6 +1,6 @@
 import { injectable } from 'inversify';
 import { NOT_ENABLED_REASON } from '../../application/messaging/failures.js';
-import { SmsSubmissionError, type SmsCarrierPort } from '../../application/messaging/sms-carrier.port.js';
+import { type SmsCarrierPort, SmsSubmissionError } from '../../application/messaging/sms-carrier.port.js';
 
 /** PROVIDER_MODE=live with no real carrier adapter yet: every send fails as not enabled, never simulated. */
 @injectable()

@@ -113,17 +113,33 @@ export class KyselyConversationQueries implements ConversationQueries {
   private async reactionsOf(messageIds: string[]): Promise<Map<string, ReactionView[]>> {
     const out = new Map<string, ReactionView[]>();
     if (messageIds.length === 0) return out;
-    const rows = await this.db.selectFrom('message_reactions').selectAll().where('message_id', 'in', messageIds).orderBy('created_at').execute();
+    const rows = await this.db
+      .selectFrom('message_reactions')
+      .selectAll()
+      .where('message_id', 'in', messageIds)
+      .orderBy('created_at')
+      .execute();
     for (const r of rows) {
       const list = out.get(r.message_id) ?? [];
-      list.push({ id: r.reaction_id, reactionType: r.reaction_type, fromNumber: r.from_number, direction: r.direction, createdAt: iso(r.created_at) });
+      list.push({
+        id: r.reaction_id,
+        reactionType: r.reaction_type,
+        fromNumber: r.from_number,
+        direction: r.direction,
+        createdAt: iso(r.created_at),
+      });
       out.set(r.message_id, list);
     }
     return out;
   }
 
   async message(accountId: string, messageId: string): Promise<ConversationMessageView | null> {
-    const r = await this.db.selectFrom('messages').selectAll().where('account_id', '=', accountId).where('message_id', '=', messageId).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
     if (!r) return null;
     return toMessage(r, (await this.reactionsOf([messageId])).get(messageId) ?? []);
   }
@@ -149,7 +165,12 @@ export class KyselyConversationQueries implements ConversationQueries {
   }
 
   /** `recentHistory` of webhook payloads: the latest messages of the conversation, oldest first. */
-  async recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }): Promise<HistoryItem[]> {
+  async recentHistory(q: {
+    accountId: string;
+    conversationId: string;
+    limit: number;
+    excludeMessageId: string | null;
+  }): Promise<HistoryItem[]> {
     let query = this.db
       .selectFrom('messages')
       .select(['message_id', 'body', 'direction', 'channel', 'created_at'])
@@ -157,8 +178,12 @@ export class KyselyConversationQueries implements ConversationQueries {
       .where('conversation_id', '=', q.conversationId);
     if (q.excludeMessageId) query = query.where('message_id', '!=', q.excludeMessageId);
     const rows = await query.orderBy('created_at', 'desc').orderBy('message_id', 'desc').limit(q.limit).execute();
-    return rows
-      .reverse()
-      .map((r) => ({ messageId: r.message_id, content: r.body, direction: r.direction, channel: r.channel ?? 'sms', at: iso(r.created_at) }));
+    return rows.reverse().map((r) => ({
+      messageId: r.message_id,
+      content: r.body,
+      direction: r.direction,
+      channel: r.channel ?? 'sms',
+      at: iso(r.created_at),
+    }));
   }
 }

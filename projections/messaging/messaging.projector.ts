@@ -20,7 +20,9 @@ const message = (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) =>
   db.updateTable('messages').where('message_id', '=', e.data.messageId).where('message_revision', '<', rowRevision(e));
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) => {
-  await message(db, e).set({ message_revision: rowRevision(e) }).execute();
+  await message(db, e)
+    .set({ message_revision: rowRevision(e) })
+    .execute();
 };
 
 type RowFacts = {
@@ -33,7 +35,10 @@ type RowFacts = {
   send_style: string | null;
   created_at: string;
 };
-const messageRow = (e: RecordedEvent<Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>>, o: RowFacts) => ({
+const messageRow = (
+  e: RecordedEvent<Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>>,
+  o: RowFacts,
+) => ({
   account_id: e.metadata.accountId,
   message_id: e.data.messageId,
   conversation_id: e.data.conversationId,
@@ -161,19 +166,31 @@ export const messagingProjector = defineProjector<ConversationEvent | MessageEve
         .execute();
     },
     async GroupRenamed(db, e) {
-      await conversation(db, e).set({ group_name: e.data.groupName, revision: rowRevision(e) }).execute();
+      await conversation(db, e)
+        .set({ group_name: e.data.groupName, revision: rowRevision(e) })
+        .execute();
     },
 
     async MessageQueued(db, e) {
-      await message(db, e).set({ status: 'queued', updated_at: e.data.queuedAt, message_revision: rowRevision(e) }).execute();
+      await message(db, e)
+        .set({ status: 'queued', updated_at: e.data.queuedAt, message_revision: rowRevision(e) })
+        .execute();
     },
     MessageReceived: revisionOnly,
     async MessageSubmitted(db, e) {
-      await message(db, e).set({ status: 'sent', updated_at: e.data.submittedAt, message_revision: rowRevision(e) }).execute();
+      await message(db, e)
+        .set({ status: 'sent', updated_at: e.data.submittedAt, message_revision: rowRevision(e) })
+        .execute();
       if (e.data.carrierMessageIds.length > 0)
         await db
           .insertInto('message_carrier_ids')
-          .values(e.data.carrierMessageIds.map((c) => ({ carrier_message_id: c, account_id: e.metadata.accountId, message_id: e.data.messageId })))
+          .values(
+            e.data.carrierMessageIds.map((c) => ({
+              carrier_message_id: c,
+              account_id: e.metadata.accountId,
+              message_id: e.data.messageId,
+            })),
+          )
           .onConflict((oc) => oc.column('carrier_message_id').doNothing())
           .execute();
     },
@@ -230,7 +247,13 @@ export const messagingProjector = defineProjector<ConversationEvent | MessageEve
       const d = e.data;
       await db
         .insertInto('opt_outs')
-        .values({ account_id: e.metadata.accountId, participant: d.recipient, number_id: d.numberId ?? '', keyword: d.keyword, opted_out_at: d.at })
+        .values({
+          account_id: e.metadata.accountId,
+          participant: d.recipient,
+          number_id: d.numberId ?? '',
+          keyword: d.keyword,
+          opted_out_at: d.at,
+        })
         .onConflict((oc) => oc.columns(['account_id', 'participant', 'number_id']).doUpdateSet({ keyword: d.keyword, opted_out_at: d.at }))
         .execute();
     },

@@ -30,7 +30,11 @@ describe('webhook deliverer (one claimed attempt)', () => {
     consecutiveFailures: 0,
     createdPosition: '0/0',
   };
-  const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID(), derived: (p: string, ...parts: string[]) => `${p}_${parts.join(":")}` };
+  const ids = {
+    id: (p: string) => `${p}_x`,
+    uuid: () => randomUUID(),
+    derived: (p: string, ...parts: string[]) => `${p}_${parts.join(':')}`,
+  };
 
   async function scheduled(channel: string | null): Promise<string> {
     const deliveryId = `whd_${randomUUID().replace(/-/g, '')}`;

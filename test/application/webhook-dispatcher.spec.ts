@@ -67,7 +67,11 @@ describe('webhook dispatcher', () => {
     conversationState: async () => ({ stage: 'greeting' }),
     contact: async () => null,
   };
-  const ids = { id: (p: string) => `${p}_x`, uuid: () => randomUUID(), derived: (p: string, ...parts: string[]) => `${p}_${parts.join(":")}` };
+  const ids = {
+    id: (p: string) => `${p}_x`,
+    uuid: () => randomUUID(),
+    derived: (p: string, ...parts: string[]) => `${p}_${parts.join(':')}`,
+  };
 
   async function appendMessage(): Promise<RecordedEvent> {
     const stream = `test_message-${randomUUID()}`;

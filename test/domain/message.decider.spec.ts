@@ -39,7 +39,11 @@ const receipt = (receiptId: string, status: 'sent' | 'delivered' | 'read' | 'fai
 });
 const run = (past: MessageEvent[], cmd: MessageCommand) =>
   messageDecider.decide(cmd, past.reduce(messageDecider.evolve, messageDecider.initialState()));
-const after = (...cmds: MessageCommand[]) => cmds.reduce<MessageEvent[]>((p, c) => [...p, ...run(p, c)], [queued, submitted]);
+const afterReceipts = (...cmds: MessageCommand[]) => {
+  const h: MessageEvent[] = [queued, submitted];
+  for (const c of cmds) h.push(...run(h, c));
+  return h;
+};
 const statusOf = (events: MessageEvent[]) => {
   const s = events.reduce(messageDecider.evolve, messageDecider.initialState());
   return s.exists ? s.status : null;
@@ -49,55 +53,84 @@ describe('Message decider: status only moves forward, every receipt is kept', ()
   it('queues once and records the submission of a queued message', () => {
     given([]).when({ type: 'Queue', data: facts, metadata }).then([queued]);
     given([queued]).when({ type: 'Queue', data: facts, metadata }).then([]);
-    given([queued]).when({ type: 'RecordSubmission', data: { messageId, carrierMessageIds: ['c1'] }, metadata }).then([submitted]);
-    given([queued, submitted]).when({ type: 'RecordSubmission', data: { messageId, carrierMessageIds: ['c2'] }, metadata }).then([]);
+    given([queued])
+      .when({ type: 'RecordSubmission', data: { messageId, carrierMessageIds: ['c1'] }, metadata })
+      .then([submitted]);
+    given([queued, submitted])
+      .when({ type: 'RecordSubmission', data: { messageId, carrierMessageIds: ['c2'] }, metadata })
+      .then([]);
   });
 
   it('applies sent then delivered then read', () => {
-    const h = after(receipt('r1', 'sent'), receipt('r2', 'delivered'), receipt('r3', 'read'));
-    expect(h.filter((e) => e.type === 'MessageReceiptRecorded').map((e) => (e.data as { outcome: string }).outcome)).to.deep.equal(['stale', 'applied', 'applied']);
+    const h = afterReceipts(receipt('r1', 'sent'), receipt('r2', 'delivered'), receipt('r3', 'read'));
+    expect(h.filter((e) => e.type === 'MessageReceiptRecorded').map((e) => (e.data as { outcome: string }).outcome)).to.deep.equal([
+      'stale',
+      'applied',
+      'applied',
+    ]);
     expect(statusOf(h)).to.equal('read');
   });
 
   it('keeps an out-of-order receipt as stale: sent after delivered leaves the message delivered', () => {
-    const h = after(receipt('r2', 'delivered'), receipt('r1', 'sent'));
+    const h = afterReceipts(receipt('r2', 'delivered'), receipt('r1', 'sent'));
     expect(statusOf(h)).to.equal('delivered');
     expect(h.at(-1)).to.deep.include({ type: 'MessageReceiptRecorded' });
     expect((h.at(-1)!.data as { outcome: string }).outcome).to.equal('stale');
   });
 
   it('records a repeated receipt as a duplicate and changes nothing', () => {
-    const h = after(receipt('r2', 'delivered'), receipt('r2', 'delivered'));
+    const h = afterReceipts(receipt('r2', 'delivered'), receipt('r2', 'delivered'));
     expect((h.at(-1)!.data as { outcome: string }).outcome).to.equal('duplicate');
     expect(h.filter((e) => e.type === 'MessageDelivered')).to.have.length(1);
   });
 
   it('never leaves a final state: failed stays failed, and a failure after delivery is stale', () => {
-    const failed = after(receipt('r1', 'failed', "The recipient's number is a landline or can't receive SMS."), receipt('r2', 'delivered'));
+    const failed = afterReceipts(
+      receipt('r1', 'failed', "The recipient's number is a landline or can't receive SMS."),
+      receipt('r2', 'delivered'),
+    );
     expect(statusOf(failed)).to.equal('failed');
-    const delivered = after(receipt('r1', 'delivered'), receipt('r2', 'failed', 'The carrier rejected the message.'));
+    const delivered = afterReceipts(receipt('r1', 'delivered'), receipt('r2', 'failed', 'The carrier rejected the message.'));
     expect(statusOf(delivered)).to.equal('delivered');
     expect(advances('read', 'delivered')).to.equal(false);
     expect(advances('queued', 'failed')).to.equal(true);
   });
 
   it('fails a queued message (platform checks), once', () => {
-    const f = { messageId, failureReason: 'The recipient has opted out of messages from this number.', errorCode: 'RECIPIENT_OPTED_OUT', failureCategory: 'recipient', retryable: false };
-    given([queued]).when({ type: 'Fail', data: f, metadata }).then([{ type: 'MessageFailed', data: { ...f, source: 'platform', failedAt: now } }]);
-    given([queued, { type: 'MessageFailed', data: { ...f, source: 'platform', failedAt: now } }]).when({ type: 'Fail', data: f, metadata }).then([]);
+    const f = {
+      messageId,
+      failureReason: 'The recipient has opted out of messages from this number.',
+      errorCode: 'RECIPIENT_OPTED_OUT',
+      failureCategory: 'recipient',
+      retryable: false,
+    };
+    given([queued])
+      .when({ type: 'Fail', data: f, metadata })
+      .then([{ type: 'MessageFailed', data: { ...f, source: 'platform', failedAt: now } }]);
+    given([queued, { type: 'MessageFailed', data: { ...f, source: 'platform', failedAt: now } }])
+      .when({ type: 'Fail', data: f, metadata })
+      .then([]);
   });
 
   it('counts submission errors', () => {
     const e1 = run([queued], { type: 'RecordSubmissionError', data: { messageId, error: 'timeout' }, metadata });
     expect(e1[0]!.data).to.include({ attempt: 1 });
-    expect(run([queued, ...e1], { type: 'RecordSubmissionError', data: { messageId, error: 'timeout' }, metadata })[0]!.data).to.include({ attempt: 2 });
+    expect(run([queued, ...e1], { type: 'RecordSubmissionError', data: { messageId, error: 'timeout' }, metadata })[0]!.data).to.include({
+      attempt: 2,
+    });
   });
 
   it('adds a reaction once, with the message it is about; a reaction to a missing message is 404', () => {
-    const react: MessageCommand = { type: 'React', data: { messageId, reactionId: 'rx1', reactionType: 'like', direction: 'inbound', fromNumber: '+14155550123' }, metadata };
+    const react: MessageCommand = {
+      type: 'React',
+      data: { messageId, reactionId: 'rx1', reactionType: 'like', direction: 'inbound', fromNumber: '+14155550123' },
+      metadata,
+    };
     const r = run([queued], react);
     expect(r[0]!.data).to.deep.include({ reactionId: 'rx1', messageBody: 'hi', conversationId: 'conv_1' });
-    given([queued, ...r]).when(react).then([]);
+    given([queued, ...r])
+      .when(react)
+      .then([]);
     given([]).when(react).thenThrows('MESSAGE_NOT_FOUND');
   });
 });

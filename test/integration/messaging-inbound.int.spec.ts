@@ -28,7 +28,8 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     await app.close();
   });
 
-  const send = (to: string, body: string, l = line) => app.call('POST', '/v1/messages', { key: l.key, body: { agent_id: l.agentId, to_number: to, body } });
+  const send = (to: string, body: string, l = line) =>
+    app.call('POST', '/v1/messages', { key: l.key, body: { agent_id: l.agentId, to_number: to, body } });
   const events = (event: string) => rx.received.map((r) => JSON.parse(r.body)).filter((b) => b.event === event);
   const conversationWith = async (participant: string, l = line) => {
     const r = await app.call('GET', '/v1/conversations?limit=100', { key: l.key });
@@ -39,7 +40,10 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     const from = recipient();
     const first = await send(from, 'Your table is booked for 8pm.');
     expect(first.status).to.equal(201);
-    const patched = await app.call('PATCH', `/v1/conversations/${first.body.conversation_id}`, { key: line.key, body: { conversationState: { stage: 'booked' } } });
+    const patched = await app.call('PATCH', `/v1/conversations/${first.body.conversation_id}`, {
+      key: line.key,
+      body: { conversationState: { stage: 'booked' } },
+    });
     expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
     expect(patched.body.conversationState).to.deep.equal({ stage: 'booked' });
     const r = await inbound(app, { from, to: line.phoneNumber, body: 'Can we make it 9?' });
@@ -47,7 +51,15 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     const { messageId } = r.body;
     const evt = await eventually(async () => events('agent.message').find((e) => e.data.messageId === messageId), 'agent.message');
     expect(evt).to.include({ event: 'agent.message', channel: 'sms', agentId: line.agentId });
-    expect(evt.data).to.include({ conversationId: first.body.conversation_id, numberId: line.numberId, from, to: line.phoneNumber, message: 'Can we make it 9?', direction: 'inbound', mediaUrl: null });
+    expect(evt.data).to.include({
+      conversationId: first.body.conversation_id,
+      numberId: line.numberId,
+      from,
+      to: line.phoneNumber,
+      message: 'Can we make it 9?',
+      direction: 'inbound',
+      mediaUrl: null,
+    });
     expect(evt.data.contact).to.equal(null);
     expect(evt.conversationState).to.deep.equal({ stage: 'booked' });
     expect(evt.recentHistory.map((h: { content: string }) => h.content)).to.deep.equal(['Your table is booked for 8pm.']);
@@ -59,7 +71,16 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
   it('stores a repeated carrier callback once, and drops a text for a number that is not active here', async () => {
     const from = recipient();
     const handler = app.rt.get(MESSAGING.CarrierEvents);
-    const sms = { carrierMessageId: `dup-${Date.now()}`, from, to: line.phoneNumber, body: 'hi', mediaUrls: [], receivedAt: new Date().toISOString(), group: null, reaction: null };
+    const sms = {
+      carrierMessageId: `dup-${Date.now()}`,
+      from,
+      to: line.phoneNumber,
+      body: 'hi',
+      mediaUrls: [],
+      receivedAt: new Date().toISOString(),
+      group: null,
+      reaction: null,
+    };
     const a = await handler.inbound(sms);
     const b = await handler.inbound(sms);
     expect(b).to.deep.equal(a);
@@ -75,12 +96,23 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     const b = recipient();
     const mms = await inbound(app, { from: a, to: line.phoneNumber, body: '', media_urls: ['https://example.com/p.jpg'] });
     expect(mms.status, JSON.stringify(mms.body)).to.equal(201);
-    const mmsEvent = await eventually(async () => events('agent.message').find((e) => e.data.messageId === mms.body.messageId), 'mms event');
+    const mmsEvent = await eventually(
+      async () => events('agent.message').find((e) => e.data.messageId === mms.body.messageId),
+      'mms event',
+    );
     expect(mmsEvent.channel).to.equal('mms');
     expect(mmsEvent.data.mediaUrls).to.deep.equal(['https://example.com/p.jpg']);
-    const out = await app.call('POST', '/v1/messages', { key: line.key, body: { agent_id: line.agentId, recipients: [a, b], body: 'Hi both' } });
+    const out = await app.call('POST', '/v1/messages', {
+      key: line.key,
+      body: { agent_id: line.agentId, recipients: [a, b], body: 'Hi both' },
+    });
     expect(out.status, JSON.stringify(out.body)).to.equal(201);
-    const g = await inbound(app, { from: b, to: line.phoneNumber, body: 'Hi!', group: { participants: [a, b, line.phoneNumber], name: 'Trip' } });
+    const g = await inbound(app, {
+      from: b,
+      to: line.phoneNumber,
+      body: 'Hi!',
+      group: { participants: [a, b, line.phoneNumber], name: 'Trip' },
+    });
     expect(g.status, JSON.stringify(g.body)).to.equal(201);
     const detail = await eventually(async () => {
       const r = await app.call('GET', `/v1/conversations/${out.body.conversation_id}`, { key: line.key });
@@ -96,7 +128,10 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       await inbound(app, { from: who, to: line.phoneNumber, body: 'hello' });
       const stop = await inbound(app, { from: who, to: line.phoneNumber, body: ' Stop ' });
       const conv = await eventually(() => conversationWith(who), 'conversation');
-      const stopEvent = await eventually(async () => events('agent.message').find((e) => e.data.messageId === stop.body.messageId), 'STOP reaches the webhook');
+      const stopEvent = await eventually(
+        async () => events('agent.message').find((e) => e.data.messageId === stop.body.messageId),
+        'STOP reaches the webhook',
+      );
       expect(stopEvent.data.keyword).to.deep.equal({ kind: 'stop', keyword: 'STOP' });
       const confirmation = await eventually(async () => {
         const d = (await app.call('GET', `/v1/conversations/${conv.id}`, { key: line.key })).body;
@@ -111,9 +146,16 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       const after = await send(who, 'one more thing');
       expect(after.status).to.equal(201);
       const failed = await messageWhen(app, line.key, conv.id, after.body.id, (m) => m.status === 'failed', 'failed');
-      expect(failed).to.include({ failureReason: 'The recipient has opted out of messages from this number.', failureCategory: 'recipient', retryable: false });
+      expect(failed).to.include({
+        failureReason: 'The recipient has opted out of messages from this number.',
+        failureCategory: 'recipient',
+        retryable: false,
+      });
       await inbound(app, { from: who, to: line.phoneNumber, body: 'START' });
-      await eventually(async () => (await app.call('GET', `/v1/conversations/${conv.id}`, { key: line.key })).body.capabilities.canSendMessages, 'lifted');
+      await eventually(
+        async () => (await app.call('GET', `/v1/conversations/${conv.id}`, { key: line.key })).body.capabilities.canSendMessages,
+        'lifted',
+      );
       const again = await send(who, 'welcome back');
       await messageWhen(app, line.key, conv.id, again.body.id, (m) => m.status === 'delivered', 'delivered again');
     });
@@ -130,10 +172,23 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
         return d.messages.some((m: { body: string }) => m.body === 'Acme help: call 555.');
       }, 'help answer');
       await inbound(app, { from: who, to: l.phoneNumber, body: 'STOPALL' });
-      await eventually(async () => !(await app.call('GET', `/v1/conversations/${conv.id}`, { key: l.key })).body.capabilities.canSendMessages, 'opted out');
-      const other = await app.call('POST', '/v1/messages', { key: l.key, body: { number_id: second.body.id, to_number: who, body: 'from the other number' } });
+      await eventually(
+        async () => !(await app.call('GET', `/v1/conversations/${conv.id}`, { key: l.key })).body.capabilities.canSendMessages,
+        'opted out',
+      );
+      const other = await app.call('POST', '/v1/messages', {
+        key: l.key,
+        body: { number_id: second.body.id, to_number: who, body: 'from the other number' },
+      });
       expect(other.status).to.equal(201);
-      await messageWhen(app, l.key, other.body.conversation_id, other.body.id, (m) => m.failureReason?.includes('opted out'), 'failed on the other number');
+      await messageWhen(
+        app,
+        l.key,
+        other.body.conversation_id,
+        other.body.id,
+        (m) => m.failureReason?.includes('opted out'),
+        'failed on the other number',
+      );
     });
   });
 
@@ -164,11 +219,15 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       const store = app.rt.get(PLATFORM.EventStore);
       const outcomes = async (id: string) =>
         eventually(async () => {
-          const evs = (await store.readStream(`message-${id}`)).filter((e) => e.type === 'MessageReceiptRecorded').map((e) => (e.data as { outcome: string }).outcome);
+          const evs = (await store.readStream(`message-${id}`))
+            .filter((e) => e.type === 'MessageReceiptRecorded')
+            .map((e) => (e.data as { outcome: string }).outcome);
           return evs.length >= 2 ? evs : undefined;
         }, 'receipts recorded');
       expect(await outcomes(late.id)).to.include('stale');
-      expect(await eventually(async () => ((await outcomes(dup.id)).includes('duplicate') ? true : undefined), 'duplicate kept')).to.equal(true);
+      expect(await eventually(async () => ((await outcomes(dup.id)).includes('duplicate') ? true : undefined), 'duplicate kept')).to.equal(
+        true,
+      );
     });
 
     it('reports read where the carrier does', async () => {
@@ -176,7 +235,7 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       expect(m.readAt).to.be.a('string');
     });
 
-    it('sends once when the carrier\'s answer is lost after it sent (the submission is keyed by the message id)', async () => {
+    it("sends once when the carrier's answer is lost after it sent (the submission is keyed by the message id)", async () => {
       const m = await outcome('+14155550129', (x) => x.status === 'delivered');
       const sent = await app.call('GET', `/sandbox/messages?to=${encodeURIComponent('+14155550129')}`, { key: ADMIN_TOKEN });
       expect(sent.body.data.filter((x: { idempotencyKey?: string; body?: string }) => JSON.stringify(x).includes(m.id))).to.have.length(1);
@@ -217,19 +276,26 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       const mine = await app.call('POST', `/v1/messages/${m.body.id}/reactions`, { key: line.key, body: { reaction: '👍' } });
       expect(mine.status, JSON.stringify(mine.body)).to.equal(200);
       expect(mine.body).to.include({ reaction_type: '👍', message_id: m.body.id });
-      const theirs = await inbound(app, { from: to, to: line.phoneNumber, body: '', reaction: { reactionType: '❤️', messageId: m.body.id } });
+      const theirs = await inbound(app, {
+        from: to,
+        to: line.phoneNumber,
+        body: '',
+        reaction: { reactionType: '❤️', messageId: m.body.id },
+      });
       expect(theirs.status, JSON.stringify(theirs.body)).to.equal(201);
       const evt = await eventually(async () => events('agent.reaction').find((e) => e.data.messageId === m.body.id), 'agent.reaction');
       expect(evt.data).to.include({ reactionType: '❤️', fromNumber: to, direction: 'inbound', messageBody: 'Dinner at 8?' });
       const shown = await messageWhen(app, line.key, m.body.conversation_id, m.body.id, (x) => x.reactions.length === 2, 'two reactions');
       expect(shown.reactions.map((r: { direction: string }) => r.direction).sort()).to.deep.equal(['inbound', 'outbound']);
       const other = await app.newAccount('Other');
-      expect((await app.call('POST', `/v1/messages/${m.body.id}/reactions`, { key: other.apiKey, body: { reaction: 'x' } })).status).to.equal(404);
+      expect(
+        (await app.call('POST', `/v1/messages/${m.body.id}/reactions`, { key: other.apiKey, body: { reaction: 'x' } })).status,
+      ).to.equal(404);
     });
   });
 
   describe('reading', () => {
-    it('pages a conversation\'s messages and an agent\'s conversations; another account sees 404', async () => {
+    it("pages a conversation's messages and an agent's conversations; another account sees 404", async () => {
       const to = recipient();
       const first = await send(to, 'one');
       await inbound(app, { from: to, to: line.phoneNumber, body: 'two' });
@@ -240,7 +306,9 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
         return r.body.data.length === 2 && r.body.hasMore ? r.body : undefined;
       }, 'a page of two');
       expect(page.data.map((m: { body: string }) => m.body)).to.deep.equal(['three', 'two']);
-      const before = await app.call('GET', `/v1/conversations/${id}/messages?before=${encodeURIComponent(page.data[1].receivedAt)}`, { key: line.key });
+      const before = await app.call('GET', `/v1/conversations/${id}/messages?before=${encodeURIComponent(page.data[1].receivedAt)}`, {
+        key: line.key,
+      });
       expect(before.body.data.map((m: { body: string }) => m.body)).to.deep.equal(['one']);
       const agentConversations = await app.call('GET', `/v1/agents/${line.agentId}/conversations?limit=100`, { key: line.key });
       expect(agentConversations.body.data.map((c: { id: string }) => c.id)).to.include(id);
@@ -248,8 +316,13 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       const other = await app.newAccount('Nosy');
       for (const path of [`/v1/conversations/${id}`, `/v1/conversations/${id}/messages`])
         expect((await app.call('GET', path, { key: other.apiKey })).status, path).to.equal(404);
-      expect((await app.call('PATCH', `/v1/conversations/${id}`, { key: other.apiKey, body: { conversationState: {} } })).status).to.equal(404);
-      expect((await app.call('POST', `/v1/conversations/${id}/typing`, { key: line.key })).body).to.include({ conversationId: id, status: 'unsupported' });
+      expect((await app.call('PATCH', `/v1/conversations/${id}`, { key: other.apiKey, body: { conversationState: {} } })).status).to.equal(
+        404,
+      );
+      expect((await app.call('POST', `/v1/conversations/${id}/typing`, { key: line.key })).body).to.include({
+        conversationId: id,
+        status: 'unsupported',
+      });
     });
 
     it('counts messages sent and received in the usage figures', async () => {
@@ -260,7 +333,7 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       expect(usage.stats.totalMessages).to.be.greaterThan(10);
     });
 
-    it('keeps a released number\'s history', async () => {
+    it("keeps a released number's history", async () => {
       const l = await messagingLine(app, { name: 'Released' });
       const to = recipient();
       await send(to, 'before release', l);

@@ -22,18 +22,31 @@ describe('messaging: sending, and the caps', function () {
   const send = (body: Record<string, unknown>, l = line, headers: Record<string, string> = {}) =>
     app.call('POST', '/v1/messages', { key: l.key, body: { agent_id: l.agentId, ...body }, headers });
 
-  it('accepts a text with 201 from the agent\'s first number, and the carrier delivers it', async () => {
+  it("accepts a text with 201 from the agent's first number, and the carrier delivers it", async () => {
     const to = recipient();
     const r = await send({ to_number: to, body: 'Hello from the agent' });
     expect(r.status, JSON.stringify(r.body)).to.equal(201);
-    expect(r.body).to.include({ status: 'accepted', channel: 'sms', from_number: line.phoneNumber, to_number: to, encoding: 'GSM-7', segments: 1 });
+    expect(r.body).to.include({
+      status: 'accepted',
+      channel: 'sms',
+      from_number: line.phoneNumber,
+      to_number: to,
+      encoding: 'GSM-7',
+      segments: 1,
+    });
     expect(r.body.id).to.be.a('string');
     expect(r.body.conversation_id).to.be.a('string');
     const delivered = await messageWhen(app, line.key, r.body.conversation_id, r.body.id, (m) => m.status === 'delivered', 'delivered');
     expect(delivered).to.include({ direction: 'outbound', fromNumber: line.phoneNumber, toNumber: to, body: 'Hello from the agent' });
     expect(delivered.deliveredAt).to.be.a('string');
     const c = await app.call('GET', `/v1/conversations/${r.body.conversation_id}`, { key: line.key });
-    expect(c.body).to.include({ phoneNumberId: line.numberId, phoneNumber: line.phoneNumber, participant: to, messageCount: 1, agentId: line.agentId });
+    expect(c.body).to.include({
+      phoneNumberId: line.numberId,
+      phoneNumber: line.phoneNumber,
+      participant: to,
+      messageCount: 1,
+      agentId: line.agentId,
+    });
     const numberMessages = await app.call('GET', `/v1/numbers/${line.numberId}/messages`, { key: line.key });
     expect(numberMessages.body.data.map((m: { id: string }) => m.id)).to.include(r.body.id);
   });
@@ -70,16 +83,22 @@ describe('messaging: sending, and the caps', function () {
       await refused({ agent_id: line.agentId, to_number: '+18765550123', body: 'x' }, 422, 'VALIDATION_ERROR'); // Jamaica is +1 too
       await refused({ agent_id: line.agentId, to_number: recipient(), body: 'x'.repeat(1601) }, 422, 'VALIDATION_ERROR');
     });
-    it('needs an agent or a number to send from, both the account\'s, the number the agent\'s', async () => {
+    it("needs an agent or a number to send from, both the account's, the number the agent's", async () => {
       await refused({ to_number: recipient(), body: 'x' }, 422, 'VALIDATION_ERROR');
       await refused({ agent_id: 'agt_nope', to_number: recipient(), body: 'x' }, 404, 'AGENT_NOT_FOUND');
       await refused({ number_id: 'num_nope', to_number: recipient(), body: 'x' }, 404, 'PHONE_NUMBER_NOT_FOUND');
       const other = await app.newAccount('Other');
-      const foreign = await app.call('POST', '/v1/messages', { key: other.apiKey, body: { number_id: line.numberId, to_number: recipient(), body: 'x' } });
+      const foreign = await app.call('POST', '/v1/messages', {
+        key: other.apiKey,
+        body: { number_id: line.numberId, to_number: recipient(), body: 'x' },
+      });
       expect(foreign.status).to.equal(404);
       const otherAgent = await app.call('POST', '/v1/agents', { key: line.key, body: { name: 'Other agent' } });
       await refused({ agent_id: otherAgent.body.id, number_id: line.numberId, to_number: recipient(), body: 'x' }, 422, 'VALIDATION_ERROR');
-      const byNumber = await app.call('POST', '/v1/messages', { key: line.key, body: { from_number: line.phoneNumber, to_number: recipient(), body: 'x' } });
+      const byNumber = await app.call('POST', '/v1/messages', {
+        key: line.key,
+        body: { from_number: line.phoneNumber, to_number: recipient(), body: 'x' },
+      });
       expect(byNumber.status, JSON.stringify(byNumber.body)).to.equal(201);
     });
   });
@@ -168,7 +187,10 @@ describe('messaging: sending, and the caps', function () {
       const to = recipient();
       const all = await Promise.all(Array.from({ length: 20 }, (_, i) => send({ to_number: to, body: `race ${i}` })));
       const statuses = all.map((r) => r.status).sort();
-      expect(statuses.filter((s) => s === 201), JSON.stringify(all.filter((r) => r.status >= 500).map((r) => r.body))).to.have.length(3);
+      expect(
+        statuses.filter((s) => s === 201),
+        JSON.stringify(all.filter((r) => r.status >= 500).map((r) => r.body)),
+      ).to.have.length(3);
       expect(all.filter((r) => r.status === 429).every((r) => r.body.error.code === 'CONVERSATION_AWAITING_REPLY')).to.equal(true);
       expect(statuses.filter((s) => s !== 201 && s !== 429)).to.deep.equal([]);
     });
@@ -201,11 +223,18 @@ describe('messaging: sending, and the caps', function () {
     });
   });
 
-  it('RATE_LIMITED: faster than the number\'s send rate, without Retry-After', async () => {
-    const slow = await startTestApp({ ...FAST_MESSAGING_ENV, MESSAGE_SEND_RATE_PER_SECOND: '1', MESSAGE_SEND_BURST: '2' }, { clock: new TestClock() });
+  it("RATE_LIMITED: faster than the number's send rate, without Retry-After", async () => {
+    const slow = await startTestApp(
+      { ...FAST_MESSAGING_ENV, MESSAGE_SEND_RATE_PER_SECOND: '1', MESSAGE_SEND_BURST: '2' },
+      { clock: new TestClock() },
+    );
     try {
       const l = await messagingLine(slow, { name: 'Rate' });
-      const r = await Promise.all([1, 2, 3].map((i) => slow.call('POST', '/v1/messages', { key: l.key, body: { agent_id: l.agentId, to_number: recipient(), body: `r${i}` } })));
+      const r = await Promise.all(
+        [1, 2, 3].map((i) =>
+          slow.call('POST', '/v1/messages', { key: l.key, body: { agent_id: l.agentId, to_number: recipient(), body: `r${i}` } }),
+        ),
+      );
       const limited = r.filter((x) => x.status === 429);
       expect(limited).to.have.length(1);
       expect(limited[0]!.body.error.code).to.equal('RATE_LIMITED');

@@ -64,7 +64,14 @@ export async function settings(app: TestApp, accountId: string, body: Record<str
 }
 
 /** Polls a message (in its conversation) until `done` holds. */
-export async function messageWhen(app: TestApp, key: string, conversationId: string, messageId: string, done: (m: any) => boolean, what: string) {
+export async function messageWhen(
+  app: TestApp,
+  key: string,
+  conversationId: string,
+  messageId: string,
+  done: (m: any) => boolean,
+  what: string,
+) {
   return eventually(async () => {
     const r = await app.call('GET', `/v1/conversations/${conversationId}/messages?limit=200`, { key });
     const m = (r.body?.data ?? []).find((x: { id: string }) => x.id === messageId);
