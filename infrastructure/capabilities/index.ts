@@ -8,6 +8,7 @@ import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
 import { numbers } from '../numbers/module.js';
 import { platform } from '../platform/module.js';
+import { sandboxClock } from '../sandbox-clock/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webhooks } from '../webhooks/module.js';
@@ -27,6 +28,7 @@ export const capabilities = [
   webhooks,
   messaging,
   calls,
+  sandboxClock,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */

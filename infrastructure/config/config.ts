@@ -50,6 +50,8 @@ export const ConfigSchema = z.object({
   REACTOR_LEASE_TTL_MS: int(15_000, 1000, 600_000),
   /** sandbox carrier: a released number goes back on sale after this quarantine */
   SANDBOX_CARRIER_QUARANTINE_SECONDS: int(86_400, 0, 365 * 86_400),
+  /** sandbox clock: how often a process re-reads the offset another process may have advanced; 0 reads it at start only */
+  SANDBOX_CLOCK_REFRESH_MS: int(1000, 0, 60_000),
   /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).default('Agent platform <no-reply@localhost>'),

@@ -39,7 +39,8 @@ export function createDeliveryWorker(
     r(PLATFORM.Executor),
     r(PLATFORM.EventStore),
     r(PLATFORM.Ids),
-    r(PLATFORM.Clock),
+    // the signature's timestamp is checked against the receiver's own clock: never the sandbox clock's offset
+    r(PLATFORM.BaseClock),
     r(WEBHOOKS.Queries),
     o.sender ?? r(WEBHOOKS.Sender),
     r(PLATFORM.Logger),
@@ -123,7 +124,7 @@ export const webhooks = {
       r(PLATFORM.Logger),
     ),
     new WebhookHealthReactor(r(PLATFORM.Executor)),
-    new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.Clock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {
+    new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.BaseClock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {
       defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000,
     }),
   ],
