@@ -14,6 +14,7 @@ import { AGENTS } from '../agents/tokens.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
 import type { Config } from '../config/config.js';
 import * as m010 from '../db/migrations/010-webhooks.js';
+import * as m031 from '../db/migrations/031-webhook-events.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
@@ -100,7 +101,10 @@ export const webhooks = {
           r(AGENTS.Queries),
           r(WEBHOOKS.Secrets),
           r(WEBHOOKS.UrlPolicy),
-          { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 },
+          {
+            defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000,
+            knownEvents: r(PLATFORM.WebhookMappings).map((m) => m.event),
+          },
         ),
     );
   },
@@ -129,7 +133,7 @@ export const webhooks = {
     }),
   ],
   workers: (r, cfg) => (cfg.WEBHOOK_CONCURRENCY > 0 ? [deliveryWorker(r)] : []),
-  migrations: { '010-webhooks': m010 },
+  migrations: { '010-webhooks': m010, '031-webhook-events': m031 },
   // the sender keeps connections to receivers alive between deliveries; they close with the process
   close: (r) => {
     const sender = r(WEBHOOKS.Sender);
