@@ -40,7 +40,7 @@ export async function buildContainer(
   b.value(PLATFORM.ReadDb, database.db as unknown as Kysely<ReadDb>);
   b.value(PLATFORM.Projectors, allProjectors);
   b.value(PLATFORM.WebhookMappings, allWebhookMappings);
-  if (overrides.clock) b.value(PLATFORM.Clock, overrides.clock);
+  if (overrides.clock) b.value(PLATFORM.BaseClock, overrides.clock);
   for (const m of capabilities) if ('bind' in m) m.bind(b, cfg);
   return { container: c, get: resolver(c), database };
 }

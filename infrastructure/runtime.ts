@@ -44,6 +44,7 @@ function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
 /** Wires everything, runs migrations and (unless ROLE=api) starts the projectors, caught up, then the workers. */
 export async function createRuntime(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<Runtime> {
   const { container, get, database } = await buildContainer(cfg, log, overrides);
+  for (const m of capabilities) if ('start' in m) await m.start(get);
   const store = get(PLATFORM.EventStore);
   const engine = get(PLATFORM.ProjectionEngine);
   const workers = cfg.ROLE !== 'api' ? backgroundWork(get, cfg) : [];

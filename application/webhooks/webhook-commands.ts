@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import { type WebhookCommand, webhookDecider } from '../../domain/webhook/webhook.decider.js';
-import { CONTEXT_LIMIT, TIMEOUT_SECONDS } from '../../domain/webhook/webhook.js';
+import { CONTEXT_LIMIT, DEFAULT_WEBHOOK_EVENTS, EVERY_WEBHOOK_EVENT, TIMEOUT_SECONDS } from '../../domain/webhook/webhook.js';
 import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { AgentQueries } from '../agents/agent-queries.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
@@ -15,6 +15,8 @@ export type ConfigureWebhookInput = Readonly<{
   url: string;
   contextLimit?: number | null | undefined;
   timeout?: number | null | undefined;
+  /** public event names to receive; `["*"]` for all; omitted: the public kinds (a configure replaces every setting) */
+  events?: readonly string[] | null | undefined;
 }>;
 export type WebhookTestResult = Readonly<{
   success: boolean;
@@ -36,8 +38,31 @@ export class WebhookCommands {
     private readonly agents: AgentQueries,
     private readonly secrets: WebhookSecretsPort,
     private readonly urlPolicy: WebhookUrlPolicyPort,
-    private readonly o: { defaultDeadlineMs: number },
+    private readonly o: {
+      defaultDeadlineMs: number;
+      /** the public event names some capability delivers (from the webhook mappings), besides the public kinds */
+      knownEvents?: readonly string[];
+    },
   ) {}
+
+  /** The list to record: the default when omitted, duplicates dropped; an unknown name is a 422 naming it. */
+  private eventsOf(input: ConfigureWebhookInput): readonly string[] {
+    if (input.events === undefined || input.events === null) return [...DEFAULT_WEBHOOK_EVENTS];
+    const known = new Set([EVERY_WEBHOOK_EVENT, ...DEFAULT_WEBHOOK_EVENTS, ...(this.o.knownEvents ?? [])]);
+    const errors = input.events.flatMap((name, i) =>
+      known.has(name)
+        ? []
+        : [
+            {
+              field: `events.${i}`,
+              message: `unknown event ${JSON.stringify(name)}; known: ${[...known].join(', ')}`,
+              type: 'value_error',
+            },
+          ],
+    );
+    if (errors.length) throw new DomainError('VALIDATION_ERROR', 'Unknown webhook event name', errors);
+    return [...new Set(input.events)];
+  }
 
   private async requireAgent(ctx: RequestContext, agentId: string): Promise<void> {
     if (!(await this.agents.get(ctx.accountId, agentId))) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
@@ -79,6 +104,7 @@ export class WebhookCommands {
   }
 
   private async configure(ctx: RequestContext, scopeKey: string, agentId: string | null, input: ConfigureWebhookInput): Promise<void> {
+    const events = this.eventsOf(input);
     const refused = await this.urlPolicy.check(input.url);
     if (refused)
       throw new DomainError('VALIDATION_ERROR', `The webhook URL is not allowed: ${refused}`, [
@@ -93,6 +119,7 @@ export class WebhookCommands {
         contextLimit: input.contextLimit ?? CONTEXT_LIMIT.default,
         timeout: input.timeout ?? TIMEOUT_SECONDS.default,
         secret: this.secrets.seal(this.secrets.generate()),
+        events,
       },
     });
   }

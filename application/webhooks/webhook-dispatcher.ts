@@ -1,6 +1,6 @@
 import { streams } from '../../domain/shared/streams.js';
 import { webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
-import { deliveryIdFor } from '../../domain/webhook/webhook.js';
+import { deliveryIdFor, receives } from '../../domain/webhook/webhook.js';
 import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
 import { compareCheckpoints } from '../ports/event-store.port.js';
@@ -24,7 +24,7 @@ export async function forEachLimited<T>(items: readonly T[], limit: number, fn: 
 
 /**
  * The dispatch reactor: for every domain event the registry maps, find the one webhook it goes to (the
- * agent's own, else the account's master; none or disabled: nothing) and schedule a delivery on its own
+ * agent's own, else the account's master; none, disabled, or not listing the event: nothing) and schedule a delivery on its own
  * stream, first attempt due at once. The delivery id derives from the source event id, so running a batch
  * again (after a crash before the checkpoint moved) schedules nothing twice.
  */
@@ -77,6 +77,8 @@ export class WebhookDispatcher implements Reactor {
     const accountId = e.metadata.accountId;
     const target = await this.webhooks.resolve(accountId, d.agentId, e.checkpoint);
     if (!target || target.status === 'disabled') return null;
+    // a webhook receives only the events it lists (docs/webhooks.md#choosing-events)
+    if (!receives(target.events, mapping.event)) return null;
 
     const limit = target.contextLimit;
     const [recentHistory, conversationState] = d.conversationId

@@ -14,6 +14,8 @@ export type WebhookView = Readonly<{
   /** null for the account's master webhook */
   agentId: string | null;
   consecutiveFailures: number;
+  /** public event names it receives (`*`: all; docs/webhooks.md#choosing-events) */
+  events: readonly string[];
   /** checkpoint of the event that created it: events from before it are not sent to it */
   createdPosition: string;
 }>;

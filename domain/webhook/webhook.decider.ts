@@ -1,13 +1,20 @@
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
-import { CONTEXT_LIMIT, DISABLE_AFTER_EXHAUSTED, TIMEOUT_SECONDS, type WebhookStatus } from './webhook.js';
+import { CONTEXT_LIMIT, DISABLE_AFTER_EXHAUSTED, MAX_WEBHOOK_EVENTS, TIMEOUT_SECONDS, type WebhookStatus } from './webhook.js';
 
 /**
  * A webhook configuration. One aggregate per scope: the account's master webhook lives on
  * `webhook-<accountId>`, an agent's own webhook on `webhook-<agentId>`. Create-or-update keeps the webhook id;
  * after a delete the next configure starts a new webhook (new id).
  */
-export type WebhookSettings = Readonly<{ url: string; contextLimit: number; timeout: number; secret: string }>;
+export type WebhookSettings = Readonly<{
+  url: string;
+  contextLimit: number;
+  timeout: number;
+  secret: string;
+  /** public event names it receives (`*`: all); events recorded before this field existed read as the default */
+  events: readonly string[];
+}>;
 
 export type WebhookCommand =
   /** `webhookId` is used only when a new webhook starts; `agentId` null for the account's master webhook. */
@@ -73,6 +80,14 @@ function validate(s: WebhookSettings): void {
       type: 'value_error',
     });
   }
+  if (
+    !Array.isArray(s.events) ||
+    s.events.length === 0 ||
+    s.events.length > MAX_WEBHOOK_EVENTS ||
+    !s.events.every((x) => typeof x === 'string' && x.length > 0)
+  ) {
+    errors.push({ field: 'events', message: `must list 1 to ${MAX_WEBHOOK_EVENTS} event names`, type: 'value_error' });
+  }
   if (!/^https?:\/\/[^\s]+$/i.test(s.url)) errors.push({ field: 'url', message: 'must be an http or https URL', type: 'value_error' });
   if (errors.length) throw new DomainError('VALIDATION_ERROR', 'Invalid webhook configuration', errors);
 }
@@ -126,21 +141,21 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
   evolve: (s, e) => {
     switch (e.type) {
       case 'WebhookCreated': {
-        const { webhookId, accountId, agentId, url, contextLimit, timeout, secret } = e.data;
+        const { webhookId, accountId, agentId, url, contextLimit, timeout, secret, events } = e.data;
         return {
           status: 'active',
           webhookId,
           accountId,
           agentId,
-          settings: { url, contextLimit, timeout, secret },
+          settings: { url, contextLimit, timeout, secret, events },
           consecutiveFailures: 0,
           lastPosition: s.lastPosition,
         };
       }
       case 'WebhookUpdated': {
         if (s.status === 'none' || s.status === 'deleted') return s;
-        const { url, contextLimit, timeout, secret } = e.data;
-        return { ...s, status: 'active', settings: { url, contextLimit, timeout, secret }, consecutiveFailures: 0 };
+        const { url, contextLimit, timeout, secret, events } = e.data;
+        return { ...s, status: 'active', settings: { url, contextLimit, timeout, secret, events }, consecutiveFailures: 0 };
       }
       case 'WebhookDeleted':
         return s.status === 'none' || s.status === 'deleted'

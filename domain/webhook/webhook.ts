@@ -34,6 +34,21 @@ export type WebhookEventName =
   | 'number.released'
   | (string & {});
 
+/**
+ * Which events a webhook receives (docs/webhooks.md#choosing-events): a list of public event names. The public
+ * kinds are the default; lifecycle events (`agent.created`, `number.*`, …) only reach a webhook that lists
+ * them, and `*` means every event.
+ */
+export const PUBLIC_WEBHOOK_EVENTS = ['agent.message', 'agent.reaction', 'agent.call_ended'] as const;
+export const EVERY_WEBHOOK_EVENT = '*';
+export const DEFAULT_WEBHOOK_EVENTS: readonly string[] = PUBLIC_WEBHOOK_EVENTS;
+/** Longest list a webhook may name (there are far fewer events than this). */
+export const MAX_WEBHOOK_EVENTS = 50;
+
+/** Whether a webhook with this list receives the event. */
+export const receives = (events: readonly string[], event: string): boolean =>
+  events.includes(EVERY_WEBHOOK_EVENT) || events.includes(event);
+
 /** One item of `recentHistory` (docs/webhooks.md#the-delivery-contract). */
 export type HistoryItem = Readonly<{ messageId: string | null; content: string; direction: string; channel: string; at: string }>;
 

@@ -36,6 +36,8 @@ export interface Capability {
   readonly migrations?: Readonly<Record<string, Migration>>;
   /** How the capability's error codes answer over HTTP. */
   readonly errors?: Readonly<Partial<Record<ErrorCode, HttpError>>>;
+  /** Readies what must be in place before the process serves or works, in every role and the CLI (e.g. the sandbox clock's offset). */
+  readonly start?: (r: Resolve) => Promise<void>;
   /** Releases what the capability holds open (sockets, pools) once the process's workers have stopped. */
   readonly close?: (r: Resolve) => Promise<void> | void;
   /** `npm run cli -- …` commands. */

@@ -11,6 +11,7 @@ import { numbers } from '../numbers/module.js';
 import { platform } from '../platform/module.js';
 import { registration } from '../registration/module.js';
 import { sandboxSms } from '../sandbox-sms/module.js';
+import { sandboxClock } from '../sandbox-clock/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webhooks } from '../webhooks/module.js';
@@ -33,6 +34,7 @@ export const capabilities = [
   registration,
   contacts,
   sandboxSms,
+  sandboxClock,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */

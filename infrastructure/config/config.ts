@@ -59,6 +59,8 @@ export const ConfigSchema = z.object({
   SANDBOX_SMS_RATE_PER_MINUTE: int(600, 1, 1_000_000),
   SANDBOX_SMS_POLL_INTERVAL_MS: int(250, 5, 60_000),
   SANDBOX_SMS_RECEIPT_LEASE_MS: int(30_000, 1000, 3_600_000),
+  /** sandbox clock: how often a process re-reads the offset another process may have advanced; 0 reads it at start only */
+  SANDBOX_CLOCK_REFRESH_MS: int(1000, 0, 60_000),
   /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).default('Agent platform <no-reply@localhost>'),

@@ -1,9 +1,20 @@
+import { DEFAULT_WEBHOOK_EVENTS } from '../../domain/webhook/webhook.js';
+
+type Upcaster = (data: Record<string, unknown>, version: number) => Record<string, unknown>;
+
+/** Webhook configurations recorded before webhooks chose their events receive the default list. */
+const webhookEventsDefault: Upcaster = (d) => (d.events === undefined ? { ...d, events: [...DEFAULT_WEBHOOK_EVENTS] } : d);
+
 /**
  * Upcasters run on read in every event-store adapter, so the domain only ever sees the newest shape of an
  * event (docs/event-store.md#aggregates-and-events). Keyed by event type; each receives the stored data and its schema version.
- * No event has changed shape yet: the table is empty, and an event type without an entry is passed through.
+ * An event type without an entry is passed through. A field added with a default needs no new version: its
+ * absence marks the older events.
  */
-export const upcasters: Readonly<Record<string, (data: Record<string, unknown>, version: number) => Record<string, unknown>>> = {};
+export const upcasters: Readonly<Record<string, Upcaster>> = {
+  WebhookCreated: webhookEventsDefault,
+  WebhookUpdated: webhookEventsDefault,
+};
 
 export const upcast = (type: string, data: Record<string, unknown>, version: number): Record<string, unknown> => {
   const up = upcasters[type];

@@ -76,7 +76,13 @@ export function buildApp(d: AppDeps): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'API docs' }));
+  // `/docs` answers the page itself (200, also for a plain `curl`), not a redirect to `/docs/`; the base element
+  // makes the page's relative asset links resolve under /docs/ either way
+  const docsPage = swaggerUi.generateHTML(document, { customSiteTitle: 'API docs' }).replace('<head>', '<head>\n  <base href="/docs/">');
+  app.get(['/docs', '/docs/'], (_req, res) => {
+    res.type('html').send(docsPage);
+  });
+  app.use('/docs', swaggerUi.serve);
 
   app.use(v1);
 

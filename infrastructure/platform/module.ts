@@ -10,6 +10,8 @@ import * as m022 from '../db/migrations/022-reactors.js';
 import * as m024 from '../db/migrations/024-one-checkpoint-table.js';
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
 import { PgEventStore } from '../event-store/pg-event-store.js';
+import { SandboxClock } from '../sandbox-clock/sandbox-clock.js';
+import { SANDBOX_CLOCK } from '../sandbox-clock/tokens.js';
 import { PLATFORM } from './tokens.js';
 
 /**
@@ -21,7 +23,17 @@ export const platform = {
   name: 'platform',
   bind: (b, cfg) => {
     // a test may have bound a movable clock already
-    if (!b.isBound(PLATFORM.Clock)) b.toClass(PLATFORM.Clock, SystemClock);
+    if (!b.isBound(PLATFORM.BaseClock)) b.toClass(PLATFORM.BaseClock, SystemClock);
+    // in sandbox mode time can be moved forward (docs/sandbox.md#sandbox-clock); the sandbox-clock module starts it
+    if (cfg.PROVIDER_MODE === 'sandbox') {
+      b.factory(
+        SANDBOX_CLOCK.Clock,
+        (r) => new SandboxClock(r(PLATFORM.BaseClock), r(PLATFORM.ReadDb), r(PLATFORM.Logger), { refreshMs: cfg.SANDBOX_CLOCK_REFRESH_MS }),
+      );
+      b.alias(PLATFORM.Clock, SANDBOX_CLOCK.Clock);
+    } else {
+      b.alias(PLATFORM.Clock, PLATFORM.BaseClock);
+    }
     b.toClass(PLATFORM.Ids, RandomIds);
     b.toClass(PLATFORM.ApiKeySecrets, Sha256ApiKeySecrets);
     b.factory(PLATFORM.EventStore, (r) =>

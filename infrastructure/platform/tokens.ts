@@ -23,7 +23,10 @@ export const PLATFORM = {
   Logger: token<LoggerPort>('Logger'),
   Database: token<DatabaseHandle>('Database'),
   ReadDb: token<Kysely<ReadDb>>('ReadDb'),
+  /** the time of every recorded fact and every due time: the base clock, moved forward by the sandbox clock in sandbox mode */
   Clock: token<ClockPort>('ClockPort'),
+  /** the system's clock (a test's movable one); signatures use it, receivers check them against their own clocks */
+  BaseClock: token<ClockPort>('BaseClock'),
   Ids: token<IdsPort>('IdsPort'),
   EventStore: token<EventStorePort>('EventStorePort'),
   ProjectionEngine: token<ProjectionEngine>('ProjectionEngine'),

@@ -14,6 +14,7 @@ import { AGENTS } from '../agents/tokens.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
 import type { Config } from '../config/config.js';
 import * as m010 from '../db/migrations/010-webhooks.js';
+import * as m031 from '../db/migrations/031-webhook-events.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
@@ -38,7 +39,8 @@ export function createDeliveryWorker(
     r(PLATFORM.Executor),
     r(PLATFORM.EventStore),
     r(PLATFORM.Ids),
-    r(PLATFORM.Clock),
+    // the signature's timestamp is checked against the receiver's own clock: never the sandbox clock's offset
+    r(PLATFORM.BaseClock),
     r(WEBHOOKS.Queries),
     o.sender ?? r(WEBHOOKS.Sender),
     r(PLATFORM.Logger),
@@ -97,7 +99,10 @@ export const webhooks = {
           r(AGENTS.Queries),
           r(WEBHOOKS.Secrets),
           r(WEBHOOKS.UrlPolicy),
-          { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 },
+          {
+            defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000,
+            knownEvents: r(PLATFORM.WebhookMappings).map((m) => m.event),
+          },
         ),
     );
   },
@@ -121,12 +126,12 @@ export const webhooks = {
       r(PLATFORM.Logger),
     ),
     new WebhookHealthReactor(r(PLATFORM.Executor)),
-    new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.Clock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {
+    new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.BaseClock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {
       defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000,
     }),
   ],
   workers: (r, cfg) => (cfg.WEBHOOK_CONCURRENCY > 0 ? [deliveryWorker(r)] : []),
-  migrations: { '010-webhooks': m010 },
+  migrations: { '010-webhooks': m010, '031-webhook-events': m031 },
   // the sender keeps connections to receivers alive between deliveries; they close with the process
   close: (r) => {
     const sender = r(WEBHOOKS.Sender);

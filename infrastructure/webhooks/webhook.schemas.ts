@@ -1,4 +1,10 @@
-import { CONTEXT_LIMIT, TIMEOUT_SECONDS, WEBHOOK_STATUSES } from '../../domain/webhook/webhook.js';
+import {
+  CONTEXT_LIMIT,
+  DEFAULT_WEBHOOK_EVENTS,
+  MAX_WEBHOOK_EVENTS,
+  TIMEOUT_SECONDS,
+  WEBHOOK_STATUSES,
+} from '../../domain/webhook/webhook.js';
 import { z } from '../http/openapi.js';
 import { queryInt } from '../http/pagination.js';
 
@@ -29,6 +35,14 @@ export const WebhookCreateRequest = z
       .openapi({
         description: `seconds a voice webhook has to answer, ${TIMEOUT_SECONDS.min}-${TIMEOUT_SECONDS.max}, default ${TIMEOUT_SECONDS.default}`,
       }),
+    events: z
+      .array(z.string().min(1).max(64))
+      .min(1)
+      .max(MAX_WEBHOOK_EVENTS)
+      .nullish()
+      .openapi({
+        description: `public event names to receive, default ${DEFAULT_WEBHOOK_EVENTS.join(', ')}; lifecycle events (agent.created, number.provisioned, …) only when listed; ["*"] for every event. Each configure replaces the list`,
+      }),
   })
   .openapi('WebhookCreateRequest');
 
@@ -43,6 +57,7 @@ export const WebhookResponse = z
     }),
     contextLimit: z.number().int(),
     timeout: z.number().int(),
+    events: z.array(z.string()).openapi({ description: 'public event names it receives; ["*"]: every event' }),
     createdAt: z.string(),
     updatedAt: z.string(),
     agentId: z.string().nullable().openapi({ description: 'the agent of an agent webhook; null for the account master webhook' }),

@@ -17,6 +17,8 @@ import { webhooksProjector } from '../webhooks.projector.js';
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
 const HOUR_MS = 3_600_000;
+/** jsonb comes back parsed from `pg` and PGlite; a string is parsed here in case a driver leaves it as text */
+const eventsOf = (v: unknown): readonly string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : (v as string[]));
 
 const toWebhook = (r: Selectable<WebhooksTable>, openSecret: (stored: string) => string): WebhookView => ({
   id: r.webhook_id,
@@ -29,6 +31,7 @@ const toWebhook = (r: Selectable<WebhooksTable>, openSecret: (stored: string) =>
   updatedAt: iso(r.updated_at),
   agentId: r.agent_id,
   consecutiveFailures: r.consecutive_failures,
+  events: eventsOf(r.events),
   createdPosition: r.created_position,
 });
 

@@ -97,6 +97,8 @@ export interface WebhooksTable {
   status: string;
   context_limit: number;
   timeout_seconds: number;
+  /** jsonb: the list of public event names (migration 031); written as JSON text */
+  events: unknown;
   consecutive_failures: number;
   created_position: string;
   created_at: Date | string;

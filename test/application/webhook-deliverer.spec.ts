@@ -24,6 +24,7 @@ describe('webhook deliverer (one claimed attempt)', () => {
     status: 'active',
     contextLimit: 10,
     timeout: 7,
+    events: ['*'],
     createdAt: '',
     updatedAt: '',
     agentId: null,

@@ -5,7 +5,7 @@ import { CommandExecutor } from '../../application/shared/execute.js';
 import { WebhookEventRegistry, type WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/webhooks/webhook.port.js';
 import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
-import { deliveryIdFor } from '../../domain/webhook/webhook.js';
+import { DEFAULT_WEBHOOK_EVENTS, deliveryIdFor } from '../../domain/webhook/webhook.js';
 import { ev, noReadModels, TestClock } from '../support/fixtures.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
@@ -41,6 +41,7 @@ describe('webhook dispatcher', () => {
     status: 'active',
     contextLimit,
     timeout: 30,
+    events: ['*'],
     createdAt: '',
     updatedAt: '',
     agentId: null,
@@ -113,6 +114,13 @@ describe('webhook dispatcher', () => {
     });
     expect(body.recentHistory.map((h: { messageId: string }) => h.messageId)).to.deep.equal(['m3', 'm4']);
     expect(stream[0]!.metadata).to.include({ causationId: e.id, actor: 'system:webhooks' });
+  });
+
+  it('schedules an event only for a webhook that lists it (the public kinds by default, or "*")', async () => {
+    const listing = (events: readonly string[]) => ({ ...webhook(2), events });
+    expect(await dispatcher(listing(['agent.created', 'number.released'])).dispatch(await appendMessage())).to.equal(null);
+    expect(await dispatcher(listing(DEFAULT_WEBHOOK_EVENTS)).dispatch(await appendMessage())).to.be.a('string');
+    expect(await dispatcher(listing(['*'])).dispatch(await appendMessage())).to.be.a('string');
   });
 
   it('sends no history when contextLimit is 0', async () => {

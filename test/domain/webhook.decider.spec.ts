@@ -4,7 +4,13 @@ import { deciderSpec } from '../support/decider-spec.js';
 
 const { given } = deciderSpec(webhookDecider);
 const metadata = { now: '2026-01-01T00:00:00.000Z', accountId: 'acc_1' };
-const settings = { url: 'https://hooks.example.com/in', contextLimit: 10, timeout: 30, secret: 'whsec_a' };
+const settings = {
+  url: 'https://hooks.example.com/in',
+  contextLimit: 10,
+  timeout: 30,
+  secret: 'whsec_a',
+  events: ['agent.message', 'agent.reaction', 'agent.call_ended'] as readonly string[],
+};
 const configure = (over: Partial<typeof settings> = {}, m = metadata): WebhookCommand => ({
   type: 'ConfigureWebhook',
   data: { webhookId: 'whk_new', agentId: null, ...settings, ...over },
@@ -56,6 +62,7 @@ describe('Webhook decider', () => {
               contextLimit: 0,
               timeout: 30,
               secret: 'whsec_b',
+              events: settings.events,
               updatedAt: metadata.now,
             },
           },
@@ -71,6 +78,26 @@ describe('Webhook decider', () => {
           },
         ]));
 
+    it('records the events the webhook chose', () =>
+      given([created])
+        .when(configure({ events: ['agent.message', 'agent.created'] }))
+        .then([
+          {
+            type: 'WebhookUpdated',
+            data: {
+              webhookId: 'whk_1',
+              accountId: 'acc_1',
+              agentId: null,
+              ...settings,
+              events: ['agent.message', 'agent.created'],
+              updatedAt: metadata.now,
+            },
+          },
+        ]));
+    it('refuses an empty list of events', () =>
+      given([])
+        .when(configure({ events: [] }))
+        .thenThrows('VALIDATION_ERROR'));
     it('refuses a context limit above 50', () =>
       given([])
         .when(configure({ contextLimit: 51 }))

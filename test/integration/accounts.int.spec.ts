@@ -107,9 +107,12 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
       const fresh = await app.newAccount('Counted');
       const receiver = await startReceiver();
       try {
-        expect((await app.call('POST', '/v1/webhooks', { key: fresh.apiKey, body: { url: `${receiver.url}/hook` } })).status).to.equal(200);
+        expect(
+          (await app.call('POST', '/v1/webhooks', { key: fresh.apiKey, body: { url: `${receiver.url}/hook`, events: ['agent.created'] } }))
+            .status,
+        ).to.equal(200);
         await app.call('POST', '/v1/webhooks/test', { key: fresh.apiKey });
-        await app.call('POST', '/v1/agents', { key: fresh.apiKey, body: { name: 'Announced' } }); // agent.created is delivered
+        await app.call('POST', '/v1/agents', { key: fresh.apiKey, body: { name: 'Announced' } }); // agent.created is delivered (the webhook lists it)
         const stats = await eventually(
           async () => {
             const r = await app.call('GET', '/v1/usage', { key: fresh.apiKey });

@@ -33,7 +33,7 @@ describe('the database going away', function () {
     admin.on('error', () => undefined);
     await admin.connect();
     key = (await app.newAccount('Outage')).apiKey;
-    expect((await app.call('POST', '/v1/webhooks', { key, body: { url: rx.url } })).status).to.equal(200);
+    expect((await app.call('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['agent.created'] } })).status).to.equal(200);
   });
   after(async () => {
     if (admin) {
@@ -143,7 +143,7 @@ describe('the EventStoreDB connection dropping', function () {
     app = await startTestApp({ EVENTSTORE_URL: server.url, WEBHOOK_POLL_INTERVAL_MS: '20', REACTOR_LEASE_TTL_MS: '1000' }, { clock });
     rx = await startReceiver();
     key = (await app.newAccount('ESDB outage')).apiKey;
-    expect((await app.call('POST', '/v1/webhooks', { key, body: { url: rx.url } })).status).to.equal(200);
+    expect((await app.call('POST', '/v1/webhooks', { key, body: { url: rx.url, events: ['agent.created'] } })).status).to.equal(200);
   });
   after(async () => {
     await rx?.close();

@@ -38,6 +38,19 @@ describe('HTTP platform', () => {
         expect((await app.call('GET', path)).status, path).to.equal(200);
       }
     });
+    it('answers /docs itself (no redirect a plain curl would not follow), with assets that load from /docs/', async () => {
+      const page = await fetch(`${app.url}/docs`, { redirect: 'manual' });
+      expect(page.status).to.equal(200);
+      const html = await page.text();
+      expect(html).to.include('<base href="/docs/">');
+      for (const asset of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-init.js']) {
+        expect(html).to.include(`./${asset}`);
+        const r = await fetch(`${app.url}/docs/${asset}`, { redirect: 'manual' });
+        expect(r.status, asset).to.equal(200);
+        await r.arrayBuffer();
+      }
+      expect(await (await fetch(`${app.url}/docs/swagger-ui-init.js`)).text()).to.include('"openapi"');
+    });
   });
 
   describe('sub-accounts', () => {

@@ -138,7 +138,7 @@ describe('safe defaults', function () {
       const rx = await startReceiver();
       try {
         const { apiKey } = await app.newAccount('Sealed');
-        const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } })).body as {
+        const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url, events: ['agent.created'] } })).body as {
           id: string;
           secret: string;
         };

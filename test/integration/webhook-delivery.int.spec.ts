@@ -61,7 +61,10 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
   /** An account whose master webhook is `url`, and `n` agent.created deliveries for it, scheduled and projected. */
   async function accountWithDeliveries(url: string, n = 1) {
     const { apiKey } = await app.newAccount('Deliveries');
-    const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url } })).body as { id: string; secret: string };
+    const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url, events: ['agent.created'] } })).body as {
+      id: string;
+      secret: string;
+    };
     for (let i = 0; i < n; i++) await app.call('POST', '/v1/agents', { key: apiKey, body: { name: `Agent ${i}` } });
     await eventually(
       async () => (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.total === n,
@@ -276,7 +279,7 @@ describe('webhook delivery: schedule, crash, race, slow and failing receivers', 
 
       // while disabled nothing is scheduled; configuring it again re-enables it
       await app.call('POST', '/v1/agents', { key, body: { name: 'Unheard' } });
-      const hook = await app.call('POST', '/v1/webhooks', { key, body: { url: flaky.url } });
+      const hook = await app.call('POST', '/v1/webhooks', { key, body: { url: flaky.url, events: ['agent.created'] } });
       expect(hook.body.status).to.equal('active');
       failing = false;
       await app.call('POST', '/v1/agents', { key, body: { name: 'Heard' } });
@@ -308,7 +311,7 @@ describe('webhook delivery by the background worker', function () {
     const rx = await startReceiver((_r, n) => (n === 0 ? { status: 500, body: 'not yet' } : { status: 200, body: 'thanks' }));
     try {
       const { apiKey } = await app.newAccount('Background');
-      const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } })).body;
+      const hook = (await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url, events: ['agent.created'] } })).body;
       const agent = (await app.call('POST', '/v1/agents', { key: apiKey, body: { name: 'Retried' } })).body;
       await rx.waitFor(1);
       const first = await eventually(async () => {

@@ -309,7 +309,10 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
   describe('deliveries of domain events', () => {
     it('sends agent lifecycle events to the master webhook, or the agent webhook instead', async () => {
       const { apiKey } = await app.newAccount('Events');
-      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: `${rx.url}?master` } });
+      await app.call('POST', '/v1/webhooks', {
+        key: apiKey,
+        body: { url: `${rx.url}?master`, events: ['agent.created', 'agent.updated'] },
+      });
       const a = await agent('Evented', apiKey);
       await eventually(async () =>
         (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items.some(
@@ -319,7 +322,7 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       const master = rx.received.filter((r) => r.path === '/hook?master').map((r) => JSON.parse(r.body));
       expect(master.some((p) => p.event === 'agent.created' && p.agentId === a.id && p.data.name === 'Evented')).to.equal(true);
 
-      await app.call('POST', `/v1/agents/${a.id}/webhook`, { key: apiKey, body: { url: `${rx.url}?agent` } });
+      await app.call('POST', `/v1/agents/${a.id}/webhook`, { key: apiKey, body: { url: `${rx.url}?agent`, events: ['*'] } });
       await app.call('PATCH', `/v1/agents/${a.id}`, { key: apiKey, body: { name: 'Renamed' } });
       await eventually(() => rx.received.some((r) => r.path === '/hook?agent' && JSON.parse(r.body).event === 'agent.updated'));
       expect(rx.received.some((r) => r.path === '/hook?master' && JSON.parse(r.body).event === 'agent.updated')).to.equal(false);
@@ -332,9 +335,12 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
 
     it('sends number events to the master webhook, or to the webhook of the agent concerned', async () => {
       const { apiKey } = await app.newAccount('Numbers');
-      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: `${rx.url}?numbers-master` } });
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: `${rx.url}?numbers-master`, events: ['number.provisioned'] } });
       const a = await agent('Number holder', apiKey);
-      await app.call('POST', `/v1/agents/${a.id}/webhook`, { key: apiKey, body: { url: `${rx.url}?numbers-agent` } });
+      await app.call('POST', `/v1/agents/${a.id}/webhook`, {
+        key: apiKey,
+        body: { url: `${rx.url}?numbers-agent`, events: ['number.attached', 'number.detached'] },
+      });
       const n = await app.call('POST', '/v1/numbers', { key: apiKey, body: { country: 'US', areaCode: '415' } });
       expect(n.status, JSON.stringify(n.body)).to.equal(200);
       expect((await app.call('POST', `/v1/agents/${a.id}/numbers`, { key: apiKey, body: { numberId: n.body.id } })).status).to.equal(200);
@@ -353,7 +359,7 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       const { apiKey } = await app.newAccount('Quiet');
       await agent('Silent', apiKey);
       // the dispatcher has seen the event once an event appended after it has been dispatched
-      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } });
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url, events: ['agent.created'] } });
       const b = await agent('Heard', apiKey);
       const items = await eventually(async () => {
         const l = (await app.call('GET', '/v1/webhooks/deliveries', { key: apiKey })).body.items;
