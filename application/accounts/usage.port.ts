@@ -1,6 +1,9 @@
 /** Metric names counted per account and day by analytics projectors. */
 export const USAGE_METRICS = [
   'messages',
+  'messages_sent',
+  'messages_received',
+  'message_segments',
   'calls',
   'webhook_deliveries',
   'webhook_deliveries_succeeded',

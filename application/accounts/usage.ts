@@ -37,8 +37,11 @@ export class UsageReport {
       ]);
       return { total, d1, d7, d30 };
     };
-    const [messages, calls, deliveries, succeeded, failed] = await Promise.all([
+    const [messages, sent, received, segments, calls, deliveries, succeeded, failed] = await Promise.all([
       windows('messages'),
+      windows('messages_sent'),
+      windows('messages_received'),
+      windows('message_segments'),
       windows('calls'),
       this.usage.count(accountId, 'webhook_deliveries', null, tomorrow),
       this.usage.count(accountId, 'webhook_deliveries_succeeded', null, tomorrow),
@@ -54,6 +57,13 @@ export class UsageReport {
         messagesLast24h: messages.d1,
         messagesLast7d: messages.d7,
         messagesLast30d: messages.d30,
+        // beyond the public fields: the split by direction and the SMS segments (docs/messaging-encoding.md)
+        messagesSent: sent.total,
+        messagesSentLast30d: sent.d30,
+        messagesReceived: received.total,
+        messagesReceivedLast30d: received.d30,
+        messageSegments: segments.total,
+        messageSegmentsLast30d: segments.d30,
         totalCalls: calls.total,
         callsLast24h: calls.d1,
         callsLast7d: calls.d7,
