@@ -21,6 +21,8 @@ const factories: Record<string, Factory> = {
     (await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', areaCode: '415' } })).body.id,
   trunk_id: async (app, o) =>
     (await app.call('POST', '/v1/sip-trunks', { key: o.apiKey, headers: o.headers, body: { name: 'B trunk' } })).body.id,
+  message_id: async (app, o) => (await textOf(app, o)).id,
+  conversation_id: async (app, o) => (await textOf(app, o)).conversation_id,
   contact_id: async (app, o) =>
     (
       await app.call('POST', '/v1/contacts', {
@@ -31,6 +33,28 @@ const factories: Record<string, Factory> = {
     ).body.id,
 };
 
+/** one text sent by the owner (an agent, its number, then the text), made once per owner */
+const texts = new Map<string, Promise<{ id: string; conversation_id: string }>>();
+function textOf(app: TestApp, o: Owner) {
+  const k = `${o.accountId}|${JSON.stringify(o.headers)}`;
+  if (!texts.has(k))
+    texts.set(
+      k,
+      (async () => {
+        const agent = (await app.call('POST', '/v1/agents', { key: o.apiKey, headers: o.headers, body: { name: 'B texter' } })).body;
+        await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'CA', agentId: agent.id } });
+        const r = await app.call('POST', '/v1/messages', {
+          key: o.apiKey,
+          headers: o.headers,
+          body: { agent_id: agent.id, to_number: '+13125550170', body: 'hi' },
+        });
+        if (r.status !== 201) throw new Error(`text: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body;
+      })(),
+    );
+  return texts.get(k)!;
+}
+
 /** a plausible body for each write, so the request passes validation and reaches the ownership check */
 const bodies: Record<string, unknown> = {
   'PATCH /v1/agents/{agent_id}': { name: 'stolen' },
@@ -40,6 +64,8 @@ const bodies: Record<string, unknown> = {
   'PATCH /v1/numbers/{number_id}': { sipTrunkId: null },
   'PATCH /v1/sip-trunks/{trunk_id}': { name: 'stolen' },
   'PATCH /v1/contacts/{contact_id}': { name: 'stolen' },
+  'POST /v1/messages/{message_id}/reactions': { reaction: '👍' },
+  'PATCH /v1/conversations/{conversation_id}': { conversationState: { stolen: true } },
 };
 
 type Operation = { method: string; path: string; params: string[] };

@@ -496,8 +496,11 @@ describe('phone numbers over HTTP', function () {
         channel: 'sms',
         receivedAt: at(6),
         status: 'delivered',
+        failureReason: null,
         conversationId: 'cnv_1',
         mediaUrls: [],
+        encoding: null,
+        segments: null,
       });
       const p1 = await get('?limit=3');
       expect(p1.body.data.map((m: { body: string }) => m.body)).to.deep.equal(['m6', 'm5', 'm4']);
