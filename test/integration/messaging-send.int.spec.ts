@@ -222,7 +222,11 @@ describe('messaging: sending, and the caps', function () {
       expect(bad.status).to.equal(422);
     });
   });
+});
 
+// Its own server: starting one empties a server database, so it must not run inside the suite above.
+describe('messaging: the send rate', function () {
+  this.timeout(60_000);
   it("RATE_LIMITED: faster than the number's send rate, without Retry-After", async () => {
     const slow = await startTestApp(
       { ...FAST_MESSAGING_ENV, MESSAGE_SEND_RATE_PER_SECOND: '1', MESSAGE_SEND_BURST: '2' },
