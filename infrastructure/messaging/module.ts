@@ -12,6 +12,7 @@ import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import { CONTACTS } from '../contacts/tokens.js';
 import * as m070 from '../db/migrations/070-messaging.js';
+import * as m071 from '../db/migrations/071-opt-out-revisions.js';
 import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
@@ -103,7 +104,7 @@ export const messaging = {
     }),
   ],
   webhookMappings: messagingWebhookMappings,
-  migrations: { '070-messaging': m070 },
+  migrations: { '070-messaging': m070, '071-opt-out-revisions': m071 },
   errors: {
     CONVERSATION_NOT_FOUND: { ...httpError.notFound, fix: 'Check the conversation id: GET /v1/conversations lists them.' },
     MESSAGE_NOT_FOUND: { ...httpError.notFound, fix: 'Check the message id: GET /v1/conversations/{id}/messages lists them.' },

@@ -13,6 +13,7 @@ import * as m020 from '../db/migrations/020-phone-numbers.js';
 import * as m021 from '../db/migrations/021-sandbox-telecom.js';
 import * as m023 from '../db/migrations/023-number-attach-order.js';
 import * as m025 from '../db/migrations/025-drop-attached-position.js';
+import * as m026 from '../db/migrations/026-phone-number-e164-index.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
@@ -86,6 +87,7 @@ export const numbers = {
     '021-sandbox-telecom': m021,
     '023-number-attach-order': m023,
     '025-drop-attached-position': m025,
+    '026-phone-number-e164-index': m026,
   },
   errors: {
     PHONE_NUMBER_NOT_FOUND: { ...httpError.notFound, fix: 'Check the number id: GET /v1/numbers lists the numbers of this account.' },

@@ -159,6 +159,7 @@ export class KyselyConversationQueries implements ConversationQueries {
       .selectAll()
       .where('account_id', '=', accountId)
       .where('participant', '=', participant)
+      .where('opted_out', '=', true)
       .orderBy('opted_out_at')
       .execute();
     return rows.map((r) => ({ numberId: r.number_id === '' ? null : r.number_id, keyword: r.keyword, at: iso(r.opted_out_at) }));

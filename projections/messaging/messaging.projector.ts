@@ -245,21 +245,24 @@ export const messagingProjector = defineProjector<ConversationEvent | MessageEve
 
     async RecipientOptedOut(db, e) {
       const d = e.data;
+      const row = { keyword: d.keyword, opted_out_at: d.at, opted_out: true, revision: rowRevision(e) };
       await db
         .insertInto('opt_outs')
-        .values({
-          account_id: e.metadata.accountId,
-          participant: d.recipient,
-          number_id: d.numberId ?? '',
-          keyword: d.keyword,
-          opted_out_at: d.at,
-        })
-        .onConflict((oc) => oc.columns(['account_id', 'participant', 'number_id']).doUpdateSet({ keyword: d.keyword, opted_out_at: d.at }))
+        .values({ account_id: e.metadata.accountId, participant: d.recipient, number_id: d.numberId ?? '', ...row })
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'participant', 'number_id']).doUpdateSet(row).where('opt_outs.revision', '<', rowRevision(e)),
+        )
         .execute();
     },
     async RecipientOptedIn(db, e) {
+      // the rows stay, marked lifted at this revision (docs/messaging.md#opt-out)
       const d = e.data;
-      let q = db.deleteFrom('opt_outs').where('account_id', '=', e.metadata.accountId).where('participant', '=', d.recipient);
+      let q = db
+        .updateTable('opt_outs')
+        .set({ opted_out: false, revision: rowRevision(e) })
+        .where('account_id', '=', e.metadata.accountId)
+        .where('participant', '=', d.recipient)
+        .where('revision', '<', rowRevision(e));
       if (d.numberId !== null) q = q.where('number_id', 'in', [d.numberId, '']);
       await q.execute();
     },

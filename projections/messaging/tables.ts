@@ -81,6 +81,10 @@ export interface OptOutsTable {
   number_id: string;
   keyword: string;
   opted_out_at: Date | string;
+  /** false once lifted: the row stays, so that a replayed older opt-out cannot bring it back */
+  opted_out: boolean;
+  /** revision of the recipient's consent stream that the row reflects */
+  revision: string;
 }
 
 export interface MessageStatsDailyTable {

@@ -35,12 +35,19 @@ export class KyselyNumberQueries implements NumberQueries {
     return { data: rows.map(toNumber), total: Number(count.n) };
   }
 
+  /**
+   * The number that holds an E.164 now. A carrier sells a number to one holder at a time; should the read model
+   * ever show two active (a carrier re-sold a number whose release never reached this platform, or a sandbox
+   * whose inventory was reset while the event log was kept), the one provisioned last in the log holds it.
+   */
   async activeByPhoneNumber(phoneNumber: string): Promise<(PhoneNumberView & { accountId: string }) | null> {
     const row = await this.db
       .selectFrom('phone_numbers')
       .selectAll()
       .where('phone_number', '=', phoneNumber)
       .where('status', '=', 'active')
+      .orderBy('active_order', 'desc')
+      .limit(1)
       .executeTakeFirst();
     return row ? { ...toNumber(row), accountId: row.account_id } : null;
   }

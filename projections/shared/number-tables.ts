@@ -11,6 +11,8 @@ export interface PhoneNumbersTable {
   agent_id: string | null;
   /** checkpoint of the attach as sortable text: orders an agent's numbers (the first is its outbound default) */
   attached_order: string | null;
+  /** the checkpoint of the event that made the number active, sortable as text: which holder of an E.164 is newest */
+  active_order: string | null;
   sip_trunk_id: string | null;
   renewal_status: string;
   paid_through: Date | string | null;

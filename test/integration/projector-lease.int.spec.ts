@@ -10,6 +10,7 @@ import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { ev } from '../support/fixtures.js';
 import { startTestApp } from '../support/http.js';
+import { FAST_MESSAGING_ENV, inbound, messagingLine } from '../support/messaging.js';
 import { account, eventually } from '../support/numbers.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
@@ -109,8 +110,15 @@ describe('guarded projector statements', function () {
   this.timeout(60_000);
 
   it('change nothing when every event is applied a second time, newest first (a replay of the whole log, reversed)', async () => {
-    const app = await startTestApp();
+    const app = await startTestApp(FAST_MESSAGING_ENV);
     try {
+      // texts: a conversation, messages moved by receipts, and an opt-out that is lifted again
+      const line = await messagingLine(app, { name: 'Replayed texts' });
+      const contact = '+13125559990';
+      await inbound(app, { from: contact, to: line.phoneNumber, body: 'hello' });
+      await app.call('POST', '/v1/messages', { key: line.key, body: { agent_id: line.agentId, to_number: contact, body: 'hi there' } });
+      await inbound(app, { from: contact, to: line.phoneNumber, body: 'STOP' });
+      await inbound(app, { from: contact, to: line.phoneNumber, body: 'START' });
       const acc = await account(app, { creditMicros: 10_000_000 });
       const key = acc.apiKey;
       const agent = (await app.call('POST', '/v1/agents', { key, body: { name: 'Replayed' } })).body as { id: string };
@@ -126,10 +134,17 @@ describe('guarded projector statements', function () {
       await app.call('PATCH', `/v1/numbers/${n.id}`, { key, body: { sipTrunkId: t.id } });
       await app.call('PATCH', `/v1/sip-trunks/${t.id}`, { key, body: { name: 'Office PBX' } });
 
-      await app.rt.engine.stop();
       const db = app.rt.database.db as unknown as Kysely<ReadDb>;
-      // usage counters are increments that rely on exactly-once batches, not on row revisions
-      const guarded = allProjectors.filter((p) => p.name !== 'usage_v1');
+      await eventually(
+        async () =>
+          (await db.selectFrom('opt_outs').select('opted_out').where('account_id', '=', line.accountId).execute()).some(
+            (r) => r.opted_out === false,
+          ),
+        'the lifted opt-out projected',
+      );
+      await app.rt.engine.stop();
+      // analytics counters are increments that rely on exactly-once batches, not on row revisions
+      const guarded = allProjectors.filter((p) => p.name !== 'usage_v1' && p.name !== 'message_stats_v1');
       const snapshot = async () => {
         const out: Record<string, string[]> = {};
         for (const p of guarded) {
@@ -142,6 +157,8 @@ describe('guarded projector statements', function () {
       };
       const before = await snapshot();
       expect(before.agents!.length).to.be.at.least(2);
+      const lineOptOuts = before.opt_outs!.map((r) => JSON.parse(r)).filter((r) => r.account_id === line.accountId);
+      expect(lineOptOuts.map((r) => r.opted_out)).to.deep.equal([false]);
       // newest first: an unguarded statement would leave the row as its oldest event had it
       const events = (await app.rt.store.readAll({ maxCount: 100_000 })).reverse();
       for (const p of guarded) {
