@@ -1,0 +1,579 @@
+/**
+ * Text messaging throughput and latency (`npm run bench:messages`), over the public HTTP API.
+ *
+ * The real runtime (`createRuntime`, as `npm start` builds it, ROLE=all: API, projectors, reactors and workers
+ * in this one process) listens on 127.0.0.1, and the bench is its client. Setup goes through the API as an
+ * operator and a client would: an account and credit (admin API), its daily caps raised (`PATCH
+ * /admin/accounts/{id}/messaging`, docs/messaging.md#settings), an agent, BENCH_NUMBERS Canadian numbers (a
+ * Canadian number needs no 10DLC registration, README.md) and a master webhook to a local receiver answering
+ * 200 (sandbox mode allows loopback, docs/webhooks.md#configuration). The per-number send rate, the endpoint
+ * throttle and the sandbox carrier's rate are raised through the configuration (MESSAGE_SEND_RATE_PER_SECOND,
+ * MESSAGE_SEND_BURST, THROTTLE_MAX_REQUESTS, SANDBOX_SMS_RATE_PER_MINUTE), and the sandbox carrier answers at
+ * once, so the figures are the pipeline's, not the caps'. Per target, in order:
+ *  1. the append floor: BENCH_FLOOR single-event appends to one stream, sequential, each with the exact expected
+ *     revision, through the project's PostgreSQL event store adapter on the runtime's database: an instance of
+ *     its own (the floor), then the runtime's own store (whose every append wakes the runtime's subscriptions);
+ *  2. accepted sends: `POST /v1/messages` from the numbers in turn, each to a recipient never messaged before
+ *     (a new conversation, counted by the daily caps), BENCH_CONCURRENCY in flight, after one uncounted round;
+ *     BENCH_SENDS of them or BENCH_SEND_SECONDS, whichever ends first; 201s per second, their latency, and
+ *     every other status counted;
+ *  3. inbound latency: BENCH_INBOUND texts at each rate of BENCH_INBOUND_RATES (per second), injected through
+ *     the sandbox carrier's callback (`POST /sandbox/inbound`, docs/sandbox.md) from a pool of 50 senders; the
+ *     time from the inject request being sent to the receiver answering 200 to that text's `agent.message`
+ *     (matched by the text's body). Each load waits at most BENCH_SCENARIO_SECONDS after its last inject's answer.
+ * Between 2 and 3 the bench waits for the sends' asynchronous tail (submissions, receipts) to settle.
+ *
+ * Targets: PGlite in memory, and with DATABASE_URL also that server, in a scratch database created and dropped
+ * here (the role needs CREATEDB). BENCH_SCALE (default 1) scales the default counts. Figures are printed,
+ * never asserted.
+ */
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
+import { loadConfig } from '../infrastructure/config/config.js';
+import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
+import { createLogger } from '../infrastructure/logger.js';
+import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
+import { withScratchDatabase } from './support/scratch-db.js';
+
+const positive = (name: string, def: number): number => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? def : Number(raw);
+  if (!(v > 0) || !Number.isFinite(v)) throw new Error(`${name} must be a positive number, got ${raw}`);
+  return v;
+};
+const SCALE = positive('BENCH_SCALE', 1);
+const n = (base: number) => Math.max(1, Math.round(base * SCALE));
+const SENDS = Math.round(positive('BENCH_SENDS', n(1000)));
+const SEND_MS = positive('BENCH_SEND_SECONDS', 10) * 1000;
+const CONCURRENCY = Math.round(positive('BENCH_CONCURRENCY', 16));
+const NUMBERS = Math.min(20, Math.round(positive('BENCH_NUMBERS', 4)));
+const INBOUND = Math.round(positive('BENCH_INBOUND', n(60)));
+const INBOUND_RATES = (process.env.BENCH_INBOUND_RATES || '20,100').split(',').map((r) => {
+  const v = Number(r);
+  if (!(v > 0)) throw new Error(`BENCH_INBOUND_RATES must list positive rates, got ${process.env.BENCH_INBOUND_RATES}`);
+  return v;
+});
+const FLOOR = Math.round(positive('BENCH_FLOOR', n(200)));
+const SCENARIO_MS = positive('BENCH_SCENARIO_SECONDS', 15) * 1000;
+const SENDERS = 50; // inbound senders, so conversations have some history
+const MAX_INJECTS_IN_FLIGHT = 64;
+const SETTLE_QUIET_MS = 1500;
+const SETTLE_MAX_MS = 60_000;
+const ADMIN_TOKEN = randomBytes(24).toString('hex');
+
+const now = () => performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const percentile = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+const countsText = (m: ReadonlyMap<string, number>) =>
+  [...m]
+    .sort()
+    .map(([k, v]) => `${k}×${v}`)
+    .join(', ');
+
+type Result = {
+  target: string;
+  scenario: string;
+  unit: string;
+  count: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  notes: string;
+};
+
+// ---------------------------------------------------------------- HTTP client (keep-alive, loopback only)
+
+type Reply = { status: number; body: any };
+type Call = (method: string, path: string, o?: { key?: string; body?: unknown }) => Promise<Reply>;
+
+/**
+ * Requests on keep-alive connections. Each scenario starts on new connections (`fresh`): a connection left idle
+ * between scenarios is closed by the server's keep-alive timeout, and a request written on it just as it closes
+ * fails with ECONNRESET without having reached the server. Such a request is sent again (at most 3 times), and
+ * counted.
+ */
+function client(base: string): { call: Call; fresh: () => void; close: () => void; resets: () => number } {
+  let agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const url = new URL(base);
+  let resets = 0;
+  const attempt = (method: string, path: string, o: Parameters<Call>[2] & {}, left: number): Promise<Reply> =>
+    new Promise<Reply>((resolve, reject) => {
+      const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
+      const req = request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method,
+          path,
+          headers: {
+            ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
+            ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let body: unknown = text;
+            try {
+              body = text ? JSON.parse(text) : null;
+            } catch {
+              /* not JSON */
+            }
+            resolve({ status: res.statusCode ?? 0, body });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (left > 0 && req.reusedSocket && err.code === 'ECONNRESET') {
+          resets++;
+          resolve(attempt(method, path, o, left - 1));
+        } else reject(err);
+      });
+      req.end(payload);
+    });
+  return {
+    call: (method, path, o = {}) => attempt(method, path, o, 3),
+    fresh: () => {
+      agent.destroy();
+      agent = new Agent({ keepAlive: true, maxSockets: 256 });
+    },
+    close: () => agent.destroy(),
+    resets: () => resets,
+  };
+}
+
+/** A request that got no answer: status 0, the error's code as the body. */
+const failed = (err: unknown): Reply => ({ status: 0, body: (err as { code?: string }).code ?? String(err) });
+const statusOf = (r: Reply): string =>
+  r.status === 0
+    ? `error ${r.body}`
+    : r.status >= 400
+      ? `${r.status} ${r.body?.error?.code ?? r.body?.detail ?? ''}`.trim()
+      : String(r.status);
+
+const ok = (what: string, r: Reply): any => {
+  if (r.status < 200 || r.status > 299) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+};
+
+// ---------------------------------------------------------------- webhook receiver
+
+type Receiver = { url: string; answered: Map<string, number>; repeats: () => number; close: () => Promise<void> };
+
+/** Answers 200 to every delivery and notes when the `agent.message` of each bench text was answered, by its body. */
+async function startReceiver(): Promise<Receiver> {
+  const answered = new Map<string, number>();
+  let repeats = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok', () => {
+        const at = now();
+        try {
+          const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event?: string; data?: { message?: string } };
+          const text = event.event === 'agent.message' ? event.data?.message : undefined;
+          if (text && answered.has(text)) repeats++;
+          else if (text) answered.set(text, at);
+        } catch {
+          /* not a bench delivery */
+        }
+      });
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    answered,
+    repeats: () => repeats,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+// ---------------------------------------------------------------- setup, as a client would
+
+type Line = { key: string; agentId: string; numbers: { id: string; phoneNumber: string }[] };
+
+async function setUp(call: Call, rx: Receiver): Promise<Line> {
+  const admin = ADMIN_TOKEN;
+  const acc = ok(
+    'create account',
+    await call('POST', '/admin/accounts', { key: admin, body: { name: 'Messages bench', numberLimit: Math.max(10, NUMBERS) } }),
+  ) as { accountId: string; apiKey: string };
+  ok('credit', await call('POST', `/admin/accounts/${acc.accountId}/credit`, { key: admin, body: { amountMicros: 100_000_000 } }));
+  // the daily caps would stop a number after 100 new conversations (docs/messaging.md#caps)
+  ok(
+    'messaging settings',
+    await call('PATCH', `/admin/accounts/${acc.accountId}/messaging`, {
+      key: admin,
+      body: { dailyNewConversationLimit: 1_000_000, dailyOutboundLimit: 1_000_000 },
+    }),
+  );
+  const key = acc.apiKey;
+  const agent = ok('agent', await call('POST', '/v1/agents', { key, body: { name: 'Bench texter' } })) as { id: string };
+  const numbers: Line['numbers'] = [];
+  for (let i = 0; i < NUMBERS; i++) {
+    const num = ok('number', await call('POST', '/v1/numbers', { key, body: { country: 'CA', agentId: agent.id } })) as {
+      id: string;
+      phoneNumber: string;
+    };
+    numbers.push({ id: num.id, phoneNumber: num.phoneNumber });
+  }
+  ok('webhook', await call('POST', '/v1/webhooks', { key, body: { url: rx.url } }));
+  return { key, agentId: agent.id, numbers };
+}
+
+/**
+ * The i-th recipient: +1 312 NXX XXXX outside the sandbox's 555 exchange (no magic numbers), last digit 0-4
+ * (a mobile by the sandbox's lookup rules, docs/sandbox.md#lookup-rules), all distinct.
+ */
+const recipient = (i: number): string => {
+  const exchange = 200 + Math.floor(i / 5000);
+  const line = Math.floor((i % 5000) / 5) * 10 + (i % 5);
+  return `+1312${exchange >= 555 ? exchange + 1 : exchange}${String(line).padStart(4, '0')}`;
+};
+/** One of SENDERS phones texting in: +1 416 2XX 1XXX. */
+const sender = (i: number): string => `+1416${200 + (i % SENDERS)}${1000 + (i % SENDERS)}`;
+
+// ---------------------------------------------------------------- scenarios
+
+/**
+ * Single-event appends to one stream, sequential, each with the exact expected revision, through the project's
+ * event store adapter on the runtime's database (an event type nothing handles). `bare`: an adapter instance of
+ * its own, whose appends wake none of the runtime's subscriptions (they see them at their next poll); otherwise
+ * the runtime's own store, whose every append wakes each of its subscriptions.
+ */
+async function appendFloor(target: string, rt: Runtime, bare: boolean): Promise<Result> {
+  const store: EventStorePort = bare ? new PgEventStore(rt.database.db, { now: () => new Date() }) : rt.store;
+  const metadata: EventMetadata = {
+    accountId: 'acc_bench',
+    correlationId: randomUUID(),
+    causationId: null,
+    requestId: null,
+    actor: 'system:bench',
+  };
+  const event = (i: number): NewEvent => ({
+    id: randomUUID(),
+    type: 'BenchAppended',
+    data: { i, from: '+12045550100', to: '+13125550188', note: 'an event of about the size of a text message event' },
+    metadata,
+  });
+  const stream = `bench_floor-${randomUUID().slice(0, 8)}`;
+  const warmup = 50;
+  const latencies: number[] = [];
+  let t0 = now();
+  for (let i = 0; i < warmup + FLOOR; i++) {
+    if (i === warmup) t0 = now();
+    const t = now();
+    await store.appendToStream(stream, [event(i)], { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
+    if (i >= warmup) latencies.push(now() - t);
+  }
+  const seconds = (now() - t0) / 1000;
+  if (bare) await store.close();
+  return {
+    target,
+    scenario: bare ? 'append floor: 1 stream, 1 event per append' : "same, through the runtime's own store",
+    unit: 'events',
+    count: FLOOR,
+    seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    notes: bare
+      ? 'an adapter instance of its own on the same database, runtime idle'
+      : `each append wakes the runtime's ${subscriptionsOf(rt)} subscriptions (projectors and reactors), which read the log`,
+  };
+}
+
+const subscriptionsOf = (rt: Runtime) =>
+  rt.engine.projectors.length + [...rt.workers.keys()].filter((k) => k.startsWith('reactor:')).length;
+
+async function sends(target: string, call: Call, line: Line): Promise<Result> {
+  let next = 0;
+  const send = (i: number) =>
+    call('POST', '/v1/messages', {
+      key: line.key,
+      body: {
+        number_id: line.numbers[i % line.numbers.length]!.id,
+        to_number: recipient(i),
+        body: `Bench message ${i}: your order is ready for pickup.`,
+      },
+    }).catch(failed);
+  // warm-up, not counted: the first requests of a fresh process pay for compilation
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < CONCURRENCY) await send(next++);
+    }),
+  );
+  const statuses = new Map<string, number>();
+  const latencies: number[] = [];
+  const doneAt: number[] = [];
+  const t0 = now();
+  const stopAt = t0 + SEND_MS;
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (started < SENDS && now() < stopAt) {
+        started++;
+        const i = next++;
+        const t = now();
+        const r = await send(i);
+        const at = now();
+        const code = statusOf(r);
+        statuses.set(code, (statuses.get(code) ?? 0) + 1);
+        if (r.status === 201) {
+          latencies.push(at - t);
+          doneAt.push(at);
+        }
+      }
+    }),
+  );
+  const seconds = (now() - t0) / 1000;
+  // the rate over each half of the run: each number's daily counter stream grows with every send it counts
+  const mid = t0 + (seconds * 1000) / 2;
+  const halves = [doneAt.filter((at) => at < mid).length, doneAt.filter((at) => at >= mid).length].map((c) =>
+    (c / (seconds / 2)).toFixed(0),
+  );
+  return {
+    target,
+    scenario: `POST /v1/messages, ${CONCURRENCY} in flight, ${line.numbers.length} numbers`,
+    unit: '201s',
+    count: latencies.length,
+    seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    notes: [
+      countsText(statuses),
+      `201/s in the first half ${halves[0]}, the second ${halves[1]}`,
+      started < SENDS ? `stopped at ${SEND_MS / 1000} s` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
+  };
+}
+
+/** Waits until the event store's head has not moved for SETTLE_QUIET_MS (the sends' submissions and receipts). */
+async function settle(store: EventStorePort): Promise<number> {
+  const t0 = now();
+  let head = await store.headCheckpoint();
+  let since = now();
+  while (now() - since < SETTLE_QUIET_MS && now() - t0 < SETTLE_MAX_MS) {
+    await sleep(100);
+    const h = await store.headCheckpoint();
+    if (h !== head) {
+      head = h;
+      since = now();
+    }
+  }
+  return (now() - t0 - SETTLE_QUIET_MS) / 1000;
+}
+
+async function inbound(target: string, call: Call, line: Line, rx: Receiver, rate: number, settled: string): Promise<Result> {
+  const run = randomUUID().slice(0, 6);
+  const text = (i: number) => `Bench inbound ${run}-${i}: are you open tonight?`;
+  const sentAt = new Map<string, number>();
+  const injectLatencies: number[] = [];
+  const statuses = new Map<string, number>();
+  const accepted = new Set<string>();
+  let inFlight = 0;
+  let late = 0;
+  const pending: Promise<void>[] = [];
+  const repeatsBefore = rx.repeats();
+  const t0 = now();
+  for (let i = 0; i < INBOUND; i++) {
+    const wait = t0 + (i * 1000) / rate - now();
+    if (wait > 0) await sleep(wait);
+    while (inFlight >= MAX_INJECTS_IN_FLIGHT) await sleep(1);
+    if (now() - (t0 + (i * 1000) / rate) > 50) late++;
+    const body = text(i);
+    const to = line.numbers[i % line.numbers.length]!.phoneNumber;
+    inFlight++;
+    const t = now();
+    sentAt.set(body, t);
+    pending.push(
+      call('POST', '/sandbox/inbound', { key: ADMIN_TOKEN, body: { from: sender(i), to, body } })
+        .catch(failed)
+        .then((r) => {
+          inFlight--;
+          injectLatencies.push(now() - t);
+          const code = statusOf(r);
+          statuses.set(code, (statuses.get(code) ?? 0) + 1);
+          if (r.status === 201) accepted.add(body);
+        }),
+    );
+  }
+  await Promise.all(pending);
+  const deadline = now() + SCENARIO_MS;
+  const delivered = () => [...accepted].filter((k) => rx.answered.has(k)).length;
+  while (delivered() < accepted.size && now() < deadline) await sleep(10);
+  const latencies: number[] = [];
+  let last = t0;
+  for (const [body, sent] of sentAt) {
+    const at = rx.answered.get(body);
+    if (at === undefined) continue;
+    latencies.push(at - sent);
+    last = Math.max(last, at);
+  }
+  const missing = accepted.size - latencies.length;
+  const repeats = rx.repeats() - repeatsBefore;
+  return {
+    target,
+    scenario: `inbound ${rate}/s -> agent.message answered 200`,
+    unit: 'deliveries',
+    count: latencies.length,
+    seconds: (last - t0) / 1000,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    notes: [
+      `inject ${countsText(statuses)}, inject p50 ${percentile(injectLatencies, 50).toFixed(1)} ms`,
+      missing > 0 ? `${missing} accepted, not delivered ${SCENARIO_MS / 1000} s after the last inject's answer` : '',
+      late > 0 ? `${late} injects started >50 ms behind schedule` : '',
+      repeats > 0 ? `${repeats} deliveries repeated` : '',
+      settled,
+    ]
+      .filter(Boolean)
+      .join('; '),
+  };
+}
+
+// ---------------------------------------------------------------- targets
+
+async function onTarget(target: string, env: Record<string, string>, rx: Receiver, notes: string[]): Promise<Result[]> {
+  const cfg = loadConfig({
+    LOG_LEVEL: 'silent',
+    DEV_ACCOUNT: 'false',
+    ROLE: 'all',
+    ADMIN_TOKEN,
+    SECRETS_KEY: randomBytes(32).toString('hex'),
+    PROVIDER_MODE: 'sandbox',
+    // the bench measures the pipeline, not the caps (docs/messaging.md#caps)
+    MESSAGE_SEND_RATE_PER_SECOND: '10000',
+    MESSAGE_SEND_BURST: '100000',
+    THROTTLE_MAX_REQUESTS: '1000000',
+    SANDBOX_SMS_RATE_PER_MINUTE: '1000000',
+    // the sandbox carrier answers at once, so the sends' asynchronous tail settles quickly (docs/sandbox.md)
+    SANDBOX_SMS_SENT_DELAY_MS: '0',
+    SANDBOX_SMS_DELIVERY_DELAY_MS: '0',
+    ...env,
+  });
+  const rt: Runtime = await createRuntime(cfg, createLogger('silent'));
+  const server = await listen(rt.app, 0, '127.0.0.1');
+  const { call, fresh, close, resets } = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    const version = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(rt.database.db);
+    // the settings that decide what a commit costs
+    const durability = await sql<{ name: string; setting: string }>`
+      select name, setting from pg_settings where name in ('fsync', 'synchronous_commit') order by name`.execute(rt.database.db);
+    notes.push(
+      `${target}: PostgreSQL ${version.rows[0]?.v.split(' ')[0] ?? '?'} (${durability.rows.map((r) => `${r.name}=${r.setting}`).join(' ')}), ` +
+        `DATABASE_POOL_SIZE ${cfg.DATABASE_URL ? cfg.DATABASE_POOL_SIZE : '1 (PGlite)'}, ` +
+        `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
+    );
+    const line = await setUp(call, rx);
+    const out: Result[] = [];
+    out.push(await appendFloor(target, rt, true));
+    out.push(await appendFloor(target, rt, false));
+    fresh();
+    const sent = await sends(target, call, line);
+    out.push(sent);
+    const tail = await settle(rt.store);
+    // what became of the accepted sends (the read model), so a fast 201 that then failed would show
+    const outcome = await sql<{ status: string | null; n: string }>`
+      select status, count(*) as n from messages where direction = 'outbound' group by status order by status`.execute(rt.database.db);
+    sent.notes += `; then ${outcome.rows.map((r) => `${r.status}×${r.n}`).join(', ')} (warm-up included)`;
+    let settled = `sends' tail settled ${tail.toFixed(1)} s after the last 201`;
+    for (const rate of INBOUND_RATES) {
+      fresh();
+      out.push(await inbound(target, call, line, rx, rate, settled));
+      settled = '';
+    }
+    if (resets() > 0) notes.push(`${target}: ${resets()} requests sent again after the server had closed their kept-alive connection`);
+    return out;
+  } finally {
+    close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    await rt.close();
+  }
+}
+
+function print(results: readonly Result[]): void {
+  const header = ['target', 'scenario', 'count', 'time s', 'per s', 'p50 ms', 'p99 ms', 'notes'];
+  const rows = results.map((r) => [
+    r.target,
+    r.scenario,
+    `${r.count} ${r.unit}`,
+    r.seconds.toFixed(2),
+    Math.round(r.count / r.seconds).toLocaleString('en-US'),
+    r.p50.toFixed(1),
+    r.p99.toFixed(1),
+    r.notes,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const right = (i: number) => i >= 2 && i <= 6;
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (right(i) ? c.padStart(widths[i]!) : i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join(' | ')
+      .trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('-+-');
+  console.log(line(header));
+  console.log(rule);
+  let previous = '';
+  for (const r of rows) {
+    if (previous && r[0] !== previous) console.log(rule);
+    previous = r[0]!;
+    console.log(line(r));
+  }
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  console.log(
+    `messages bench: node ${process.version}; ${SENDS} sends or ${SEND_MS / 1000} s (${CONCURRENCY} in flight, ${NUMBERS} numbers), ` +
+      `${INBOUND} inbound texts at ${INBOUND_RATES.join(', ')}/s, floor ${FLOOR} appends; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
+  );
+  console.log('sends: 201s per second and request latency; inbound: inject request sent -> receiver answered 200 to its agent.message');
+  const started = now();
+  const rx = await startReceiver();
+  const results: Result[] = [];
+  const notes: string[] = [];
+  try {
+    results.push(...(await onTarget('pglite (memory)', { DATA_DIR: 'memory://' }, rx, notes)));
+    if (url)
+      results.push(...(await withScratchDatabase(url, (scoped) => onTarget('postgres (server)', { DATABASE_URL: scoped }, rx, notes))));
+  } finally {
+    await rx.close();
+  }
+  console.log('');
+  print(results);
+  console.log('');
+  for (const note of notes) console.log(note);
+  console.log('one process serves the API, runs the projectors, reactors and workers, and runs this client and the receiver');
+  console.log(`\ntotal ${((now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
