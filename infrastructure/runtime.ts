@@ -117,8 +117,17 @@ export async function ensureDevAccount(rt: Runtime): Promise<{ accountId: string
   return { accountId: r.accountId, apiKey: r.apiKey };
 }
 
+/**
+ * Idle keep-alive connections stay open longer than a load balancer's or a client pool's own idle timeout
+ * (commonly 60 s), so the server is never the side that closes a connection a client is about to reuse
+ * (docs/operations.md#http-connections).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export function listen(app: Express, port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000; // must exceed the keep-alive timeout
   });
 }
