@@ -2,7 +2,7 @@ import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { SignUpService } from '../../application/signup/signup-service.js';
 import type { SignUpQueries } from '../../projections/queries/signup.queries.js';
-import type { BackgroundWorker } from '../workers.js';
+import { IntervalWorker } from '../workers.js';
 
 /**
  * Recovery of sign-ups whose provisioning stalled (a provider refused a step, or a process died): every
@@ -10,31 +10,17 @@ import type { BackgroundWorker } from '../workers.js';
  * sign-up process acts on; once `maxTries` attempts in a row have failed it records SignUpFailed instead (the
  * pending account stays invisible and unbilled). It only records facts: the steps stay the process's.
  */
-export class SignUpRecoveryWorker implements BackgroundWorker {
+export class SignUpRecoveryWorker extends IntervalWorker<number> {
   readonly name = 'signup-recovery';
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = true;
-  private running: Promise<unknown> | null = null;
 
   constructor(
     private readonly signUp: SignUpService,
     private readonly queries: SignUpQueries,
     private readonly clock: ClockPort,
-    private readonly log: LoggerPort,
+    log: LoggerPort,
     private readonly o: { intervalMs: number; staleAfterMs: number; maxTries: number },
-  ) {}
-
-  async start(): Promise<void> {
-    this.stopped = false;
-    const tick = () => {
-      this.running = this.runOnce()
-        .catch((err: unknown) => this.log.error({ err }, 'sign-up recovery pass failed'))
-        .finally(() => {
-          this.running = null;
-          if (!this.stopped) this.timer = setTimeout(tick, this.o.intervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.o.intervalMs);
+  ) {
+    super(log, o.intervalMs);
   }
 
   /** One pass; returns how many sign-ups it asked to retry. */
@@ -52,12 +38,5 @@ export class SignUpRecoveryWorker implements BackgroundWorker {
       }
     }
     return retried;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
   }
 }

@@ -6,7 +6,7 @@ import type { SmsCarrierEventsPort, SmsReceipt } from '../../../application/mess
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
 import { PLATFORM } from '../../platform/tokens.js';
-import type { BackgroundWorker } from '../../workers.js';
+import { IntervalWorker } from '../../workers.js';
 import type { SandboxSmsDb } from './sandbox-sms-db.js';
 
 export type ClaimedReceipt = SmsReceipt & Readonly<{ copy: number; attempts: number }>;
@@ -119,38 +119,19 @@ export const reportRetryDelayMs = (attempts: number): number => Math.min(1000 * 
  * order they fall due. The events port is looked up at each report, so it is whatever the messaging capability
  * bound; until something is bound, reports fail and are retried. Any number of these may run.
  */
-export class SandboxSmsReceiptWorker implements BackgroundWorker {
+export class SandboxSmsReceiptWorker extends IntervalWorker<number> {
   readonly name = 'sandbox-sms-receipts';
   readonly workerId: string;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = true;
 
   constructor(
     private readonly receipts: SandboxSmsReceipts,
     private readonly events: () => SmsCarrierEventsPort,
     private readonly clock: ClockPort,
-    private readonly log: LoggerPort,
+    log: LoggerPort,
     private readonly o: ReceiptWorkerOptions,
   ) {
+    super(log, o.pollIntervalMs);
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  }
-
-  async start(): Promise<void> {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule();
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .catch((err: unknown) => this.log.error({ err }, 'sandbox SMS receipts: a pass failed'))
-        .finally(() => {
-          this.running = null;
-          if (!this.stopped) this.schedule();
-        });
-    }, this.o.pollIntervalMs);
   }
 
   /** Claims and reports every receipt due now; returns how many were reported. */
@@ -180,11 +161,5 @@ export class SandboxSmsReceiptWorker implements BackgroundWorker {
     }
     await this.receipts.reported(c, this.workerId, this.clock.now());
     return true;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
   }
 }
