@@ -7,31 +7,14 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
+import { REGISTRATION as VALID_REGISTRATION } from '../support/messaging.js';
 import { account, usage } from '../support/numbers.js';
 
 const FEE = 25_000_000;
 const START = 5_000_000; // every account's starting credit
 
 /** A valid sole-proprietor registration; `over` replaces fields. */
-const registration = (over: Record<string, unknown> = {}) => ({
-  registration_type: 'sole_proprietor',
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-  email: 'ada@example.com',
-  phone_number: '+15551234567',
-  brand_name: 'Acme',
-  street_address: '1 Main St',
-  city: 'Springfield',
-  state: 'IL',
-  zip_code: '62701',
-  description: 'We send appointment reminders to customers who booked with us online.',
-  use_cases: ['account_notification'],
-  message_samples: ['Acme: your appointment is tomorrow at 10am.', 'Acme: reply STOP to opt out of reminders.'],
-  consent_flow: 'Customers tick an unchecked consent box on the booking form at acme.example.',
-  opt_in_image_url: 'https://acme.example/opt-in.png',
-  create_sub_account: false,
-  ...over,
-});
+const registration = (over: Record<string, unknown> = {}) => ({ ...VALID_REGISTRATION, phone_number: '+15551234567', ...over });
 
 /**
  * US A2P 10DLC registration over HTTP: status none -> pending -> approved after the sandbox delay on a
