@@ -99,11 +99,22 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     async close() {
       if (closed) return;
       closed = true;
-      for (const w of [...workers].reverse()) await w.stop();
-      await engine.stop();
-      for (const m of capabilities) if ('close' in m) await m.close(get);
-      await store.close();
-      await database.close();
+      // every step runs even when an earlier one fails: a worker left polling would outlive the process's purpose
+      const failures: unknown[] = [];
+      const step = async (f: () => unknown) => {
+        try {
+          await f();
+        } catch (err) {
+          failures.push(err);
+        }
+      };
+      for (const w of [...workers].reverse()) await step(() => w.stop());
+      await step(() => engine.stop());
+      for (const m of capabilities) if ('close' in m) await step(() => m.close(get));
+      await step(() => store.close());
+      await step(() => database.close());
+      if (failures.length === 1) throw failures[0];
+      if (failures.length > 1) throw new AggregateError(failures, 'the runtime did not close cleanly');
     },
   };
 }

@@ -56,7 +56,12 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
     ...env,
   });
-  if (cfg.DATABASE_URL) await resetServerDatabase(cfg.DATABASE_URL);
+  if (cfg.DATABASE_URL) {
+    // emptying the database pulls it from under any app still open on it (a suite whose after hook failed):
+    // close those first, so that none of their workers keeps polling the tables of the tests that follow
+    for (const open of [...openServerApps]) await open.close().catch(() => undefined);
+    await resetServerDatabase(cfg.DATABASE_URL);
+  }
   const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL), overrides);
   const server: Server = await listen(rt.app, 0, '127.0.0.1');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -86,15 +91,22 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     return r.body as { accountId: string; apiKey: string };
   };
 
-  return {
+  const app: TestApp = {
     url,
     rt,
     call,
     newAccount,
     close: async () => {
+      if (!server.listening) return;
+      openServerApps.delete(app);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await rt.close();
     },
   };
+  if (cfg.DATABASE_URL) openServerApps.add(app);
+  return app;
 }
+
+/** Test apps open on the server database (DATABASE_URL), which each start empties. */
+const openServerApps = new Set<TestApp>();
