@@ -29,8 +29,11 @@ export class Billing {
     return { accountId: parentId, ...(await this.exec.load(accountDecider, streams.account(parentId))) };
   }
 
-  /** Charge the paying account; idempotent by chargeId; 402 when the balance is short. */
-  async charge(ctx: RequestContext, actingAccountId: string, c: Charge) {
+  /**
+   * Charge the paying account; idempotent by chargeId; 402 when the balance is short. A request that answers
+   * right after charging asks for `readYourWrites`, so that the client's next read of its balance shows it.
+   */
+  async charge(ctx: RequestContext, actingAccountId: string, c: Charge, o: { readYourWrites?: boolean } = {}) {
     const accountId = await this.billingAccountOf(actingAccountId);
     return this.exec.execute(
       accountDecider,
@@ -47,7 +50,7 @@ export class Billing {
         },
       },
       ctx,
-      { accountId },
+      { accountId, readYourWrites: o.readYourWrites ?? false },
     );
   }
 

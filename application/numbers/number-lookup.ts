@@ -40,13 +40,18 @@ export class NumberLookup {
       await this.billing.assertCanPay(ctx.accountId, cost);
       const infos = await Promise.all(misses.map((n) => this.carrier.lookup(n)));
       for (const [i, n] of misses.entries()) fresh.set(n, infos[i]!);
-      await this.billing.charge(ctx, ctx.accountId, {
-        chargeId: `number_lookup:${this.ids.uuid()}`,
-        amountMicros: cost,
-        kind: 'number_lookup',
-        description: `Number lookup: ${misses.length} number${misses.length === 1 ? '' : 's'}`,
-        reference: ctx.requestId,
-      });
+      await this.billing.charge(
+        ctx,
+        ctx.accountId,
+        {
+          chargeId: `number_lookup:${this.ids.uuid()}`,
+          amountMicros: cost,
+          kind: 'number_lookup',
+          description: `Number lookup: ${misses.length} number${misses.length === 1 ? '' : 's'}`,
+          reference: ctx.requestId,
+        },
+        { readYourWrites: true },
+      );
       await this.cache.put(
         ctx.accountId,
         infos.map((info) => ({ info, lookedUpAt: now.toISOString() })),

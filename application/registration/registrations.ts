@@ -117,13 +117,18 @@ export class Registrations implements RegistrationStatusPort {
     // the decider's refusals (409) come before the fee: the same decision, on the state just read
     registrationDecider.decide({ ...cmd, metadata: { now: this.exec.now(), accountId } }, state);
     // one charge per submission: a retry, or a concurrent request for the same submission, finds it made
-    await this.billing.charge(ctx, accountId, {
-      chargeId,
-      amountMicros: REGISTRATION_FEE_MICROS,
-      kind: 'a2p_registration',
-      description: 'US A2P 10DLC registration fee',
-      reference: accountId,
-    });
+    await this.billing.charge(
+      ctx,
+      accountId,
+      {
+        chargeId,
+        amountMicros: REGISTRATION_FEE_MICROS,
+        kind: 'a2p_registration',
+        description: 'US A2P 10DLC registration fee',
+        reference: accountId,
+      },
+      { readYourWrites: true }, // the fee shows in the balance once this answers
+    );
     // waits for the read model the sandbox review reads, so a registration is in its queue once this answers
     const r = await this.exec.execute(registrationDecider, stream, cmd, ctx, { accountId, readYourWrites: true });
     return {
