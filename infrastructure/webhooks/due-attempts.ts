@@ -7,7 +7,9 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
  * lease are locked with `FOR UPDATE SKIP LOCKED` (a row another worker is claiming is skipped, not waited
  * for) and given this worker's lease. The claim and lease live on the timeline row itself, so a competing
  * claim that waited on the row re-checks the lease it just got and skips it. Nothing else happens inside the
- * transaction: the POST and the outcome come after the commit.
+ * transaction: the POST and the outcome come after the commit. The rows are chosen once, in a materialized CTE:
+ * as a subquery joined to the UPDATE it may be scanned again per row, each scan taking the next unleased rows,
+ * so one claim took more than its limit (more sends at once than the worker's concurrency).
  */
 export class KyselyDueAttempts implements DueAttemptsPort {
   constructor(private readonly db: Kysely<ReadDb>) {}
@@ -17,16 +19,17 @@ export class KyselyDueAttempts implements DueAttemptsPort {
     const now = o.now.toISOString();
     const until = new Date(o.now.getTime() + o.leaseMs).toISOString();
     const r = await sql<{ delivery_id: string; account_id: string; attempt: number; claimed_until: Date | string }>`
+      with due as materialized (
+        select delivery_id from webhook_due_attempts
+         where due_at <= ${now}::timestamptz
+           and (claimed_until is null or claimed_until <= ${now}::timestamptz)
+         order by due_at
+         limit ${o.limit}
+         for update skip locked
+      )
       update webhook_due_attempts d
          set claimed_by = ${o.workerId}, claimed_until = ${until}::timestamptz
-        from (
-          select delivery_id from webhook_due_attempts
-           where due_at <= ${now}::timestamptz
-             and (claimed_until is null or claimed_until <= ${now}::timestamptz)
-           order by due_at
-           limit ${o.limit}
-           for update skip locked
-        ) due
+        from due
        where d.delivery_id = due.delivery_id
          and (d.claimed_until is null or d.claimed_until <= ${now}::timestamptz)
       returning d.delivery_id, d.account_id, d.attempt, d.claimed_until`.execute(this.db);

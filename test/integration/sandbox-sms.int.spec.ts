@@ -249,6 +249,25 @@ describe('sandbox SMS carrier', function () {
     expect(events.of(carrierMessageId)[0]?.receiptId).to.equal(claimed.find((c) => c.carrierMessageId === carrierMessageId)?.receiptId);
   });
 
+  it('claims at most its limit, the earliest due first', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await carrier.submit(sms('+14155550111'))).carrierMessageId);
+    clock.advance(SENT + DELIVERY);
+    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX_SMS.Receipts);
+    const claimed: string[] = [];
+    for (;;) {
+      const batch = await receipts.claim({ now: clock.now(), limit: 5, workerId: 'batching-worker', leaseMs: LEASE });
+      if (batch.length === 0) break;
+      expect(batch.length).to.be.at.most(5);
+      claimed.push(...batch.map((c) => `${c.carrierMessageId}:${c.status}`));
+      for (const c of batch) await receipts.reported(c, 'batching-worker', clock.now());
+    }
+    // every sent receipt (due first) is claimed before any delivered one
+    const mine = claimed.filter((c) => ids.some((id) => c.startsWith(id)));
+    expect(mine).to.have.length(24);
+    expect(mine.slice(0, 12).every((c) => c.endsWith(':sent'))).to.equal(true);
+  });
+
   it('reports each due receipt once when two workers claim at the same time', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 15; i++) ids.push((await carrier.submit(sms('+14155550111'))).carrierMessageId);

@@ -14,7 +14,10 @@ export type ClaimedReceipt = SmsReceipt & Readonly<{ copy: number; attempts: num
 /**
  * The sandbox carrier's receipts still to report, as a timeline of rows due on the Clock. A claim locks the due
  * rows no live lease holds (`FOR UPDATE SKIP LOCKED`: a row another worker is claiming is skipped, not waited
- * for) and leases them to one worker; the report comes after the claim's commit. A worker that dies between
+ * for) and leases them to one worker; the report comes after the claim's commit. The rows to take are chosen
+ * once, in a materialized CTE: as a subquery joined to the UPDATE, PostgreSQL may scan it again for each row,
+ * and every scan after the first skips the rows just leased and takes the next ones, past the limit and out of
+ * due order. A worker that dies between
  * the claim and the report leaves the lease to expire, and the receipt is reported again (at least once).
  */
 @injectable()
@@ -40,17 +43,18 @@ export class SandboxSmsReceipts {
       due_at: Date | string;
       attempts: number;
     }>`
+      with due as materialized (
+        select receipt_id, copy from sandbox_sms_receipts
+         where reported_at is null
+           and due_at <= ${now}::timestamptz
+           and (claimed_until is null or claimed_until <= ${now}::timestamptz)
+         order by due_at, receipt_id, copy
+         limit ${o.limit}
+         for update skip locked
+      )
       update sandbox_sms_receipts r
          set claimed_by = ${o.workerId}, claimed_until = ${until}::timestamptz
-        from (
-          select receipt_id, copy from sandbox_sms_receipts
-           where reported_at is null
-             and due_at <= ${now}::timestamptz
-             and (claimed_until is null or claimed_until <= ${now}::timestamptz)
-           order by due_at, receipt_id, copy
-           limit ${o.limit}
-           for update skip locked
-        ) due
+        from due
        where r.receipt_id = due.receipt_id and r.copy = due.copy
          and r.reported_at is null
          and (r.claimed_until is null or r.claimed_until <= ${now}::timestamptz)
