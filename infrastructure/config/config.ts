@@ -82,6 +82,42 @@ export const ConfigSchema = z.object({
   MESSAGE_SEND_BURST: int(20, 1, 100_000),
   /** the 10DLC registration page named in the failure reason of unregistered US sends (default: PUBLIC_URL + /docs) */
   REGISTER_URL: z.string().url().optional(),
+  /** voice calls (docs/calls.md#limits): live outbound calls per account, and per sub-account unless the parent sets its own */
+  CALL_MAX_CONCURRENT_PER_ACCOUNT: int(10, 1, 100_000),
+  /** live calls (either direction) on one phone number */
+  CALL_MAX_CONCURRENT_PER_NUMBER: int(4, 1, 10_000),
+  /** a call is ended (`max_duration`) after this long */
+  CALL_MAX_DURATION_SECONDS: int(3600, 10, 86_400),
+  /** an outbound call that is not answered within this long fails `no_answer` */
+  CALL_RING_TIMEOUT_SECONDS: int(45, 1, 600),
+  /** how often the sweeper looks for calls past their limits or held by a process that is gone */
+  CALL_SWEEP_INTERVAL_MS: int(5000, 50, 600_000),
+  /** a live call whose host stopped reporting for this long is ended (`lost`) by another process's sweeper */
+  CALL_HOST_LEASE_MS: int(30_000, 500, 3_600_000),
+  /** how long a signed recording URL stays valid */
+  RECORDING_URL_TTL_SECONDS: int(3600, 10, 7 * 86_400),
+  /** the sandbox voice engine (docs/sandbox.md#voice): how fast simulated speech is spoken, both ends */
+  SANDBOX_VOICE_WORDS_PER_MINUTE: int(165, 10, 1_000_000),
+  /** how long a sandbox outbound call rings before its far end answers */
+  SANDBOX_VOICE_RING_MS: int(1500, 0, 600_000),
+  /** the simulated far end's pause before it answers the agent */
+  SANDBOX_VOICE_REPLY_PAUSE_MS: int(400, 0, 600_000),
+  /** hosted mode's language model: `sandbox` (offline, deterministic) or an OpenAI-compatible chat-completions API */
+  LLM_PROVIDER: z.enum(['sandbox', 'openai']).default('sandbox'),
+  LLM_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  LLM_API_KEY: z.string().min(1).optional(),
+  /** one model per tier */
+  LLM_MODEL_TURBO: z.string().min(1).default('gpt-4o-mini'),
+  LLM_MODEL_BALANCED: z.string().min(1).default('gpt-4o'),
+  LLM_MODEL_MAX: z.string().min(1).default('gpt-4.1'),
+  /** no first token within this long: the turn is silent and records why */
+  LLM_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** speech synthesis for recordings and web calls: Debian's espeak-ng (offline) or an OpenAI-compatible speech API */
+  TTS_PROVIDER: z.enum(['espeak', 'openai']).default('espeak'),
+  ESPEAK_PATH: z.string().min(1).default('espeak-ng'),
+  TTS_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  TTS_API_KEY: z.string().min(1).optional(),
+  TTS_MODEL: z.string().min(1).default('gpt-4o-mini-tts'),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

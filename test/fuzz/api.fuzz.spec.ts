@@ -24,6 +24,8 @@ import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 /** Lists and balances are compared after every refused write, or every Nth for long runs (events are checked after each). */
 const SNAPSHOT_EVERY = Number(process.env.FUZZ_SNAPSHOT_EVERY ?? 1);
+/** `FUZZ_SEED` replays the sequence of an earlier run (fast-check prints the seed of a failing one). */
+const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 const PRINT = process.env.FUZZ_PRINT === '1' || process.env.FUZZ_RUNS !== undefined;
 const LOCAL_URL = 'http://127.0.0.1:9/hook';
 
@@ -445,50 +447,61 @@ describe('API fuzz (fast-check, driven by /openapi.json)', function () {
     let writesSent = 0;
     const opArb = fc.constantFrom(...ops).chain(requestFor);
     await fc.assert(
-      fc.asyncProperty(opArb, async (r) => {
-        const writes = r.method !== 'GET';
-        const requestId = `fuzz_${sent}`;
-        const compareLists = writes && writesSent++ % SNAPSHOT_EVERY === 0;
-        if (compareLists && before === null) before = await snapshot();
-        const head = writes ? await app.rt.store.headCheckpoint() : null;
-        const res = await send(new URL(app.url), { ...r, headers: { ...r.headers, 'x-request-id': requestId } });
-        sent++;
-        byStatus.set(res.status, (byStatus.get(res.status) ?? 0) + 1);
-        const where = `${r.method} ${r.path.slice(0, 200)} -> ${res.status} ${res.text.slice(0, 300)}`;
-        expect(res.status, where).to.be.below(500);
-        // 431: node's HTTP parser refuses a request line or headers over 16 KB before the app sees them, with no body
-        if (res.status >= 400 && res.status !== 431) {
-          const body = JSON.parse(res.text) as Record<string, any>;
-          expect(body.request_id, where).to.equal(requestId);
-          if (body.error !== undefined) {
-            expect(body.error, where).to.include.all.keys('message', 'code', 'type', 'details');
-            expect(body.error.details, where).to.be.an('array');
-          } else {
-            expect(body.detail, where).to.be.a('string');
-          }
-        }
-        if (!writes) return;
-        if (res.status < 400) {
-          before = null;
-          return;
-        } // it changed something on purpose; look again before the next comparison
-        // no event of this request reached the store (workers may append their own meanwhile)
-        const appended = await app.rt.store.readAll({ after: head!, maxCount: 10_000 });
-        expect(
-          appended.filter((e) => e.metadata.requestId === requestId || e.metadata.correlationId === requestId),
-          where,
-        ).to.deep.equal([]);
-        if (!compareLists || before === null) return;
-        const after = await snapshot();
-        // a worker appended something meanwhile (a trunk provisioned, a delivery attempted): start again from here
-        if (after.head !== before.head) {
-          before = after;
-          return;
-        }
-        expect(after.lists, where).to.deep.equal(before.lists);
-      }),
-      { numRuns: RUNS, endOnFailure: true },
+      fc.asyncProperty(opArb, (r) =>
+        check(r).catch((e: Error) => {
+          console.error(`  fuzz: request ${sent} failed: ${e.message.slice(0, 4000)}`);
+          throw e;
+        }),
+      ),
+      { numRuns: RUNS, endOnFailure: true, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );
+    async function check(r: Req) {
+      const writes = r.method !== 'GET';
+      const requestId = `fuzz_${sent}`;
+      const compareLists = writes && writesSent++ % SNAPSHOT_EVERY === 0;
+      if (compareLists && before === null) before = await snapshot();
+      const head = writes ? await app.rt.store.headCheckpoint() : null;
+      const res = await send(new URL(app.url), { ...r, headers: { ...r.headers, 'x-request-id': requestId } });
+      sent++;
+      byStatus.set(res.status, (byStatus.get(res.status) ?? 0) + 1);
+      const where = `${r.method} ${r.path.slice(0, 200)} -> ${res.status} ${res.text.slice(0, 300)}`;
+      expect(res.status, where).to.be.below(500);
+      // 431: node's HTTP parser refuses a request line or headers over 16 KB before the app sees them, with no body
+      if (res.status >= 400 && res.status !== 431) {
+        const body = JSON.parse(res.text) as Record<string, any>;
+        expect(body.request_id, where).to.equal(requestId);
+        if (body.error !== undefined) {
+          expect(body.error, where).to.include.all.keys('message', 'code', 'type', 'details');
+          expect(body.error.details, where).to.be.an('array');
+        } else {
+          expect(body.detail, where).to.be.a('string');
+        }
+      }
+      if (!writes) return;
+      if (res.status < 400) {
+        before = null;
+        return;
+      } // it changed something on purpose; look again before the next comparison
+      // no event of this request reached the store (workers may append their own meanwhile)
+      const appended = await app.rt.store.readAll({ after: head!, maxCount: 10_000 });
+      expect(
+        appended.filter((e) => e.metadata.requestId === requestId || e.metadata.correlationId === requestId),
+        where,
+      ).to.deep.equal([]);
+      if (!compareLists || before === null) return;
+      const after = await snapshot();
+      // a worker appended something meanwhile (a trunk provisioned, a delivery attempted): start again from here
+      if (after.head !== before.head) {
+        before = after;
+        return;
+      }
+      const changed = Object.keys(after.lists).filter((k) => JSON.stringify(after.lists[k]) !== JSON.stringify(before!.lists[k]));
+      // the names of the lists that moved, and how, in the message (a deep-equal diff of every list is unreadable)
+      expect(
+        changed.map((k) => `${k}: ${JSON.stringify(before!.lists[k]).slice(0, 600)} => ${JSON.stringify(after.lists[k]).slice(0, 600)}`),
+        where,
+      ).to.deep.equal([]);
+    }
   });
 });
 

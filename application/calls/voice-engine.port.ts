@@ -1,0 +1,124 @@
+/**
+ * The telephony and speech engine (docs/calls.md#the-voice-engine): it places and receives calls, plays the
+ * agent's speech, transcribes the far end, and tells the platform what happens on the line. The platform decides
+ * everything else (what to say, when a turn is cut, when to hang up).
+ *
+ * The sandbox adapter simulates the far end (docs/sandbox.md#voice); a production adapter bridges a telephony
+ * provider's media stream. Both keep one rule: events for one leg arrive in order, one at a time.
+ */
+
+/** Who picked up an outbound call, as the engine classifies the first seconds of audio. */
+export type AnsweredBy = 'human' | 'voicemail' | 'screener' | 'unknown';
+
+/** Why a dial never reached an answer. */
+export type DialFailure = 'busy' | 'no_answer' | 'invalid_number' | 'provider_error';
+
+/** Why a connected leg ended. */
+export type LegEndReason =
+  | 'remote_hangup'
+  | 'local_hangup'
+  | 'transferred'
+  | 'provider_error';
+
+export type DialRequest = Readonly<{
+  /** the platform's call id, echoed in logs and the sandbox API */
+  callId: string;
+  from: string;
+  to: string;
+  /** give up ringing after this long (the leg then fails with `no_answer`) */
+  ringTimeoutMs: number;
+  /** the voice the agent speaks with (a voice id from the catalogue) */
+  voice: string;
+}>;
+
+/** What the engine tells the platform about one leg. Every method is called in order, never concurrently. */
+export interface LegListener {
+  /** the far end is ringing */
+  ringing(): void;
+  /** the far end picked up; `answeredBy` once classified (inbound legs: always `human`) */
+  answered(answeredBy: AnsweredBy): void;
+  /** an outbound dial did not connect */
+  failed(reason: DialFailure, detail: string): void;
+  /**
+   * The far end is speaking. `final: false` comes once, as soon as speech is detected (with the first words
+   * heard); `final: true` when the utterance is complete, with its whole transcript and confidence (0-1).
+   */
+  callerSpeech(u: Readonly<{ utteranceId: string; transcript: string; confidence: number; final: boolean }>): void;
+  /** a keypad tone from the far end */
+  digitReceived(digit: string): void;
+  /** a queued playback finished (or was stopped; then `stopPlayback` already reported what was said) */
+  playbackFinished(playbackId: string): void;
+  /** the leg is gone; nothing follows */
+  ended(reason: LegEndReason, detail: string | null): void;
+}
+
+export type PlaybackOptions = Readonly<{
+  voice: string;
+  /** spoken words per minute; the engine's default when absent */
+  wordsPerMinute?: number;
+}>;
+
+/** What `stopPlayback` reports: the part of the current and earlier queued speech actually heard. */
+export type StoppedPlayback = Readonly<{
+  /** ids whose speech was cut (started but not finished) or dropped (never started) */
+  cut: readonly string[];
+  /** per cut playback, the words heard before the cut ('' when it never started) */
+  heard: Readonly<Record<string, string>>;
+}>;
+
+/** One connected (or connecting) call leg. */
+export interface CallLeg {
+  /** the engine's own id of the leg (a provider call SID) */
+  readonly engineCallId: string;
+  /** queues speech after whatever is queued; returns at once */
+  play(playbackId: string, text: string, o: PlaybackOptions): void;
+  /** stops the current speech and drops the queue */
+  stopPlayback(): StoppedPlayback;
+  /** whether speech is playing or queued */
+  isPlaying(): boolean;
+  /** sends keypad tones (`0-9*#`); resolves when sent */
+  sendDigits(digits: string): Promise<void>;
+  /**
+   * Cold transfer: the far end is connected to `to` and this leg ends with `transferred`. Rejects when the
+   * provider refuses (the leg stays up).
+   */
+  transfer(to: string): Promise<void>;
+  /**
+   * Bridges an inbound leg to a SIP URI (a number routed to a SIP trunk). Resolves when the URI answered;
+   * rejects with the URI's failure, and the leg stays up for the next URI.
+   */
+  bridge(sipUri: string): Promise<void>;
+  /** ends the leg (`ended('local_hangup')` follows); idempotent */
+  hangup(): Promise<void>;
+}
+
+/** An inbound call ringing on one of the platform's numbers. */
+export type InboundOffer = Readonly<{ engineCallId: string; from: string; to: string }>;
+
+/** The platform's answer to an inbound offer: the leg's listener, or a refusal the caller hears as busy. */
+export type InboundDecision =
+  | Readonly<{ accept: true; callId: string; listener: LegListener; onLeg: (leg: CallLeg) => void }>
+  | Readonly<{ accept: false; reason: string }>;
+
+export interface VoiceEnginePort {
+  /**
+   * Places a call. Resolves with the leg once the provider accepted the request (before any ringing);
+   * rejects with a `TelephonyError` when it refuses. Progress arrives on `listener`.
+   */
+  dial(req: DialRequest, listener: LegListener): Promise<CallLeg>;
+  /** Who takes inbound calls in this process (the call host registers itself at start). */
+  onInbound(handler: (offer: InboundOffer) => Promise<InboundDecision>): void;
+  /** Hangs up every leg this process holds (shutdown). */
+  close(): Promise<void>;
+}
+
+/** The provider refused or failed a request (`TELEPHONY_PROVIDER_ERROR`, 502). */
+export class TelephonyError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'TelephonyError';
+  }
+}
