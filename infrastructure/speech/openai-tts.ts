@@ -1,0 +1,116 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import { type Pcm, SpeechUnavailableError, type TextToSpeechPort } from '../../application/calls/text-to-speech.port.js';
+import { decodeWav, WavFormatError } from './wav.js';
+
+/** The speech API's voices (`voice` of POST /audio/speech); one of them passed as a voice id is used as it is. */
+const API_VOICES = new Set(['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'onyx', 'nova', 'sage', 'shimmer', 'verse']);
+
+/** The voice catalogue's ids on the speech API's voices (docs/speech.md#voices). */
+export const OPENAI_VOICES: Readonly<Record<string, string>> = {
+  'sandbox-aria': 'nova',
+  'sandbox-miles': 'onyx',
+  'sandbox-isla': 'fable',
+  'sandbox-arjun': 'echo',
+  'sandbox-sol': 'alloy',
+};
+
+/** A catalogue id, an API voice name as it is, anything else the catalogue's default voice (Aria's). */
+export const openAiVoiceFor = (voiceId: string): string =>
+  OPENAI_VOICES[voiceId] ?? (API_VOICES.has(voiceId) ? voiceId : OPENAI_VOICES['sandbox-aria']!);
+
+/** the words a minute of the API's `speed: 1` (its range is 0.25–4) */
+const WPM_AT_SPEED_1 = 160;
+const BODY_EXCERPT = 200;
+
+/**
+ * Speech from an OpenAI-compatible speech API: POST `{baseUrl}/audio/speech` with
+ * `{ model, input, voice, response_format: 'wav' }` and a bearer key, the WAV answer decoded. Without a key no
+ * `Authorization` header is sent (a local compatible server may need none). At most `maxRequests` are in flight;
+ * each must be answered in full within `timeoutMs`.
+ */
+export class OpenAiTextToSpeech implements TextToSpeechPort {
+  private readonly url: string;
+  private readonly limit: LimitFunction;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly o: Readonly<{ baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs?: number; maxRequests?: number }>,
+  ) {
+    this.url = `${o.baseUrl.replace(/\/+$/, '')}/audio/speech`;
+    this.limit = pLimit(o.maxRequests ?? 4);
+    this.timeoutMs = o.timeoutMs ?? 30_000;
+  }
+
+  synthesize(text: string, o: Readonly<{ voice: string; wordsPerMinute?: number }>): Promise<Pcm> {
+    const body: Record<string, unknown> = { model: this.o.model, input: text, voice: openAiVoiceFor(o.voice), response_format: 'wav' };
+    if (o.wordsPerMinute !== undefined) body.speed = Math.min(4, Math.max(0.25, o.wordsPerMinute / WPM_AT_SPEED_1));
+    return this.limit(() => this.post(body));
+  }
+
+  describe(): string {
+    return this.o.model;
+  }
+
+  private async post(body: Record<string, unknown>): Promise<Pcm> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'audio/wav' };
+    if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
+    let audio: Uint8Array;
+    try {
+      const res = await fetch(this.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        redirect: 'error',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      if (!res.ok) throw new SpeechUnavailableError(this.refusal(res.status, await res.text().catch(() => '')));
+      audio = new Uint8Array(await res.arrayBuffer());
+    } catch (e) {
+      if (e instanceof SpeechUnavailableError) throw e;
+      throw new SpeechUnavailableError(this.unreachable(e));
+    }
+    try {
+      return decodeWav(audio);
+    } catch (e) {
+      if (e instanceof WavFormatError) {
+        throw new SpeechUnavailableError(
+          `speech API ${this.url} (TTS_MODEL=${this.o.model}) answered audio that is not a 16-bit WAV: ${e.message}`,
+        );
+      }
+      throw e;
+    }
+  }
+
+  private refusal(status: number, text: string): string {
+    const hint =
+      status === 401 || status === 403
+        ? this.o.apiKey
+          ? ' (check TTS_API_KEY)'
+          : ' (TTS_API_KEY is not set)'
+        : status === 404
+          ? ' (check TTS_BASE_URL and TTS_MODEL)'
+          : '';
+    return `speech API ${this.url} (TTS_MODEL=${this.o.model}) answered ${status}${hint}: ${excerpt(text)}`;
+  }
+
+  private unreachable(e: unknown): string {
+    const err = e as Error & { cause?: { code?: string; message?: string } };
+    if (err?.name === 'TimeoutError') return `speech API ${this.url} did not answer within ${this.timeoutMs} ms`;
+    const why = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+    return `speech API ${this.url} could not be reached (${why}): check TTS_BASE_URL`;
+  }
+}
+
+/** The API's `{ error: { message } }` if it sent one, else the body's start, on one line. */
+function excerpt(text: string): string {
+  let shown = text;
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof m === 'string') shown = m;
+  } catch {
+    // not JSON: the raw body is shown
+  }
+  shown = shown.replace(/\s+/g, ' ').trim();
+  if (shown === '') return '(empty body)';
+  return shown.length > BODY_EXCERPT ? `${shown.slice(0, BODY_EXCERPT)}…` : shown;
+}
