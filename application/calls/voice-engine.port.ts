@@ -14,11 +14,7 @@ export type AnsweredBy = 'human' | 'voicemail' | 'screener' | 'unknown';
 export type DialFailure = 'busy' | 'no_answer' | 'invalid_number' | 'provider_error';
 
 /** Why a connected leg ended. */
-export type LegEndReason =
-  | 'remote_hangup'
-  | 'local_hangup'
-  | 'transferred'
-  | 'provider_error';
+export type LegEndReason = 'remote_hangup' | 'local_hangup' | 'transferred' | 'provider_error';
 
 export type DialRequest = Readonly<{
   /** the platform's call id, echoed in logs and the sandbox API */
@@ -44,6 +40,8 @@ export interface LegListener {
    * heard); `final: true` when the utterance is complete, with its whole transcript and confidence (0-1).
    */
   callerSpeech(u: Readonly<{ utteranceId: string; transcript: string; confidence: number; final: boolean }>): void;
+  /** an answering machine's beep: a message left now is recorded */
+  beep(): void;
   /** a keypad tone from the far end */
   digitReceived(digit: string): void;
   /** a queued playback finished (or was stopped; then `stopPlayback` already reported what was said) */
