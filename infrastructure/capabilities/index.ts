@@ -9,9 +9,11 @@ import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
 import { numbers } from '../numbers/module.js';
 import { platform } from '../platform/module.js';
+import { recordingAddOn } from '../recording-addon/module.js';
 import { registration } from '../registration/module.js';
 import { sandboxClock } from '../sandbox-clock/module.js';
 import { sandboxSms } from '../sandbox-sms/module.js';
+import { sandboxVoice } from '../sandbox-voice/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webhooks } from '../webhooks/module.js';
@@ -33,7 +35,9 @@ export const capabilities = [
   calls,
   registration,
   contacts,
+  recordingAddOn,
   sandboxSms,
+  sandboxVoice,
   sandboxClock,
 ] as const satisfies readonly Capability[];
 

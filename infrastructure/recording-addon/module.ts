@@ -1,0 +1,42 @@
+import { RecordingAddOnCommands } from '../../application/recording-addon/recording-addon-commands.js';
+import { RecordingAddOnRenewals } from '../../application/recording-addon/recording-addon-renewals.js';
+import { recordingAddOnProjector } from '../../projections/recording-addon/recording-addon.projector.js';
+import { KyselyRecordingAddOnQueries } from '../../projections/recording-addon/recording-addon.queries.js';
+import { ACCOUNTS } from '../accounts/tokens.js';
+import type { Capability } from '../capabilities/capability.js';
+import * as m085 from '../db/migrations/085-recording-addon.js';
+import { PLATFORM } from '../platform/tokens.js';
+import { intoV1, mountRecordingAddOnRoutes } from './recording-addon.routes.js';
+import { RecordingAddOnRenewalWorker } from './recording-addon-renewal.worker.js';
+import { RECORDING_ADDON } from './tokens.js';
+
+/**
+ * The call-recording add-on (docs/recording-addon.md): $5.00 per 30-day period, charged through Billing, renewed
+ * by a job on the monthly renewal interval (NUMBER_RENEWAL_INTERVAL_MS); `RECORDING_ADDON.Queries` answers the
+ * calls capability whether calls are recorded.
+ */
+export const recordingAddOn = {
+  name: 'recording-addon',
+  bind: (b) => {
+    b.factory(RECORDING_ADDON.Queries, (r) => new KyselyRecordingAddOnQueries(r(PLATFORM.ReadDb)));
+    b.factory(
+      RECORDING_ADDON.Commands,
+      (r) => new RecordingAddOnCommands(r(PLATFORM.Executor), r(ACCOUNTS.Billing), r(RECORDING_ADDON.Queries)),
+    );
+    b.factory(
+      RECORDING_ADDON.Renewals,
+      (r) => new RecordingAddOnRenewals(r(PLATFORM.Executor), r(ACCOUNTS.Billing), r(RECORDING_ADDON.Queries), r(PLATFORM.Logger)),
+    );
+  },
+  routes: {
+    v1: (api, r) => mountRecordingAddOnRoutes(api, { commands: r(RECORDING_ADDON.Commands) }),
+    public: (api) => {
+      api.router.use(intoV1);
+    },
+  },
+  projectors: [recordingAddOnProjector],
+  workers: (r, cfg) => [
+    new RecordingAddOnRenewalWorker(r(RECORDING_ADDON.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS }),
+  ],
+  migrations: { '085-recording-addon': m085 },
+} as const satisfies Capability;
