@@ -1,45 +1,198 @@
-import type { NumberCallQueries } from '../../application/calls/call-queries.port.js';
+import type { Request } from 'express';
+import type { AgentQueries } from '../../application/agents/agent-queries.port.js';
+import type { CallQueries, CallView } from '../../application/calls/call-queries.port.js';
+import type { RecordingStore } from '../../application/calls/recordings.port.js';
 import type { NumberQueries } from '../../application/numbers/number-queries.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Api } from '../http/api.js';
+import { fromZod } from '../http/errors.js';
 import { z } from '../http/openapi.js';
 import { offsetQuery, toOffsetPage } from '../http/pagination.js';
 import { NumberIdParams } from '../numbers/number.schemas.js';
+import {
+  AgentIdParams,
+  CallDetail,
+  CallIdParams,
+  CallListQuery,
+  CallListResponse,
+  CallTranscript,
+  GetCallQuery,
+  RecordingQuery,
+  TranscriptStreamHeaders,
+} from './call.schemas.js';
+import { rawGet } from './raw-route.js';
+import type { RecordingUrls } from './recording-urls.js';
+import { streamTranscript, type TranscriptStreamOptions } from './transcript-stream.js';
 
-export const CallSummary = z
-  .object({
-    id: z.string(),
-    agentId: z.string().nullable(),
-    phoneNumberId: z.string().nullable(),
-    phoneNumber: z.string().nullable(),
-    fromNumber: z.string(),
-    toNumber: z.string(),
-    direction: z.string(),
-    status: z.string(),
-    startedAt: z.string(),
-    endedAt: z.string().nullable(),
-    durationSeconds: z.number().int().nullable(),
-    lastTranscriptSnippet: z.string().nullable(),
-  })
-  .openapi('CallSummary');
-export const CallListResponse = z
-  .object({ data: z.array(CallSummary), hasMore: z.boolean(), total: z.number().int() })
-  .openapi('CallListResponse');
+export type CallReadDeps = Readonly<{
+  calls: CallQueries;
+  numbers: NumberQueries;
+  agents: AgentQueries;
+  recordingUrls: RecordingUrls;
+  log: LoggerPort;
+  stream: TranscriptStreamOptions;
+}>;
 
-/** A number's call history (docs/numbers.md). */
-export function callRoutes(api: Api, { calls, numbers }: { calls: NumberCallQueries; numbers: NumberQueries }): void {
+const callNotFound = () => new DomainError('CALL_NOT_FOUND', 'Call not found');
+
+/** Where this server is reached, as the request saw it (express honours the forwarding headers of TRUST_PROXY). */
+const requestBase = (req: Request) => `${req.protocol}://${req.host}`;
+
+/** The record as the API answers it: a completed call with stored audio carries its signed recording URL. */
+export const withRecordingUrl = (c: CallView, urls: RecordingUrls, req: Request) => ({
+  ...c,
+  recordingUrl: c.status === 'completed' && c.recordingAvailable ? urls.url(c.id, requestBase(req)) : null,
+});
+
+/** Reading calls: lists, the record, its transcript and live stream (docs/calls.md); a number's history (docs/numbers.md). */
+export function callRoutes(api: Api, d: CallReadDeps): void {
+  const tag = 'calls';
+
   api.route({
     method: 'get',
     path: '/v1/numbers/:number_id/calls',
-    tag: 'calls',
+    tag,
     summary: "The number's calls, newest first",
     params: NumberIdParams,
     query: offsetQuery(),
     response: CallListResponse,
     errors: [404],
     handler: async ({ params, query, ctx }) => {
-      if (!(await numbers.get(ctx.accountId, params.number_id))) throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
-      return toOffsetPage(await calls.calls(ctx.accountId, params.number_id, query), query);
+      if (!(await d.numbers.get(ctx.accountId, params.number_id)))
+        throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
+      return toOffsetPage(await d.calls.calls(ctx.accountId, params.number_id, query), query);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/calls',
+    tag,
+    summary: "The account's calls, newest first (X-Sub-Account-Id: a sub-account's)",
+    query: CallListQuery,
+    response: CallListResponse,
+    handler: async ({ query, ctx }) => {
+      const { limit, offset, ...filter } = query;
+      return toOffsetPage(await d.calls.list(ctx.accountId, filter, { limit, offset }), query);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/agents/:agent_id/calls',
+    tag,
+    summary: "The agent's calls, newest first",
+    params: AgentIdParams,
+    query: offsetQuery(),
+    response: CallListResponse,
+    errors: [404],
+    handler: async ({ params, query, ctx }) => {
+      if (!(await d.agents.get(ctx.accountId, params.agent_id))) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
+      return toOffsetPage(await d.calls.list(ctx.accountId, { agentId: params.agent_id }, query), query);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/calls/:call_id',
+    tag,
+    summary: 'A call with its transcripts and turns; with wait=true, answered once the call has ended or the timeout has passed',
+    params: CallIdParams,
+    query: GetCallQuery,
+    response: CallDetail,
+    errors: [404],
+    handler: async ({ params, query, ctx, req, res }) => {
+      let c: CallView | null;
+      if (query.wait) {
+        // a client that goes away stops the wait (and its polling) at once
+        const gone = new AbortController();
+        const stop = () => gone.abort();
+        res.on('close', stop);
+        try {
+          c = await d.calls.waitForEnd(ctx.accountId, params.call_id, query.timeout * 1000, { signal: gone.signal });
+        } finally {
+          res.off('close', stop);
+        }
+      } else {
+        c = await d.calls.get(ctx.accountId, params.call_id);
+      }
+      if (!c) throw callNotFound();
+      return withRecordingUrl(c, d.recordingUrls, req);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/calls/:call_id/transcript',
+    tag,
+    summary: 'The whole transcript of a call, in order, as heard, with every turn',
+    params: CallIdParams,
+    response: CallTranscript,
+    errors: [404],
+    handler: async ({ params, ctx }) => {
+      const t = await d.calls.transcript(ctx.accountId, params.call_id);
+      if (!t) throw callNotFound();
+      return t;
+    },
+  });
+
+  rawGet(api, {
+    path: '/v1/calls/:call_id/transcript/stream',
+    tag,
+    summary: "A call's transcript as Server-Sent Events, live or after the end",
+    description:
+      'Events: `connected` ({callId, status}); a `turn` (a CallTurn with callId) per turn, the recorded ones at once, then each new one; ' +
+      '`ended` ({callId, status, endedAt, durationSeconds, disconnectionReason}) when the call is over, then the stream closes. ' +
+      "Each event's id is the sequence number of the latest turn sent: a client reconnecting with Last-Event-ID gets only later turns. " +
+      'A `: heartbeat` comment comes every 15 s.',
+    params: CallIdParams,
+    headers: TranscriptStreamHeaders,
+    content: { mediaType: 'text/event-stream', schema: z.string(), description: 'Server-Sent Events' },
+    errors: [404],
+    handler: async ({ params, ctx, req, res }) => {
+      const headers = TranscriptStreamHeaders.safeParse({ 'last-event-id': req.get('last-event-id') });
+      if (!headers.success) throw fromZod('header', headers.error);
+      const lastEventId = headers.data['last-event-id'];
+      await streamTranscript(
+        res,
+        { queries: d.calls, log: d.log },
+        { accountId: ctx.accountId, callId: params.call_id, afterSeq: lastEventId === undefined ? 0 : Number(lastEventId) },
+        d.stream,
+      );
+    },
+  });
+}
+
+/** The recording's audio, for anyone holding a valid signed URL (docs/calls.md#recordings). */
+export function recordingRoutes(api: Api, d: Readonly<{ recordings: RecordingStore; recordingUrls: RecordingUrls }>): void {
+  rawGet(api, {
+    path: '/v1/calls/:call_id/recording',
+    tag: 'calls',
+    auth: false,
+    summary: "A completed call's recording (WAV), through the signed recordingUrl of the call record; no API key",
+    description:
+      'The URL is the credential: `expires` (Unix seconds) and `signature` come with the `recordingUrl` of the call record. ' +
+      'A missing, altered or expired signature, or a call without stored audio, is a 404 RECORDING_NOT_FOUND.',
+    params: CallIdParams,
+    query: RecordingQuery,
+    content: {
+      mediaType: 'audio/wav',
+      schema: z.string().openapi({ format: 'binary' }),
+      description: 'the recording, 16-bit PCM mono WAV',
+    },
+    errors: [404],
+    handler: async ({ params, query, res }) => {
+      const refused = () => new DomainError('RECORDING_NOT_FOUND', 'No recording at this URL; it may have expired');
+      if (!d.recordingUrls.verify(params.call_id, query.expires, query.signature)) throw refused();
+      const r = await d.recordings.get(params.call_id);
+      if (!r) throw refused();
+      res.status(200);
+      res.setHeader('Content-Type', 'audio/wav');
+      res.setHeader('Content-Disposition', `attachment; filename=recording-${r.callId}.wav`);
+      res.setHeader('Content-Length', String(r.wav.byteLength));
+      res.setHeader('Cache-Control', 'private, max-age=300');
+      res.end(Buffer.from(r.wav.buffer, r.wav.byteOffset, r.wav.byteLength));
     },
   });
 }

@@ -26,7 +26,8 @@ import { RandomWebhookSecrets } from './secrets.js';
 import { WEBHOOKS } from './tokens.js';
 import { webhookRoutes } from './webhooks.routes.js';
 
-const destinations = (cfg: Config): Destinations =>
+/** Where webhooks (and voice turns) may be sent (docs/security.md). */
+export const destinations = (cfg: Config): Destinations =>
   cfg.WEBHOOK_ALLOW_PRIVATE ? 'any' : cfg.PROVIDER_MODE === 'sandbox' ? 'public-or-loopback' : 'public';
 
 /** A delivery worker over the runtime's stores; `sender` replaces the HTTP sender (tests inject faults). */

@@ -1,0 +1,307 @@
+import { callDecider } from '../../domain/call/call.decider.js';
+import { type CallDirection, callStream } from '../../domain/call/call.js';
+import { DomainError } from '../../domain/shared/errors.js';
+import type { AccountQueries } from '../accounts/account-queries.port.js';
+import type { AgentQueries, AgentView } from '../agents/agent-queries.port.js';
+import type { NumberQueries, PhoneNumberView } from '../numbers/number-queries.port.js';
+import type { ClockPort } from '../ports/clock.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor } from '../shared/execute.js';
+import type { SipTrunkQueries } from '../sip-trunks/sip-trunk-queries.port.js';
+import type { CallHost, CallLeasesPort, LiveCallPlan } from './call-host.js';
+import { type CallOverrides, callSettings } from './call-settings.js';
+import type { CallSlots } from './call-slots.js';
+import type { InboundOffer } from './voice-engine.port.js';
+
+export type OutboundCallInput = CallOverrides &
+  Readonly<{ agentId: string; toNumber: string; fromNumberId?: string | null; subject?: string | null }>;
+
+export type WebCallInput = Readonly<{
+  agentId: string;
+  metadata?: Readonly<Record<string, unknown>> | null;
+  variables?: Readonly<Record<string, string>> | null;
+}>;
+
+/** Short-lived, single-use access tokens of web calls (stored hashed). */
+export interface WebCallTokensPort {
+  /** stores the token's hash (never the token) until it expires */
+  issue(o: { callId: string; accountId: string; token: string; expiresAt: Date }): Promise<void>;
+}
+
+export type CallCommandsDeps = Readonly<{
+  exec: CommandExecutor;
+  ids: IdsPort;
+  clock: ClockPort;
+  agents: AgentQueries;
+  numbers: NumberQueries;
+  trunks: SipTrunkQueries;
+  accounts: AccountQueries;
+  slots: CallSlots;
+  host: CallHost;
+  leases: CallLeasesPort;
+  webTokens: WebCallTokensPort;
+  recordingActive: (accountId: string, at: Date) => Promise<boolean>;
+  /** a number in [0, 1), for the weighted choice among SIP URIs of one priority */
+  random: () => number;
+  limits: Readonly<{ maxDurationSeconds: number; ringTimeoutMs: number; webTokenTtlMs: number }>;
+}>;
+
+const invalid = (field: string, message: string) => new DomainError('VALIDATION_ERROR', message, [{ field, message, type: 'value_error' }]);
+
+/**
+ * Placing, answering and ending calls (docs/calls.md#placing-a-call). A call first takes its slots (the caps),
+ * then is recorded as placed, then goes on the line in this process's call host.
+ */
+export class CallCommands {
+  constructor(private readonly d: CallCommandsDeps) {
+    d.host.plansInboundWith((offer) => this.planInbound(offer));
+  }
+
+  async placeOutbound(ctx: RequestContext, input: OutboundCallInput): Promise<string> {
+    const agent = await this.agent(ctx, input.agentId);
+    const number = await this.callerNumber(ctx, agent, input.fromNumberId ?? null);
+    if (input.variables && Object.keys(input.variables).length > 0 && !input.systemPrompt && agent.voiceMode !== 'hosted')
+      throw invalid('variables', 'variables need a systemPrompt or a hosted-mode agent');
+    if (input.toNumber === number.phoneNumber) throw invalid('toNumber', 'A number cannot call itself');
+    const account = await this.d.accounts.get(ctx.accountId);
+    const callId = this.d.ids.id('call');
+    const plan = await this.plan(ctx, {
+      callId,
+      direction: 'outbound',
+      agent,
+      number,
+      from: number.phoneNumber,
+      to: input.toNumber,
+      overrides: input,
+      scopes: { accounts: [ctx.accountId, ...(account?.parentAccountId ? [account.parentAccountId] : [])], numberId: number.id },
+    });
+    await this.start(plan);
+    await this.d.host.dial(plan);
+    return callId;
+  }
+
+  /** A browser call (docs/calls.md#web-calls): placed now, joined with a 30-second single-use token. */
+  async createWebCall(ctx: RequestContext, input: WebCallInput): Promise<{ callId: string; accessToken: string; expiresAt: string }> {
+    const agent = await this.agent(ctx, input.agentId);
+    if (input.variables && Object.keys(input.variables).length > 0 && agent.voiceMode !== 'hosted')
+      throw invalid('variables', 'variables need a hosted-mode agent');
+    const callId = this.d.ids.id('call');
+    const plan = await this.plan(ctx, {
+      callId,
+      direction: 'web',
+      agent,
+      number: null,
+      from: 'web',
+      to: agent.id,
+      overrides: { variables: input.variables ?? null, metadata: input.metadata ?? null },
+      scopes: { accounts: [], numberId: null },
+    });
+    const accessToken = `wct_${this.d.ids.uuid()}${this.d.ids.uuid()}`.replaceAll('-', '');
+    const expiresAt = new Date(this.d.clock.now().getTime() + this.d.limits.webTokenTtlMs);
+    await this.d.webTokens.issue({
+      callId,
+      accountId: ctx.accountId,
+      token: accessToken,
+      expiresAt,
+    });
+    await this.record(plan);
+    // nobody holds it until a browser joins; unjoined, the sweeper ends it when the token has expired
+    await this.d.leases.hold([{ callId, accountId: ctx.accountId }], 'web-pending', expiresAt);
+    return { callId, accessToken, expiresAt: expiresAt.toISOString() };
+  }
+
+  async end(ctx: RequestContext, callId: string): Promise<void> {
+    const { state } = await this.d.exec.load(callDecider, callStream(callId));
+    if (state.status === 'none' || state.accountId !== ctx.accountId) throw new DomainError('CALL_NOT_FOUND', 'Call not found');
+    if (state.status !== 'live') return;
+    await this.d.host.end(ctx, callId, 'ended_by_api', 'POST /v1/calls/{id}/end');
+  }
+
+  /** A parent's cap on one sub-account's live outbound calls (docs/calls.md#limits); null restores the default. */
+  async setSubAccountCallLimit(ctx: RequestContext, subAccountId: string, limit: number | null): Promise<void> {
+    const sub = await this.d.accounts.get(subAccountId);
+    if (!sub || sub.parentAccountId !== ctx.accountId) throw new DomainError('NOT_FOUND', 'Sub-account not found');
+    await this.d.slots.setAccountLimit(ctx, subAccountId, limit);
+  }
+
+  async subAccountCallLimit(ctx: RequestContext, subAccountId: string): Promise<{ limit: number; live: number; own: boolean }> {
+    const sub = await this.d.accounts.get(subAccountId);
+    if (!sub || sub.parentAccountId !== ctx.accountId) throw new DomainError('NOT_FOUND', 'Sub-account not found');
+    return this.d.slots.accountLimit(subAccountId);
+  }
+
+  /** An inbound call on one of the platform's numbers: its agent answers, or its SIP trunk takes it. */
+  private async planInbound(offer: InboundOffer): Promise<LiveCallPlan | { refuse: string }> {
+    const number = await this.d.numbers.activeByPhoneNumber(offer.to);
+    if (!number) return { refuse: `${offer.to} is not an active number of this platform` };
+    const ctx: RequestContext = {
+      accountId: number.accountId,
+      requestId: null,
+      correlationId: this.d.ids.uuid(),
+      actor: 'system:voice-engine',
+    };
+    if (!number.agentId && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}` };
+    const agent = number.agentId ? await this.d.agents.get(number.accountId, number.agentId) : null;
+    if (!agent && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}` };
+    const plan = await this.plan(ctx, {
+      callId: this.d.ids.id('call'),
+      direction: 'inbound',
+      agent,
+      number,
+      from: offer.from,
+      to: offer.to,
+      overrides: {},
+      scopes: { accounts: [], numberId: number.id },
+    });
+    await this.start(plan);
+    return plan;
+  }
+
+  private async plan(
+    ctx: RequestContext,
+    o: {
+      callId: string;
+      direction: CallDirection;
+      agent: AgentView | null;
+      number: PhoneNumberView | null;
+      from: string;
+      to: string;
+      overrides: CallOverrides;
+      scopes: LiveCallPlan['scopes'];
+    },
+  ): Promise<LiveCallPlan> {
+    const trunk = o.number?.sipTrunkId ? await this.d.trunks.get(ctx.accountId, o.number.sipTrunkId) : null;
+    const sipInbound = o.direction === 'inbound' && trunk !== null;
+    const recordingActive = await this.d.recordingActive(ctx.accountId, this.d.clock.now());
+    const agent = o.agent ?? placeholderAgent(ctx.accountId);
+    const settings = callSettings(agent, o.overrides, {
+      sip: sipInbound,
+      trunkTransfers: trunk ? (trunk.transfers as 'all' | 'sip' | 'none') : null,
+      recordingActive,
+      maxDurationSeconds: this.d.limits.maxDurationSeconds,
+    });
+    return {
+      callId: o.callId,
+      accountId: ctx.accountId,
+      agentId: o.agent?.id ?? null,
+      agentName: agent.name,
+      numberId: o.number?.id ?? null,
+      from: o.from,
+      to: o.to,
+      direction: o.direction,
+      settings,
+      scopes: o.scopes,
+      ctx,
+      ringTimeoutMs: this.d.limits.ringTimeoutMs,
+      sipUris: sipInbound ? orderSipUris(trunk.uris, this.d.random) : [],
+    };
+  }
+
+  /** Takes the call's slots, then records it as placed; a refused record gives the slots back. */
+  private async start(plan: LiveCallPlan): Promise<void> {
+    await this.d.slots.reserve(plan.ctx, plan.callId, plan.scopes);
+    try {
+      await this.record(plan);
+    } catch (err) {
+      await this.d.slots.release(plan.ctx, plan.callId, plan.scopes);
+      throw err;
+    }
+  }
+
+  private async record(plan: LiveCallPlan): Promise<void> {
+    await this.d.exec.execute(
+      callDecider,
+      callStream(plan.callId),
+      {
+        type: 'PlaceCall',
+        data: {
+          callId: plan.callId,
+          accountId: plan.accountId,
+          direction: plan.direction,
+          agentId: plan.agentId,
+          numberId: plan.numberId,
+          from: plan.from,
+          to: plan.to,
+          settings: plan.settings,
+        },
+      },
+      plan.ctx,
+      { readYourWrites: true },
+    );
+  }
+
+  private async agent(ctx: RequestContext, agentId: string): Promise<AgentView> {
+    const agent = await this.d.agents.get(ctx.accountId, agentId);
+    if (!agent) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
+    return agent;
+  }
+
+  private async callerNumber(ctx: RequestContext, agent: AgentView, fromNumberId: string | null): Promise<PhoneNumberView> {
+    const attached = await this.d.numbers.attachedTo(ctx.accountId, agent.id);
+    if (fromNumberId !== null && !attached.includes(fromNumberId)) throw invalid('fromNumberId', 'The number must belong to the agent');
+    const id = fromNumberId ?? attached[0];
+    if (!id) throw invalid('agentId', 'The agent has no phone number to call from: attach one first');
+    const number = await this.d.numbers.get(ctx.accountId, id);
+    if (number?.status !== 'active') throw invalid('fromNumberId', 'The number is not active');
+    return number;
+  }
+}
+
+/** A number routed to a SIP trunk may have no agent: its calls are bridged, and the call record names no agent. */
+function placeholderAgent(accountId: string): AgentView {
+  return {
+    id: '',
+    name: `SIP routing of ${accountId}`,
+    description: null,
+    voiceMode: 'webhook',
+    enableMessaging: false,
+    modelTier: 'balanced',
+    systemPrompt: null,
+    beginMessage: null,
+    voice: '',
+    transferNumber: null,
+    customTools: null,
+    voicemailMessage: null,
+    callScreeningIdentity: null,
+    callScreeningPurpose: null,
+    sttMode: 'fast',
+    ambientSound: 'none',
+    denoisingMode: 'noise-cancellation',
+    maxSilenceMs: 600_000,
+    voiceSpeed: 1,
+    interruptionSensitivity: 0.8,
+    enableBackchannel: true,
+    language: 'en-US',
+    createdAt: '',
+    numbers: [],
+  };
+}
+
+/**
+ * The order in which a trunk's origination URIs are tried (docs/calls.md#sip-trunks): lowest priority first;
+ * within one priority, a weighted random order (a URI's chance to come first is its share of the weights).
+ */
+export function orderSipUris(uris: readonly { sipUri: string; priority: number; weight: number }[], random: () => number): string[] {
+  const byPriority = new Map<number, { sipUri: string; weight: number }[]>();
+  for (const u of uris) byPriority.set(u.priority, [...(byPriority.get(u.priority) ?? []), u]);
+  const out: string[] = [];
+  for (const p of [...byPriority.keys()].sort((a, b) => a - b)) {
+    const left = [...byPriority.get(p)!];
+    while (left.length > 0) {
+      const total = left.reduce((n, u) => n + Math.max(0, u.weight), 0);
+      let pick = 0;
+      if (total > 0) {
+        let r = random() * total;
+        pick = left.findIndex((u) => {
+          r -= Math.max(0, u.weight);
+          return r < 0;
+        });
+        if (pick < 0) pick = left.length - 1;
+      }
+      out.push(left[pick]!.sipUri);
+      left.splice(pick, 1);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,179 @@
+import { callDecider } from '../../domain/call/call.decider.js';
+import { type CallSettings, callStream, type DisconnectionReason } from '../../domain/call/call.js';
+import { DomainError } from '../../domain/shared/errors.js';
+import type { ClockPort } from '../ports/clock.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
+import type { LoggerPort } from '../ports/logger.port.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor } from '../shared/execute.js';
+import { CallSession } from './call-session.js';
+import type { CallSlots, SlotScopes } from './call-slots.js';
+import type { CallFacts, ReplySource } from './replies.js';
+import { type InboundDecision, type InboundOffer, TelephonyError, type VoiceEnginePort } from './voice-engine.port.js';
+
+/** Who holds a live call: refreshed while the session runs; an expired lease means its process is gone. */
+export interface CallLeasesPort {
+  hold(rows: readonly { callId: string; accountId: string }[], hostId: string, until: Date): Promise<void>;
+  drop(callId: string): Promise<void>;
+  /** live calls whose lease ran out (their host stopped), oldest first */
+  expired(now: Date, limit: number): Promise<{ callId: string; accountId: string; hostId: string }[]>;
+}
+
+/** A call ready to go on the line: its facts, settings, and the slots it holds. */
+export type LiveCallPlan = CallFacts &
+  Readonly<{
+    agentName: string;
+    settings: CallSettings;
+    scopes: SlotScopes;
+    ctx: RequestContext;
+    ringTimeoutMs: number;
+    /** an inbound call of a number routed to a SIP trunk: its origination URIs in the order they are tried */
+    sipUris: readonly string[];
+  }>;
+
+/** How an inbound offer is turned into a call (the calls' commands decide; the host runs it). */
+export type InboundPlanner = (offer: InboundOffer) => Promise<LiveCallPlan | { refuse: string }>;
+
+/**
+ * The live calls of this process (docs/calls.md#the-live-session): it dials, answers inbound offers, keeps a lease
+ * on every call it holds (so another process's sweeper ends them if this one dies), frees a call's slots when it
+ * ends, and hangs up everything on shutdown.
+ */
+export class CallHost {
+  private readonly sessions = new Map<string, { session: CallSession; plan: LiveCallPlan }>();
+  /** ended calls whose slots and lease are being given back */
+  private readonly releasing = new Map<string, Promise<void>>();
+  private heartbeat: NodeJS.Timeout | null = null;
+  private planner: InboundPlanner | null = null;
+
+  constructor(
+    private readonly deps: Readonly<{
+      engine: VoiceEnginePort;
+      exec: CommandExecutor;
+      clock: ClockPort;
+      ids: IdsPort;
+      log: LoggerPort;
+      slots: CallSlots;
+      leases: CallLeasesPort;
+      hostId: string;
+      leaseMs: number;
+      repliesFor: (plan: LiveCallPlan) => ReplySource;
+    }>,
+  ) {
+    deps.engine.onInbound((offer) => this.offer(offer));
+  }
+
+  /** Who plans inbound calls (the calls' commands register themselves). */
+  plansInboundWith(planner: InboundPlanner): void {
+    this.planner = planner;
+  }
+
+  holds(callId: string): boolean {
+    return this.sessions.has(callId);
+  }
+
+  /** Dials a placed call. A provider refusal ends it (`telephony_error`) and throws `TELEPHONY_PROVIDER_ERROR`. */
+  async dial(plan: LiveCallPlan): Promise<CallSession> {
+    const session = await this.open(plan);
+    try {
+      const leg = await this.deps.engine.dial(
+        { callId: plan.callId, from: plan.from, to: plan.to, ringTimeoutMs: plan.ringTimeoutMs, voice: plan.settings.voice },
+        session,
+      );
+      session.attach(leg);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      session.failed('provider_error', message);
+      await session.whenEnded;
+      if (err instanceof TelephonyError)
+        throw new DomainError('TELEPHONY_PROVIDER_ERROR', `The telephony provider refused the call: ${message}`);
+      throw err;
+    }
+    return session;
+  }
+
+  /** Ends a call: hangs up the line when this process holds it, else records the end (its host is gone or elsewhere). */
+  async end(ctx: RequestContext, callId: string, reason: DisconnectionReason, detail: string | null = null): Promise<void> {
+    const live = this.sessions.get(callId);
+    if (live) {
+      await live.session.hangup(reason, detail);
+      // the caller may place the next call as soon as this answers: its slots must be free by then
+      await this.releasing.get(callId);
+      return;
+    }
+    await this.deps.exec.execute(callDecider, callStream(callId), { type: 'EndCall', data: { callId, reason, detail } }, ctx);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map(({ session }) => session.hangup('host_lost', 'the server shut down')));
+    // give the slots back before the database goes away
+    await Promise.all([...this.releasing.values()]);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  private async offer(offer: InboundOffer): Promise<InboundDecision> {
+    if (!this.planner) return { accept: false, reason: 'no call planner in this process' };
+    const plan = await this.planner(offer).catch((err: unknown) => ({
+      refuse: err instanceof DomainError ? err.message : 'the call could not be taken',
+    }));
+    if ('refuse' in plan) return { accept: false, reason: plan.refuse };
+    const session = await this.open(plan);
+    return { accept: true, callId: plan.callId, listener: session, onLeg: (leg) => session.attach(leg) };
+  }
+
+  private async open(plan: LiveCallPlan): Promise<CallSession> {
+    const session = new CallSession(plan, plan.ctx, {
+      exec: this.deps.exec,
+      clock: this.deps.clock,
+      ids: this.deps.ids,
+      log: this.deps.log,
+      replies: this.deps.repliesFor(plan),
+      onEnded: (callId) => {
+        const done = this.forget(callId);
+        this.releasing.set(callId, done);
+        void done.finally(() => this.releasing.delete(callId));
+      },
+    });
+    this.sessions.set(plan.callId, { session, plan });
+    await this.deps.leases.hold([{ callId: plan.callId, accountId: plan.accountId }], this.deps.hostId, this.leaseUntil());
+    this.beat();
+    return session;
+  }
+
+  private async forget(callId: string): Promise<void> {
+    const live = this.sessions.get(callId);
+    this.sessions.delete(callId);
+    if (this.sessions.size === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+    if (!live) return;
+    try {
+      await this.deps.slots.release(live.plan.ctx, callId, live.plan.scopes);
+      await this.deps.leases.drop(callId);
+    } catch (err) {
+      // the sweeper and the slot reactor finish what failed here
+      this.deps.log.warn({ err, callId }, 'releasing an ended call failed');
+    }
+  }
+
+  private leaseUntil(): Date {
+    return new Date(this.deps.clock.now().getTime() + this.deps.leaseMs);
+  }
+
+  private beat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(
+      () => {
+        const rows = [...this.sessions.values()].map(({ plan }) => ({ callId: plan.callId, accountId: plan.accountId }));
+        if (rows.length === 0) return;
+        this.deps.leases
+          .hold(rows, this.deps.hostId, this.leaseUntil())
+          .catch((err: unknown) => this.deps.log.warn({ err }, 'renewing call leases failed'));
+      },
+      Math.max(100, Math.floor(this.deps.leaseMs / 3)),
+    );
+    this.heartbeat.unref();
+  }
+}

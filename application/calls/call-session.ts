@@ -1,0 +1,513 @@
+import type { CallCommand } from '../../domain/call/call.decider.js';
+import { callDecider } from '../../domain/call/call.decider.js';
+import {
+  type AgentTurnSource,
+  type AnsweredBy,
+  type CallSettings,
+  callStream,
+  type DisconnectionReason,
+  type TurnAction,
+  type TurnLatency,
+} from '../../domain/call/call.js';
+import { bargeInDelayMs, isBackchannel, isScreenerHold } from '../../domain/call/turn-taking.js';
+import { DomainError } from '../../domain/shared/errors.js';
+import type { ClockPort } from '../ports/clock.port.js';
+import type { IdsPort } from '../ports/ids.port.js';
+import type { LoggerPort } from '../ports/logger.port.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { CallFacts, HistoryEntry, ReplySource } from './replies.js';
+import { SilentTurn } from './replies.js';
+import type { CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
+
+/** One agent turn while it is generated and spoken. */
+type AgentTurn = {
+  turnId: string;
+  source: AgentTurnSource;
+  replyTo: string | null;
+  /** playback ids in order, with their text */
+  pieces: { id: string; text: string }[];
+  /** pieces still playing or queued */
+  pending: Set<string>;
+  /** words heard of pieces that were cut */
+  heard: Map<string, string>;
+  generating: boolean;
+  interrupted: boolean;
+  silentReason: string | null;
+  actions: TurnAction[];
+  wanted: { type: 'transfer' | 'end_call' | 'digits'; value: string | null }[];
+  abort: AbortController;
+  /** performance.now() marks for the latency split */
+  marks: { speechEnd: number | null; request: number | null; firstByte: number | null; speechStart: number | null };
+  startedAt: string;
+  done: boolean;
+};
+
+export type SessionDeps = Readonly<{
+  exec: CommandExecutor;
+  clock: ClockPort;
+  ids: IdsPort;
+  log: LoggerPort;
+  replies: ReplySource;
+  /** frees the call's slots and forgets the session (the host) */
+  onEnded: (callId: string) => void;
+}>;
+
+const DIAL_REASON: Record<DialFailure, DisconnectionReason> = {
+  busy: 'dial_busy',
+  no_answer: 'dial_no_answer',
+  invalid_number: 'invalid_destination',
+  provider_error: 'telephony_error',
+};
+const LEG_REASON: Record<LegEndReason, DisconnectionReason> = {
+  remote_hangup: 'user_hangup',
+  local_hangup: 'agent_hangup',
+  transferred: 'call_transfer',
+  provider_error: 'telephony_error',
+};
+
+/**
+ * One live call in this process (docs/calls.md#the-live-session): it listens to the engine's leg, records every
+ * fact on the call's stream, asks the reply source for what to say, speaks it, and decides when speech from the
+ * far end cuts the agent (barge-in) or is only a backchannel. Its writes are queued so they land in order; a write
+ * refused because the call ended elsewhere (the API, the sweeper) hangs the line up.
+ */
+export class CallSession implements LegListener {
+  private leg: CallLeg | null = null;
+  private answeredBy: AnsweredBy | null = null;
+  private readonly turns = new Map<string, AgentTurn>();
+  private readonly owner = new Map<string, AgentTurn>();
+  private readonly history: HistoryEntry[] = [];
+  private writes: Promise<unknown> = Promise.resolve();
+  private finished = false;
+  private endReason: DisconnectionReason | null = null;
+  private endDetail: string | null = null;
+  private callerTurns = 0;
+  private phase: 'dialing' | 'talking' | 'awaiting-beep' | 'leaving-message' | 'screening' | 'screened' | 'closing' = 'dialing';
+  /** utterances heard while the agent spoke: whether each may still be a backchannel */
+  private readonly overlapping = new Map<string, { backchannel: boolean }>();
+  private bargeTimer: NodeJS.Timeout | null = null;
+  private silenceTimer: NodeJS.Timeout | null = null;
+  private maxTimer: NodeJS.Timeout | null = null;
+  private resolveEnded!: () => void;
+  /** resolves once the end of the call is recorded */
+  readonly whenEnded: Promise<void> = new Promise((r) => {
+    this.resolveEnded = r;
+  });
+
+  constructor(
+    readonly call: CallFacts & Readonly<{ agentName: string; settings: CallSettings; sipUris?: readonly string[] }>,
+    private readonly ctx: RequestContext,
+    private readonly deps: SessionDeps,
+  ) {}
+
+  get callId(): string {
+    return this.call.callId;
+  }
+
+  attach(leg: CallLeg): void {
+    this.leg = leg;
+    if (this.finished) void leg.hangup();
+  }
+
+  /** Hangs up for `reason` (the API, the host's shutdown, a limit); resolves once the end is recorded. */
+  async hangup(reason: DisconnectionReason, detail: string | null = null): Promise<void> {
+    if (!this.finished && this.endReason === null) {
+      this.endReason = reason;
+      this.endDetail = detail;
+    }
+    if (this.leg) await this.leg.hangup().catch(() => undefined);
+    else this.finish(reason, detail);
+    await this.whenEnded;
+  }
+
+  // ---- the engine's events ------------------------------------------------------------------------------
+
+  ringing(): void {
+    this.record({ type: 'RecordRinging', data: { callId: this.callId } });
+  }
+
+  answered(answeredBy: EngineAnsweredBy): void {
+    this.answeredBy = answeredBy;
+    this.record({ type: 'RecordAnswer', data: { callId: this.callId, answeredBy, engineCallId: this.leg?.engineCallId ?? '' } });
+    const s = this.call.settings;
+    this.maxTimer = setTimeout(() => void this.hangup('max_duration_reached'), s.maxDurationSeconds * 1000);
+    this.touch();
+    if (s.mode === 'sip') {
+      void this.bridge();
+      return;
+    }
+    if (answeredBy === 'voicemail') {
+      if (s.voicemailMessage) this.phase = 'awaiting-beep';
+      else {
+        this.phase = 'closing';
+        void this.hangup('voicemail_reached', 'voicemail answered and the agent has no voicemailMessage');
+      }
+      return;
+    }
+    if (answeredBy === 'screener' && s.screeningPurpose) {
+      this.phase = 'screening';
+      return;
+    }
+    this.phase = 'talking';
+    if (s.greeting) this.speakAlone('greeting', s.greeting);
+  }
+
+  failed(reason: DialFailure, detail: string): void {
+    this.finish(DIAL_REASON[reason], detail);
+  }
+
+  beep(): void {
+    if (this.phase !== 'awaiting-beep' || !this.call.settings.voicemailMessage) return;
+    this.phase = 'leaving-message';
+    this.speakAlone('voicemail', this.call.settings.voicemailMessage, [{ type: 'end_call', value: null }]);
+  }
+
+  digitReceived(): void {
+    this.touch();
+  }
+
+  callerSpeech(u: Readonly<{ utteranceId: string; transcript: string; confidence: number; final: boolean }>): void {
+    if (this.finished) return;
+    this.touch();
+    const speaking = this.agentSpeaking();
+    if (!u.final) {
+      if (!speaking) return;
+      const backchannel = this.call.settings.enableBackchannel && isBackchannel(u.transcript);
+      this.overlapping.set(u.utteranceId, { backchannel });
+      if (!backchannel) this.scheduleBargeIn();
+      return;
+    }
+    const overlap = this.overlapping.get(u.utteranceId);
+    this.overlapping.delete(u.utteranceId);
+    if (speaking && this.call.settings.enableBackchannel && isBackchannel(u.transcript) && (overlap?.backchannel ?? true)) {
+      // an acknowledgement while the agent talks: the agent goes on, and it is not a turn
+      this.deps.log.debug({ callId: this.callId, transcript: u.transcript }, 'backchannel ignored');
+      return;
+    }
+    if (speaking && bargeInDelayMs(this.call.settings.interruptionSensitivity) !== null) this.cut();
+    this.callerTurn(u);
+  }
+
+  playbackFinished(playbackId: string): void {
+    const turn = this.owner.get(playbackId);
+    if (!turn) return;
+    this.owner.delete(playbackId);
+    turn.pending.delete(playbackId);
+    this.touch();
+    this.settle(turn);
+  }
+
+  ended(reason: LegEndReason, detail: string | null): void {
+    // speech that was still playing when the line went: what was heard so far is what was said
+    if (this.agentSpeaking()) this.cut();
+    for (const t of this.turns.values()) {
+      t.abort.abort();
+      t.generating = false;
+      t.pending.clear();
+      this.settle(t);
+    }
+    this.finish(this.endReason ?? LEG_REASON[reason], this.endDetail ?? detail);
+  }
+
+  /** A number routed to a SIP trunk: the call goes to its origination URIs in order, failing over on error. */
+  private async bridge(): Promise<void> {
+    const failed: { sipUri: string; error: string }[] = [];
+    for (const sipUri of this.call.sipUris ?? []) {
+      if (this.finished || !this.leg) return;
+      try {
+        await this.leg.bridge(sipUri);
+        this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed } });
+        return;
+      } catch (err) {
+        failed.push({ sipUri, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    const detail = failed.length ? failed.map((f) => `${f.sipUri}: ${f.error}`).join('; ') : 'the trunk has no origination URIs';
+    void this.hangup('sip_unreachable', detail);
+  }
+
+  // ---- turns --------------------------------------------------------------------------------------------
+
+  private callerTurn(u: Readonly<{ utteranceId: string; transcript: string; confidence: number }>): void {
+    const now = this.deps.clock.now().toISOString();
+    const turnId = this.deps.ids.derived('turn', this.callId, 'caller', u.utteranceId);
+    const speechEnd = performance.now();
+    this.record({
+      type: 'RecordCallerTurn',
+      data: { callId: this.callId, turnId, transcript: u.transcript, confidence: u.confidence, startedAt: now, endedAt: now },
+    });
+    const history = [...this.history];
+    this.history.push({ id: turnId, role: 'user', content: u.transcript, at: now });
+    // a voicemail greeting is heard, not answered; nor is anything said while the agent hangs up
+    if (this.phase === 'awaiting-beep' || this.phase === 'leaving-message' || this.phase === 'closing' || this.endReason !== null) return;
+    if (this.phase === 'screened') {
+      if (isScreenerHold(u.transcript)) return;
+      this.phase = 'talking';
+    }
+    if (this.phase === 'screening') {
+      this.phase = 'screened';
+      const s = this.call.settings;
+      const identity = s.screeningIdentity ?? this.call.agentName;
+      this.speakAlone('screening', `This is ${identity}, calling about ${s.screeningPurpose}.`, [], turnId);
+      return;
+    }
+    // a reply still being prepared for an earlier turn is superseded by this one
+    for (const t of this.turns.values()) {
+      if (t.generating && t.pending.size === 0 && t.pieces.length === 0) {
+        t.silentReason = 'superseded: the caller spoke again before the reply began';
+        t.abort.abort();
+        t.generating = false;
+        this.settle(t);
+      }
+    }
+    const first = this.callerTurns++ === 0;
+    const turn = this.openTurn(this.call.settings.mode === 'hosted' ? 'model' : 'webhook', turnId);
+    turn.marks.speechEnd = speechEnd;
+    void this.runReply(turn, {
+      callerTurnId: turnId,
+      transcript: u.transcript,
+      confidence: u.confidence,
+      history,
+      answeredBy: this.answeredBy,
+      first,
+    });
+  }
+
+  private async runReply(turn: AgentTurn, input: Parameters<ReplySource['reply']>[0]): Promise<void> {
+    turn.marks.request = performance.now();
+    try {
+      for await (const ev of this.deps.replies.reply(input, turn.abort.signal)) {
+        if (turn.abort.signal.aborted || this.finished) break;
+        if (ev.kind === 'first-byte') turn.marks.firstByte = performance.now();
+        else if (ev.kind === 'speech') this.play(turn, ev.text);
+        else if (ev.kind === 'digits') turn.wanted.push({ type: 'digits', value: ev.digits });
+        else turn.wanted.push({ type: ev.action, value: null });
+      }
+    } catch (err) {
+      if (!turn.abort.signal.aborted) {
+        turn.silentReason = err instanceof SilentTurn ? err.reason : `error: ${(err as Error).message}`;
+        if (!(err instanceof SilentTurn)) this.deps.log.error({ err, callId: this.callId }, 'voice reply failed');
+      }
+    }
+    turn.generating = false;
+    this.settle(turn);
+  }
+
+  private openTurn(source: AgentTurnSource, replyTo: string | null): AgentTurn {
+    const turn: AgentTurn = {
+      turnId: this.deps.ids.id('turn'),
+      source,
+      replyTo,
+      pieces: [],
+      pending: new Set(),
+      heard: new Map(),
+      generating: true,
+      interrupted: false,
+      silentReason: null,
+      actions: [],
+      wanted: [],
+      abort: new AbortController(),
+      marks: { speechEnd: null, request: null, firstByte: null, speechStart: null },
+      startedAt: this.deps.clock.now().toISOString(),
+      done: false,
+    };
+    this.turns.set(turn.turnId, turn);
+    return turn;
+  }
+
+  /** A turn the platform says by itself (greeting, screening answer, voicemail message). */
+  private speakAlone(source: AgentTurnSource, text: string, wanted: AgentTurn['wanted'] = [], replyTo: string | null = null): void {
+    const turn = this.openTurn(source, replyTo);
+    turn.wanted.push(...wanted);
+    this.play(turn, text);
+    turn.generating = false;
+    this.settle(turn);
+  }
+
+  private play(turn: AgentTurn, text: string): void {
+    if (!this.leg || !text.trim()) return;
+    if (turn.marks.speechStart === null) turn.marks.speechStart = performance.now();
+    const id = `${turn.turnId}.${turn.pieces.length}`;
+    turn.pieces.push({ id, text });
+    turn.pending.add(id);
+    this.owner.set(id, turn);
+    this.leg.play(id, text, { voice: this.call.settings.voice });
+  }
+
+  private agentSpeaking(): boolean {
+    for (const t of this.turns.values()) if (t.pending.size > 0) return true;
+    return false;
+  }
+
+  private scheduleBargeIn(): void {
+    const delay = bargeInDelayMs(this.call.settings.interruptionSensitivity);
+    if (delay === null || this.bargeTimer) return;
+    if (delay === 0) {
+      this.cut();
+      return;
+    }
+    this.bargeTimer = setTimeout(() => {
+      this.bargeTimer = null;
+      // still talking over the agent, and not a backchannel
+      if ([...this.overlapping.values()].some((o) => !o.backchannel) && this.agentSpeaking()) this.cut();
+    }, delay);
+  }
+
+  /** Stops the agent's speech: every open turn that was playing is interrupted and keeps what was heard. */
+  private cut(): void {
+    if (this.bargeTimer) clearTimeout(this.bargeTimer);
+    this.bargeTimer = null;
+    if (!this.leg) return;
+    let stopped: ReturnType<CallLeg['stopPlayback']>;
+    try {
+      stopped = this.leg.stopPlayback();
+    } catch {
+      stopped = { cut: [...this.owner.keys()], heard: {} };
+    }
+    for (const id of stopped.cut) {
+      const turn = this.owner.get(id);
+      if (!turn) continue;
+      this.owner.delete(id);
+      turn.pending.delete(id);
+      turn.heard.set(id, stopped.heard[id] ?? '');
+      turn.interrupted = true;
+      turn.abort.abort();
+      turn.generating = false;
+    }
+    for (const t of this.turns.values()) this.settle(t);
+  }
+
+  /** Records a turn once nothing more can be said in it, then carries out what its reply asked for. */
+  private settle(turn: AgentTurn): void {
+    if (turn.done || turn.generating || turn.pending.size > 0) return;
+    turn.done = true;
+    this.turns.delete(turn.turnId);
+    const text = turn.pieces.map((p) => p.text).join(' ');
+    const spoken = turn.pieces
+      .map((p) => (turn.heard.has(p.id) ? turn.heard.get(p.id)! : p.text))
+      .filter((s) => s.trim() !== '')
+      .join(' ');
+    const m = turn.marks;
+    const ms = (a: number | null, b: number | null) => (a === null || b === null ? null : Math.max(0, Math.round((b - a) * 1000) / 1000));
+    const latency: TurnLatency | null =
+      m.request === null
+        ? null
+        : { requestMs: ms(m.speechEnd, m.request), firstByteMs: ms(m.request, m.firstByte), speechStartMs: ms(m.firstByte, m.speechStart) };
+    if (text === '' && turn.silentReason === null && turn.wanted.length === 0 && !turn.interrupted)
+      turn.silentReason = turn.source === 'webhook' ? 'the webhook answered no text' : 'nothing to say';
+    const actions = this.carryOut(turn);
+    const now = this.deps.clock.now().toISOString();
+    if (spoken) this.history.push({ id: turn.turnId, role: 'agent', content: spoken, at: now });
+    this.record({
+      type: 'RecordAgentTurn',
+      data: {
+        callId: this.callId,
+        turnId: turn.turnId,
+        source: turn.source,
+        text,
+        spoken,
+        interrupted: turn.interrupted,
+        replyTo: turn.replyTo,
+        silentReason: turn.silentReason,
+        latency,
+        actions,
+        startedAt: turn.startedAt,
+        endedAt: now,
+      },
+    });
+  }
+
+  /** Digits, transfer and hang-up asked for by a turn, after its speech; an interrupted turn's are dropped. */
+  private carryOut(turn: AgentTurn): TurnAction[] {
+    const out: TurnAction[] = [];
+    for (const w of turn.wanted) {
+      if (turn.interrupted || this.finished) {
+        out.push({
+          ...w,
+          outcome: 'refused',
+          detail: turn.interrupted ? 'the turn was interrupted before its speech ended' : 'the call had ended',
+        });
+        continue;
+      }
+      if (w.type === 'digits') {
+        out.push({ ...w, outcome: 'done', detail: null });
+        this.leg?.sendDigits(w.value!).then(
+          () => this.record({ type: 'RecordDigitsSent', data: { callId: this.callId, digits: w.value! } }),
+          (err: Error) => this.deps.log.warn({ callId: this.callId, err: err.message }, 'sending digits failed'),
+        );
+      } else if (w.type === 'end_call') {
+        out.push({ ...w, outcome: 'done', detail: null });
+        void this.hangup(turn.source === 'voicemail' ? 'voicemail_reached' : 'agent_hangup');
+      } else {
+        const refusal = this.transferRefusal();
+        if (refusal) {
+          out.push({ type: 'transfer', value: this.call.settings.transferNumber, outcome: 'refused', detail: refusal });
+          continue;
+        }
+        const to = this.call.settings.transferNumber!;
+        out.push({ type: 'transfer', value: to, outcome: 'done', detail: null });
+        this.endReason = 'call_transfer';
+        this.endDetail = `transferred to ${to}`;
+        this.record({ type: 'RecordTransfer', data: { callId: this.callId, to } });
+        this.leg?.transfer(to).catch((err: Error) => {
+          this.endReason = null;
+          this.endDetail = null;
+          this.deps.log.warn({ callId: this.callId, err: err.message }, 'transfer failed');
+        });
+      }
+    }
+    return out;
+  }
+
+  private transferRefusal(): string | null {
+    const s = this.call.settings;
+    if (!s.transferNumber) return 'the agent has no transferNumber';
+    if (s.trunkTransfers === 'none') return "the number's SIP trunk does not allow transfers";
+    if (s.trunkTransfers === 'sip' && !s.transferNumber.startsWith('sip:'))
+      return "the number's SIP trunk allows transfers to SIP addresses only";
+    return null;
+  }
+
+  // ---- bookkeeping --------------------------------------------------------------------------------------
+
+  /** Any sign of life on the line resets the silence timer. */
+  private touch(): void {
+    // a bridged call is between the caller and the SIP destination: the platform hears nothing to time
+    if (this.finished || this.call.settings.mode === 'sip') return;
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    this.silenceTimer = setTimeout(() => {
+      if (!this.agentSpeaking()) void this.hangup('inactivity', `no speech for ${this.call.settings.maxSilenceMs} ms`);
+      else this.touch();
+    }, this.call.settings.maxSilenceMs);
+  }
+
+  private finish(reason: DisconnectionReason, detail: string | null): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const t of [this.bargeTimer, this.silenceTimer, this.maxTimer]) if (t) clearTimeout(t);
+    this.record({ type: 'EndCall', data: { callId: this.callId, reason, detail } });
+    void this.writes.then(() => {
+      this.deps.onEnded(this.callId);
+      this.resolveEnded();
+    });
+  }
+
+  /** Queues a write on the call's stream; a write refused because the call has ended hangs the line up. */
+  private record(command: CommandInput<CallCommand>): void {
+    this.writes = this.writes.then(async () => {
+      try {
+        await this.deps.exec.execute(callDecider, callStream(this.callId), command, this.ctx);
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'CALL_NOT_LIVE') {
+          if (!this.finished) {
+            this.endReason = this.endReason ?? 'ended_by_api';
+            void this.leg?.hangup();
+          }
+          return;
+        }
+        this.deps.log.error({ err, callId: this.callId, command: command.type }, 'recording a call fact failed');
+      }
+    });
+  }
+}

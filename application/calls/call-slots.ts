@@ -1,0 +1,75 @@
+import { callSlotsDecider, callSlotsStream } from '../../domain/call/call-slots.decider.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor } from '../shared/execute.js';
+
+export type SlotLimits = Readonly<{ perAccount: number; perNumber: number }>;
+
+/** Where a call holds slots: its account's (and the parent's) outbound caps, and its number's cap. */
+export type SlotScopes = Readonly<{ accounts: readonly string[]; numberId: string | null }>;
+
+/**
+ * Live-call caps (docs/calls.md#limits). Outbound calls hold a slot on their account's stream and on the parent
+ * account's (a sub-account's calls count toward the parent's cap too; the parent may set a lower cap for a
+ * sub-account); every call holds one on its number's stream. Reserving is all or nothing.
+ */
+export class CallSlots {
+  constructor(
+    private readonly exec: CommandExecutor,
+    private readonly limits: SlotLimits,
+  ) {}
+
+  async reserve(ctx: RequestContext, callId: string, scopes: SlotScopes): Promise<void> {
+    const taken: (() => Promise<void>)[] = [];
+    try {
+      for (const accountId of scopes.accounts) {
+        await this.take(ctx, callSlotsStream('account', accountId), callId, {
+          limit: this.limits.perAccount,
+          code: 'CALL_CONCURRENCY_LIMIT',
+          message: `Too many concurrent calls: the limit of live outbound calls is reached. Try again when a call has ended.`,
+        });
+        taken.push(() => this.releaseOne(ctx, callSlotsStream('account', accountId), callId));
+      }
+      if (scopes.numberId) {
+        await this.take(ctx, callSlotsStream('number', scopes.numberId), callId, {
+          limit: this.limits.perNumber,
+          code: 'NUMBER_CALL_LIMIT',
+          message: `This phone number is at its limit of ${this.limits.perNumber} concurrent calls`,
+        });
+      }
+    } catch (err) {
+      for (const undo of taken) await undo();
+      throw err;
+    }
+  }
+
+  async release(ctx: RequestContext, callId: string, scopes: SlotScopes): Promise<void> {
+    for (const accountId of scopes.accounts) await this.releaseOne(ctx, callSlotsStream('account', accountId), callId);
+    if (scopes.numberId) await this.releaseOne(ctx, callSlotsStream('number', scopes.numberId), callId);
+  }
+
+  /** A parent's own cap for one sub-account's live outbound calls (null: the default). */
+  async setAccountLimit(ctx: RequestContext, accountId: string, limit: number | null): Promise<void> {
+    const scope = callSlotsStream('account', accountId);
+    await this.exec.execute(callSlotsDecider, scope, { type: 'SetCallSlotLimit', data: { scope, limit } }, ctx, {
+      accountId,
+    });
+  }
+
+  async accountLimit(accountId: string): Promise<{ limit: number; live: number; own: boolean }> {
+    const { state } = await this.exec.load(callSlotsDecider, callSlotsStream('account', accountId));
+    return { limit: state.limit ?? this.limits.perAccount, live: state.live.size, own: state.limit !== null };
+  }
+
+  private async take(
+    ctx: RequestContext,
+    stream: string,
+    callId: string,
+    o: { limit: number; code: 'CALL_CONCURRENCY_LIMIT' | 'NUMBER_CALL_LIMIT'; message: string },
+  ): Promise<void> {
+    await this.exec.execute(callSlotsDecider, stream, { type: 'ReserveCallSlot', data: { scope: stream, callId, ...o } }, ctx);
+  }
+
+  private async releaseOne(ctx: RequestContext, stream: string, callId: string): Promise<void> {
+    await this.exec.execute(callSlotsDecider, stream, { type: 'ReleaseCallSlot', data: { scope: stream, callId } }, ctx);
+  }
+}

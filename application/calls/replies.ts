@@ -1,0 +1,176 @@
+import type { AnsweredBy, ModelTier } from '../../domain/call/call.js';
+import { parseVoiceReply, takeSentences } from '../../domain/call/voice-reply.js';
+import type { ClockPort } from '../ports/clock.port.js';
+import { buildEnvelope } from '../webhooks/envelope.js';
+import type { WebhookQueries, WebhookSecretsPort } from '../webhooks/webhook.port.js';
+import type { ChatMessage, LanguageModelPort } from './language-model.port.js';
+import type { VoiceWebhookPort } from './voice-webhook.port.js';
+import { VoiceWebhookError } from './voice-webhook.port.js';
+
+/** What a reply source produces for one caller turn, in order (docs/calls.md#turns). */
+export type ReplyEvent =
+  /** the first byte of the answer (the webhook's status line, the model's first token) */
+  | Readonly<{ kind: 'first-byte' }>
+  | Readonly<{ kind: 'speech'; text: string }>
+  | Readonly<{ kind: 'action'; action: 'transfer' | 'end_call' }>
+  | Readonly<{ kind: 'digits'; digits: string }>;
+
+export type HistoryEntry = Readonly<{ id: string; role: 'agent' | 'user'; content: string; at: string }>;
+
+export type TurnInput = Readonly<{
+  callerTurnId: string;
+  transcript: string;
+  confidence: number;
+  /** the call so far, oldest first, without this turn */
+  history: readonly HistoryEntry[];
+  answeredBy: AnsweredBy | null;
+  /** the first caller turn of the call (the webhook's `data` then carries `answeredBy`) */
+  first: boolean;
+}>;
+
+/** Why a turn has no reply; the turn is silent and records it. */
+export class SilentTurn extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'SilentTurn';
+  }
+}
+
+export interface ReplySource {
+  /** Streams the reply; throws `SilentTurn` when there is none. Stops promptly when `signal` aborts. */
+  reply(input: TurnInput, signal: AbortSignal): AsyncIterable<ReplyEvent>;
+}
+
+export type CallFacts = Readonly<{
+  callId: string;
+  accountId: string;
+  agentId: string | null;
+  numberId: string | null;
+  from: string;
+  to: string;
+  direction: 'inbound' | 'outbound' | 'web';
+}>;
+
+/**
+ * Webhook mode (docs/calls.md#webhook-mode): each caller turn is an `agent.message` on channel `voice`, signed like
+ * every delivery and sent to the agent's own webhook, else the account's. The answer is read as it streams.
+ */
+export class WebhookReplies implements ReplySource {
+  constructor(
+    private readonly call: CallFacts,
+    private readonly deps: Readonly<{
+      webhooks: WebhookQueries;
+      secrets: WebhookSecretsPort;
+      client: VoiceWebhookPort;
+      clock: ClockPort;
+      /** an id for `X-Webhook-ID`, stable for the turn */
+      webhookIdOf: (callerTurnId: string) => string;
+    }>,
+  ) {}
+
+  async *reply(input: TurnInput, signal: AbortSignal): AsyncIterable<ReplyEvent> {
+    const { webhooks } = this.deps;
+    const c = this.call;
+    const hook = (c.agentId ? await webhooks.ofAgent(c.accountId, c.agentId) : null) ?? (await webhooks.master(c.accountId));
+    if (!hook) throw new SilentTurn('no webhook is configured for this agent or account');
+    if (hook.status === 'disabled') throw new SilentTurn('the webhook is disabled');
+    const now = this.deps.clock.now();
+    const body = buildEnvelope({
+      event: 'agent.message',
+      channel: 'voice',
+      timestamp: now.toISOString(),
+      agentId: c.agentId,
+      data: {
+        callId: c.callId,
+        turnId: input.callerTurnId,
+        numberId: c.numberId,
+        from: c.from,
+        to: c.to,
+        status: 'in-progress',
+        transcript: input.transcript,
+        confidence: input.confidence,
+        direction: c.direction,
+        ...(input.first ? { answeredBy: input.answeredBy } : {}),
+      },
+      conversationState: null,
+      recentHistory: input.history.map((h) => ({
+        messageId: h.id,
+        content: h.content,
+        direction: h.role === 'user' ? 'inbound' : 'outbound',
+        channel: 'voice',
+        at: h.at,
+      })),
+      contextLimit: hook.contextLimit,
+    });
+    let answer: Awaited<ReturnType<VoiceWebhookPort['post']>>;
+    try {
+      answer = await this.deps.client.post({
+        url: hook.url,
+        secret: this.deps.secrets.open(hook.secret),
+        webhookId: this.deps.webhookIdOf(input.callerTurnId),
+        timestamp: Math.floor(now.getTime() / 1000),
+        body,
+        firstByteTimeoutMs: hook.timeout * 1000,
+        signal,
+      });
+    } catch (err) {
+      throw silentFrom(err);
+    }
+    yield { kind: 'first-byte' };
+    try {
+      for await (const v of answer.objects) {
+        const r = parseVoiceReply(v);
+        if ('error' in r) throw new SilentTurn(`the webhook's answer is not a voice reply: ${r.error}`);
+        if (r.text !== null) yield { kind: 'speech', text: r.text };
+        if (r.digits !== null) yield { kind: 'digits', digits: r.digits };
+        if (r.action !== null) yield { kind: 'action', action: r.action };
+      }
+    } catch (err) {
+      throw silentFrom(err);
+    }
+  }
+}
+
+const silentFrom = (err: unknown): Error => {
+  if (err instanceof SilentTurn) return err;
+  if (err instanceof VoiceWebhookError) {
+    if (err.kind === 'timeout') return new SilentTurn(`webhook_timeout: ${err.message}`);
+    return new SilentTurn(`webhook_error: ${err.message}`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+};
+
+/**
+ * Hosted mode (docs/calls.md#hosted-mode): the built-in language model answers from the call's system prompt; its
+ * tokens are spoken sentence by sentence as they stream.
+ */
+export class ModelReplies implements ReplySource {
+  constructor(private readonly o: Readonly<{ model: LanguageModelPort; tier: ModelTier; systemPrompt: string }>) {}
+
+  async *reply(input: TurnInput, signal: AbortSignal): AsyncIterable<ReplyEvent> {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: this.o.systemPrompt },
+      ...input.history.map((h): ChatMessage => ({ role: h.role === 'user' ? 'user' : 'assistant', content: h.content })),
+      { role: 'user', content: input.transcript },
+    ];
+    let first = true;
+    let buffer = '';
+    try {
+      for await (const fragment of this.o.model.stream({ tier: this.o.tier, messages, signal })) {
+        if (first) {
+          first = false;
+          yield { kind: 'first-byte' };
+        }
+        buffer += fragment;
+        const { sentences, rest } = takeSentences(buffer);
+        buffer = rest;
+        for (const s of sentences) yield { kind: 'speech', text: s };
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      throw new SilentTurn(`model_error: ${(err as Error).message}`);
+    }
+    if (buffer.trim()) yield { kind: 'speech', text: buffer.trim() };
+    if (first) throw new SilentTurn('model_error: the model answered nothing');
+  }
+}

@@ -1,0 +1,288 @@
+import { DomainError } from '../shared/errors.js';
+import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
+import type {
+  AgentTurnSource,
+  AnsweredBy,
+  CallDirection,
+  CallSettings,
+  DisconnectionReason,
+  TranscriptEntry,
+  TurnAction,
+  TurnLatency,
+} from './call.js';
+import { summarize } from './summary.js';
+
+/** Who the call is with and where it runs: fixed when it is placed. */
+export type CallParties = Readonly<{
+  callId: string;
+  accountId: string;
+  direction: CallDirection;
+  agentId: string | null;
+  /** the platform's number on the call (null for web calls) */
+  numberId: string | null;
+  from: string;
+  to: string;
+}>;
+
+type Id = { callId: string };
+
+export type CallCommand =
+  | Command<'PlaceCall', CallParties & { settings: CallSettings }>
+  | Command<'RecordRinging', Id>
+  | Command<'RecordAnswer', Id & { answeredBy: AnsweredBy; engineCallId: string }>
+  | Command<'RecordCallerTurn', Id & { turnId: string; transcript: string; confidence: number; startedAt: string; endedAt: string }>
+  | Command<
+      'RecordAgentTurn',
+      Id & {
+        turnId: string;
+        source: AgentTurnSource;
+        /** everything the agent meant to say */
+        text: string;
+        /** what the far end actually heard (less than `text` when interrupted) */
+        spoken: string;
+        interrupted: boolean;
+        /** the caller turn this answers */
+        replyTo: string | null;
+        /** why nothing was said (no answer in time, a failing webhook, …) */
+        silentReason: string | null;
+        latency: TurnLatency | null;
+        /** what the reply asked for besides speech (transfer, digits, hang up) and how it went */
+        actions: readonly TurnAction[];
+        startedAt: string;
+        endedAt: string;
+      }
+    >
+  | Command<'RecordDigitsSent', Id & { digits: string }>
+  | Command<'RecordTransfer', Id & { to: string }>
+  | Command<'RecordBridge', Id & { sipUri: string; failed: readonly { sipUri: string; error: string }[] }>
+  /** the call is over: answered calls complete, unanswered ones fail */
+  | Command<'EndCall', Id & { reason: DisconnectionReason; detail: string | null }>
+  | Command<'RecordRecording', Id & { durationMs: number }>;
+
+export type CallEndedData = CallParties & {
+  status: 'completed';
+  reason: DisconnectionReason;
+  detail: string | null;
+  answeredBy: AnsweredBy | null;
+  startedAt: string;
+  answeredAt: string;
+  endedAt: string;
+  durationSeconds: number;
+  /** the whole conversation as heard (interrupted agent turns as far as they were spoken) */
+  transcript: TranscriptEntry[];
+  summary: string;
+  userSentiment: string;
+  callSuccessful: boolean;
+  recording: boolean;
+};
+export type CallFailedData = CallParties & {
+  status: 'failed';
+  reason: DisconnectionReason;
+  detail: string | null;
+  startedAt: string;
+  endedAt: string;
+};
+
+export type CallEvent =
+  | Event<'CallPlaced', CallParties & { settings: CallSettings; placedAt: string }>
+  | Event<'CallRinging', Id & { at: string }>
+  | Event<'CallAnswered', Id & { answeredBy: AnsweredBy; engineCallId: string; at: string }>
+  | Event<'CallerTurnRecorded', Id & { turnId: string; transcript: string; confidence: number; startedAt: string; endedAt: string }>
+  | Event<
+      'AgentTurnRecorded',
+      Id & {
+        turnId: string;
+        source: AgentTurnSource;
+        text: string;
+        spoken: string;
+        interrupted: boolean;
+        replyTo: string | null;
+        silentReason: string | null;
+        latency: TurnLatency | null;
+        actions: readonly TurnAction[];
+        startedAt: string;
+        endedAt: string;
+      }
+    >
+  | Event<'CallDigitsSent', Id & { digits: string; at: string }>
+  | Event<'CallTransferred', Id & { to: string; at: string }>
+  | Event<'CallBridged', Id & { sipUri: string; failed: { sipUri: string; error: string }[]; at: string }>
+  | Event<'CallEnded', CallEndedData>
+  | Event<'CallFailed', CallFailedData>
+  | Event<'CallRecordingAvailable', Id & { durationMs: number; at: string }>;
+
+export const callEventTypes = [
+  'CallPlaced',
+  'CallRinging',
+  'CallAnswered',
+  'CallerTurnRecorded',
+  'AgentTurnRecorded',
+  'CallDigitsSent',
+  'CallTransferred',
+  'CallBridged',
+  'CallEnded',
+  'CallFailed',
+  'CallRecordingAvailable',
+] as const satisfies readonly CallEvent['type'][];
+
+type Live = CallParties & {
+  settings: CallSettings;
+  placedAt: string;
+  phase: 'placed' | 'ringing' | 'answered';
+  answeredAt: string | null;
+  answeredBy: AnsweredBy | null;
+  transcript: TranscriptEntry[];
+  turnIds: ReadonlySet<string>;
+};
+
+export type CallState =
+  | { status: 'none' }
+  | ({ status: 'live' } & Live)
+  | ({ status: 'ended'; recording: boolean; recordingDone: boolean; turnIds: ReadonlySet<string> } & CallParties);
+
+const notFound = () => new DomainError('CALL_NOT_FOUND', 'Call not found');
+const notLive = () => new DomainError('CALL_NOT_LIVE', 'The call has ended');
+
+const seconds = (from: string, to: string) => Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000));
+
+const parties = (s: CallParties): CallParties => ({
+  callId: s.callId,
+  accountId: s.accountId,
+  direction: s.direction,
+  agentId: s.agentId,
+  numberId: s.numberId,
+  from: s.from,
+  to: s.to,
+});
+
+/**
+ * The call aggregate (docs/calls.md#the-call-record). Facts from the line (ringing, answer, turns, tones) are
+ * recorded as they happen; a write after the end is refused (`CALL_NOT_LIVE`) so the session that still holds
+ * the line learns that the call was ended elsewhere (the API, the sweeper) and hangs up. Repeating a turn id or an
+ * end is a no-op, so a session may retry a write whose outcome it did not see.
+ */
+export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
+  initialState: () => ({ status: 'none' }),
+
+  decide: (cmd, s) => {
+    const { now, accountId } = cmd.metadata;
+    if (cmd.type === 'PlaceCall') {
+      if (s.status !== 'none') {
+        if (s.accountId !== accountId) throw new DomainError('CONCURRENCY_CONFLICT', 'Call id already taken');
+        return [];
+      }
+      const { settings, ...p } = cmd.data;
+      return [{ type: 'CallPlaced', data: { ...p, accountId, settings, placedAt: now } }];
+    }
+    if (s.status === 'none' || s.accountId !== accountId) throw notFound();
+    const id = { callId: s.callId };
+    switch (cmd.type) {
+      case 'RecordRinging':
+        return s.status === 'live' && s.phase === 'placed' ? [{ type: 'CallRinging', data: { ...id, at: now } }] : [];
+      case 'RecordAnswer':
+        if (s.status !== 'live') throw notLive();
+        if (s.phase === 'answered') return [];
+        return [{ type: 'CallAnswered', data: { ...id, answeredBy: cmd.data.answeredBy, engineCallId: cmd.data.engineCallId, at: now } }];
+      case 'RecordCallerTurn':
+      case 'RecordAgentTurn':
+        if (s.turnIds.has(cmd.data.turnId)) return [];
+        if (s.status !== 'live') throw notLive();
+        return cmd.type === 'RecordCallerTurn'
+          ? [{ type: 'CallerTurnRecorded', data: { ...cmd.data, callId: s.callId } }]
+          : [{ type: 'AgentTurnRecorded', data: { ...cmd.data, callId: s.callId } }];
+      case 'RecordDigitsSent':
+        if (s.status !== 'live') throw notLive();
+        return [{ type: 'CallDigitsSent', data: { ...id, digits: cmd.data.digits, at: now } }];
+      case 'RecordTransfer':
+        if (s.status !== 'live') throw notLive();
+        return [{ type: 'CallTransferred', data: { ...id, to: cmd.data.to, at: now } }];
+      case 'RecordBridge':
+        if (s.status !== 'live') throw notLive();
+        return [{ type: 'CallBridged', data: { ...id, sipUri: cmd.data.sipUri, failed: [...cmd.data.failed], at: now } }];
+      case 'EndCall': {
+        if (s.status !== 'live') return [];
+        const { reason, detail } = cmd.data;
+        if (s.answeredAt === null) {
+          return [{ type: 'CallFailed', data: { ...parties(s), status: 'failed', reason, detail, startedAt: s.placedAt, endedAt: now } }];
+        }
+        const durationSeconds = seconds(s.answeredAt, now);
+        const summary = summarize({ direction: s.direction, answeredBy: s.answeredBy, reason, durationSeconds, transcript: s.transcript });
+        return [
+          {
+            type: 'CallEnded',
+            data: {
+              ...parties(s),
+              status: 'completed',
+              reason,
+              detail,
+              answeredBy: s.answeredBy,
+              startedAt: s.placedAt,
+              answeredAt: s.answeredAt,
+              endedAt: now,
+              durationSeconds,
+              transcript: s.transcript,
+              ...summary,
+              recording: s.settings.recording && s.transcript.length > 0,
+            },
+          },
+        ];
+      }
+      case 'RecordRecording':
+        if (s.status !== 'ended' || !s.recording) throw new DomainError('RECORDING_NOT_FOUND', 'This call has no recording');
+        return s.recordingDone ? [] : [{ type: 'CallRecordingAvailable', data: { ...id, durationMs: cmd.data.durationMs, at: now } }];
+      default:
+        return assertNever(cmd);
+    }
+  },
+
+  evolve: (s, e) => {
+    switch (e.type) {
+      case 'CallPlaced':
+        return {
+          status: 'live',
+          ...parties(e.data),
+          settings: e.data.settings,
+          placedAt: e.data.placedAt,
+          phase: 'placed',
+          answeredAt: null,
+          answeredBy: null,
+          transcript: [],
+          turnIds: new Set(),
+        };
+      case 'CallRinging':
+        return s.status === 'live' && s.phase === 'placed' ? { ...s, phase: 'ringing' } : s;
+      case 'CallAnswered':
+        return s.status === 'live' ? { ...s, phase: 'answered', answeredAt: e.data.at, answeredBy: e.data.answeredBy } : s;
+      case 'CallerTurnRecorded':
+        return s.status === 'live'
+          ? {
+              ...s,
+              transcript: [...s.transcript, { role: 'user', content: e.data.transcript }],
+              turnIds: new Set([...s.turnIds, e.data.turnId]),
+            }
+          : s;
+      case 'AgentTurnRecorded':
+        return s.status === 'live'
+          ? {
+              ...s,
+              transcript: e.data.spoken ? [...s.transcript, { role: 'agent', content: e.data.spoken }] : s.transcript,
+              turnIds: new Set([...s.turnIds, e.data.turnId]),
+            }
+          : s;
+      case 'CallEnded':
+        return s.status === 'live'
+          ? { status: 'ended', ...parties(s), recording: e.data.recording, recordingDone: false, turnIds: s.turnIds }
+          : s;
+      case 'CallFailed':
+        return s.status === 'live' ? { status: 'ended', ...parties(s), recording: false, recordingDone: false, turnIds: s.turnIds } : s;
+      case 'CallRecordingAvailable':
+        return s.status === 'ended' ? { ...s, recordingDone: true } : s;
+      case 'CallDigitsSent':
+      case 'CallTransferred':
+      case 'CallBridged':
+        return s;
+      default:
+        return s;
+    }
+  },
+};

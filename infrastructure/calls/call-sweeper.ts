@@ -1,0 +1,52 @@
+import type { CallHost, CallLeasesPort } from '../../application/calls/call-host.js';
+import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { IdsPort } from '../../application/ports/ids.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { IntervalWorker } from '../workers.js';
+import type { KyselyWebCallTokens } from './kysely-call-live.js';
+
+/**
+ * Ends calls nobody holds any more (docs/calls.md#how-a-call-ends): a call whose process stopped renewing its lease
+ * (`host_lost`), and a web call nobody joined before its token expired (`canceled`). The process on the line
+ * enforces the call's own limits (duration, silence); this is the backstop that makes every call reach a final state.
+ */
+export class CallSweeper extends IntervalWorker<number> {
+  readonly name = 'call-sweeper';
+
+  constructor(
+    private readonly deps: Readonly<{
+      host: CallHost;
+      leases: CallLeasesPort;
+      webTokens: KyselyWebCallTokens;
+      clock: ClockPort;
+      ids: IdsPort;
+    }>,
+    log: LoggerPort,
+    intervalMs: number,
+  ) {
+    super(log, intervalMs);
+  }
+
+  async runOnce(): Promise<number> {
+    const now = this.deps.clock.now();
+    const expired = await this.deps.leases.expired(now, 100);
+    let ended = 0;
+    for (const lease of expired) {
+      // a call this process holds is renewed by its own heartbeat; a lapse here is a slow heartbeat, not a lost host
+      if (this.deps.host.holds(lease.callId)) continue;
+      const ctx = { accountId: lease.accountId, requestId: null, correlationId: this.deps.ids.uuid(), actor: `system:${this.name}` };
+      const web = lease.hostId === 'web-pending';
+      await this.deps.host.end(
+        ctx,
+        lease.callId,
+        web ? 'canceled' : 'host_lost',
+        web ? 'the web call was not joined before its access token expired' : `its process (${lease.hostId}) stopped renewing the call`,
+      );
+      await this.deps.leases.drop(lease.callId);
+      ended++;
+    }
+    await this.deps.webTokens.purge(now);
+    if (ended) this.log.info({ ended }, 'call sweeper ended calls nobody held');
+    return ended;
+  }
+}

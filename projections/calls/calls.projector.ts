@@ -1,0 +1,251 @@
+import type { Kysely } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { AgentEvent } from '../../domain/agent/agent.decider.js';
+import type { CallEvent } from '../../domain/call/call.decider.js';
+import type { TurnAction, TurnLatency } from '../../domain/call/call.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
+import './tables.js';
+
+/** The list's `lastTranscriptSnippet` keeps at most this many characters of the latest words. */
+export const SNIPPET_LENGTH = 200;
+const snippet = (words: string) => (words.length > SNIPPET_LENGTH ? `${words.slice(0, SNIPPET_LENGTH - 1)}…` : words);
+
+/** The call's row, guarded: matches only while it reflects an older revision of the call's stream. */
+const call = (db: Kysely<ReadDb>, e: RecordedEvent<CallEvent>) =>
+  db.updateTable('calls').where('call_id', '=', e.data.callId).where('revision', '<', rowRevision(e));
+
+/** A fact that changes nothing shown but the call's latest activity. */
+const activity = async (db: Kysely<ReadDb>, e: RecordedEvent<Extract<CallEvent, { data: { at: string } }>>) => {
+  await call(db, e)
+    .set({ updated_at: e.data.at, last_activity_at: e.data.at, revision: rowRevision(e) })
+    .execute();
+};
+
+const ms = (v: number | null) => (v === null ? null : Math.round(v));
+const latencyColumns = (l: TurnLatency | null) => ({
+  request_ms: ms(l?.requestMs ?? null),
+  first_byte_ms: ms(l?.firstByteMs ?? null),
+  speech_start_ms: ms(l?.speechStartMs ?? null),
+});
+
+type Turn = Extract<CallEvent, { type: 'CallerTurnRecorded' | 'AgentTurnRecorded' }>;
+
+/**
+ * Records a turn: the call's row takes the next sequence number (guarded by the revision, so a replayed turn
+ * matches no row and inserts nothing), then the turn's row is written with it.
+ */
+async function turn(
+  db: Kysely<ReadDb>,
+  e: RecordedEvent<Turn>,
+  row: Readonly<{
+    role: 'user' | 'agent';
+    text: string;
+    spoken: string;
+    interrupted: boolean;
+    source: string | null;
+    confidence: number | null;
+    reply_to: string | null;
+    silent_reason: string | null;
+    latency: TurnLatency | null;
+    actions: readonly TurnAction[];
+  }>,
+) {
+  const d = e.data;
+  const moved = await call(db, e)
+    .set((eb) => ({
+      turn_count: eb('turn_count', '+', 1),
+      // a turn that said nothing leaves the latest words as they were
+      ...(row.spoken.trim() ? { last_transcript_snippet: snippet(row.spoken) } : {}),
+      updated_at: d.endedAt,
+      last_activity_at: d.endedAt,
+      revision: rowRevision(e),
+    }))
+    .returning(['turn_count', 'account_id'])
+    .executeTakeFirst();
+  if (!moved) return;
+  const { latency, actions, ...rest } = row;
+  await db
+    .insertInto('call_turns')
+    .values({
+      account_id: moved.account_id,
+      call_id: d.callId,
+      seq: moved.turn_count,
+      turn_id: d.turnId,
+      ...rest,
+      ...latencyColumns(latency),
+      actions: JSON.stringify(actions),
+      started_at: d.startedAt,
+      ended_at: d.endedAt,
+      revision: rowRevision(e),
+    })
+    .onConflict((oc) => oc.columns(['call_id', 'seq']).doNothing())
+    .execute();
+}
+
+type Handled = CallEvent | Extract<AgentEvent, { type: 'AgentDeleted' }>;
+
+/**
+ * Calls and their turns (docs/calls.md#the-call-record): one `calls` row per call, from placing to the
+ * recording, and one `call_turns` row per caller or agent turn. Every write to a call is guarded by the revision
+ * of the call's stream, so a replay changes nothing. A deleted agent's calls are kept with no agent.
+ */
+export const callsProjector = defineProjector<Handled>({
+  name: 'calls_v1',
+  tables: ['calls', 'call_turns'],
+  on: {
+    async CallPlaced(db, e) {
+      const d = e.data;
+      await db
+        .insertInto('calls')
+        .values({
+          account_id: d.accountId,
+          call_id: d.callId,
+          agent_id: d.agentId,
+          phone_number_id: d.numberId,
+          phone_number: d.direction === 'outbound' ? d.from : d.direction === 'inbound' ? d.to : null,
+          direction: d.direction,
+          from_number: d.from,
+          to_number: d.to,
+          status: 'in-progress',
+          started_at: d.placedAt,
+          ended_at: null,
+          duration_seconds: null,
+          disconnection_reason: null,
+          last_transcript_snippet: null,
+          recording_enabled: d.settings.recording,
+          created_at: d.placedAt,
+          updated_at: d.placedAt,
+          revision: rowRevision(e),
+          type: d.direction === 'web' ? 'web' : 'pstn',
+          mode: d.settings.mode,
+          phase: 'placed',
+          voice: d.settings.voice,
+          unknown_variables: JSON.stringify(d.settings.unknownVariables),
+          metadata: d.settings.metadata === null ? null : JSON.stringify(d.settings.metadata),
+          last_activity_at: d.placedAt,
+        })
+        .onConflict((oc) => oc.column('call_id').doNothing())
+        .execute();
+    },
+    async CallRinging(db, e) {
+      await call(db, e)
+        .set({ phase: 'ringing', updated_at: e.data.at, last_activity_at: e.data.at, revision: rowRevision(e) })
+        .execute();
+    },
+    async CallAnswered(db, e) {
+      const d = e.data;
+      await call(db, e)
+        .set({
+          phase: 'answered',
+          answered_at: d.at,
+          answered_by: d.answeredBy,
+          engine_call_id: d.engineCallId,
+          updated_at: d.at,
+          last_activity_at: d.at,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
+    CallerTurnRecorded: (db, e) =>
+      turn(db, e, {
+        role: 'user',
+        text: e.data.transcript,
+        spoken: e.data.transcript,
+        interrupted: false,
+        source: null,
+        confidence: e.data.confidence,
+        reply_to: null,
+        silent_reason: null,
+        latency: null,
+        actions: [],
+      }),
+    AgentTurnRecorded: (db, e) =>
+      turn(db, e, {
+        role: 'agent',
+        text: e.data.text,
+        spoken: e.data.spoken,
+        interrupted: e.data.interrupted,
+        source: e.data.source,
+        confidence: null,
+        reply_to: e.data.replyTo,
+        silent_reason: e.data.silentReason,
+        latency: e.data.latency,
+        actions: e.data.actions,
+      }),
+    CallDigitsSent: activity,
+    async CallTransferred(db, e) {
+      await call(db, e)
+        .set({ transferred_to: e.data.to, updated_at: e.data.at, last_activity_at: e.data.at, revision: rowRevision(e) })
+        .execute();
+    },
+    async CallBridged(db, e) {
+      await call(db, e)
+        .set({
+          sip_uri: e.data.sipUri,
+          sip_failures: JSON.stringify(e.data.failed),
+          updated_at: e.data.at,
+          last_activity_at: e.data.at,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
+    async CallEnded(db, e) {
+      const d = e.data;
+      await call(db, e)
+        .set({
+          status: 'completed',
+          phase: 'ended',
+          ended_at: d.endedAt,
+          duration_seconds: d.durationSeconds,
+          disconnection_reason: d.reason,
+          disconnection_detail: d.detail,
+          answered_at: d.answeredAt,
+          answered_by: d.answeredBy,
+          summary: d.summary,
+          user_sentiment: d.userSentiment,
+          call_successful: d.callSuccessful,
+          recording: d.recording,
+          updated_at: d.endedAt,
+          last_activity_at: d.endedAt,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
+    async CallFailed(db, e) {
+      const d = e.data;
+      await call(db, e)
+        .set({
+          status: 'failed',
+          phase: 'ended',
+          ended_at: d.endedAt,
+          duration_seconds: 0,
+          disconnection_reason: d.reason,
+          disconnection_detail: d.detail,
+          updated_at: d.endedAt,
+          last_activity_at: d.endedAt,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
+    async CallRecordingAvailable(db, e) {
+      await call(db, e)
+        .set({
+          recording_available: true,
+          recording_duration_ms: Math.round(e.data.durationMs),
+          updated_at: e.data.at,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
+    async AgentDeleted(db, e) {
+      // the spec keeps a deleted agent's calls and clears their agent; setting null twice is the same
+      await db
+        .updateTable('calls')
+        .set({ agent_id: null })
+        .where('account_id', '=', e.data.accountId)
+        .where('agent_id', '=', e.data.agentId)
+        .execute();
+    },
+  },
+});
