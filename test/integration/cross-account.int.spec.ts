@@ -21,6 +21,18 @@ const factories: Record<string, Factory> = {
     (await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', areaCode: '415' } })).body.id,
   trunk_id: async (app, o) =>
     (await app.call('POST', '/v1/sip-trunks', { key: o.apiKey, headers: o.headers, body: { name: 'B trunk' } })).body.id,
+  /** a real call to the sandbox's silent far end, which stays live until the app closes */
+  call_id: async (app, o) => {
+    const agent = (await app.call('POST', '/v1/agents', { key: o.apiKey, headers: o.headers, body: { name: 'B caller' } })).body;
+    await app.call('POST', '/v1/numbers', { key: o.apiKey, headers: o.headers, body: { country: 'US', agentId: agent.id } });
+    const r = await app.call('POST', '/v1/calls', {
+      key: o.apiKey,
+      headers: o.headers,
+      body: { agentId: agent.id, toNumber: '+16465550160' },
+    });
+    if (r.status !== 200) throw new Error(`call: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.id;
+  },
   message_id: async (app, o) => (await textOf(app, o)).id,
   conversation_id: async (app, o) => (await textOf(app, o)).conversation_id,
   contact_id: async (app, o) =>
@@ -66,6 +78,7 @@ const bodies: Record<string, unknown> = {
   'PATCH /v1/contacts/{contact_id}': { name: 'stolen' },
   'POST /v1/messages/{message_id}/reactions': { reaction: '👍' },
   'PATCH /v1/conversations/{conversation_id}': { conversationState: { stolen: true } },
+  'PUT /v1/sub-accounts/{sub_account_id}/call-limit': { maxConcurrentCalls: 1 },
 };
 
 type Operation = { method: string; path: string; params: string[] };
