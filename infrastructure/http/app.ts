@@ -65,8 +65,9 @@ export function buildApp(d: AppDeps): Express {
 
   const v1 = Router();
   const authFailures = new FailureLimiter({ maxFailures: d.authFailuresPerClient, windowSeconds: d.throttle.windowSeconds, now: d.now });
+  // the API-key audience: /v1, and the public API's paths outside it (the recording add-on's /credits/recording…)
   v1.use(
-    '/v1',
+    ['/v1', '/credits'],
     authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures),
     throttle({ ...d.throttle, now: d.now }),
   );

@@ -6,7 +6,7 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m085 from '../db/migrations/085-recording-addon.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { intoV1, mountRecordingAddOnRoutes } from './recording-addon.routes.js';
+import { recordingAddOnRoutes } from './recording-addon.routes.js';
 import { RecordingAddOnRenewalWorker } from './recording-addon-renewal.worker.js';
 import { RECORDING_ADDON } from './tokens.js';
 
@@ -29,10 +29,8 @@ export const recordingAddOn = {
     );
   },
   routes: {
-    v1: (api, r) => mountRecordingAddOnRoutes(api, { commands: r(RECORDING_ADDON.Commands) }),
-    public: (api) => {
-      api.router.use(intoV1);
-    },
+    // at the documented /credits/recording… paths, behind the API key like /v1 (infrastructure/http/app.ts)
+    v1: (api, r) => recordingAddOnRoutes(api, { commands: r(RECORDING_ADDON.Commands) }),
   },
   projectors: [recordingAddOnProjector],
   workers: (r, cfg) => [

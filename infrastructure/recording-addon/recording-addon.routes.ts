@@ -1,6 +1,5 @@
-import { type RequestHandler, Router } from 'express';
 import type { RecordingAddOnCommands } from '../../application/recording-addon/recording-addon-commands.js';
-import { Api } from '../http/api.js';
+import type { Api } from '../http/api.js';
 import { z } from '../http/openapi.js';
 
 /** The documented path of the add-on (the public API's `POST /credits/recording/enable`). */
@@ -53,24 +52,3 @@ export function recordingAddOnRoutes(api: Api, { commands }: { commands: Recordi
     handler: ({ ctx }) => commands.disable(ctx),
   });
 }
-
-/**
- * Serves the routes at their documented paths, which sit outside /v1, behind the API key. The key check, the
- * `X-Sub-Account-Id` rule and the throttle of the API-key audience are mounted on `/v1` only
- * (infrastructure/http/app.ts); rather than a second copy of them (with its own failure and throttle counts), the
- * routes are declared, and documented, at `/credits/recording…` on a router mounted under `/v1`, and `intoV1`
- * (on the public router, which runs first) moves a request for `/credits/recording…` there. The same operations
- * answer under `/v1/credits/recording…` too.
- */
-export function mountRecordingAddOnRoutes(v1: Api, deps: { commands: RecordingAddOnCommands }): void {
-  const credits = Router();
-  recordingAddOnRoutes(new Api(credits, v1.registry), deps);
-  v1.router.use('/v1', credits);
-}
-
-const DOCUMENTED = /^\/credits\/recording(?=[/?]|$)/i;
-
-export const intoV1: RequestHandler = (req, _res, next) => {
-  if (DOCUMENTED.test(req.url)) req.url = `/v1${req.url}`;
-  next();
-};
