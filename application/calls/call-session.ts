@@ -202,6 +202,7 @@ export class CallSession implements LegListener {
     // speech that was still playing when the line went: what was heard so far is what was said
     if (this.agentSpeaking()) this.cut();
     for (const t of this.turns.values()) {
+      if (t.generating && t.pieces.length === 0 && t.silentReason === null) t.silentReason = 'the call ended before the reply was spoken';
       t.abort.abort();
       t.generating = false;
       t.pending.clear();

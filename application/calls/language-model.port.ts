@@ -1,6 +1,6 @@
 /**
  * The built-in language model of hosted mode (docs/calls.md#hosted-mode). An OpenAI-compatible chat-completions
- * adapter serves production; the sandbox model is offline and deterministic (docs/sandbox.md#language-model).
+ * adapter serves production; the sandbox model is offline and deterministic (docs/language-model.md#the-sandbox-model).
  */
 export type ModelTier = 'turbo' | 'balanced' | 'max';
 

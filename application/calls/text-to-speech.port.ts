@@ -1,5 +1,5 @@
 /**
- * Speech synthesis (docs/calls.md#speech): renders text as audio for recordings (and the web calls' audio).
+ * Speech synthesis (docs/speech.md): renders text as audio for recordings (and the web calls' audio).
  * Adapters: Debian's espeak-ng, offline; an OpenAI-compatible `/v1/audio/speech` endpoint.
  */
 export type Pcm = Readonly<{

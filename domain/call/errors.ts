@@ -4,8 +4,6 @@ declare module '../shared/errors.js' {
     CALL_NOT_FOUND: true;
     /** a write to a call that has already ended (the session that held it hangs up) */
     CALL_NOT_LIVE: true;
-    /** the agent cannot place this call (no number, number not the agent's, …) */
-    CALL_NOT_ALLOWED: true;
     /** outbound calls over the account's (or sub-account's) concurrency cap: 429, plain, no Retry-After */
     CALL_CONCURRENCY_LIMIT: true;
     /** the number is at its limit of live calls: 409, plain */
@@ -16,7 +14,6 @@ declare module '../shared/errors.js' {
 export type CallErrorCode =
   | 'CALL_NOT_FOUND'
   | 'CALL_NOT_LIVE'
-  | 'CALL_NOT_ALLOWED'
   | 'CALL_CONCURRENCY_LIMIT'
   | 'NUMBER_CALL_LIMIT'
   | 'RECORDING_NOT_FOUND';

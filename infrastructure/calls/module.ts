@@ -170,7 +170,6 @@ export const calls = {
   migrations: { '080-calls': m080, '089-call-leases': m089 },
   errors: {
     CALL_NOT_LIVE: { ...httpError.conflict, fix: 'The call has already ended; GET /v1/calls/{id} shows how.' },
-    CALL_NOT_ALLOWED: { ...httpError.unprocessable, fix: 'Check the agent and its numbers.' },
     CALL_CONCURRENCY_LIMIT: {
       status: 429,
       shape: 'plain',
