@@ -136,7 +136,13 @@ export class CallHost {
       },
     });
     this.sessions.set(plan.callId, { session, plan });
-    await this.deps.leases.hold([{ callId: plan.callId, accountId: plan.accountId }], this.deps.hostId, this.leaseUntil());
+    try {
+      await this.deps.leases.hold([{ callId: plan.callId, accountId: plan.accountId }], this.deps.hostId, this.leaseUntil());
+    } catch (err) {
+      // a call nobody could ever sweep must not go on the line: it ends now and gives its slots back
+      await session.hangup('host_lost', 'the call could not be leased to this process');
+      throw err;
+    }
     this.beat();
     return session;
   }

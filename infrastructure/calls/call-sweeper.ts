@@ -2,6 +2,7 @@ import type { CallHost, CallLeasesPort } from '../../application/calls/call-host
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { DomainError } from '../../domain/shared/errors.js';
 import { IntervalWorker } from '../workers.js';
 import type { KyselyWebCallTokens } from './kysely-call-live.js';
 
@@ -36,12 +37,24 @@ export class CallSweeper extends IntervalWorker<number> {
       if (this.deps.host.holds(lease.callId)) continue;
       const ctx = { accountId: lease.accountId, requestId: null, correlationId: this.deps.ids.uuid(), actor: `system:${this.name}` };
       const web = lease.hostId === 'web-pending';
-      await this.deps.host.end(
-        ctx,
-        lease.callId,
-        web ? 'canceled' : 'host_lost',
-        web ? 'the web call was not joined before its access token expired' : `its process (${lease.hostId}) stopped renewing the call`,
-      );
+      try {
+        await this.deps.host.end(
+          ctx,
+          lease.callId,
+          web ? 'canceled' : 'host_lost',
+          web ? 'the web call was not joined before its access token expired' : `its process (${lease.hostId}) stopped renewing the call`,
+        );
+      } catch (err) {
+        // one lease that cannot be ended must not hold up the others behind it (they come oldest first)
+        if (!(err instanceof DomainError && err.code === 'CALL_NOT_FOUND')) {
+          this.log.warn({ err, callId: lease.callId }, 'call sweeper could not end a call; it tries again on the next pass');
+          continue;
+        }
+        // no such call of that account: there is nothing to end, only the lease to forget
+        this.log.warn({ callId: lease.callId, accountId: lease.accountId }, 'call sweeper dropped the lease of a call that does not exist');
+        await this.deps.leases.drop(lease.callId);
+        continue;
+      }
       await this.deps.leases.drop(lease.callId);
       ended++;
     }

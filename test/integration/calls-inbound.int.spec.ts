@@ -1,0 +1,314 @@
+import { expect } from 'chai';
+import { orderSipUris } from '../../application/calls/call-commands.js';
+import { callStream } from '../../domain/call/call.js';
+import { endedCall, FAST_VOICE_ENV, farEnd, type VoiceLine, type VoiceReceiver, voiceLine, voiceReceiver } from '../support/calls.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
+import { eventually } from '../support/numbers.js';
+
+/** A driven caller (no persona: it speaks only through the sandbox API), docs/sandbox.md#voice. */
+const CALLER = '+13125550142';
+
+describe('inbound calls (docs/sandbox.md#voice, docs/calls.md)', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let line: VoiceLine;
+  let rx: VoiceReceiver;
+  const GREETING = 'Thanks for calling Acme Dental.';
+
+  before(async () => {
+    app = await startTestApp(FAST_VOICE_ENV);
+    line = await voiceLine(app, { beginMessage: GREETING }, 'Inbound test');
+    rx = await voiceReceiver((t) => ({ json: { text: `You said ${t.body.data.transcript}` } }));
+    const hook = await app.call('POST', `/v1/agents/${line.agentId}/webhook`, { key: line.key, body: { url: rx.url } });
+    expect(hook.status).to.equal(200);
+  });
+  after(async () => {
+    await rx?.close();
+    await app?.close();
+  });
+
+  const ring = (from: string, to: string) => app.call('POST', '/sandbox/calls/inbound', { key: ADMIN_TOKEN, body: { from, to } });
+  const say = (callId: string, text: string) => app.call('POST', `/sandbox/calls/${callId}/say`, { key: ADMIN_TOKEN, body: { text } });
+  const hangup = (callId: string) => app.call('POST', `/sandbox/calls/${callId}/hangup`, { key: ADMIN_TOKEN });
+  /** the far end's view once `done` holds */
+  const farEndWhen = (callId: string, done: (v: any) => boolean, what: string) =>
+    eventually(async () => {
+      const v = await farEnd(app, callId);
+      return done(v) ? v : undefined;
+    }, what);
+  /** every call ever placed on a number, straight from the event log (not a read model that may lag) */
+  const placedTo = async (phoneNumber: string) =>
+    (await app.rt.store.readAll({ filter: { eventTypes: ['CallPlaced'] }, maxCount: 100_000 })).filter(
+      (e) => (e.data as { to: string }).to === phoneNumber,
+    );
+
+  describe('to a number whose agent has a webhook', () => {
+    let callId: string;
+
+    it('answers, speaks the greeting, sends the caller turn to the webhook as inbound, speaks the reply and completes on hangup', async () => {
+      const r = await ring(CALLER, line.phoneNumber);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.callId).to.match(/^call_/);
+      expect(r.body.engineCallId).to.match(/^CA/);
+      callId = r.body.callId;
+
+      const live = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
+      expect(live.status).to.equal(200);
+      expect(live.body).to.include({
+        direction: 'inbound',
+        type: 'pstn',
+        status: 'in-progress',
+        agentId: line.agentId,
+        phoneNumberId: line.numberId,
+        phoneNumber: line.phoneNumber,
+        fromNumber: CALLER,
+        toNumber: line.phoneNumber,
+        mode: 'webhook',
+      });
+
+      const greeted = await farEndWhen(callId, (v) => v.agentSpeech.some((s: any) => s.state === 'finished'), 'the greeting heard');
+      expect(greeted).to.include({ direction: 'inbound', persona: 'driven', from: CALLER, to: line.phoneNumber, status: 'answered' });
+      expect(greeted.agentSpeech.map((s: any) => [s.text, s.heard, s.state])).to.deep.equal([[GREETING, GREETING, 'finished']]);
+
+      const before = rx.turns.length;
+      expect((await say(callId, 'I would like to move my appointment.')).status).to.equal(200);
+      const heard = await farEndWhen(
+        callId,
+        (v) => v.agentSpeech.length === 2 && v.agentSpeech[1].state === 'finished',
+        'the reply heard by the caller',
+      );
+      expect(heard.agentSpeech[1]).to.include({
+        text: 'You said I would like to move my appointment.',
+        heard: 'You said I would like to move my appointment.',
+      });
+      expect(heard.farEndSpeech.map((s: any) => s.text)).to.deep.equal(['I would like to move my appointment.']);
+
+      expect(rx.turns.length).to.equal(before + 1);
+      const turn = rx.turns[before]!.body;
+      expect(turn.event).to.equal('agent.message');
+      expect(turn.channel).to.equal('voice');
+      expect(turn.agentId).to.equal(line.agentId);
+      expect(turn.data).to.include({
+        callId,
+        direction: 'inbound',
+        from: CALLER,
+        to: line.phoneNumber,
+        numberId: line.numberId,
+        transcript: 'I would like to move my appointment.',
+        status: 'in-progress',
+      });
+
+      // the agent's reply is recorded before the caller hangs up: hang up only once it is in the record
+      await eventually(async () => {
+        const c = (await app.call('GET', `/v1/calls/${callId}`, { key: line.key })).body;
+        return c.turns?.length === 3;
+      }, 'the reply recorded');
+      expect((await hangup(callId)).status).to.equal(200);
+      const c = await endedCall(app, line.key, callId);
+      expect(c).to.include({ status: 'completed', disconnectionReason: 'user_hangup', direction: 'inbound', answeredBy: 'human' });
+      expect(c.turns.map((t: any) => [t.role, t.content])).to.deep.equal([
+        ['agent', GREETING],
+        ['user', 'I would like to move my appointment.'],
+        ['agent', 'You said I would like to move my appointment.'],
+      ]);
+      expect(c.turns[0].source).to.equal('greeting');
+      expect(c.turns[2]).to.include({ source: 'webhook', replyTo: c.turns[1].id });
+      const after = await farEnd(app, callId);
+      expect(after).to.include({ status: 'ended', endReason: 'remote_hangup' });
+    });
+
+    it("lists the call in the number's and the agent's calls", async () => {
+      const ofNumber = await app.call('GET', `/v1/numbers/${line.numberId}/calls`, { key: line.key });
+      expect(ofNumber.status).to.equal(200);
+      expect(ofNumber.body.data.map((c: any) => c.id)).to.include(callId);
+      expect(ofNumber.body.data.find((c: any) => c.id === callId)).to.include({
+        direction: 'inbound',
+        status: 'completed',
+        fromNumber: CALLER,
+        toNumber: line.phoneNumber,
+      });
+      const ofAgent = await app.call('GET', `/v1/agents/${line.agentId}/calls`, { key: line.key });
+      expect(ofAgent.status).to.equal(200);
+      expect(ofAgent.body.data.map((c: any) => c.id)).to.include(callId);
+      const inbound = await app.call('GET', '/v1/calls?direction=inbound', { key: line.key });
+      expect(inbound.body.data.map((c: any) => c.id)).to.deep.equal([callId]);
+    });
+
+    it('refuses say and hangup on the ended call (409 SANDBOX_CALL_NOT_CONNECTED)', async () => {
+      const r = await say(callId, 'Hello?');
+      expect(r.status).to.equal(409);
+      expect(r.body.error.code).to.equal('SANDBOX_CALL_NOT_CONNECTED');
+      expect((await hangup(callId)).status).to.equal(409);
+    });
+  });
+
+  describe('refusals', () => {
+    it('refuses a call to a number that no agent answers (409) and records nothing', async () => {
+      const n = await app.call('POST', '/v1/numbers', { key: line.key, body: { country: 'US' } });
+      expect(n.status).to.equal(200);
+      expect(n.body.agentId ?? null).to.equal(null);
+      const r = await ring(CALLER, n.body.phoneNumber);
+      expect(r.status).to.equal(409);
+      expect(r.body.error.code).to.equal('SANDBOX_CALL_REFUSED');
+      expect(r.body.error.message).to.contain('no agent answers');
+      expect(await placedTo(n.body.phoneNumber)).to.deep.equal([]);
+      expect((await app.call('GET', `/v1/numbers/${n.body.id}/calls`, { key: line.key })).body.data).to.deep.equal([]);
+    });
+
+    it('refuses a call to a number once its agent was detached, and records nothing', async () => {
+      const n = await app.call('POST', '/v1/numbers', { key: line.key, body: { country: 'US', agentId: line.agentId } });
+      expect(n.status).to.equal(200);
+      const detached = await app.call('DELETE', `/v1/agents/${line.agentId}/numbers/${n.body.id}`, { key: line.key });
+      expect(detached.status, JSON.stringify(detached.body)).to.equal(200);
+      const r = await ring(CALLER, n.body.phoneNumber);
+      expect(r.status).to.equal(409);
+      expect(r.body.error.code).to.equal('SANDBOX_CALL_REFUSED');
+      expect(await placedTo(n.body.phoneNumber)).to.deep.equal([]);
+    });
+
+    it('refuses a call to a number that is not the platform’s (409)', async () => {
+      const r = await ring(CALLER, '+13125550999');
+      expect(r.status).to.equal(409);
+      expect(r.body.error.code).to.equal('SANDBOX_CALL_REFUSED');
+      expect(r.body.error.message).to.contain('+13125550999');
+      expect(await placedTo('+13125550999')).to.deep.equal([]);
+    });
+  });
+
+  describe('to a number routed to a SIP trunk (docs/numbers.md#sip-trunks)', () => {
+    /** a number of the account with no agent, routed to a new trunk with these origination URIs */
+    async function routedNumber(uris: { sip_uri: string; priority?: number; weight?: number }[]) {
+      const t = await app.call('POST', '/v1/sip-trunks', { key: line.key, body: { name: 'PBX', origination: { uris } } });
+      expect(t.status, JSON.stringify(t.body)).to.equal(200);
+      const n = await app.call('POST', '/v1/numbers', { key: line.key, body: { country: 'US' } });
+      expect(n.status).to.equal(200);
+      const routed = await app.call('PATCH', `/v1/numbers/${n.body.id}`, { key: line.key, body: { sipTrunkId: t.body.id } });
+      expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+      return { numberId: n.body.id as string, phoneNumber: n.body.phoneNumber as string };
+    }
+
+    it('bridges to the lowest priority first, fails over past a failing URI, and records which URI answered', async () => {
+      // listed out of order: the priority decides, not the list
+      const n = await routedNumber([
+        { sip_uri: 'sip:backup@pbx2.example.com', priority: 30 },
+        { sip_uri: 'sip:front@fail-pbx.example.com', priority: 1 },
+        { sip_uri: 'sip:desk@pbx.example.com', priority: 20 },
+      ]);
+      const r = await ring(CALLER, n.phoneNumber);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const { callId } = r.body;
+      const c = await eventually(async () => {
+        const got = (await app.call('GET', `/v1/calls/${callId}`, { key: line.key })).body;
+        return got.sipUri ? got : undefined;
+      }, 'the bridge recorded');
+      expect(c).to.include({ mode: 'sip', direction: 'inbound', status: 'in-progress', sipUri: 'sip:desk@pbx.example.com' });
+      expect(c.agentId).to.equal(null);
+      expect(c.sipFailures).to.deep.equal([
+        { sipUri: 'sip:front@fail-pbx.example.com', error: 'SIP 503 Service Unavailable from sip:front@fail-pbx.example.com' },
+      ]);
+      const view = await farEnd(app, callId);
+      expect(view.bridgedTo).to.equal('sip:desk@pbx.example.com');
+      expect(view.bridgeAttempts.map((a: any) => [a.sipUri, a.outcome])).to.deep.equal([
+        ['sip:front@fail-pbx.example.com', 'SIP 503 Service Unavailable'],
+        ['sip:desk@pbx.example.com', 'answered'],
+      ]);
+      // a bridged call is between the caller and the PBX: the agent says nothing
+      expect(view.agentSpeech).to.deep.equal([]);
+      const bridged = (await app.rt.store.readStream(callStream(callId))).filter((e) => e.type === 'CallBridged');
+      expect(bridged.map((e) => (e.data as { sipUri: string }).sipUri)).to.deep.equal(['sip:desk@pbx.example.com']);
+
+      expect((await hangup(callId)).status).to.equal(200);
+      const ended = await endedCall(app, line.key, callId);
+      expect(ended).to.include({ status: 'completed', disconnectionReason: 'user_hangup', sipUri: 'sip:desk@pbx.example.com' });
+      expect((await app.call('GET', `/v1/numbers/${n.numberId}/calls`, { key: line.key })).body.data.map((x: any) => x.id)).to.deep.equal([
+        callId,
+      ]);
+    });
+
+    it('ends the call sip_unreachable when every URI fails, naming each failure', async () => {
+      const n = await routedNumber([
+        { sip_uri: 'sip:a@fail1.example.com', priority: 1 },
+        { sip_uri: 'sip:b@unreachable.example.com', priority: 2 },
+      ]);
+      const r = await ring(CALLER, n.phoneNumber);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const c = await endedCall(app, line.key, r.body.callId);
+      expect(c.disconnectionReason).to.equal('sip_unreachable');
+      expect(c.sipUri).to.equal(null);
+      expect(c.disconnectionDetail).to.contain('sip:a@fail1.example.com: SIP 503 Service Unavailable');
+      expect(c.disconnectionDetail).to.contain('sip:b@unreachable.example.com: SIP 408 Request Timeout');
+      const view = await farEnd(app, r.body.callId);
+      expect(view.bridgedTo).to.equal(null);
+      expect(view.bridgeAttempts.map((a: any) => a.sipUri)).to.deep.equal(['sip:a@fail1.example.com', 'sip:b@unreachable.example.com']);
+      expect(view).to.include({ status: 'ended', endReason: 'local_hangup' });
+    });
+  });
+});
+
+describe('orderSipUris (docs/calls.md#sip-trunks)', () => {
+  const uri = (sipUri: string, priority: number, weight = 10) => ({ sipUri, priority, weight });
+  /** answers the given numbers in turn */
+  const draws = (...xs: number[]) => {
+    let i = 0;
+    return () => {
+      const x = xs[i++];
+      if (x === undefined) throw new Error('more draws than expected');
+      return x;
+    };
+  };
+  /** mulberry32: a small seeded generator, so the weighted choice is tested deterministically */
+  const seeded = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+
+  it('tries the lowest priority first, whatever the order listed', () => {
+    const order = orderSipUris([uri('sip:c@x', 30), uri('sip:a@x', 0), uri('sip:b@x', 20), uri('sip:d@x', 65535)], () => 0.5);
+    expect(order).to.deep.equal(['sip:a@x', 'sip:b@x', 'sip:c@x', 'sip:d@x']);
+  });
+
+  it('answers nothing for no URIs', () => {
+    expect(orderSipUris([], () => 0.5)).to.deep.equal([]);
+  });
+
+  it('within one priority, picks by weight: the draw falls in a URI’s share of the total', () => {
+    // weights 1 and 3 (total 4): a draw below 1/4 picks the first, above it the second
+    const uris = [uri('sip:light@x', 10, 1), uri('sip:heavy@x', 10, 3)];
+    expect(orderSipUris(uris, draws(0.2, 0))).to.deep.equal(['sip:light@x', 'sip:heavy@x']);
+    expect(orderSipUris(uris, draws(0.3, 0))).to.deep.equal(['sip:heavy@x', 'sip:light@x']);
+    expect(orderSipUris(uris, draws(0.999, 0))).to.deep.equal(['sip:heavy@x', 'sip:light@x']);
+  });
+
+  it('orders each priority on its own: a heavy weight never jumps a lower priority', () => {
+    const uris = [uri('sip:later-heavy@x', 20, 1000), uri('sip:first@x', 10, 1), uri('sip:later-light@x', 20, 1)];
+    expect(orderSipUris(uris, draws(0.99, 0.5, 0))).to.deep.equal(['sip:first@x', 'sip:later-heavy@x', 'sip:later-light@x']);
+  });
+
+  it('puts a zero-weight URI after the weighted ones of its priority, and keeps the listed order when all are zero', () => {
+    for (const x of [0, 0.25, 0.5, 0.999]) {
+      const order = orderSipUris([uri('sip:zero@x', 10, 0), uri('sip:one@x', 10, 5), uri('sip:two@x', 10, 5)], () => x);
+      expect(order.at(-1), `draw ${x}`).to.equal('sip:zero@x');
+    }
+    expect(orderSipUris([uri('sip:a@x', 10, 0), uri('sip:b@x', 10, 0)], () => 0.7)).to.deep.equal(['sip:a@x', 'sip:b@x']);
+  });
+
+  it('with a seeded random, puts each URI first about as often as its share of the weights, and lists every URI once', () => {
+    const random = seeded(42);
+    const uris = [uri('sip:a@x', 5, 1), uri('sip:b@x', 5, 3), uri('sip:c@x', 5, 6), uri('sip:last@x', 9, 50)];
+    const first: Record<string, number> = {};
+    const runs = 10_000;
+    for (let i = 0; i < runs; i++) {
+      const order = orderSipUris(uris, random);
+      expect([...order].sort()).to.deep.equal(['sip:a@x', 'sip:b@x', 'sip:c@x', 'sip:last@x']);
+      expect(order[3]).to.equal('sip:last@x');
+      first[order[0]!] = (first[order[0]!] ?? 0) + 1;
+    }
+    // shares 10%, 30%, 60% (the seed fixes the counts; the bounds only say what they mean)
+    expect((first['sip:a@x'] ?? 0) / runs).to.be.within(0.08, 0.12);
+    expect((first['sip:b@x'] ?? 0) / runs).to.be.within(0.27, 0.33);
+    expect((first['sip:c@x'] ?? 0) / runs).to.be.within(0.57, 0.63);
+  });
+});
