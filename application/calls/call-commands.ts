@@ -227,7 +227,8 @@ export class CallCommands {
         },
       },
       plan.ctx,
-      { readYourWrites: true },
+      // the API answers outbound and web calls from the read model; an inbound call answers the engine only
+      { readYourWrites: plan.direction !== 'inbound' },
     );
   }
 

@@ -145,11 +145,13 @@ export class CallSession implements LegListener {
       }
       return;
     }
+    this.deps.replies.prepare?.();
     if (answeredBy === 'screener' && s.screeningPurpose) {
       this.phase = 'screening';
       return;
     }
     this.phase = 'talking';
+    this.deps.replies.prepare?.();
     if (s.greeting) this.speakAlone('greeting', s.greeting);
   }
 
@@ -234,20 +236,26 @@ export class CallSession implements LegListener {
     const now = this.deps.clock.now().toISOString();
     const turnId = this.deps.ids.derived('turn', this.callId, 'caller', u.utteranceId);
     const speechEnd = performance.now();
-    this.record({
-      type: 'RecordCallerTurn',
-      data: { callId: this.callId, turnId, transcript: u.transcript, confidence: u.confidence, startedAt: now, endedAt: now },
-    });
+    const recordTurn = () =>
+      this.record({
+        type: 'RecordCallerTurn',
+        data: { callId: this.callId, turnId, transcript: u.transcript, confidence: u.confidence, startedAt: now, endedAt: now },
+      });
     const history = [...this.history];
     this.history.push({ id: turnId, role: 'user', content: u.transcript, at: now });
-    // a voicemail greeting is heard, not answered; nor is anything said while the agent hangs up
-    if (this.phase === 'awaiting-beep' || this.phase === 'leaving-message' || this.phase === 'closing' || this.endReason !== null) return;
+    // the reply is asked for first and the turn written after: on an embedded database a write holds this thread
+    if (!this.answers()) {
+      recordTurn();
+      return;
+    }
+    if (this.phase === 'screened') this.phase = isScreenerHold(u.transcript) ? 'screened' : 'talking';
     if (this.phase === 'screened') {
-      if (isScreenerHold(u.transcript)) return;
-      this.phase = 'talking';
+      recordTurn();
+      return;
     }
     if (this.phase === 'screening') {
       this.phase = 'screened';
+      recordTurn();
       const s = this.call.settings;
       const identity = s.screeningIdentity ?? this.call.agentName;
       this.speakAlone('screening', `This is ${identity}, calling about ${s.screeningPurpose}.`, [], turnId);
@@ -273,14 +281,21 @@ export class CallSession implements LegListener {
       answeredBy: this.answeredBy,
       first,
     });
+    recordTurn();
+  }
+
+  /** Whether what the far end says now gets a reply: not a voicemail greeting, nor anything while the agent hangs up. */
+  private answers(): boolean {
+    const closing = this.phase === 'awaiting-beep' || this.phase === 'leaving-message' || this.phase === 'closing';
+    return !closing && this.endReason === null;
   }
 
   private async runReply(turn: AgentTurn, input: Parameters<ReplySource['reply']>[0]): Promise<void> {
-    turn.marks.request = performance.now();
     try {
       for await (const ev of this.deps.replies.reply(input, turn.abort.signal)) {
         if (turn.abort.signal.aborted || this.finished) break;
-        if (ev.kind === 'first-byte') turn.marks.firstByte = performance.now();
+        if (ev.kind === 'request-sent') turn.marks.request = performance.now();
+        else if (ev.kind === 'first-byte') turn.marks.firstByte = performance.now();
         else if (ev.kind === 'speech') this.play(turn, ev.text);
         else if (ev.kind === 'digits') turn.wanted.push({ type: 'digits', value: ev.digits });
         else turn.wanted.push({ type: ev.action, value: null });

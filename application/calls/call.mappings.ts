@@ -18,7 +18,7 @@ export const callWebhookMappings: readonly WebhookMapping[] = [
       const d = (raw as Ended).data;
       return describe(d, {
         status: 'completed',
-        startedAt: d.answeredAt,
+        startedAt: d.startedAt,
         durationSeconds: d.durationSeconds,
         transcript: d.transcript.map((t) => ({ role: t.role, content: t.content })),
         summary: d.summary,

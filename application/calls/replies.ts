@@ -9,6 +9,8 @@ import { VoiceWebhookError } from './voice-webhook.port.js';
 
 /** What a reply source produces for one caller turn, in order (docs/calls.md#turns). */
 export type ReplyEvent =
+  /** the request left (the webhook POST was written, the model was asked) */
+  | Readonly<{ kind: 'request-sent' }>
   /** the first byte of the answer (the webhook's status line, the model's first token) */
   | Readonly<{ kind: 'first-byte' }>
   | Readonly<{ kind: 'speech'; text: string }>
@@ -37,6 +39,8 @@ export class SilentTurn extends Error {
 }
 
 export interface ReplySource {
+  /** Readies what the first reply needs (called when the call is answered), so the first turn does not wait for it. */
+  prepare?(): void;
   /** Streams the reply; throws `SilentTurn` when there is none. Stops promptly when `signal` aborts. */
   reply(input: TurnInput, signal: AbortSignal): AsyncIterable<ReplyEvent>;
 }
@@ -56,6 +60,9 @@ export type CallFacts = Readonly<{
  * every delivery and sent to the agent's own webhook, else the account's. The answer is read as it streams.
  */
 export class WebhookReplies implements ReplySource {
+  /** the webhook and its opened secret, looked up once per call (a change of configuration applies to the next call) */
+  private hook: Promise<{ url: string; secret: string; contextLimit: number; timeout: number } | string> | null = null;
+
   constructor(
     private readonly call: CallFacts,
     private readonly deps: Readonly<{
@@ -68,12 +75,25 @@ export class WebhookReplies implements ReplySource {
     }>,
   ) {}
 
-  async *reply(input: TurnInput, signal: AbortSignal): AsyncIterable<ReplyEvent> {
+  /** Looks the webhook up ahead of the first turn (when the call is answered), off the turn's critical path. */
+  prepare(): void {
+    this.hook ??= this.lookUp();
+  }
+
+  private async lookUp(): Promise<{ url: string; secret: string; contextLimit: number; timeout: number } | string> {
     const { webhooks } = this.deps;
     const c = this.call;
     const hook = (c.agentId ? await webhooks.ofAgent(c.accountId, c.agentId) : null) ?? (await webhooks.master(c.accountId));
-    if (!hook) throw new SilentTurn('no webhook is configured for this agent or account');
-    if (hook.status === 'disabled') throw new SilentTurn('the webhook is disabled');
+    if (!hook) return 'no webhook is configured for this agent or account';
+    if (hook.status === 'disabled') return 'the webhook is disabled';
+    return { url: hook.url, secret: this.deps.secrets.open(hook.secret), contextLimit: hook.contextLimit, timeout: hook.timeout };
+  }
+
+  async *reply(input: TurnInput, signal: AbortSignal): AsyncIterable<ReplyEvent> {
+    const c = this.call;
+    this.prepare();
+    const hook = await this.hook!;
+    if (typeof hook === 'string') throw new SilentTurn(hook);
     const now = this.deps.clock.now();
     const body = buildEnvelope({
       event: 'agent.message',
@@ -103,16 +123,18 @@ export class WebhookReplies implements ReplySource {
       contextLimit: hook.contextLimit,
     });
     let answer: Awaited<ReturnType<VoiceWebhookPort['post']>>;
+    const sent = this.deps.client.post({
+      url: hook.url,
+      secret: hook.secret,
+      webhookId: this.deps.webhookIdOf(input.callerTurnId),
+      timestamp: Math.floor(now.getTime() / 1000),
+      body,
+      firstByteTimeoutMs: hook.timeout * 1000,
+      signal,
+    });
+    yield { kind: 'request-sent' };
     try {
-      answer = await this.deps.client.post({
-        url: hook.url,
-        secret: this.deps.secrets.open(hook.secret),
-        webhookId: this.deps.webhookIdOf(input.callerTurnId),
-        timestamp: Math.floor(now.getTime() / 1000),
-        body,
-        firstByteTimeoutMs: hook.timeout * 1000,
-        signal,
-      });
+      answer = await sent;
     } catch (err) {
       throw silentFrom(err);
     }
@@ -155,6 +177,7 @@ export class ModelReplies implements ReplySource {
     ];
     let first = true;
     let buffer = '';
+    yield { kind: 'request-sent' };
     try {
       for await (const fragment of this.o.model.stream({ tier: this.o.tier, messages, signal })) {
         if (first) {

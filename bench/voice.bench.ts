@@ -1,0 +1,647 @@
+/**
+ * The platform's own overhead per voice turn (`npm run bench:voice`), end to end through the public HTTP API.
+ *
+ * The real runtime (`createRuntime`, as `npm start` builds it, ROLE=all) listens on 127.0.0.1 in sandbox mode and
+ * the bench is its client. Setup goes through the API: an account with credit (admin API), an agent in webhook
+ * mode without a greeting, a number attached to it, and the agent's webhook (`POST /v1/agents/{id}/webhook`) to a
+ * local `node:http` receiver on 127.0.0.1 that answers every voice turn at once (sandbox mode allows loopback,
+ * docs/webhooks.md#configuration): alternately a JSON `{text}` and an NDJSON stream (its first line at once, a
+ * second 20 ms later). The call caps are raised through the configuration (CALL_MAX_CONCURRENT_PER_NUMBER,
+ * CALL_MAX_CONCURRENT_PER_ACCOUNT) and the sandbox voice speaks at SANDBOX_VOICE_WORDS_PER_MINUTE=VOICE_WPM, so
+ * the figures are the platform's, not the caps' or the simulated speech's.
+ *
+ * Calls are rung in with `POST /sandbox/calls/inbound` from a driven caller (docs/sandbox.md#voice), which speaks
+ * each caller turn with `POST /sandbox/calls/{id}/say` once the agent's reply to the previous one has been
+ * spoken (and VOICE_PAUSE_MS more), and hangs up after its last turn: a closed loop, so a slower platform also
+ * means fewer turns a second. Per target, after two uncounted calls of 4 turns (a fresh process compiles):
+ *  1. one call alone, VOICE_SOLO_TURNS turns: the platform otherwise idle;
+ *  2. VOICE_CALLS calls at once, VOICE_TURNS turns each.
+ *
+ * Two views of every agent turn (docs/calls.md#latency):
+ *  - the call's record: `latency` {requestMs, firstByteMs, speechStartMs} of each agent turn, taken from the
+ *    `AgentTurnRecorded` events (`GET /v1/calls/{id}` rounds them to whole milliseconds; the bench checks that
+ *    both agree);
+ *  - from outside: the caller's utterance end (`farEndSpeech[].endedAt` of `GET /sandbox/calls/{id}`) → the
+ *    receiver seeing the request (its `request` event); the receiver writing its answer → the agent's playback
+ *    handed to the engine (`agentSpeech[].queuedAt`); and the whole of it, utterance end → playback. The
+ *    receiver runs on a worker thread, so its clock readings are not held up by the server's event loop. The
+ *    sandbox's times are ISO strings with whole milliseconds, each read as the middle of its millisecond
+ *    (±0.5 ms); the outside request leg also holds the engine's hand-over of the final transcript (a
+ *    `setImmediate`).
+ *
+ * Platform overhead per turn is requestMs + speechStartMs (the webhook's own time, firstByteMs, is not the
+ * platform's). The goal (p99 under 10 ms) is checked on that sum, by the record and from outside. When the two
+ * views differ, the outside one is what a caller hears: time the record does not see is time its marks miss.
+ *
+ * Targets: PGlite in memory, and with DATABASE_URL also that server, in a scratch database created and dropped here
+ * (the role needs CREATEDB). One process runs the server, its background work and this client (the receiver is a
+ * thread of it); the share of time its main thread was busy is printed per scenario. Figures are printed, never
+ * asserted.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { sql } from 'kysely';
+import { callStream } from '../domain/call/call.js';
+import { loadConfig } from '../infrastructure/config/config.js';
+import { createLogger } from '../infrastructure/logger.js';
+import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
+import { withScratchDatabase } from './support/scratch-db.js';
+
+const positive = (name: string, def: number): number => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? def : Number(raw);
+  if (!(v > 0) || !Number.isFinite(v)) throw new Error(`${name} must be a positive number, got ${raw}`);
+  return v;
+};
+const nonNegative = (name: string, def: number): number => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? def : Number(raw);
+  if (!(v >= 0) || !Number.isFinite(v)) throw new Error(`${name} must be a number >= 0, got ${raw}`);
+  return v;
+};
+const CALLS = Math.round(positive('VOICE_CALLS', 20));
+const TURNS = Math.round(positive('VOICE_TURNS', 10));
+const SOLO_TURNS = Math.round(positive('VOICE_SOLO_TURNS', 40));
+const WPM = Math.round(positive('VOICE_WPM', 6000));
+const PAUSE_MS = nonNegative('VOICE_PAUSE_MS', 100);
+const TURN_TIMEOUT_MS = 30_000;
+const GOAL_MS = 10;
+const ADMIN_TOKEN = randomBytes(24).toString('hex');
+const MS_PER_WORD = 60_000 / WPM;
+/** the NDJSON answer's second line follows its first this much later */
+const NDJSON_GAP_MS = 20;
+
+const now = () => performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** `p`'s value, or null when it has not settled within `ms` (the timer does not outlive it). */
+const within = <T>(p: Promise<T>, ms: number): Promise<T | null> => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)))]).finally(() => clearTimeout(timer));
+};
+/** An ISO time of the sandbox (whole milliseconds, truncated) as the middle of its millisecond. */
+const isoMs = (iso: string) => Date.parse(iso) + 0.5;
+
+const percentile = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+};
+const words = (text: string) => text.trim().split(/\s+/).length;
+
+// ---------------------------------------------------------------- HTTP client (keep-alive, loopback only)
+
+type Reply = { status: number; body: any };
+type Call = (method: string, path: string, o?: { key?: string; body?: unknown }) => Promise<Reply>;
+
+function client(base: string): { call: Call; close: () => void } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const url = new URL(base);
+  const attempt = (method: string, path: string, o: Parameters<Call>[2] & {}, left: number): Promise<Reply> =>
+    new Promise<Reply>((resolve, reject) => {
+      const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
+      const req = request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method,
+          path,
+          headers: {
+            ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
+            ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let body: unknown = text;
+            try {
+              body = text ? JSON.parse(text) : null;
+            } catch {
+              /* not JSON */
+            }
+            resolve({ status: res.statusCode ?? 0, body });
+          });
+          res.on('error', reject);
+        },
+      );
+      // a kept-alive connection the server closed just as the request was written: it never reached the server
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (left > 0 && req.reusedSocket && err.code === 'ECONNRESET') resolve(attempt(method, path, o, left - 1));
+        else reject(err);
+      });
+      req.end(payload);
+    });
+  return { call: (method, path, o = {}) => attempt(method, path, o, 3), close: () => agent.destroy() };
+}
+
+const ok = (what: string, r: Reply): any => {
+  if (r.status < 200 || r.status > 299) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+};
+
+// ---------------------------------------------------------------- the developer's webhook
+
+type AnswerKind = 'json' | 'ndjson';
+/** One voice turn as the receiver saw it; times are wall-clock ms (`wall()` of the receiver's thread). */
+type Hit = {
+  callId: string;
+  /** the caller turn's id (`data.turnId`), which the agent turn names as `replyTo` */
+  turnId: string;
+  transcript: string;
+  kind: AnswerKind;
+  /** the request's headers were parsed */
+  arrivedAt: number;
+  /** the answer (its status line and first line) was handed to the socket */
+  answeredAt: number;
+};
+
+/** What the agent is told to say, per answer kind. */
+const ANSWER = { json: 'Okay, noted.', ndjson: ['Sure.', 'Anything else?'] } as const;
+/** How many playbacks and words the agent speaks for an answer of each kind. */
+const SPOKEN: Record<AnswerKind, { playbacks: number; words: number }> = {
+  json: { playbacks: 1, words: words(ANSWER.json) },
+  ndjson: { playbacks: 2, words: ANSWER.ndjson.reduce((n, t) => n + words(t), 0) },
+};
+
+/**
+ * The receiver runs on a thread of its own, so that when it sees a request and when it answers are not held up
+ * by the server's event loop (PGlite runs in the main thread). The caller's words end with the answer kind wanted
+ * (`… json`, `… ndjson`); any other request (e.g. `agent.call_ended`) is answered `{}` and counted.
+ */
+const RECEIVER_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { createServer } = require('node:http');
+const { performance } = require('node:perf_hooks');
+const base = (() => { const t = Date.now(); let d = Date.now(); while (d === t) d = Date.now(); return d - performance.now(); })();
+const wall = () => base + performance.now();
+const sockets = new Set();
+const server = createServer((req, res) => {
+  const arrivedAt = wall();
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body = {};
+    try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch {}
+    const d = body.data || {};
+    const voice = body.event === 'agent.message' && body.channel === 'voice' && typeof d.transcript === 'string';
+    const kind = !voice ? null : / ndjson$/.test(d.transcript) ? 'ndjson' : / json$/.test(d.transcript) ? 'json' : null;
+    if (!kind) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      parentPort.postMessage({ other: body.event || 'unparsed' });
+      return;
+    }
+    const answeredAt = wall();
+    if (kind === 'json') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: workerData.json }));
+    } else {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write(JSON.stringify({ text: workerData.ndjson[0] }) + '\\n');
+      setTimeout(() => res.end(JSON.stringify({ text: workerData.ndjson[1] }) + '\\n'), workerData.gapMs);
+    }
+    parentPort.postMessage({ hit: { callId: d.callId, turnId: d.turnId, transcript: d.transcript, kind, arrivedAt, answeredAt } });
+  });
+});
+server.keepAliveTimeout = 30000;
+server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on('message', () => {
+  for (const s of sockets) s.destroy();
+  server.close(() => parentPort.close());
+});
+`;
+
+type Receiver = {
+  url: string;
+  /** resolves when the voice turn whose transcript is `text` has been answered */
+  answered: (text: string) => Promise<Hit>;
+  /** every voice turn answered, by the caller turn's id */
+  hits: Map<string, Hit>;
+  /** requests that were not a voice turn of this bench (e.g. `agent.call_ended`), by event */
+  other: Map<string, number>;
+  close: () => Promise<void>;
+};
+
+async function startReceiver(): Promise<Receiver> {
+  const hits = new Map<string, Hit>();
+  const byText = new Map<string, Hit>();
+  const waiting = new Map<string, (h: Hit) => void>();
+  const other = new Map<string, number>();
+  const worker = new Worker(RECEIVER_THREAD, {
+    eval: true,
+    workerData: { json: ANSWER.json, ndjson: ANSWER.ndjson, gapMs: NDJSON_GAP_MS },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (m: { port?: number; hit?: Hit; other?: string }) => {
+      if (m.port !== undefined) resolve(m.port);
+      else if (m.other !== undefined) other.set(m.other, (other.get(m.other) ?? 0) + 1);
+      else if (m.hit) {
+        hits.set(m.hit.turnId, m.hit);
+        byText.set(m.hit.transcript, m.hit);
+        waiting.get(m.hit.transcript)?.(m.hit);
+        waiting.delete(m.hit.transcript);
+      }
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}/voice`,
+    answered: (text) => {
+      const hit = byText.get(text);
+      return hit ? Promise.resolve(hit) : new Promise<Hit>((resolve) => waiting.set(text, resolve));
+    },
+    hits,
+    other,
+    close: async () => {
+      const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- setup, as a client would
+
+type Line = { key: string; agentId: string; phoneNumber: string };
+
+async function setUp(call: Call, rx: Receiver): Promise<Line> {
+  const acc = ok('create account', await call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: 'Voice bench' } })) as {
+    accountId: string;
+    apiKey: string;
+  };
+  ok('credit', await call('POST', `/admin/accounts/${acc.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 100_000_000 } }));
+  const key = acc.apiKey;
+  const agent = ok('agent', await call('POST', '/v1/agents', { key, body: { name: 'Bench voice agent' } })) as { id: string };
+  const num = ok('number', await call('POST', '/v1/numbers', { key, body: { country: 'US', agentId: agent.id } })) as {
+    phoneNumber: string;
+  };
+  ok('agent webhook', await call('POST', `/v1/agents/${agent.id}/webhook`, { key, body: { url: rx.url } }));
+  return { key, agentId: agent.id, phoneNumber: num.phoneNumber };
+}
+
+/** The i-th caller: +1 312 2XX XXXX, outside the 555 exchange, so never a persona (the caller is driven). */
+const caller = (i: number): string => `+1312${200 + Math.floor(i / 10000)}${String(i % 10000).padStart(4, '0')}`;
+
+// ---------------------------------------------------------------- driving calls
+
+type Driven = { callId: string; turns: number; missing: number; setupMs: number };
+
+/**
+ * One inbound call from a driven caller: each turn is said once the agent's reply to the previous one has been
+ * spoken and VOICE_PAUSE_MS more have passed (so no turn talks over the agent); then the caller hangs up.
+ */
+async function driveCall(call: Call, rx: Receiver, line: Line, run: string, ci: number, turns: number): Promise<Driven> {
+  const t = now();
+  const rung = ok(
+    'inbound call',
+    await call('POST', '/sandbox/calls/inbound', { key: ADMIN_TOKEN, body: { from: caller(ci), to: line.phoneNumber } }),
+  ) as { callId: string };
+  const setupMs = now() - t;
+  const callId = rung.callId;
+  let playbacks = 0;
+  let missing = 0;
+  for (let k = 0; k < turns; k++) {
+    const kind: AnswerKind = (ci + k) % 2 === 0 ? 'json' : 'ndjson';
+    // the last word tells the receiver how to answer
+    const text = `Bench ${run} call ${ci} turn ${k} ${kind}`;
+    const hit = rx.answered(text);
+    ok('say', await call('POST', `/sandbox/calls/${callId}/say`, { key: ADMIN_TOKEN, body: { text } }));
+    const answered = await within(hit, TURN_TIMEOUT_MS);
+    if (!answered) {
+      missing++;
+      continue;
+    }
+    playbacks += SPOKEN[kind].playbacks;
+    await sleep((kind === 'ndjson' ? NDJSON_GAP_MS : 0) + SPOKEN[kind].words * MS_PER_WORD + PAUSE_MS);
+    // the reply has been spoken to the end (the far end's view), so the next turn does not talk over it
+    const until = now() + TURN_TIMEOUT_MS;
+    for (;;) {
+      const v = ok('sandbox view', await call('GET', `/sandbox/calls/${callId}`, { key: ADMIN_TOKEN })) as {
+        agentSpeech: { state: string }[];
+      };
+      const quiet = v.agentSpeech.every((p) => p.state !== 'queued' && p.state !== 'playing');
+      if ((quiet && v.agentSpeech.length >= playbacks) || now() > until) break;
+      await sleep(10);
+    }
+  }
+  ok('hangup', await call('POST', `/sandbox/calls/${callId}/hangup`, { key: ADMIN_TOKEN }));
+  return { callId, turns, missing, setupMs };
+}
+
+// ---------------------------------------------------------------- collecting the turns
+
+type TurnFigures = {
+  kind: AnswerKind | null;
+  requestMs: number | null;
+  firstByteMs: number | null;
+  speechStartMs: number | null;
+  ext: { requestMs: number; webhookMs: number; speechStartMs: number; totalMs: number } | null;
+};
+
+type Collected = {
+  turns: TurnFigures[];
+  /** agent turns of the record whose latency differs from the event's, rounded */
+  disagreements: number;
+  silent: Map<string, number>;
+  interrupted: number;
+  notEnded: number;
+};
+
+async function collect(rt: Runtime, call: Call, rx: Receiver, line: Line, driven: readonly Driven[]): Promise<Collected> {
+  const out: Collected = { turns: [], disagreements: 0, silent: new Map(), interrupted: 0, notEnded: 0 };
+  for (const d of driven) {
+    const record = ok('call record', await call('GET', `/v1/calls/${d.callId}?wait=true&timeout=30`, { key: line.key })) as {
+      status: string;
+      turns: { id: string; role: string; replyTo: string | null; latency: Record<string, number | null> | null }[];
+    };
+    if (record.status === 'in-progress') out.notEnded++;
+    const view = ok('sandbox view', await call('GET', `/sandbox/calls/${d.callId}`, { key: ADMIN_TOKEN })) as {
+      agentSpeech: { playbackId: string; queuedAt: string }[];
+      farEndSpeech: { text: string; endedAt: string | null }[];
+    };
+    const events = await rt.store.readStream(callStream(d.callId));
+    const apiTurns = new Map(record.turns.map((t) => [t.id, t]));
+    for (const e of events) {
+      if (e.type !== 'AgentTurnRecorded') continue;
+      const data = e.data as {
+        turnId: string;
+        source: string;
+        replyTo: string | null;
+        interrupted: boolean;
+        silentReason: string | null;
+        latency: { requestMs: number | null; firstByteMs: number | null; speechStartMs: number | null } | null;
+      };
+      if (data.source !== 'webhook') continue;
+      if (data.interrupted) out.interrupted++;
+      if (data.silentReason) out.silent.set(data.silentReason, (out.silent.get(data.silentReason) ?? 0) + 1);
+      const l = data.latency;
+      const api = apiTurns.get(data.turnId)?.latency ?? null;
+      const round = (v: number | null | undefined) => (v === null || v === undefined ? null : Math.round(v));
+      if (
+        round(l?.requestMs) !== round(api?.requestMs) ||
+        round(l?.firstByteMs) !== round(api?.firstByteMs) ||
+        round(l?.speechStartMs) !== round(api?.speechStartMs)
+      )
+        out.disagreements++;
+      const hit = data.replyTo ? rx.hits.get(data.replyTo) : undefined;
+      const utterance = hit ? view.farEndSpeech.find((u) => u.text === hit.transcript) : undefined;
+      const playback = view.agentSpeech.find((p) => p.playbackId === `${data.turnId}.0`);
+      const ext =
+        hit && utterance?.endedAt && playback
+          ? {
+              requestMs: hit.arrivedAt - isoMs(utterance.endedAt),
+              webhookMs: hit.answeredAt - hit.arrivedAt,
+              speechStartMs: isoMs(playback.queuedAt) - hit.answeredAt,
+              totalMs: isoMs(playback.queuedAt) - isoMs(utterance.endedAt),
+            }
+          : null;
+      out.turns.push({
+        kind: hit?.kind ?? null,
+        requestMs: l?.requestMs ?? null,
+        firstByteMs: l?.firstByteMs ?? null,
+        speechStartMs: l?.speechStartMs ?? null,
+        ext,
+      });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- scenarios
+
+type Row = { target: string; scenario: string; figure: string; values: number[] };
+type Summary = {
+  target: string;
+  scenario: string;
+  calls: number;
+  turns: number;
+  seconds: number;
+  setupP50: number;
+  /** the main thread's event loop utilisation over the scenario (0-1): how busy the server's thread was */
+  elu: number;
+  rows: Row[];
+  notes: string[];
+};
+
+type Bench = Readonly<{ target: string; rt: Runtime; call: Call; rx: Receiver; line: Line; run: string }>;
+
+/** `calls` calls at once, `turns` turns each, from callers numbered from `firstCaller`. */
+async function scenario(b: Bench, name: string, calls: number, turns: number, firstCaller: number): Promise<Summary> {
+  const { target, rt, call, rx, line, run } = b;
+  const t0 = now();
+  const elu0 = performance.eventLoopUtilization();
+  const driven = await Promise.all(Array.from({ length: calls }, (_, i) => driveCall(call, rx, line, run, firstCaller + i, turns)));
+  const seconds = (now() - t0) / 1000;
+  const elu = performance.eventLoopUtilization(elu0).utilization;
+  const c = await collect(rt, call, rx, line, driven);
+  const pick = (f: (t: TurnFigures) => number | null | undefined, only?: AnswerKind) =>
+    c.turns
+      .filter((t) => !only || t.kind === only)
+      .map(f)
+      .filter((v): v is number => typeof v === 'number');
+  const sum = (t: TurnFigures) => (t.requestMs === null || t.speechStartMs === null ? null : t.requestMs + t.speechStartMs);
+  const extSum = (t: TurnFigures) => (t.ext ? t.ext.requestMs + t.ext.speechStartMs : null);
+  const row = (figure: string, values: number[]): Row => ({ target, scenario: name, figure, values });
+  const rows = [
+    row(
+      'record: requestMs',
+      pick((t) => t.requestMs),
+    ),
+    row(
+      'record: speechStartMs, JSON answer',
+      pick((t) => t.speechStartMs, 'json'),
+    ),
+    row(
+      'record: speechStartMs, NDJSON answer',
+      pick((t) => t.speechStartMs, 'ndjson'),
+    ),
+    row('record: overhead = requestMs + speechStartMs', pick(sum)),
+    row(
+      'record: firstByteMs (the webhook, for information)',
+      pick((t) => t.firstByteMs),
+    ),
+    row(
+      'outside: utterance end -> request at receiver',
+      pick((t) => t.ext?.requestMs),
+    ),
+    row(
+      'outside: receiver answered -> speech queued',
+      pick((t) => t.ext?.speechStartMs),
+    ),
+    row('outside: overhead = the two above', pick(extSum)),
+    row(
+      'outside: utterance end -> speech queued (all)',
+      pick((t) => t.ext?.totalMs),
+    ),
+    row(
+      'outside: receiver arrival -> answer written',
+      pick((t) => t.ext?.webhookMs),
+    ),
+  ];
+  const expected = driven.reduce((n, d) => n + d.turns, 0);
+  const missing = driven.reduce((n, d) => n + d.missing, 0);
+  const notes = [
+    c.turns.length !== expected ? `${c.turns.length} webhook turns recorded of ${expected} said` : '',
+    missing > 0 ? `${missing} turns never reached the webhook within ${TURN_TIMEOUT_MS / 1000} s` : '',
+    c.turns.some((t) => !t.ext) ? `${c.turns.filter((t) => !t.ext).length} turns without an outside measurement` : '',
+    c.disagreements > 0
+      ? `${c.disagreements} turns whose GET /v1/calls latency differs from the event's (rounded)`
+      : `GET /v1/calls/{id} agrees with the events on every turn's latency (rounded)`,
+    c.interrupted > 0 ? `${c.interrupted} agent turns interrupted` : '',
+    ...[...c.silent].map(([reason, n]) => `${n} silent turns: ${reason}`),
+    c.notEnded > 0 ? `${c.notEnded} calls still in progress 30 s after the hang-up` : '',
+  ].filter(Boolean);
+  return {
+    target,
+    scenario: name,
+    calls,
+    turns: c.turns.length,
+    seconds,
+    elu,
+    setupP50: percentile(
+      driven.map((d) => d.setupMs),
+      50,
+    ),
+    rows,
+    notes,
+  };
+}
+
+async function onTarget(target: string, env: Record<string, string>, rx: Receiver, notes: string[]): Promise<Summary[]> {
+  const cfg = loadConfig({
+    LOG_LEVEL: 'silent',
+    DEV_ACCOUNT: 'false',
+    ROLE: 'all',
+    ADMIN_TOKEN,
+    SECRETS_KEY: randomBytes(32).toString('hex'),
+    PROVIDER_MODE: 'sandbox',
+    THROTTLE_MAX_REQUESTS: '1000000',
+    // the bench measures the platform, not the caps (every call is on one number)
+    CALL_MAX_CONCURRENT_PER_NUMBER: '10000',
+    CALL_MAX_CONCURRENT_PER_ACCOUNT: '10000',
+    // the simulated speech is fast, so the run is short; it is not part of any figure
+    SANDBOX_VOICE_WORDS_PER_MINUTE: String(WPM),
+    SANDBOX_VOICE_RING_MS: '0',
+    SANDBOX_VOICE_REPLY_PAUSE_MS: '0',
+    ...env,
+  });
+  const rt = await createRuntime(cfg, createLogger('silent'));
+  const server = await listen(rt.app, 0, '127.0.0.1');
+  const { call, close } = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    const version = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(rt.database.db);
+    const durability = await sql<{ name: string; setting: string }>`
+      select name, setting from pg_settings where name in ('fsync', 'synchronous_commit') order by name`.execute(rt.database.db);
+    notes.push(
+      `${target}: PostgreSQL ${version.rows[0]?.v.split(' ')[0] ?? '?'} (${durability.rows.map((r) => `${r.name}=${r.setting}`).join(' ')}), ` +
+        `DATABASE_POOL_SIZE ${cfg.DATABASE_URL ? cfg.DATABASE_POOL_SIZE : '1 (PGlite)'}, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
+    );
+    const line = await setUp(call, rx);
+    // warm-up, not counted: the first turns of a fresh process pay for compilation
+    const b: Bench = { target, rt, call, rx, line, run: randomBytes(3).toString('hex') };
+    await scenario(b, 'warm-up', 2, 4, 0);
+    return [
+      await scenario(b, `1 call, ${SOLO_TURNS} turns`, 1, SOLO_TURNS, 10),
+      await scenario(b, `${CALLS} calls at once, ${TURNS} turns each`, CALLS, TURNS, 100),
+    ];
+  } finally {
+    close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    await rt.close();
+  }
+}
+
+// ---------------------------------------------------------------- printing
+
+function print(summaries: readonly Summary[]): void {
+  const header = ['target', 'scenario', 'figure (ms)', 'turns', 'p50', 'p99', 'max'];
+  const f = (v: number) => (Number.isNaN(v) ? '-' : v.toFixed(2));
+  const rows = summaries.flatMap((s) =>
+    s.rows.map((r) => [
+      r.target,
+      r.scenario,
+      r.figure,
+      String(r.values.length),
+      f(percentile(r.values, 50)),
+      f(percentile(r.values, 99)),
+      f(r.values.length ? Math.max(...r.values) : Number.NaN),
+    ]),
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i >= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join(' | ')
+      .trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('-+-');
+  console.log(line(header));
+  console.log(rule);
+  let previous = '';
+  for (const r of rows) {
+    const group = `${r[0]}/${r[1]}`;
+    if (previous && group !== previous) console.log(rule);
+    previous = group;
+    console.log(line(r));
+  }
+  console.log('');
+  for (const s of summaries) {
+    const overhead = (prefix: string) => s.rows.find((r) => r.figure.startsWith(prefix))?.values ?? [];
+    const p99 = (xs: number[]) => percentile(xs, 99);
+    const rec = p99(overhead('record: overhead'));
+    const out = p99(overhead('outside: overhead'));
+    const verdict = (v: number) => (Number.isNaN(v) ? 'not measured' : v < GOAL_MS ? 'met' : 'NOT met');
+    console.log(
+      `${s.target}, ${s.scenario}: ${s.calls} calls, ${s.turns} turns in ${s.seconds.toFixed(1)} s ` +
+        `(${(s.calls / s.seconds).toFixed(2)} calls/s, ${(s.turns / s.seconds).toFixed(1)} turns/s; each caller waits for every reply), ` +
+        `main thread busy ${Math.round(s.elu * 100)}%; ` +
+        `inbound call setup p50 ${s.setupP50.toFixed(1)} ms; goal p99 overhead < ${GOAL_MS} ms: ` +
+        `record ${f(rec)} ms ${verdict(rec)}, outside ${f(out)} ms ${verdict(out)}`,
+    );
+    for (const n of s.notes) console.log(`  ${n}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  console.log(
+    `voice bench: node ${process.version}; 1 call × ${SOLO_TURNS} turns, then ${CALLS} calls × ${TURNS} turns; ` +
+      `caller speech ${WPM} words/min, ${PAUSE_MS} ms after each reply; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
+  );
+  console.log(
+    "record = the agent turns' latency (docs/calls.md#latency); outside = sandbox far-end times (±0.5 ms) and the receiver's clock",
+  );
+  const started = now();
+  const rx = await startReceiver();
+  const summaries: Summary[] = [];
+  const notes: string[] = [];
+  try {
+    summaries.push(...(await onTarget('pglite (memory)', { DATA_DIR: 'memory://' }, rx, notes)));
+    if (url)
+      summaries.push(...(await withScratchDatabase(url, (scoped) => onTarget('postgres (server)', { DATABASE_URL: scoped }, rx, notes))));
+  } finally {
+    await rx.close();
+  }
+  console.log('');
+  print(summaries);
+  console.log('');
+  for (const note of notes) console.log(note);
+  if (rx.other.size > 0) console.log(`other deliveries to the receiver: ${[...rx.other].map(([k, v]) => `${k}×${v}`).join(', ')}`);
+  console.log(
+    'one process serves the API, runs the projectors, reactors and workers, and runs this client; the receiver is a worker thread of it',
+  );
+  console.log(`\ntotal ${((now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
