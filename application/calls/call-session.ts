@@ -281,7 +281,8 @@ export class CallSession implements LegListener {
       answeredBy: this.answeredBy,
       first,
     });
-    recordTurn();
+    // after the request's bytes are on the socket (node writes them on the next tick)
+    setImmediate(recordTurn);
   }
 
   /** Whether what the far end says now gets a reply: not a voicemail greeting, nor anything while the agent hangs up. */
