@@ -111,6 +111,15 @@ export function renewalPeriod(s: { periodEnd: string }, now: string): { periodSt
 const due = (s: RecordingAddOnState, period: number, now: string) =>
   s.status === 'subscribed' && s.periodsPaid === period && !before(now, s.periodEnd);
 
+export const recordingAddOnEventTypes = [
+  'RecordingAddOnEnabled',
+  'RecordingAddOnResumed',
+  'RecordingAddOnDisabled',
+  'RecordingAddOnRenewed',
+  'RecordingAddOnLapsed',
+  'RecordingAddOnExpired',
+] as const satisfies readonly RecordingAddOnEvent['type'][];
+
 export const recordingAddOnDecider: Decider<RecordingAddOnCommand, RecordingAddOnEvent, RecordingAddOnState> = {
   initialState: () => ({ status: 'none' }),
 

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
 import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
+import { type CallEvent, callEventTypes } from '../../domain/call/call.decider.js';
 import { type ContactEvent, contactEventTypes } from '../../domain/contact/contact.decider.js';
 import { type ConsentEvent, consentEventTypes } from '../../domain/conversation/consent.decider.js';
 import { type ConversationEvent, conversationEventTypes } from '../../domain/conversation/conversation.decider.js';
 import { type MessageEvent, messageEventTypes } from '../../domain/message/message.decider.js';
 import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
+import { type RecordingAddOnEvent, recordingAddOnEventTypes } from '../../domain/recording-addon/recording-addon.decider.js';
 import { type RegistrationEvent, registrationEventTypes } from '../../domain/registration/registration.decider.js';
 import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
 import { type SipTrunkEvent, sipTrunkEventTypes } from '../../domain/sip-trunk/sip-trunk.decider.js';
@@ -14,9 +16,11 @@ import { type WebhookDeliveryEvent, webhookDeliveryEventTypes } from '../../doma
 import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
+import { callsProjector } from '../../projections/calls/calls.projector.js';
 import { contactsProjector } from '../../projections/contacts/contacts.projector.js';
 import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
+import { recordingAddOnProjector } from '../../projections/recording-addon/recording-addon.projector.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
 import { signupsProjector } from '../../projections/signups.projector.js';
@@ -43,7 +47,9 @@ const listsAreUnions: [
   Same<(typeof conversationEventTypes)[number], ConversationEvent['type']>,
   Same<(typeof messageEventTypes)[number], MessageEvent['type']>,
   Same<(typeof consentEventTypes)[number], ConsentEvent['type']>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<(typeof callEventTypes)[number], CallEvent['type']>,
+  Same<(typeof recordingAddOnEventTypes)[number], RecordingAddOnEvent['type']>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 const noop = async () => undefined;
 
@@ -63,6 +69,8 @@ describe('typed projector definitions', () => {
       [contactsProjector, contactEventTypes],
       [messagingProjector, [...conversationEventTypes, ...messageEventTypes, ...consentEventTypes]],
       [messageStatsProjector, ['OutboundMessageAccepted', 'InboundMessageReceived']],
+      [callsProjector, [...callEventTypes, 'AgentDeleted']],
+      [recordingAddOnProjector, recordingAddOnEventTypes],
     ];
     for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
     expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());
