@@ -19,11 +19,11 @@ export const FAR_END = {
   hangUp: '+16465550161',
 } as const;
 
-/** Env of a test app whose sandbox speech is fast (20 ms a word) and whose far end answers at once. */
+/** Env of a test app whose sandbox speech is fast (10 ms a word) and whose far end answers at once. */
 export const FAST_VOICE_ENV = {
-  SANDBOX_VOICE_WORDS_PER_MINUTE: '3000',
+  SANDBOX_VOICE_WORDS_PER_MINUTE: '6000',
   SANDBOX_VOICE_RING_MS: '20',
-  SANDBOX_VOICE_REPLY_PAUSE_MS: '200',
+  SANDBOX_VOICE_REPLY_PAUSE_MS: '100',
   CALL_SWEEP_INTERVAL_MS: '100',
 };
 

@@ -523,7 +523,11 @@ class SandboxLeg implements CallLeg {
     this.answeredAt = this.now();
     this.events.send((l) => l.answered(by));
     if (this.queue.length > 0) this.startNextPlayback();
-    this.onAnswered();
+    // the far end's pause runs from when the platform heard of the answer, as a person's runs from hearing the
+    // line open: a platform that is slow to learn of it does not find the callee already talking
+    void this.events.idle().then(() => {
+      if (!this.over) this.onAnswered();
+    });
   }
 
   fail(reason: DialFailure, detail: string): void {
