@@ -1,3 +1,4 @@
+import { AGENT_DEFAULTS } from '../../domain/agent/agent.js';
 import { callDecider } from '../../domain/call/call.decider.js';
 import { type CallDirection, callStream } from '../../domain/call/call.js';
 import { DomainError } from '../../domain/shared/errors.js';
@@ -251,32 +252,7 @@ export class CallCommands {
 
 /** A number routed to a SIP trunk may have no agent: its calls are bridged, and the call record names no agent. */
 function placeholderAgent(accountId: string): AgentView {
-  return {
-    id: '',
-    name: `SIP routing of ${accountId}`,
-    description: null,
-    voiceMode: 'webhook',
-    enableMessaging: false,
-    modelTier: 'balanced',
-    systemPrompt: null,
-    beginMessage: null,
-    voice: '',
-    transferNumber: null,
-    customTools: null,
-    voicemailMessage: null,
-    callScreeningIdentity: null,
-    callScreeningPurpose: null,
-    sttMode: 'fast',
-    ambientSound: 'none',
-    denoisingMode: 'noise-cancellation',
-    maxSilenceMs: 600_000,
-    voiceSpeed: 1,
-    interruptionSensitivity: 0.8,
-    enableBackchannel: true,
-    language: 'en-US',
-    createdAt: '',
-    numbers: [],
-  };
+  return { ...AGENT_DEFAULTS, enableMessaging: false, id: '', name: `SIP routing of ${accountId}`, voice: '', createdAt: '', numbers: [] };
 }
 
 /**

@@ -26,32 +26,32 @@ export type CallParties = Readonly<{
 
 type Id = { callId: string };
 
+/** One agent turn as recorded: what it meant to say, what was heard, and how it went. */
+export type AgentTurnData = {
+  turnId: string;
+  source: AgentTurnSource;
+  /** everything the agent meant to say */
+  text: string;
+  /** what the far end actually heard (less than `text` when interrupted) */
+  spoken: string;
+  interrupted: boolean;
+  /** the caller turn this answers */
+  replyTo: string | null;
+  /** why nothing was said (no answer in time, a failing webhook, …) */
+  silentReason: string | null;
+  latency: TurnLatency | null;
+  /** what the reply asked for besides speech (transfer, digits, hang up) and how it went */
+  actions: readonly TurnAction[];
+  startedAt: string;
+  endedAt: string;
+};
+
 export type CallCommand =
   | Command<'PlaceCall', CallParties & { settings: CallSettings }>
   | Command<'RecordRinging', Id>
   | Command<'RecordAnswer', Id & { answeredBy: AnsweredBy; engineCallId: string }>
   | Command<'RecordCallerTurn', Id & { turnId: string; transcript: string; confidence: number; startedAt: string; endedAt: string }>
-  | Command<
-      'RecordAgentTurn',
-      Id & {
-        turnId: string;
-        source: AgentTurnSource;
-        /** everything the agent meant to say */
-        text: string;
-        /** what the far end actually heard (less than `text` when interrupted) */
-        spoken: string;
-        interrupted: boolean;
-        /** the caller turn this answers */
-        replyTo: string | null;
-        /** why nothing was said (no answer in time, a failing webhook, …) */
-        silentReason: string | null;
-        latency: TurnLatency | null;
-        /** what the reply asked for besides speech (transfer, digits, hang up) and how it went */
-        actions: readonly TurnAction[];
-        startedAt: string;
-        endedAt: string;
-      }
-    >
+  | Command<'RecordAgentTurn', Id & AgentTurnData>
   | Command<'RecordDigitsSent', Id & { digits: string }>
   | Command<'RecordTransfer', Id & { to: string }>
   | Command<'RecordBridge', Id & { sipUri: string; failed: readonly { sipUri: string; error: string }[] }>
@@ -88,22 +88,7 @@ export type CallEvent =
   | Event<'CallRinging', Id & { at: string }>
   | Event<'CallAnswered', Id & { answeredBy: AnsweredBy; engineCallId: string; at: string }>
   | Event<'CallerTurnRecorded', Id & { turnId: string; transcript: string; confidence: number; startedAt: string; endedAt: string }>
-  | Event<
-      'AgentTurnRecorded',
-      Id & {
-        turnId: string;
-        source: AgentTurnSource;
-        text: string;
-        spoken: string;
-        interrupted: boolean;
-        replyTo: string | null;
-        silentReason: string | null;
-        latency: TurnLatency | null;
-        actions: readonly TurnAction[];
-        startedAt: string;
-        endedAt: string;
-      }
-    >
+  | Event<'AgentTurnRecorded', Id & AgentTurnData>
   | Event<'CallDigitsSent', Id & { digits: string; at: string }>
   | Event<'CallTransferred', Id & { to: string; at: string }>
   | Event<'CallBridged', Id & { sipUri: string; failed: { sipUri: string; error: string }[]; at: string }>

@@ -11,9 +11,4 @@ declare module '../shared/errors.js' {
     RECORDING_NOT_FOUND: true;
   }
 }
-export type CallErrorCode =
-  | 'CALL_NOT_FOUND'
-  | 'CALL_NOT_LIVE'
-  | 'CALL_CONCURRENCY_LIMIT'
-  | 'NUMBER_CALL_LIMIT'
-  | 'RECORDING_NOT_FOUND';
+export type CallErrorCode = 'CALL_NOT_FOUND' | 'CALL_NOT_LIVE' | 'CALL_CONCURRENCY_LIMIT' | 'NUMBER_CALL_LIMIT' | 'RECORDING_NOT_FOUND';

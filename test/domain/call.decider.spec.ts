@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { type CallCommand, type CallEvent, callDecider } from '../../domain/call/call.decider.js';
 import type { CallSettings } from '../../domain/call/call.js';
+import { callSettings } from '../support/calls.js';
 import { deciderSpec } from '../support/decider-spec.js';
 
 const { given } = deciderSpec(callDecider);
@@ -11,27 +12,17 @@ const answeredAt = '2026-03-01T10:00:05.000Z';
 const endedAt = '2026-03-01T10:01:47.400Z'; // 102.4 s after the answer, 107.4 s after placing
 const meta = (now: string, accountId = 'acc_1') => ({ now, accountId });
 
-const settings = (o: Partial<CallSettings> = {}): CallSettings => ({
-  mode: 'webhook',
-  greeting: 'Hello, this is Ada.',
-  voice: 'alloy',
-  systemPrompt: null,
-  modelTier: 'balanced',
-  variables: {},
-  unknownVariables: [],
-  screeningIdentity: null,
-  screeningPurpose: null,
-  voicemailMessage: null,
-  transferNumber: '+14155550199',
-  trunkTransfers: null,
-  recording: true,
-  enableBackchannel: false,
-  interruptionSensitivity: 0.8,
-  maxSilenceMs: 10_000,
-  maxDurationSeconds: 1800,
-  metadata: null,
-  ...o,
-});
+const settings = (o: Partial<CallSettings> = {}): CallSettings =>
+  callSettings({
+    greeting: 'Hello, this is Ada.',
+    voice: 'alloy',
+    modelTier: 'balanced',
+    transferNumber: '+14155550199',
+    recording: true,
+    interruptionSensitivity: 0.8,
+    maxDurationSeconds: 1800,
+    ...o,
+  });
 const parties = {
   callId,
   accountId: 'acc_1',

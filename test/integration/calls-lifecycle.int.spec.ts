@@ -5,7 +5,7 @@ import { callSlotsDecider, callSlotsStream } from '../../domain/call/call-slots.
 import type { CallSweeper } from '../../infrastructure/calls/call-sweeper.js';
 import { CALLS } from '../../infrastructure/calls/tokens.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
-import { callWhen, endedCall, FAR_END, FAST_VOICE_ENV, placeCall, type VoiceLine, voiceLine } from '../support/calls.js';
+import { callSettings, callWhen, endedCall, FAR_END, FAST_VOICE_ENV, placeCall, type VoiceLine, voiceLine } from '../support/calls.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
 
@@ -125,26 +125,7 @@ describe('calls: how they end', function () {
   });
 
   describe('the sweeper (calls nobody holds)', () => {
-    const settings: CallSettings = {
-      mode: 'webhook',
-      greeting: null,
-      voice: 'sandbox-aria',
-      systemPrompt: null,
-      modelTier: 'turbo',
-      variables: {},
-      unknownVariables: [],
-      screeningIdentity: null,
-      screeningPurpose: null,
-      voicemailMessage: null,
-      transferNumber: null,
-      trunkTransfers: null,
-      recording: false,
-      enableBackchannel: false,
-      interruptionSensitivity: 0.5,
-      maxSilenceMs: 600_000,
-      maxDurationSeconds: 3600,
-      metadata: null,
-    };
+    const settings: CallSettings = callSettings({ greeting: null, maxSilenceMs: 600_000, maxDurationSeconds: 3600 });
 
     /**
      * A live, answered outbound call as another process would have left it: placed and answered on its stream,

@@ -10,6 +10,7 @@ import { streamTranscript } from '../../infrastructure/calls/transcript-stream.j
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import { callsProjector } from '../../projections/calls/calls.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
+import { callSettings } from '../support/calls.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { credit, eventually } from '../support/numbers.js';
@@ -17,27 +18,7 @@ import { credit, eventually } from '../support/numbers.js';
 type Account = { accountId: string; apiKey: string };
 type Input<T extends CallCommand['type']> = Omit<Extract<CallCommand, { type: T }>, 'metadata'>;
 
-const settings = (o: Partial<CallSettings> = {}): CallSettings => ({
-  mode: 'webhook',
-  greeting: 'Hello, this is Acme.',
-  voice: 'sandbox-aria',
-  systemPrompt: null,
-  modelTier: 'turbo',
-  variables: {},
-  unknownVariables: [],
-  screeningIdentity: null,
-  screeningPurpose: null,
-  voicemailMessage: null,
-  transferNumber: null,
-  trunkTransfers: null,
-  recording: false,
-  enableBackchannel: false,
-  interruptionSensitivity: 0.5,
-  maxSilenceMs: 10_000,
-  maxDurationSeconds: 600,
-  metadata: null,
-  ...o,
-});
+const settings = (o: Partial<CallSettings> = {}): CallSettings => callSettings(o);
 
 /** One SSE connection: its parsed events and comments as they arrive. */
 type Sse = {

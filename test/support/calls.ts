@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { CallSettings } from '../../domain/call/call.js';
 import { ADMIN_TOKEN, type TestApp } from './http.js';
 import { credit, eventually } from './numbers.js';
 
@@ -139,3 +140,26 @@ export async function callWhen(app: TestApp, key: string, callId: string, done: 
     return r.status === 200 && done(r.body) ? r.body : undefined;
   }, what);
 }
+
+/** Call settings as a placed call records them, for tests that write call events directly. */
+export const callSettings = (o: Partial<CallSettings> = {}): CallSettings => ({
+  mode: 'webhook',
+  greeting: 'Hello, this is Acme.',
+  voice: 'sandbox-aria',
+  systemPrompt: null,
+  modelTier: 'turbo',
+  variables: {},
+  unknownVariables: [],
+  screeningIdentity: null,
+  screeningPurpose: null,
+  voicemailMessage: null,
+  transferNumber: null,
+  trunkTransfers: null,
+  recording: false,
+  enableBackchannel: false,
+  interruptionSensitivity: 0.5,
+  maxSilenceMs: 10_000,
+  maxDurationSeconds: 600,
+  metadata: null,
+  ...o,
+});
