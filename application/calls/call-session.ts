@@ -281,8 +281,10 @@ export class CallSession implements LegListener {
       answeredBy: this.answeredBy,
       first,
     });
-    // after the request's bytes are on the socket (node writes them on the next tick)
-    setImmediate(recordTurn);
+    // after the request's bytes are on the socket (node writes them on the next tick); the end of the call
+    // writes it first if it comes sooner, so the stream keeps the order things happened in
+    this.deferred.add(recordTurn);
+    setImmediate(() => this.flushDeferred());
   }
 
   /** Whether what the far end says now gets a reply: not a voicemail greeting, nor anything while the agent hangs up. */
@@ -499,8 +501,18 @@ export class CallSession implements LegListener {
     }, this.call.settings.maxSilenceMs);
   }
 
+  /** Caller turns whose write waits for their reply's request to go out. */
+  private readonly deferred = new Set<() => void>();
+
+  private flushDeferred(): void {
+    const writes = [...this.deferred];
+    this.deferred.clear();
+    for (const write of writes) write();
+  }
+
   private finish(reason: DisconnectionReason, detail: string | null): void {
     if (this.finished) return;
+    this.flushDeferred();
     this.finished = true;
     for (const t of [this.bargeTimer, this.silenceTimer, this.maxTimer]) if (t) clearTimeout(t);
     this.record({ type: 'EndCall', data: { callId: this.callId, reason, detail } });
@@ -512,6 +524,8 @@ export class CallSession implements LegListener {
 
   /** Queues a write on the call's stream; a write refused because the call has ended hangs the line up. */
   private record(command: CommandInput<CallCommand>): void {
+    // a caller turn still waiting for its reply's request goes first: every later fact follows it
+    if (command.type !== 'RecordCallerTurn') this.flushDeferred();
     this.writes = this.writes.then(async () => {
       try {
         await this.deps.exec.execute(callDecider, callStream(this.callId), command, this.ctx);
