@@ -126,6 +126,7 @@ describe('the live call session', function () {
       });
       // the silent far end never speaks by itself: the test speaks for it
       const placed = await placeCall(app, l, { toNumber: FAR_END.silent, initialGreeting: '' });
+      await callWhen(app, l.key, placed.id, (c) => c.answeredAt !== null, 'the call answered');
       await app.call('POST', `/sandbox/calls/${placed.id}/say`, { key: ADMIN_TOKEN, body: { text: 'Is anyone there?' } });
       const silent = (
         await callWhen(app, l.key, placed.id, (c) => agentTurns(c).some((t: any) => t.silentReason), 'a silent turn')

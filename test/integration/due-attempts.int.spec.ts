@@ -9,7 +9,8 @@ describe('webhook timeline claims', function () {
   this.timeout(30_000);
   let app: TestApp;
   before(async () => {
-    app = await startTestApp();
+    // no delivery worker of its own: it would claim the rows this test claims (docs/configuration.md)
+    app = await startTestApp({ WEBHOOK_CONCURRENCY: '0' });
   });
   after(() => app.close());
 

@@ -34,12 +34,18 @@ export const REGISTRATION = {
 export type Line = { accountId: string; key: string; agentId: string; numberId: string; phoneNumber: string };
 
 /** An account with an agent, a number attached to it, and (unless `registered: false`) an approved 10DLC registration. */
-export async function messagingLine(app: TestApp, o: { registered?: boolean; country?: 'US' | 'CA'; name?: string } = {}): Promise<Line> {
+export async function messagingLine(
+  app: TestApp,
+  o: { registered?: boolean; country?: 'US' | 'CA'; name?: string; areaCode?: string } = {},
+): Promise<Line> {
   const { accountId, apiKey: key } = await app.newAccount(o.name ?? 'Messaging test');
   await credit(app, accountId, 100_000_000);
   const agent = await app.call('POST', '/v1/agents', { key, body: { name: 'Texter' } });
   if (agent.status !== 200) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
-  const n = await app.call('POST', '/v1/numbers', { key, body: { country: o.country ?? 'US', agentId: agent.body.id } });
+  const n = await app.call('POST', '/v1/numbers', {
+    key,
+    body: { country: o.country ?? 'US', agentId: agent.body.id, ...(o.areaCode ? { areaCode: o.areaCode } : {}) },
+  });
   if (n.status !== 200) throw new Error(`number: ${n.status} ${JSON.stringify(n.body)}`);
   if (o.registered !== false) {
     const r = await app.call('POST', '/v1/register', { key, body: REGISTRATION });

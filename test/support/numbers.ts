@@ -43,7 +43,7 @@ export const sandbox = (app: TestApp) => ({
 });
 
 /** Polls until `check` returns a value (not undefined/false); for effects a process manager applies in the background. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
