@@ -40,7 +40,6 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -49,6 +48,7 @@ import { callStream } from '../domain/call/call.js';
 import { loadConfig } from '../infrastructure/config/config.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
+import { type Call, client, type Reply } from './support/http-client.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
 const positive = (name: string, def: number): number => {
@@ -90,55 +90,6 @@ const percentile = (xs: readonly number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
 };
 const words = (text: string) => text.trim().split(/\s+/).length;
-
-// ---------------------------------------------------------------- HTTP client (keep-alive, loopback only)
-
-type Reply = { status: number; body: any };
-type Call = (method: string, path: string, o?: { key?: string; body?: unknown }) => Promise<Reply>;
-
-function client(base: string): { call: Call; close: () => void } {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const url = new URL(base);
-  const attempt = (method: string, path: string, o: Parameters<Call>[2] & {}, left: number): Promise<Reply> =>
-    new Promise<Reply>((resolve, reject) => {
-      const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
-      const req = request(
-        {
-          agent,
-          host: url.hostname,
-          port: url.port,
-          method,
-          path,
-          headers: {
-            ...(o.key ? { authorization: `Bearer ${o.key}` } : {}),
-            ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let body: unknown = text;
-            try {
-              body = text ? JSON.parse(text) : null;
-            } catch {
-              /* not JSON */
-            }
-            resolve({ status: res.statusCode ?? 0, body });
-          });
-          res.on('error', reject);
-        },
-      );
-      // a kept-alive connection the server closed just as the request was written: it never reached the server
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (left > 0 && req.reusedSocket && err.code === 'ECONNRESET') resolve(attempt(method, path, o, left - 1));
-        else reject(err);
-      });
-      req.end(payload);
-    });
-  return { call: (method, path, o = {}) => attempt(method, path, o, 3), close: () => agent.destroy() };
-}
 
 const ok = (what: string, r: Reply): any => {
   if (r.status < 200 || r.status > 299) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
