@@ -7,6 +7,7 @@ import {
   VoiceWebhookError,
   type VoiceWebhookPort,
 } from '../../application/calls/voice-webhook.port.js';
+import { closedWhileIdle, keepAliveAgents } from '../http-client/keep-alive.js';
 import { addressAllowed, type Destinations, normaliseHost, notAllowedReason } from '../webhooks/address-policy.js';
 import { guardedLookup } from '../webhooks/http-sender.js';
 import { webhookHeaders } from '../webhooks/signing.js';
@@ -21,10 +22,7 @@ const MAX_ANSWER_MS = 120_000;
  * other deliveries, and reads the answer as it streams: NDJSON line by line, anything else as one JSON body.
  */
 export class HttpVoiceWebhookClient implements VoiceWebhookPort {
-  private readonly agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
-  };
+  private readonly agents = keepAliveAgents(256);
   private readonly lookup: LookupFunction | null;
 
   constructor(private readonly destinations: Destinations) {
@@ -65,41 +63,50 @@ export class HttpVoiceWebhookClient implements VoiceWebhookPort {
         clearTimeout(firstByte);
         req.signal.removeEventListener('abort', onAbort);
       };
-      const request = mod.request(
-        url,
-        {
-          method: 'POST',
-          headers,
-          agent: this.agents[url.protocol as 'http:' | 'https:'],
-          signal: abort.signal,
-          ...(this.lookup ? { lookup: this.lookup } : {}),
-        },
-        (res) => {
-          clearTimeout(firstByte);
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) {
-            res.resume();
-            done();
-            reject(new VoiceWebhookError(`HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`, 'http', status));
+      const send = (retried: boolean) => {
+        let answered = false;
+        const request = mod.request(
+          url,
+          {
+            method: 'POST',
+            headers,
+            agent: this.agents[url.protocol as 'http:' | 'https:'],
+            signal: abort.signal,
+            ...(this.lookup ? { lookup: this.lookup } : {}),
+          },
+          (res) => {
+            answered = true;
+            clearTimeout(firstByte);
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) {
+              res.resume();
+              done();
+              reject(new VoiceWebhookError(`HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`, 'http', status));
+              return;
+            }
+            const type = String(res.headers['content-type'] ?? '').toLowerCase();
+            const streaming = type.includes('ndjson') || type.includes('jsonl');
+            const overall = setTimeout(() => abort.abort(), MAX_ANSWER_MS);
+            const finish = () => {
+              clearTimeout(overall);
+              done();
+            };
+            resolve({ httpStatus: status, streaming, objects: read(res, streaming, finish) });
+          },
+        );
+        request.on('error', (err: NodeJS.ErrnoException) => {
+          if (!retried && !req.signal.aborted && closedWhileIdle(request, err, answered)) {
+            send(true);
             return;
           }
-          const type = String(res.headers['content-type'] ?? '').toLowerCase();
-          const streaming = type.includes('ndjson') || type.includes('jsonl');
-          const overall = setTimeout(() => abort.abort(), MAX_ANSWER_MS);
-          const finish = () => {
-            clearTimeout(overall);
-            done();
-          };
-          resolve({ httpStatus: status, streaming, objects: read(res, streaming, finish) });
-        },
-      );
-      request.on('error', (err: NodeJS.ErrnoException) => {
-        done();
-        if (req.signal.aborted) reject(new VoiceWebhookError('the turn was abandoned', 'network'));
-        else if (err.code === 'EADDRNOTALLOWED') reject(new VoiceWebhookError(err.message, 'not_allowed'));
-        else reject(new VoiceWebhookError(err.code ? `${err.code}: ${err.message}` : err.message, 'network'));
-      });
-      request.end(body);
+          done();
+          if (req.signal.aborted) reject(new VoiceWebhookError('the turn was abandoned', 'network'));
+          else if (err.code === 'EADDRNOTALLOWED') reject(new VoiceWebhookError(err.message, 'not_allowed'));
+          else reject(new VoiceWebhookError(err.code ? `${err.code}: ${err.message}` : err.message, 'network'));
+        });
+        request.end(body);
+      };
+      send(false);
     });
   }
 

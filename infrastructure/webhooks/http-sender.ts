@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { OutgoingWebhook, WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
 import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
+import { closedWhileIdle, keepAliveAgents } from '../http-client/keep-alive.js';
 import { addressAllowed, type Destinations, normaliseHost, notAllowedReason } from './address-policy.js';
 import { webhookHeaders } from './signing.js';
 
@@ -60,10 +61,7 @@ const describe = (err: unknown): string => {
  * attempt. Redirects are not followed (a 3xx is a failure). Connections are kept alive per host.
  */
 export class HttpWebhookSender implements WebhookSenderPort {
-  private readonly agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
-  };
+  private readonly agents = keepAliveAgents(64);
 
   private readonly lookup: LookupFunction | null;
 
@@ -108,54 +106,66 @@ export class HttpWebhookSender implements WebhookSenderPort {
           resolve(r);
         }
       };
-      const request = mod.request(
-        url,
-        {
-          method: 'POST',
-          headers,
-          agent: this.agents[url.protocol as 'http:' | 'https:'],
-          ...(this.lookup ? { lookup: this.lookup } : {}),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            if (size < MAX_BODY_BYTES) {
-              chunks.push(c);
-              size += c.length;
-            }
-          });
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
-            const responseBody = text.length ? text : null;
-            if (status >= 200 && status < 300)
-              finish({ ok: true, httpStatus: status, responseBody, durationMs: performance.now() - started });
-            else
-              finish(
-                failed(
-                  `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`,
-                  status,
-                  responseBody,
-                  retryAfterSeconds(res.headers['retry-after']),
-                ),
-              );
-          });
-          res.on('error', (err) => finish(failed(describe(err), res.statusCode ?? null)));
-        },
-      );
+      let request: http.ClientRequest | undefined;
+      const send = (retried: boolean) => {
+        let answered = false;
+        const current = mod.request(
+          url,
+          {
+            method: 'POST',
+            headers,
+            agent: this.agents[url.protocol as 'http:' | 'https:'],
+            ...(this.lookup ? { lookup: this.lookup } : {}),
+          },
+          (res) => {
+            answered = true;
+            const chunks: Buffer[] = [];
+            let size = 0;
+            res.on('data', (c: Buffer) => {
+              if (size < MAX_BODY_BYTES) {
+                chunks.push(c);
+                size += c.length;
+              }
+            });
+            res.on('end', () => {
+              const status = res.statusCode ?? 0;
+              const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
+              const responseBody = text.length ? text : null;
+              if (status >= 200 && status < 300)
+                finish({ ok: true, httpStatus: status, responseBody, durationMs: performance.now() - started });
+              else
+                finish(
+                  failed(
+                    `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`,
+                    status,
+                    responseBody,
+                    retryAfterSeconds(res.headers['retry-after']),
+                  ),
+                );
+            });
+            res.on('error', (err) => finish(failed(describe(err), res.statusCode ?? null)));
+          },
+        );
+        current.on('error', (err: NodeJS.ErrnoException) => {
+          if (!retried && !settled && closedWhileIdle(current, err, answered)) send(true);
+          else finish(failed(describe(err)));
+        });
+        request = current;
+        current.end(body);
+      };
       const timer = setTimeout(() => {
         finish(failed(`no complete answer within ${req.deadlineMs} ms`));
-        request.destroy();
+        request?.destroy();
       }, req.deadlineMs);
       const onAbort = () => {
         finish(failed('aborted: the worker is stopping'));
-        request.destroy();
+        request?.destroy();
       };
       if (req.signal?.aborted) onAbort();
-      else req.signal?.addEventListener('abort', onAbort, { once: true });
-      request.on('error', (err) => finish(failed(describe(err))));
-      request.end(body);
+      else {
+        req.signal?.addEventListener('abort', onAbort, { once: true });
+        send(false);
+      }
     });
   }
 
