@@ -8,6 +8,10 @@
  * Scenarios: appends to one stream, sequential, each with the exact expected revision (batches of 1 and
  * of 10); appends to 8 streams at once (each stream sequential, the streams concurrent); catch-up over all
  * events from START, by paging readAll and by a subscription. BENCH_SCALE (default 1) scales every size.
+ *
+ * With a server, it then measures single-event appends at 1 and 8 writers beside their peers in the same run:
+ * the bare INSERT + COMMIT floor (pgbench when installed, and from node) and Emmett's PostgreSQL event store
+ * (bench/support/append-peers.ts; BENCH_PEER_SECONDS per row, default 5; BENCH_PEERS=0 skips them).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -18,6 +22,7 @@ import { type EventMetadata, type NewEvent, START } from '../application/ports/e
 import { type DatabaseHandle, openDatabase } from '../infrastructure/db/database.js';
 import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
+import { appendPeers, printPeers } from './support/append-peers.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -236,6 +241,10 @@ async function main(): Promise<void> {
   printTable(results);
   console.log('');
   for (const note of notes) console.log(note);
+  if (url && process.env.BENCH_PEERS !== '0') {
+    console.log('');
+    printPeers(await appendPeers(url, Number(process.env.BENCH_PEER_SECONDS ?? 5)));
+  }
   console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -93,11 +93,23 @@ export type SubscribeOptions = Readonly<{
   onError?: (err: unknown) => void;
 }>;
 
+/** One stream's part of `appendMany`. */
+export type StreamAppend = Readonly<{ stream: string; events: readonly NewEvent[]; expectedRevision: ExpectedRevision }>;
+
 export interface EventStorePort {
   readonly kind: 'postgres' | 'eventstoredb';
   appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /**
+   * Appends to several streams at once, each exactly as `appendToStream` would (its own expected revision, its
+   * own idempotency by event id) and answered in the same order: a result, or the conflict of that stream alone.
+   * It is not a transaction across streams. The PostgreSQL store does it in one round trip and one commit
+   * (docs/event-store.md#appending).
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<(AppendResult | WrongExpectedRevisionError)[]>;
   /** `[]` and revision `no_stream` for a stream that does not exist. */
   readStream(stream: string, o?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Several whole streams, forwards, in one go where the store can (a missing stream reads as `[]`). */
+  readStreams(streams: readonly string[]): Promise<Map<string, RecordedEvent[]>>;
   readAll(o?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up subscription: delivers batches in checkpoint order, first the backlog, then live events. */
   subscribe(o: SubscribeOptions, handler: SubscriptionHandler): Subscription;

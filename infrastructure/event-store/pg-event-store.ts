@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import {
@@ -16,6 +15,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   START,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
   type SubscriptionHandler,
@@ -23,10 +23,34 @@ import {
 } from '../../application/ports/event-store.port.js';
 import { categoryOf } from '../../domain/shared/streams.js';
 import type { Db, EventsTable } from '../db/database.js';
+import { type AppendSignals, InProcessSignals } from './append-signals.js';
 import { runSubscriptionLoop } from './subscription-loop.js';
 import { upcast } from './upcasters.js';
 
 const UNIQUE_VIOLATION = '23505';
+/** A group-committed statement takes at most this many streams, and this many events once it has one. */
+const MAX_BATCH_STREAMS = 200;
+const MAX_BATCH_EVENTS = 2000;
+
+type QueuedAppend = StreamAppend & { resolve: (r: AppendResult) => void; reject: (e: unknown) => void };
+type OutcomeRow = { outcome: string; revision: string; global_position: string | null; transaction_id: string | null };
+/** An append's answer, and whether this call wrote it (not a replay of an earlier one) */
+type Written = AppendResult & { fresh: boolean };
+
+const modeOf = (e: ExpectedRevision) => (typeof e === 'bigint' ? 'exact' : e);
+const storedMetadata = (e: NewEvent) => ({ ...e.metadata, schemaVersion: e.metadata.schemaVersion ?? 1 });
+
+function outcome(a: StreamAppend, row: OutcomeRow): Written | WrongExpectedRevisionError {
+  if (row.outcome === 'conflict') {
+    const actual = BigInt(row.revision);
+    return new WrongExpectedRevisionError(a.stream, a.expectedRevision, actual < 0n ? 'no_stream' : actual);
+  }
+  return {
+    nextRevision: BigInt(row.revision),
+    checkpoint: makeCheckpoint(BigInt(row.transaction_id!), BigInt(row.global_position!)),
+    fresh: row.outcome === 'ok',
+  };
+}
 const COLUMNS = [
   'global_position',
   sql<string>`transaction_id::text`.as('transaction_id'),
@@ -51,58 +75,139 @@ type Row = Selectable<EventsTable>;
  */
 export class PgEventStore implements EventStorePort {
   readonly kind = 'postgres' as const;
-  private readonly appended = new EventEmitter();
+  private readonly signals: AppendSignals;
+  private readonly queue: QueuedAppend[] = [];
+  private inFlight = 0;
+  private readonly maxInFlight: number;
 
   constructor(
     private readonly db: Kysely<Db>,
     private readonly clock: ClockPort,
-    private readonly o: { pollIntervalMs?: number } = {},
+    private readonly o: { pollIntervalMs?: number; signals?: AppendSignals; appendConcurrency?: number } = {},
   ) {
-    this.appended.setMaxListeners(0);
+    this.signals = o.signals ?? new InProcessSignals();
+    this.maxInFlight = o.appendConcurrency ?? 4;
   }
 
-  async appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    try {
-      const result = await this.db.transaction().execute(async (trx) => {
-        const replay = await this.idempotentReplay(trx, stream, events);
-        if (replay) return replay;
-        const first = await this.reserveRevisions(trx, stream, BigInt(events.length), o.expectedRevision);
-        const createdAt = this.clock.now();
-        const rows = await trx
-          .insertInto('events')
-          .values(
-            events.map((e, i) => ({
-              transaction_id: sql<string>`pg_current_xact_id()`,
-              event_id: e.id,
-              stream_name: stream,
-              stream_category: categoryOf(stream),
-              stream_revision: String(first + BigInt(i)),
-              event_type: e.type,
-              data: JSON.stringify(e.data),
-              metadata: JSON.stringify({ ...e.metadata, schemaVersion: e.metadata.schemaVersion ?? 1 }),
-              created_at: createdAt,
-            })),
-          )
-          .returning(['global_position', sql<string>`transaction_id::text`.as('transaction_id')])
-          .execute();
-        const last = rows[rows.length - 1]!;
-        return {
-          nextRevision: first + BigInt(events.length) - 1n,
-          checkpoint: makeCheckpoint(BigInt(last.transaction_id), BigInt(last.global_position)),
-        };
+  appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error('appendToStream needs at least one event'));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ stream, events, expectedRevision: o.expectedRevision, resolve, reject });
+      this.pump();
+    });
+  }
+
+  async appendMany(appends: readonly StreamAppend[]): Promise<(AppendResult | WrongExpectedRevisionError)[]> {
+    if (appends.some((a) => a.events.length === 0)) throw new Error('appendMany needs at least one event per stream');
+    return Promise.all(
+      appends.map((a) => this.appendToStream(a.stream, a.events, { expectedRevision: a.expectedRevision }).catch(conflictOnly)),
+    );
+  }
+
+  /**
+   * Group commit (docs/event-store.md#appending): at most `appendConcurrency` append statements run at once;
+   * appends that arrive meanwhile wait and go together in the next statement, one transaction and one commit
+   * for all of them. A lone append goes at once, alone.
+   */
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.takeBatch();
+      this.inFlight++;
+      void this.write(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
       });
-      this.appended.emit('appended');
-      return result;
-    } catch (err) {
-      if (isUniqueViolation(err)) {
-        // a concurrent writer took the revision or the same event ids: replay or report the conflict
-        const replay = await this.idempotentReplay(this.db, stream, events);
-        if (replay) return replay;
-        throw new WrongExpectedRevisionError(stream, o.expectedRevision, await this.currentRevision(stream));
-      }
-      throw err;
     }
+  }
+
+  private takeBatch(): QueuedAppend[] {
+    let events = 0;
+    let n = 0;
+    while (n < this.queue.length && n < MAX_BATCH_STREAMS && (n === 0 || events + this.queue[n]!.events.length <= MAX_BATCH_EVENTS)) {
+      events += this.queue[n]!.events.length;
+      n++;
+    }
+    return this.queue.splice(0, n);
+  }
+
+  private async write(batch: readonly QueuedAppend[]): Promise<void> {
+    let results: (Written | WrongExpectedRevisionError)[];
+    try {
+      results = batch.length === 1 ? [await this.appendOne(batch[0]!)] : await this.appendBatch(batch);
+    } catch (err) {
+      for (const q of batch) q.reject(err);
+      return;
+    }
+    const written: QueuedAppend[] = [];
+    let newest: Checkpoint | null = null;
+    results.forEach((r, i) => {
+      const q = batch[i]!;
+      if (r instanceof Error) {
+        q.reject(r);
+        return;
+      }
+      q.resolve({ nextRevision: r.nextRevision, checkpoint: r.checkpoint });
+      if (r.fresh) {
+        written.push(q);
+        if (newest === null || compareCheckpoints(r.checkpoint, newest) > 0) newest = r.checkpoint;
+      }
+    });
+    if (newest !== null)
+      this.signals.publish({
+        checkpoint: newest,
+        types: [...new Set(written.flatMap((q) => q.events.map((e) => e.type)))],
+        categories: [...new Set(written.map((q) => categoryOf(q.stream)))],
+      });
+  }
+
+  /** One stream, one statement: the stream's compare-and-set and the insert in one function. */
+  private async appendOne(q: StreamAppend): Promise<Written | WrongExpectedRevisionError> {
+    const { stream, events, expectedRevision: expected } = q;
+    let row: OutcomeRow;
+    try {
+      const r = await sql<OutcomeRow>`select * from append_events(
+          ${stream}, ${categoryOf(stream)}, ${modeOf(expected)}, ${typeof expected === 'bigint' ? String(expected) : null}::bigint,
+          ${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.type)}::text[],
+          ${events.map((e) => JSON.stringify(e.data))}::jsonb[],
+          ${events.map((e) => JSON.stringify(storedMetadata(e)))}::jsonb[],
+          ${this.clock.now()}::timestamptz)`.execute(this.db);
+      row = r.rows[0]!;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      // these event ids are stored already, but not as this stream's last append: a replay or a conflict
+      const replay = await this.idempotentReplay(this.db, stream, events).catch(conflictOnly);
+      if (replay instanceof WrongExpectedRevisionError) return replay;
+      if (replay) return { ...replay, fresh: false };
+      return new WrongExpectedRevisionError(stream, expected, await this.currentRevision(stream));
+    }
+    return outcome(q, row);
+  }
+
+  /** Several streams, one statement, one commit; streams are taken in name order by the function. */
+  private async appendBatch(batch: readonly StreamAppend[]): Promise<(Written | WrongExpectedRevisionError)[]> {
+    const doc = batch.map((a) => ({
+      stream: a.stream,
+      category: categoryOf(a.stream),
+      mode: modeOf(a.expectedRevision),
+      expected: typeof a.expectedRevision === 'bigint' ? String(a.expectedRevision) : null,
+      events: a.events.map((e) => ({ id: e.id, type: e.type, data: e.data, metadata: storedMetadata(e) })),
+    }));
+    let rows: (OutcomeRow & { idx: number })[];
+    try {
+      const r = await sql<
+        OutcomeRow & { idx: number }
+      >`select * from append_events_many(${JSON.stringify(doc)}::jsonb, ${this.clock.now()}::timestamptz)`.execute(this.db);
+      rows = r.rows;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      // an event id of the batch is stored elsewhere: sort it out stream by stream, in order
+      const out: (Written | WrongExpectedRevisionError)[] = [];
+      for (const a of batch) out.push(await this.appendOne(a));
+      return out;
+    }
+    const out = new Array<Written | WrongExpectedRevisionError>(batch.length);
+    for (const row of rows) out[row.idx] = outcome(batch[row.idx]!, row);
+    return out;
   }
 
   /** Appending the same event ids again (a client retry) succeeds without writing anything. */
@@ -128,39 +233,6 @@ export class PgEventStore implements EventStorePort {
     };
   }
 
-  /** Moves the stream's revision forward under a row lock and returns the first new revision. */
-  private async reserveRevisions(trx: Kysely<Db>, stream: string, count: bigint, expected: ExpectedRevision): Promise<bigint> {
-    const fail = async (): Promise<never> => {
-      const row = await trx.selectFrom('streams').select('revision').where('stream_name', '=', stream).executeTakeFirst();
-      throw new WrongExpectedRevisionError(stream, expected, row ? BigInt(row.revision) : 'no_stream');
-    };
-    if (expected === 'no_stream') {
-      const r = await trx
-        .insertInto('streams')
-        .values({ stream_name: stream, revision: String(count - 1n) })
-        .onConflict((oc) => oc.column('stream_name').doNothing())
-        .returning('revision')
-        .executeTakeFirst();
-      return r ? 0n : fail();
-    }
-    if (expected === 'any') {
-      const r = await trx
-        .insertInto('streams')
-        .values({ stream_name: stream, revision: String(count - 1n) })
-        .onConflict((oc) => oc.column('stream_name').doUpdateSet({ revision: sql`streams.revision + ${String(count)}::bigint` }))
-        .returning('revision')
-        .executeTakeFirstOrThrow();
-      return BigInt(r.revision) - count + 1n;
-    }
-    let q = trx
-      .updateTable('streams')
-      .set({ revision: sql`revision + ${String(count)}::bigint` })
-      .where('stream_name', '=', stream);
-    if (typeof expected === 'bigint') q = q.where('revision', '=', String(expected));
-    const r = await q.returning('revision').executeTakeFirst();
-    return r ? BigInt(r.revision) - count + 1n : fail();
-  }
-
   private async currentRevision(stream: string): Promise<bigint | 'no_stream'> {
     const row = await this.db.selectFrom('streams').select('revision').where('stream_name', '=', stream).executeTakeFirst();
     return row ? BigInt(row.revision) : 'no_stream';
@@ -173,6 +245,20 @@ export class PgEventStore implements EventStorePort {
     q = q.orderBy('stream_revision', backwards ? 'desc' : 'asc');
     if (o.maxCount !== undefined) q = q.limit(o.maxCount);
     return (await q.execute()).map(toRecorded);
+  }
+
+  async readStreams(names: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    const out = new Map<string, RecordedEvent[]>(names.map((n) => [n, []]));
+    if (names.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('events')
+      .select(COLUMNS)
+      .where('stream_name', 'in', [...new Set(names)])
+      .orderBy('stream_name')
+      .orderBy('stream_revision')
+      .execute();
+    for (const r of rows) out.get(r.stream_name)!.push(toRecorded(r));
+    return out;
   }
 
   async readAll(o: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -203,24 +289,28 @@ export class PgEventStore implements EventStorePort {
     return row ? makeCheckpoint(BigInt(row.transaction_id), BigInt(row.global_position)) : START;
   }
 
+  /** Every event below this checkpoint is visible to readers now: no older transaction is still open. */
+  private async horizon(): Promise<Checkpoint> {
+    const r = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(this.db);
+    return makeCheckpoint(BigInt(r.rows[0]!.xmin), 0n);
+  }
+
   subscribe(o: SubscribeOptions, handler: SubscriptionHandler): Subscription {
     return runSubscriptionLoop({
       after: o.after,
       batchSize: o.batchSize ?? 500,
-      pollIntervalMs: this.o.pollIntervalMs ?? 100,
+      pollIntervalMs: this.o.pollIntervalMs ?? 1000,
+      filter: o.filter,
       read: (after, maxCount) => this.readAll({ after, maxCount, ...(o.filter ? { filter: o.filter } : {}) }),
-      head: () => this.headCheckpoint(),
-      wake: (fn) => {
-        this.appended.on('appended', fn);
-        return () => this.appended.off('appended', fn);
-      },
+      horizon: () => this.horizon(),
+      listen: (fn) => this.signals.listen(fn),
       handler,
       ...(o.onError ? { onError: o.onError } : {}),
     });
   }
 
   async close(): Promise<void> {
-    this.appended.removeAllListeners();
+    await this.signals.close();
   }
 }
 
@@ -233,6 +323,12 @@ function applyFilter<Q extends { where: (...a: never[]) => unknown }>(q: Q, filt
     ? qq.where('stream_category', 'in', filter.streamCategories)
     : qq.where('stream_category', 'in', ['\u0000']);
 }
+
+/** `appendMany` answers a stream's conflict in its place; anything else fails the call. */
+const conflictOnly = (err: unknown): WrongExpectedRevisionError => {
+  if (err instanceof WrongExpectedRevisionError) return err;
+  throw err;
+};
 
 const isUniqueViolation = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: string }).code === UNIQUE_VIOLATION;

@@ -1,22 +1,42 @@
-import type { Checkpoint, RecordedEvent, Subscription, SubscriptionHandler } from '../../application/ports/event-store.port.js';
+import {
+  type Checkpoint,
+  compareCheckpoints,
+  type EventFilter,
+  type RecordedEvent,
+  type Subscription,
+  type SubscriptionHandler,
+} from '../../application/ports/event-store.port.js';
+import { type AppendNotice, concerns } from './append-signals.js';
+
+/** The first wait before looking again for a notified event that is not visible yet; doubles up to the poll. */
+const FIRST_RETRY_MS = 1;
 
 /**
- * A catch-up subscription built on repeated reads: read a batch after the cursor, hand it to the handler,
- * move the cursor; when the backlog is empty, sleep until an in-process append wakes us or the poll
- * interval passes (appends from other processes are seen at the next poll).
+ * A catch-up subscription built on repeated reads (docs/event-store.md#wake-ups): read a batch after the cursor,
+ * hand it to the handler, move the cursor; when the backlog is empty, sleep until an append notice that concerns
+ * this subscription's filter arrives, or the poll interval passes (the safety net for a lost notice).
+ *
+ * A notice can come before its event is visible to readers: an older transaction that is still open holds back
+ * every newer one (the visibility rule of docs/event-store.md). So the loop remembers the newest notified
+ * checkpoint, and while it is past the visibility horizon it looks again after 1, 2, 4… ms instead of waiting
+ * for the poll. Once the horizon has passed it, one more read delivers it or shows it was filtered out.
  */
 export function runSubscriptionLoop(o: {
   after: Checkpoint;
   batchSize: number;
   pollIntervalMs: number;
+  filter?: EventFilter | undefined;
   read: (after: Checkpoint, maxCount: number) => Promise<RecordedEvent[]>;
-  head: () => Promise<Checkpoint>;
-  wake: (fn: () => void) => () => void;
+  /** the checkpoint below which every event is visible now (`(xmin, 0)`) */
+  horizon: () => Promise<Checkpoint>;
+  listen: (fn: (n: AppendNotice) => void) => () => void;
   handler: SubscriptionHandler;
   onError?: (err: unknown) => void;
 }): Subscription {
   let stopped = false;
   let cursor = o.after;
+  /** the newest notified checkpoint that concerns us and that we have not seen pass the horizon */
+  let target: Checkpoint | null = null;
   let pendingWake = false;
   let sleeper: (() => void) | null = null;
   let resolveCaughtUp!: () => void;
@@ -26,18 +46,20 @@ export function runSubscriptionLoop(o: {
     rejectCaughtUp = rej;
   });
   caughtUp.catch(() => undefined);
-  const unwake = o.wake(() => {
+  const unlisten = o.listen((n) => {
+    if (!concerns(n, o.filter)) return;
+    if (target === null || compareCheckpoints(n.checkpoint, target) > 0) target = n.checkpoint;
     pendingWake = true;
     sleeper?.();
   });
 
-  const sleep = () =>
+  const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       if (pendingWake || stopped) {
         resolve();
         return;
       }
-      const t = setTimeout(done, o.pollIntervalMs);
+      const t = setTimeout(done, ms);
       function done() {
         clearTimeout(t);
         sleeper = null;
@@ -45,6 +67,26 @@ export function runSubscriptionLoop(o: {
       }
       sleeper = done;
     });
+
+  /** How long to sleep after catching up: short while a notified event is not visible yet, else the poll. */
+  let retryMs = FIRST_RETRY_MS;
+  const nextSleep = async (): Promise<number> => {
+    if (target === null || compareCheckpoints(target, cursor) <= 0) {
+      target = null;
+      retryMs = FIRST_RETRY_MS;
+      return o.pollIntervalMs;
+    }
+    const seen = target;
+    if (compareCheckpoints(seen, await o.horizon()) < 0) {
+      // visible now: read once more; it is delivered or filtered out, either way nothing to wait for
+      if (target === seen) target = null;
+      retryMs = FIRST_RETRY_MS;
+      return 0;
+    }
+    const ms = retryMs;
+    retryMs = Math.min(retryMs * 2, o.pollIntervalMs);
+    return ms;
+  };
 
   const loop = (async () => {
     try {
@@ -58,7 +100,8 @@ export function runSubscriptionLoop(o: {
         }
         if (batch.length < o.batchSize) {
           resolveCaughtUp();
-          await sleep();
+          const ms = await nextSleep();
+          if (ms > 0) await sleep(ms);
         }
       }
     } catch (err) {
@@ -66,7 +109,7 @@ export function runSubscriptionLoop(o: {
       rejectCaughtUp(err);
       o.onError?.(err);
     } finally {
-      unwake();
+      unlisten();
     }
   })();
 

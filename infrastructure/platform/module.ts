@@ -8,6 +8,8 @@ import * as m001 from '../db/migrations/001-event-store.js';
 import * as m002 from '../db/migrations/002-read-models.js';
 import * as m022 from '../db/migrations/022-reactors.js';
 import * as m024 from '../db/migrations/024-one-checkpoint-table.js';
+import * as m140 from '../db/migrations/140-append-function.js';
+import { InProcessSignals, PgNotifySignals } from '../event-store/append-signals.js';
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
 import { PgEventStore } from '../event-store/pg-event-store.js';
 import { SandboxClock } from '../sandbox-clock/sandbox-clock.js';
@@ -36,10 +38,17 @@ export const platform = {
     }
     b.toClass(PLATFORM.Ids, RandomIds);
     b.toClass(PLATFORM.ApiKeySecrets, Sha256ApiKeySecrets);
+    // on a server, other processes append too: they are heard through LISTEN/NOTIFY; embedded, there are none
+    b.factory(PLATFORM.AppendSignals, (r) =>
+      cfg.DATABASE_URL && !cfg.EVENTSTORE_URL ? new PgNotifySignals(cfg.DATABASE_URL, r(PLATFORM.Logger)) : new InProcessSignals(),
+    );
     b.factory(PLATFORM.EventStore, (r) =>
       cfg.EVENTSTORE_URL
         ? new EsdbEventStore(cfg.EVENTSTORE_URL)
-        : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), { pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS }),
+        : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), {
+            pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
+            signals: r(PLATFORM.AppendSignals),
+          }),
     );
     b.factory(
       PLATFORM.ProjectionEngine,
@@ -61,6 +70,15 @@ export const platform = {
       (r) => new CommandExecutor(r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(PLATFORM.ReadModels)),
     );
   },
+  start: async (r) => {
+    if (!r(PLATFORM.Config).EVENTSTORE_URL) await r(PLATFORM.AppendSignals).start();
+  },
   // 022 and 024 carry numbers of the numbers range for history's sake: released migrations keep their names
-  migrations: { '001-event-store': m001, '002-read-models': m002, '022-reactors': m022, '024-one-checkpoint-table': m024 },
+  migrations: {
+    '001-event-store': m001,
+    '002-read-models': m002,
+    '022-reactors': m022,
+    '024-one-checkpoint-table': m024,
+    '140-append-function': m140,
+  },
 } as const satisfies Capability;

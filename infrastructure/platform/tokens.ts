@@ -13,6 +13,7 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 import { token } from '../capabilities/token.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
+import type { AppendSignals } from '../event-store/append-signals.js';
 
 /**
  * Tokens of what every capability shares. The Symbol.for names are the keys infrastructure classes name in
@@ -29,6 +30,8 @@ export const PLATFORM = {
   BaseClock: token<ClockPort>('BaseClock'),
   Ids: token<IdsPort>('IdsPort'),
   EventStore: token<EventStorePort>('EventStorePort'),
+  /** append notices that wake the PostgreSQL store's subscriptions (docs/event-store.md#wake-ups) */
+  AppendSignals: token<AppendSignals>('AppendSignals'),
   ProjectionEngine: token<ProjectionEngine>('ProjectionEngine'),
   ReadModels: token<ReadModelsPort>('ReadModelsPort'),
   Executor: token<CommandExecutor>('CommandExecutor'),

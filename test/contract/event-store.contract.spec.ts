@@ -97,6 +97,51 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
     });
   });
 
+  describe('append to several streams at once', () => {
+    it('appends each stream as a single append would, answering in order, a conflict in its own place', async () => {
+      await store.appendToStream(s('b'), [ev(T('A'))], { expectedRevision: 'no_stream' });
+      const out = await store.appendMany([
+        { stream: s('c'), events: [ev(T('C1')), ev(T('C2'))], expectedRevision: 'no_stream' },
+        { stream: s('b'), events: [ev(T('B1'))], expectedRevision: 5n }, // stale: b is at 0
+        { stream: s('a'), events: [ev(T('A1'))], expectedRevision: 'any' },
+      ]);
+      expect(out[0]).to.include({ nextRevision: 1n });
+      expect(out[1]).to.be.instanceOf(WrongExpectedRevisionError);
+      expect((out[1] as WrongExpectedRevisionError).actual).to.equal(0n);
+      expect(out[2]).to.include({ nextRevision: 0n });
+      expect(types(await store.readStream(s('c')))).to.deep.equal([T('C1'), T('C2')]);
+      expect(types(await store.readStream(s('b')))).to.deep.equal([T('A')]);
+      const all = await store.readAll({ filter: { streamCategories: [cat] }, maxCount: 100 });
+      const last = out.filter(
+        (r): r is Exclude<(typeof out)[number], WrongExpectedRevisionError> => !(r instanceof WrongExpectedRevisionError),
+      );
+      for (const r of last) expect(all.some((e) => e.checkpoint === r.checkpoint)).to.equal(true);
+    });
+
+    it('is idempotent by event id per stream: a retried batch writes nothing again and answers the same', async () => {
+      const batch = [
+        { stream: s('a'), events: [ev(T('A'))], expectedRevision: 'no_stream' as const },
+        { stream: s('b'), events: [ev(T('B')), ev(T('B2'))], expectedRevision: 'no_stream' as const },
+      ];
+      const first = await store.appendMany(batch);
+      const again = await store.appendMany(batch);
+      expect(again).to.deep.equal(first);
+      expect(types(await store.readStream(s('b')))).to.deep.equal([T('B'), T('B2')]);
+    });
+
+    it('reads several streams in one call, a missing one as empty', async () => {
+      await store.appendMany([
+        { stream: s('a'), events: [ev(T('A1')), ev(T('A2'))], expectedRevision: 'no_stream' },
+        { stream: s('b'), events: [ev(T('B1'))], expectedRevision: 'no_stream' },
+      ]);
+      const read = await store.readStreams([s('a'), s('b'), s('none')]);
+      expect(types(read.get(s('a'))!)).to.deep.equal([T('A1'), T('A2')]);
+      expect(read.get(s('a'))!.map((e) => e.streamRevision)).to.deep.equal([0n, 1n]);
+      expect(types(read.get(s('b'))!)).to.deep.equal([T('B1')]);
+      expect(read.get(s('none'))).to.deep.equal([]);
+    });
+  });
+
   describe('recorded events', () => {
     it('carry id, type, data, metadata, stream, revision, position and time', async () => {
       const e = {

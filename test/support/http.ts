@@ -51,7 +51,6 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     ADMIN_TOKEN,
     SECRETS_KEY,
     DEV_ACCOUNT: 'false',
-    EVENT_POLL_INTERVAL_MS: '20',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
     ...env,

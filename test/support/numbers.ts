@@ -72,7 +72,6 @@ export async function startAppOn(o: {
     LOG_LEVEL: 'silent',
     ADMIN_TOKEN,
     DEV_ACCOUNT: 'false',
-    EVENT_POLL_INTERVAL_MS: '20',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
     ...(o.env ?? {}),

@@ -26,6 +26,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   START,
+  type StreamAppend,
   type SubscribeOptions,
   type Subscription,
   type SubscriptionHandler,
@@ -97,6 +98,23 @@ export class EsdbEventStore implements EventStorePort {
     const [e] = await this.readStream(stream, { fromRevision: revision, maxCount: 1 });
     if (!e) throw new Error(`append to ${stream} reported revision ${revision}, which cannot be read`);
     return e.checkpoint;
+  }
+
+  async appendMany(appends: readonly StreamAppend[]): Promise<(AppendResult | WrongExpectedRevisionError)[]> {
+    // EventStoreDB appends one stream per call; the calls go out together
+    return Promise.all(
+      appends.map((a) =>
+        this.appendToStream(a.stream, a.events, { expectedRevision: a.expectedRevision }).catch((err: unknown) => {
+          if (err instanceof WrongExpectedRevisionError) return err;
+          throw err;
+        }),
+      ),
+    );
+  }
+
+  async readStreams(streams: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    const read = await Promise.all(streams.map(async (s) => [s, await this.readStream(s)] as const));
+    return new Map(read);
   }
 
   async readStream(stream: string, o: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

@@ -1,0 +1,197 @@
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import { type Checkpoint, compareCheckpoints, type EventFilter } from '../../application/ports/event-store.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+
+/**
+ * What was appended, told to subscriptions so they read at once instead of at their next poll
+ * (docs/event-store.md#wake-ups). A notice is a hint, never the data: a subscription still reads the log, and a
+ * lost notice only delays an event until the next poll.
+ */
+export type AppendNotice = Readonly<{
+  /** the newest checkpoint appended (for several coalesced appends, the newest of them) */
+  checkpoint: Checkpoint;
+  /** the event types and stream categories appended; null: unknown, wake every subscription */
+  types: readonly string[] | null;
+  categories: readonly string[] | null;
+}>;
+
+/** Whether a subscription with this filter has anything to read after the notice. */
+export const concerns = (n: AppendNotice, filter: EventFilter | undefined): boolean => {
+  if (!filter) return true;
+  if ('eventTypes' in filter) return n.types === null || n.types.some((t) => filter.eventTypes.includes(t));
+  return n.categories === null || n.categories.some((c) => filter.streamCategories.includes(c));
+};
+
+export interface AppendSignals {
+  /** readies the signals before any subscription listens (a server's LISTEN connection) */
+  start(): Promise<void>;
+  /** an append of this process committed */
+  publish(n: AppendNotice): void;
+  /** every notice, of this process and (on a server) of the others; answers the unsubscribe */
+  listen(fn: (n: AppendNotice) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Within one process: PGlite has no other writer, so the process's own appends are all there is to hear. */
+export class InProcessSignals implements AppendSignals {
+  private readonly emitter = new EventEmitter();
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+  async start(): Promise<void> {}
+  publish(n: AppendNotice): void {
+    this.emitter.emit('notice', n);
+  }
+  listen(fn: (n: AppendNotice) => void): () => void {
+    this.emitter.on('notice', fn);
+    return () => this.emitter.off('notice', fn);
+  }
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners();
+  }
+}
+
+const CHANNEL = 'agent_platform_events';
+/** how the listening connection shows in pg_stat_activity */
+export const APPLICATION_NAME = 'agent-platform-event-notices';
+/** NOTIFY payloads are at most 8000 bytes; a notice with more names says "unknown" instead */
+const MAX_PAYLOAD = 7900;
+
+const encode = (n: AppendNotice): string => {
+  const s = JSON.stringify({ c: n.checkpoint, t: n.types, s: n.categories });
+  return s.length <= MAX_PAYLOAD ? s : JSON.stringify({ c: n.checkpoint, t: null, s: null });
+};
+const decode = (payload: string | undefined): AppendNotice | null => {
+  try {
+    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown };
+    if (typeof o.c !== 'string' || !/^\d+\/\d+$/.test(o.c)) return null;
+    const names = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : null);
+    return { checkpoint: o.c, types: names(o.t), categories: names(o.s) };
+  } catch {
+    return null;
+  }
+};
+
+const union = (a: readonly string[] | null, b: readonly string[] | null) => (a === null || b === null ? null : [...new Set([...a, ...b])]);
+const merge = (a: AppendNotice | null, b: AppendNotice): AppendNotice =>
+  a === null
+    ? b
+    : {
+        checkpoint: compareCheckpoints(a.checkpoint, b.checkpoint) >= 0 ? a.checkpoint : b.checkpoint,
+        types: union(a.types, b.types),
+        categories: union(a.categories, b.categories),
+      };
+
+/**
+ * On a PostgreSQL server: one connection per process LISTENs, and the same connection NOTIFYs the process's
+ * appends to the others after they commit. The NOTIFY is not inside the append's transaction on purpose:
+ * PostgreSQL serialises the commits of notifying transactions (a database-wide lock held through the commit),
+ * which cost a third of the throughput of eight concurrent writers when we measured it (docs/event-store.md).
+ * Appends that commit while a NOTIFY is on its way are coalesced into the next one. Local listeners hear the
+ * process's own appends at once, without the round trip. After the connection is lost and back, every
+ * listener is woken with an "unknown" notice, since notices sent meanwhile are gone.
+ */
+export class PgNotifySignals implements AppendSignals {
+  private readonly local = new InProcessSignals();
+  private client: pg.Client | null = null;
+  private pending: AppendNotice | null = null;
+  private sending = false;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private readonly dead = new WeakSet<pg.Client>();
+
+  constructor(
+    private readonly url: string,
+    private readonly log: LoggerPort,
+  ) {}
+
+  /** Connects and listens; resolves once listening, or after the first failure (it keeps retrying). */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000, application_name: APPLICATION_NAME });
+    client.on('notification', (m) => {
+      if (m.channel !== CHANNEL) return;
+      const n = decode(m.payload);
+      if (n) this.local.publish(n);
+    });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANNEL}`);
+    } catch (err) {
+      this.lost(client, err);
+      return;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    const reconnected = this.failures > 0;
+    this.client = client;
+    this.failures = 0;
+    if (reconnected) this.local.publish({ checkpoint: '0/0', types: null, categories: null });
+    void this.flush();
+  }
+
+  private lost(client: pg.Client, err: unknown): void {
+    if (this.dead.has(client)) return; // 'error' and then 'end' for the same loss
+    this.dead.add(client);
+    if (this.client === client) this.client = null;
+    client.removeAllListeners('notification');
+    void client.end().catch(() => undefined);
+    if (this.closed || this.retry) return;
+    this.failures++;
+    const delay = Math.min(100 * 2 ** Math.min(this.failures - 1, 8), 10_000);
+    if (this.failures === 1) this.log.warn({ err }, 'event notifications lost; subscriptions poll until they are back');
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      void this.connect();
+    }, delay);
+    this.retry.unref();
+  }
+
+  publish(n: AppendNotice): void {
+    this.local.publish(n);
+    this.pending = merge(this.pending, n);
+    void this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      while (this.pending && this.client && !this.closed) {
+        const n = this.pending;
+        this.pending = null;
+        try {
+          await this.client.query('select pg_notify($1, $2)', [CHANNEL, encode(n)]);
+        } catch {
+          // the other processes poll meanwhile; the connection's own handlers reconnect
+          break;
+        }
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  listen(fn: (n: AppendNotice) => void): () => void {
+    return this.local.listen(fn);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    const c = this.client;
+    this.client = null;
+    await c?.end().catch(() => undefined);
+    await this.local.close();
+  }
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { expect } from 'chai';
+import pg from 'pg';
+import { type RecordedEvent, START, type Subscription } from '../../application/ports/event-store.port.js';
+import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
+import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import { APPLICATION_NAME, type AppendSignals, PgNotifySignals } from '../../infrastructure/event-store/append-signals.js';
+import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+import { createLogger } from '../../infrastructure/logger.js';
+import { ev, TestClock } from '../support/fixtures.js';
+import { freshDatabase } from '../support/stores.js';
+
+/**
+ * Append notices wake subscriptions at once; the poll is only the safety net (docs/event-store.md#wake-ups).
+ * Every test here gives the subscriber a poll far longer than the test's own timeout where it proves a wake-up,
+ * so an event can only arrive in time through a notice; where a notice is lost, the poll is short and the
+ * event must still arrive.
+ */
+const DATABASE_URL = process.env.DATABASE_URL;
+const NEVER_MS = 600_000;
+
+/** Signals that hear nothing and tell nobody: every notice is lost. */
+const deaf: AppendSignals = {
+  start: async () => undefined,
+  publish: () => undefined,
+  listen: () => () => undefined,
+  close: async () => undefined,
+};
+
+function collect(store: PgEventStore): { events: RecordedEvent[]; sub: Subscription; arrived: (stream: string) => Promise<RecordedEvent> } {
+  const events: RecordedEvent[] = [];
+  const waiters: { stream: string; resolve: (e: RecordedEvent) => void }[] = [];
+  const sub = store.subscribe({ after: START }, async (batch) => {
+    for (const e of batch) {
+      events.push(e);
+      for (const w of waiters.filter((x) => x.stream === e.streamName)) w.resolve(e);
+    }
+  });
+  const arrived = (stream: string) =>
+    new Promise<RecordedEvent>((resolve) => {
+      const e = events.find((x) => x.streamName === stream);
+      if (e) resolve(e);
+      else waiters.push({ stream, resolve });
+    });
+  return { events, sub, arrived };
+}
+const append = (store: PgEventStore, stream: string) =>
+  store.appendToStream(stream, [ev('CallEnded', { n: 1 })], { expectedRevision: 'no_stream' });
+
+describe('append notices and the safety poll (docs/event-store.md#wake-ups)', function () {
+  this.timeout(60_000);
+
+  it('delivers an event whose notice was lost, at the next poll', async () => {
+    const handle = await freshDatabase();
+    const store = new PgEventStore(handle.db, new TestClock(), { pollIntervalMs: 200, signals: deaf });
+    const { sub, arrived } = collect(store);
+    try {
+      await sub.caughtUp;
+      const stream = `call-${randomUUID()}`;
+      await append(store, stream);
+      expect((await arrived(stream)).type).to.equal('CallEnded');
+    } finally {
+      await sub.stop();
+      await store.close();
+      await handle.close();
+    }
+  });
+
+  describe('between processes on a server', () => {
+    type Proc = { handle: DatabaseHandle; signals: PgNotifySignals; store: PgEventStore };
+    let a: Proc;
+    let b: Proc;
+    /** two "processes": separate pools and separate listening connections on one database */
+    const proc = async (pollIntervalMs: number) => {
+      const handle = await openDatabase({ databaseUrl: DATABASE_URL, poolSize: 4 });
+      const signals = new PgNotifySignals(DATABASE_URL!, createLogger('silent'));
+      await signals.start();
+      return { handle, signals, store: new PgEventStore(handle.db, new TestClock(), { pollIntervalMs, signals }) };
+    };
+    before(async function () {
+      if (!DATABASE_URL) this.skip();
+      const h = await freshDatabase();
+      await h.close();
+    });
+    afterEach(async () => {
+      for (const p of [a, b]) {
+        await p?.store.close();
+        await p?.handle.close();
+      }
+    });
+
+    it("hears another process's append through LISTEN/NOTIFY, with a poll that would never come in time", async () => {
+      a = await proc(NEVER_MS);
+      b = await proc(NEVER_MS);
+      const { sub, arrived } = collect(b.store);
+      try {
+        await sub.caughtUp;
+        const stream = `call-${randomUUID()}`;
+        await append(a.store, stream);
+        expect((await arrived(stream)).streamName).to.equal(stream);
+      } finally {
+        await sub.stop();
+      }
+    });
+
+    it('delivers a notified event that an older open transaction held back, once that one ends, without a notice of its own', async () => {
+      a = await proc(NEVER_MS);
+      b = await proc(NEVER_MS);
+      const { sub, events, arrived } = collect(b.store);
+      const older = new pg.Client({ connectionString: DATABASE_URL });
+      await older.connect();
+      try {
+        await sub.caughtUp;
+        await older.query('begin');
+        await older.query('select pg_current_xact_id()'); // an older transaction id, still open: it holds the horizon
+        const stream = `call-${randomUUID()}`;
+        const heard = new Promise<void>((resolve) => {
+          const off = b.signals.listen((n) => {
+            if (n.types?.includes('CallEnded')) {
+              off();
+              resolve();
+            }
+          });
+        });
+        await append(a.store, stream); // committed and notified, but not visible to readers yet
+        await heard;
+        await delay(300); // the subscriber has read after the notice, and found nothing visible
+        const before = events.filter((e) => e.streamName === stream).length;
+        await older.query('commit'); // ends without any append, so no notice: only the subscriber's own retries see it
+        expect((await arrived(stream)).streamName).to.equal(stream);
+        expect(before).to.equal(0);
+      } finally {
+        await older.end();
+        await sub.stop();
+      }
+    });
+
+    it('keeps delivering when its listening connection is cut: the poll covers the gap and the notices come back', async () => {
+      a = await proc(NEVER_MS);
+      b = await proc(300);
+      const { sub, arrived } = collect(b.store);
+      const admin = new pg.Client({ connectionString: DATABASE_URL });
+      await admin.connect();
+      try {
+        await sub.caughtUp;
+        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [APPLICATION_NAME]);
+        const first = `call-${randomUUID()}`;
+        await append(a.store, first);
+        await arrived(first);
+        const second = `call-${randomUUID()}`;
+        await append(a.store, second);
+        await arrived(second);
+      } finally {
+        await admin.end();
+        await sub.stop();
+      }
+    });
+  });
+});
