@@ -32,6 +32,7 @@ export const ConfigSchema = z.object({
   /** how long a write waits for the read models before answering 503 */
   READ_MODEL_TIMEOUT_MS: int(5000, 1, 120_000),
   EVENT_POLL_INTERVAL_MS: int(1000, 5, 60_000),
+  EVENT_APPEND_CONCURRENCY: int(4, 1, 64),
   /** endpoint throttle: requests per key (or client address) per window */
   THROTTLE_MAX_REQUESTS: int(600, 1),
   THROTTLE_WINDOW_SECONDS: int(60, 1, 3600),

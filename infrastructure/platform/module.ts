@@ -47,6 +47,7 @@ export const platform = {
         ? new EsdbEventStore(cfg.EVENTSTORE_URL)
         : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), {
             pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
+            appendConcurrency: cfg.EVENT_APPEND_CONCURRENCY,
             signals: r(PLATFORM.AppendSignals),
           }),
     );
