@@ -82,7 +82,8 @@ async function startReceiver(): Promise<{ url: string; answered: Map<string, num
 async function setUpAccount(rt: Runtime, url: string): Promise<string> {
   const ctx = { accountId: 'system', requestId: null, correlationId: 'bench', actor: 'system:bench' };
   const { accountId } = await rt.get(ACCOUNTS.Commands).open(ctx, { name: 'Bench' });
-  await rt.get(WEBHOOKS.Commands).configureMaster({ ...ctx, accountId }, { url });
+  // AgentCreated becomes agent.created, a lifecycle event that webhooks receive only when they list it
+  await rt.get(WEBHOOKS.Commands).configureMaster({ ...ctx, accountId }, { url, events: ['agent.created'] });
   return accountId;
 }
 

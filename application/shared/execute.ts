@@ -4,6 +4,7 @@ import {
   type Checkpoint,
   type EventMetadata,
   type EventStorePort,
+  type NewEvent,
   type RecordedEvent,
   revisionOf,
   WrongExpectedRevisionError,
@@ -14,6 +15,15 @@ import type { RequestContext } from './context.js';
 import { KeyedLock } from './keyed-lock.js';
 
 export const MAX_ATTEMPTS = 3;
+
+/** The metadata every event of a command carries. */
+const metadataOf = (ctx: RequestContext, o: ExecuteOptions = {}): EventMetadata => ({
+  accountId: o.accountId ?? ctx.accountId,
+  correlationId: ctx.correlationId,
+  causationId: o.causationId ?? ctx.causationId ?? null,
+  requestId: ctx.requestId,
+  actor: ctx.actor,
+});
 
 /** A command as a caller writes it: the executor adds the metadata (time and acting account). */
 export type CommandInput<C> = C extends Command ? Omit<C, 'metadata'> : never;
@@ -67,13 +77,7 @@ export class CommandExecutor {
     o: ExecuteOptions = {},
   ): Promise<ExecuteResult<E, S>> {
     const accountId = o.accountId ?? ctx.accountId;
-    const metadata: EventMetadata = {
-      accountId,
-      correlationId: ctx.correlationId,
-      causationId: o.causationId ?? ctx.causationId ?? null,
-      requestId: ctx.requestId,
-      actor: ctx.actor,
-    };
+    const metadata = metadataOf(ctx, o);
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await this.streamLock.run(stream, async () => {
@@ -98,6 +102,51 @@ export class CommandExecutor {
         if (!(err instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }
+  }
+
+  /**
+   * Many commands at once, for reactors that move many aggregates per batch (docs/event-store.md#appending): the
+   * streams are read in one query, each stream's commands are decided in order on its state, and every stream's
+   * new events go in one `appendMany`. A stream whose append meets a conflict is executed again on its own, the
+   * usual way (reload, decide, retry). A command whose decision fails is skipped and its error thrown once the
+   * others are written, so a reactor's retry of the batch finds them done.
+   */
+  async executeMany<C extends Command, E extends Event, S>(
+    decider: Decider<C, E, S>,
+    items: readonly Readonly<{ stream: string; input: CommandInput<C>; ctx: RequestContext }>[],
+  ): Promise<void> {
+    if (items.length === 0) return;
+    const byStream = new Map<string, (typeof items)[number][]>();
+    for (const it of items) byStream.set(it.stream, [...(byStream.get(it.stream) ?? []), it]);
+    const read = await this.store.readStreams([...byStream.keys()]);
+    const now = this.now();
+    let failure: unknown = null;
+    const appends: { stream: string; revision: bigint | 'no_stream'; events: NewEvent[]; items: (typeof items)[number][] }[] = [];
+    for (const [stream, its] of byStream) {
+      const events = (read.get(stream) ?? []) as RecordedEvent<E>[];
+      let state = events.reduce<S>(decider.evolve, decider.initialState());
+      const fresh: NewEvent[] = [];
+      for (const it of its) {
+        const command = { ...it.input, metadata: { now, accountId: it.ctx.accountId } } as C;
+        let decided: E[];
+        try {
+          decided = decider.decide(command, state);
+        } catch (err) {
+          failure ??= err;
+          continue;
+        }
+        state = decided.reduce(decider.evolve, state);
+        fresh.push(...decided.map((e) => ({ ...e, id: this.ids.uuid(), metadata: metadataOf(it.ctx) })));
+      }
+      if (fresh.length > 0) appends.push({ stream, revision: revisionOf(events), events: fresh, items: its });
+    }
+    const results = await this.store.appendMany(appends.map((a) => ({ stream: a.stream, events: a.events, expectedRevision: a.revision })));
+    // another writer moved these streams since the read: their commands go the usual way, one by one
+    for (const [i, r] of results.entries())
+      if (r instanceof WrongExpectedRevisionError)
+        for (const it of appends[i]!.items)
+          await this.execute(decider, it.stream, it.input, it.ctx).catch((err: unknown) => (failure ??= err));
+    if (failure !== null) throw failure;
   }
 
   /** Reads a stream and folds it with the decider: the aggregate's current state and its events. */

@@ -2,18 +2,35 @@ import { streams } from '../../domain/shared/streams.js';
 import {
   type AbandonReason,
   type WebhookDeliveryCommand,
+  type WebhookDeliveryEvent,
   type WebhookDeliveryState,
   webhookDeliveryDecider,
 } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { ClockPort } from '../ports/clock.port.js';
-import { type EventMetadata, type EventStorePort, WrongExpectedRevisionError } from '../ports/event-store.port.js';
+import {
+  type EventMetadata,
+  type EventStorePort,
+  type RecordedEvent,
+  revisionOf,
+  WrongExpectedRevisionError,
+} from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
-import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort } from './webhook.port.js';
+import { oncePerKey } from '../shared/once-per-key.js';
+import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort, WebhookView } from './webhook.port.js';
 import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
 
 export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
+
+/** A claimed attempt with what sending it needs: the delivery as its stream tells it, and its webhook. */
+export type PreparedAttempt = Readonly<{
+  claim: ClaimedAttempt;
+  stream: string;
+  state: WebhookDeliveryState;
+  revision: bigint | 'no_stream';
+  webhook: WebhookView | null;
+}>;
 
 /**
  * Sends one claimed attempt. The delivery's own stream is the truth: when it already records this attempt
@@ -35,11 +52,36 @@ export class WebhookDeliverer {
   ) {}
 
   async deliver(claim: ClaimedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
-    const stream = streams.webhookDelivery(claim.deliveryId);
-    const { state, revision } = await this.exec.load(webhookDeliveryDecider, stream);
+    const [attempt] = await this.prepare([claim]);
+    return this.send(attempt!, signal);
+  }
+
+  /**
+   * Loads what a batch of claimed attempts needs before sending: the deliveries' streams in one read, and each
+   * webhook once, whatever the number of its attempts in the batch.
+   */
+  async prepare(claims: readonly ClaimedAttempt[]): Promise<PreparedAttempt[]> {
+    const read = await this.store.readStreams(claims.map((c) => streams.webhookDelivery(c.deliveryId)));
+    const webhookOf = oncePerKey(
+      (accountId: string, webhookId: string) => `${accountId}|${webhookId}`,
+      (accountId: string, webhookId: string) => this.webhooks.byId(accountId, webhookId),
+    );
+    return Promise.all(
+      claims.map(async (claim) => {
+        const stream = streams.webhookDelivery(claim.deliveryId);
+        const events = (read.get(stream) ?? []) as RecordedEvent<WebhookDeliveryEvent>[];
+        const state = events.reduce(webhookDeliveryDecider.evolve, webhookDeliveryDecider.initialState());
+        if (state.status !== 'pending') return { claim, stream, state, revision: revisionOf(events), webhook: null };
+        return { claim, stream, state, revision: revisionOf(events), webhook: await webhookOf(state.accountId, state.webhookId) };
+      }),
+    );
+  }
+
+  /** Sends one prepared attempt and records its outcome. */
+  async send(p: PreparedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
+    const { claim, stream, state, revision, webhook } = p;
     if (state.status !== 'pending' || state.attempts + 1 !== claim.attempt) return 'stale';
 
-    const webhook = await this.webhooks.byId(state.accountId, state.webhookId);
     if (!webhook || webhook.status === 'disabled') {
       await this.record(stream, state.accountId, revision, state, {
         type: 'AbandonDelivery',

@@ -1,17 +1,22 @@
 import { streams } from '../../domain/shared/streams.js';
 import { webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
 import { deliveryIdFor, receives } from '../../domain/webhook/webhook.js';
-import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
+import { type WebhookDeliveryCommand, webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
 import { compareCheckpoints } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
-import type { CommandExecutor } from '../shared/execute.js';
+import type { RequestContext } from '../shared/context.js';
+import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import { oncePerKey } from '../shared/once-per-key.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
 import type { WebhookEventRegistry } from './registry.js';
-import type { ConversationContextPort, WebhookQueries } from './webhook.port.js';
+import { type ConversationContextPort, pickWebhook, type WebhookQueries, type WebhookView } from './webhook.port.js';
 
 export const WEBHOOK_ACTOR = 'system:webhooks';
+
+type Lookup = (accountId: string, agentId: string | null) => Promise<WebhookView[]>;
+type Schedule = Readonly<{ input: Extract<CommandInput<WebhookDeliveryCommand>, { type: 'ScheduleDelivery' }>; ctx: RequestContext }>;
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
 export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
@@ -48,9 +53,25 @@ export class WebhookDispatcher implements Reactor {
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     if (batch.length === 0) return;
     await this.configCaughtUp(batch.at(-1)!.checkpoint);
+    // the batch's webhooks are looked up once per account and agent; its deliveries scheduled in one append
+    const lookup: Lookup = oncePerKey(
+      (accountId, agentId) => `${accountId}|${agentId ?? ''}`,
+      (accountId, agentId) => this.webhooks.candidates(accountId, agentId),
+    );
+    const scheduled: Schedule[] = [];
     await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => {
-      await this.dispatch(e);
+      const s = await this.plan(e, lookup);
+      if (s) scheduled.push(s);
     });
+    await this.exec.executeMany(
+      webhookDeliveryDecider,
+      scheduled.map((s) => ({ stream: streams.webhookDelivery(s.input.data.deliveryId), input: s.input, ctx: s.ctx })),
+    );
+    for (const s of scheduled)
+      this.log.debug(
+        { deliveryId: s.input.data.deliveryId, event: s.input.data.eventType, source: s.ctx.causationId },
+        'webhook delivery scheduled',
+      );
   }
 
   /**
@@ -69,13 +90,21 @@ export class WebhookDispatcher implements Reactor {
     }
   }
 
-  /** Returns the delivery id scheduled, or null when the event goes nowhere. */
+  /** Schedules the event's delivery on its own; returns the delivery id, or null when the event goes nowhere. */
   async dispatch(e: RecordedEvent): Promise<string | null> {
+    const s = await this.plan(e, (accountId, agentId) => this.webhooks.candidates(accountId, agentId));
+    if (!s) return null;
+    await this.exec.execute(webhookDeliveryDecider, streams.webhookDelivery(s.input.data.deliveryId), s.input, s.ctx);
+    return s.input.data.deliveryId;
+  }
+
+  /** What the event's delivery is: the webhook it goes to and the envelope; null when it goes nowhere. */
+  private async plan(e: RecordedEvent, lookup: Lookup): Promise<Schedule | null> {
     const mapping = this.registry.get(e.type);
     const d = mapping?.describe(e) ?? null;
     if (!mapping || !d) return null;
     const accountId = e.metadata.accountId;
-    const target = await this.webhooks.resolve(accountId, d.agentId, e.checkpoint);
+    const target = pickWebhook(await lookup(accountId, d.agentId), d.agentId, e.checkpoint);
     if (!target || target.status === 'disabled') return null;
     // a webhook receives only the events it lists (docs/webhooks.md#choosing-events)
     if (!receives(target.events, mapping.event)) return null;
@@ -103,10 +132,8 @@ export class WebhookDispatcher implements Reactor {
 
     const deliveryId = deliveryIdFor(e.id);
     // the first attempt is due at once
-    await this.exec.execute(
-      webhookDeliveryDecider,
-      streams.webhookDelivery(deliveryId),
-      {
+    return {
+      input: {
         type: 'ScheduleDelivery',
         data: {
           deliveryId,
@@ -121,9 +148,7 @@ export class WebhookDispatcher implements Reactor {
           body,
         },
       },
-      { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR },
-    );
-    this.log.debug({ deliveryId, event: mapping.event, webhookId: target.id, source: e.id }, 'webhook delivery scheduled');
-    return deliveryId;
+      ctx: { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR },
+    };
   }
 }

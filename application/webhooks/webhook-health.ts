@@ -25,26 +25,29 @@ export class WebhookHealthReactor implements Reactor {
   constructor(private readonly exec: CommandExecutor) {}
 
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
-    for (const raw of batch) {
+    // a webhook's outcomes of the batch are decided in log order on its stream, read once and appended once
+    const items = batch.flatMap((raw) => {
       const e = raw as RecordedEvent<WebhookDeliveryEvent>;
-      if (e.type !== 'WebhookDeliverySucceeded' && e.type !== 'WebhookDeliveryFailed') continue;
-      if (e.data.test) continue;
-      if (e.type === 'WebhookDeliveryFailed' && e.data.reason !== 'exhausted') continue;
+      if (e.type !== 'WebhookDeliverySucceeded' && e.type !== 'WebhookDeliveryFailed') return [];
+      if (e.data.test) return [];
+      if (e.type === 'WebhookDeliveryFailed' && e.data.reason !== 'exhausted') return [];
       const { accountId, webhookId, webhookAgentId, deliveryId } = e.data;
-      await this.exec.execute(
-        webhookDecider,
-        streams.webhook(webhookAgentId ?? accountId),
+      return [
         {
-          type: 'RecordDeliveryOutcome',
-          data: {
-            webhookId,
-            deliveryId,
-            outcome: e.type === 'WebhookDeliverySucceeded' ? 'delivered' : 'exhausted',
-            position: sortablePosition(e.checkpoint),
+          stream: streams.webhook(webhookAgentId ?? accountId),
+          input: {
+            type: 'RecordDeliveryOutcome' as const,
+            data: {
+              webhookId,
+              deliveryId,
+              outcome: e.type === 'WebhookDeliverySucceeded' ? ('delivered' as const) : ('exhausted' as const),
+              position: sortablePosition(e.checkpoint),
+            },
           },
+          ctx: { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: null, actor: WEBHOOK_ACTOR },
         },
-        { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: null, actor: WEBHOOK_ACTOR },
-      );
-    }
+      ];
+    });
+    await this.exec.executeMany(webhookDecider, items);
   }
 }

@@ -1,5 +1,6 @@
 import type { HistoryItem, WebhookStatus } from '../../domain/webhook/webhook.js';
 import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
+import { compareCheckpoints } from '../ports/event-store.port.js';
 
 /** A webhook configuration as the API shows it (docs/webhooks.md#configuration) plus our extras. */
 export type WebhookView = Readonly<{
@@ -67,11 +68,8 @@ export interface WebhookQueries {
   /** the agent's own webhook */
   ofAgent(accountId: string, agentId: string): Promise<WebhookView | null>;
   byId(accountId: string, webhookId: string): Promise<WebhookView | null>;
-  /**
-   * Where an event about `agentId` at checkpoint `asOf` goes: the agent's own webhook, else the account's master,
-   * else nowhere; a webhook created after the event does not count.
-   */
-  resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null>;
+  /** The webhooks an event about `agentId` may go to: the agent's own and the account's master (see `pickWebhook`). */
+  candidates(accountId: string, agentId: string | null): Promise<WebhookView[]>;
   /** how far the webhook configurations are projected (the checkpoint of the webhooks projector) */
   configCheckpoint(): Promise<string>;
   deliveries(
@@ -135,4 +133,15 @@ export type ClaimedAttempt = Readonly<{ deliveryId: string; accountId: string; a
 /** The retry timeline: due attempts, claimed with a lease so that one attempt is in flight at most once. */
 export interface DueAttemptsPort {
   claim(o: { now: Date; limit: number; workerId: string; leaseMs: number }): Promise<ClaimedAttempt[]>;
+}
+
+/**
+ * Where an event about `agentId` at checkpoint `asOf` goes: the agent's own webhook, else the account's master,
+ * else nowhere; a webhook created after the event does not count.
+ */
+export function pickWebhook(candidates: readonly WebhookView[], agentId: string | null, asOf: string): WebhookView | null {
+  const existed = (w: WebhookView | undefined) => (w && compareCheckpoints(w.createdPosition, asOf) <= 0 ? w : null);
+  return (
+    existed(agentId ? candidates.find((w) => w.agentId === agentId) : undefined) ?? existed(candidates.find((w) => w.agentId === null))
+  );
 }

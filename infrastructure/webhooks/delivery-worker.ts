@@ -69,7 +69,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         if (this.stopped) break;
         this.log.error({ err }, 'claiming due webhook attempts failed');
       }
-      for (const c of claimed) this.track(c);
+      if (claimed.length > 0) this.track(claimed);
       if (claimed.length === 0 || claimed.length === free) await this.sleep();
     }
   }
@@ -78,23 +78,28 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     return this.timeline.claim({ now: this.clock.now(), limit, workerId: this.workerId, leaseMs: this.o.leaseMs });
   }
 
-  private track(c: ClaimedAttempt): void {
-    const p: Promise<void> = this.deliverer
-      .deliver(c, this.abort.signal)
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          this.log.error(
-            { err, deliveryId: c.deliveryId, attempt: c.attempt },
-            'webhook attempt not recorded; retried when its claim expires',
-          );
-        },
-      )
-      .finally(() => {
-        this.inFlight.delete(p);
-        this.wake();
-      });
-    this.inFlight.add(p);
+  /** Sends a claimed batch: prepared together (one read), then each attempt on its own, counted in flight until recorded. */
+  private track(claimed: readonly ClaimedAttempt[]): void {
+    const prepared = this.deliverer.prepare(claimed);
+    prepared.catch(() => undefined); // reported per attempt below
+    claimed.forEach((c, i) => {
+      const p: Promise<void> = prepared
+        .then((ps) => this.deliverer.send(ps[i]!, this.abort.signal))
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            this.log.error(
+              { err, deliveryId: c.deliveryId, attempt: c.attempt },
+              'webhook attempt not recorded; retried when its claim expires',
+            );
+          },
+        )
+        .finally(() => {
+          this.inFlight.delete(p);
+          this.wake();
+        });
+      this.inFlight.add(p);
+    });
   }
 
   private sleep(): Promise<void> {
@@ -124,10 +129,11 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
       const claimed = await this.claim(this.o.concurrency);
       if (claimed.length === 0) return n;
       n += claimed.length;
+      const prepared = await this.deliverer.prepare(claimed);
       await Promise.all(
-        claimed.map((c) =>
-          this.deliverer.deliver(c).catch((err: unknown) => {
-            this.log.error({ err, deliveryId: c.deliveryId }, 'webhook attempt not recorded');
+        prepared.map((p) =>
+          this.deliverer.send(p).catch((err: unknown) => {
+            this.log.error({ err, deliveryId: p.claim.deliveryId }, 'webhook attempt not recorded');
           }),
         ),
       );

@@ -67,15 +67,13 @@ export class KyselyWebhookQueries implements WebhookQueries {
     return r ? this.view(r) : null;
   }
 
-  async resolve(accountId: string, agentId: string | null, asOf: string): Promise<WebhookView | null> {
-    // one query for both candidates: the agent's own (scope = agent id) and the master (scope = account id)
-    const rows = (
+  async candidates(accountId: string, agentId: string | null): Promise<WebhookView[]> {
+    // one query for both: the agent's own (scope = agent id) and the master (scope = account id)
+    return (
       await this.live(accountId)
         .where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId])
         .execute()
     ).map(this.view);
-    const existed = (w: WebhookView | undefined) => (w && compareCheckpoints(w.createdPosition, asOf) <= 0 ? w : null);
-    return existed(agentId ? rows.find((w) => w.agentId === agentId) : undefined) ?? existed(rows.find((w) => w.agentId === null));
   }
 
   async configCheckpoint(): Promise<string> {

@@ -18,7 +18,7 @@ export async function runBatch(db: Kysely<ReadDb>, p: Projector, from: string, b
   const to = batch.at(-1)?.checkpoint;
   if (to === undefined) return from;
   await db.transaction().execute(async (trx) => {
-    for (const e of batch) if (p.handles.has(e.type)) await p.apply(trx, e);
+    await p.applyBatch(trx, batch);
     await moveCheckpoint(trx, p.name, from, to);
   });
   return to;

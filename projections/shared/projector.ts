@@ -14,7 +14,20 @@ export interface Projector {
   readonly handles: ReadonlySet<string>;
   readonly tables: readonly (keyof ReadDb & string)[];
   apply(db: Kysely<ReadDb>, event: RecordedEvent): Promise<void>;
+  /**
+   * Applies a batch (in log order) inside the batch's transaction, with the same result as `apply` on each
+   * event in turn; set-based where the projector defines `batch`, one event at a time otherwise.
+   */
+  applyBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent[]): Promise<void>;
 }
+
+/** A projector written by hand (tests, tools) that applies a batch one event at a time. */
+export const eventByEvent = (p: Omit<Projector, 'applyBatch'>): Projector => ({
+  ...p,
+  async applyBatch(db, events) {
+    for (const e of events) if (p.handles.has(e.type)) await p.apply(db, e);
+  },
+});
 
 /** The handler of one event type: receives the event already narrowed to that member of the union. */
 export type ProjectorHandler<E extends Event> = (db: Kysely<ReadDb>, e: RecordedEvent<E>) => Promise<void>;
@@ -35,6 +48,12 @@ export function defineProjector<E extends Event>(d: {
   readonly name: string;
   readonly tables: readonly (keyof ReadDb & string)[];
   readonly on: ProjectorHandlers<E>;
+  /**
+   * Optional set-based form of the handlers for a whole batch (docs/event-store.md#projectors-and-checkpoints):
+   * a few statements per batch instead of a few per event. It must leave the tables exactly as the handlers
+   * applied one by one would; a projector that has one usually makes each handler the batch of one event.
+   */
+  readonly batch?: (db: Kysely<ReadDb>, events: readonly RecordedEvent<E>[]) => Promise<void>;
 }): Projector {
   // The one narrowing: the engine hands over events as the wide `RecordedEvent`, and the lookup by
   // `event.type` below is what guarantees that the handler stored under key K only ever receives events of
@@ -48,6 +67,13 @@ export function defineProjector<E extends Event>(d: {
     async apply(db, event) {
       if (!handles.has(event.type)) return;
       await handlers[event.type]!(db, event);
+    },
+    async applyBatch(db, events) {
+      const mine = events.filter((e) => handles.has(e.type));
+      if (mine.length === 0) return;
+      // the filter above is the narrowing to E, as in `apply`
+      if (d.batch) await d.batch(db, mine as unknown as readonly RecordedEvent<E>[]);
+      else for (const e of mine) await handlers[e.type]!(db, e);
     },
   };
 }

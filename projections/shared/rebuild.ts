@@ -53,8 +53,7 @@ export async function rebuildProjector(
   for (const t of p.tables) await sql.raw(`create table ${ident(schema)}.${ident(t)} (like public.${ident(t)} including all)`).execute(db);
 
   const apply = async (trx: Kysely<ReadDb>, batch: readonly RecordedEvent[]) => {
-    const target = trx.withSchema(schema);
-    for (const e of batch) if (p.handles.has(e.type)) await p.apply(target, e);
+    await p.applyBatch(trx.withSchema(schema), batch);
   };
 
   let cursor: Checkpoint = START;

@@ -50,9 +50,9 @@ describe('webhook dispatcher', () => {
   });
   const queries = (w: WebhookView | null, seen: unknown[] = []): WebhookQueries =>
     ({
-      resolve: async (...a: unknown[]) => {
+      candidates: async (...a: unknown[]) => {
         seen.push(a);
-        return w;
+        return w ? [w] : [];
       },
       configCheckpoint: async () => sut.store.headCheckpoint(),
     }) as unknown as WebhookQueries;
@@ -98,7 +98,7 @@ describe('webhook dispatcher', () => {
     const seen: unknown[] = [];
     await dispatcher(webhook(2), seen).handleBatch([e]);
     await dispatcher(webhook(2)).handleBatch([e]); // a replayed batch
-    expect(seen[0]).to.deep.equal(['acc_test', 'agt_1', e.checkpoint]);
+    expect(seen[0]).to.deep.equal(['acc_test', 'agt_1']);
     const stream = await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`);
     expect(stream.map((x) => x.type)).to.deep.equal(['WebhookDeliveryScheduled']);
     const data = stream[0]!.data as { body: string; eventType: string; channel: string; messageId: string; webhookId: string };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { orderSipUris } from '../../application/calls/call-commands.js';
 import { callStream } from '../../domain/call/call.js';
 import { endedCall, FAST_VOICE_ENV, farEnd, type VoiceLine, type VoiceReceiver, voiceLine, voiceReceiver } from '../support/calls.js';
+import { seededRandom } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
 
@@ -256,14 +257,6 @@ describe('orderSipUris (docs/calls.md#sip-trunks)', () => {
       return x;
     };
   };
-  /** mulberry32: a small seeded generator, so the weighted choice is tested deterministically */
-  const seeded = (seed: number) => () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 
   it('tries the lowest priority first, whatever the order listed', () => {
     const order = orderSipUris([uri('sip:c@x', 30), uri('sip:a@x', 0), uri('sip:b@x', 20), uri('sip:d@x', 65535)], () => 0.5);
@@ -296,7 +289,7 @@ describe('orderSipUris (docs/calls.md#sip-trunks)', () => {
   });
 
   it('with a seeded random, puts each URI first about as often as its share of the weights, and lists every URI once', () => {
-    const random = seeded(42);
+    const random = seededRandom(42);
     const uris = [uri('sip:a@x', 5, 1), uri('sip:b@x', 5, 3), uri('sip:c@x', 5, 6), uri('sip:last@x', 9, 50)];
     const first: Record<string, number> = {};
     const runs = 10_000;

@@ -14,7 +14,7 @@ import {
 import { type DatabaseHandle, type Db, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
-import { ev, TestClock } from '../support/fixtures.js';
+import { ev, seededRandom, TestClock } from '../support/fixtures.js';
 
 /**
  * The PostgreSQL reader never skips a late-committing transaction and delivers each event once
@@ -214,7 +214,7 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
 
   it(`delivers every event of ${STREAMS + CONTENDERS} concurrent appenders exactly once, in revision order per stream`, async () => {
     const seed = Number(process.env.TEST_SEED ?? Math.floor(Math.random() * 2 ** 31));
-    const rand = mulberry32(seed);
+    const rand = seededRandom(seed);
     const why = `(seed ${seed}; rerun with TEST_SEED=${seed})`;
     const cat = `race${randomUUID().replace(/-/g, '').slice(0, 8)}`;
     const appended = new Set<string>();
@@ -318,15 +318,3 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
     if (process.env.TEST_VERBOSE) console.log(`      ${TOTAL} events, ${conflicts} conflicts retried, ${elapsedMs} ms ${why}`);
   });
 });
-
-/** Small seeded PRNG, so a failing interleaving of batch sizes can be replayed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -5,7 +5,7 @@ import type { EventStorePort, RecordedEvent } from '../../application/ports/even
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
 import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
-import type { Projector } from '../../projections/shared/projector.js';
+import { eventByEvent, type Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { ev } from '../support/fixtures.js';
@@ -20,7 +20,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
  */
 function countingProjector(name: string, type: string, crash: { atEvent: number; times: number }) {
   let applied = 0;
-  const p: Projector = {
+  const p: Projector = eventByEvent({
     name,
     handles: new Set([type]),
     tables: ['agents'],
@@ -33,7 +33,7 @@ function countingProjector(name: string, type: string, crash: { atEvent: number;
       await sql`insert into projection_test_counts (event_id, n) values (${e.id}, 1)
                 on conflict (event_id) do update set n = projection_test_counts.n + 1`.execute(db);
     },
-  };
+  });
   return p;
 }
 

@@ -6,7 +6,7 @@ import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { ProjectionEngine } from '../../projections/shared/engine.js';
-import type { Projector } from '../../projections/shared/projector.js';
+import { eventByEvent, type Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { ev } from '../support/fixtures.js';
 import { startTestApp } from '../support/http.js';
@@ -33,15 +33,16 @@ describe('projector lease', function () {
   });
 
   /** A projector that records which engine applied each event, and how often. */
-  const recording = (name: string, type: string, engine: string): Projector => ({
-    name,
-    handles: new Set([type]),
-    tables: [],
-    async apply(trx: Kysely<ReadDb>, e: RecordedEvent) {
-      await sql`insert into projector_lease_counts (event_id, engine, n) values (${e.id}, ${engine}, 1)
+  const recording = (name: string, type: string, engine: string): Projector =>
+    eventByEvent({
+      name,
+      handles: new Set([type]),
+      tables: [],
+      async apply(trx: Kysely<ReadDb>, e: RecordedEvent) {
+        await sql`insert into projector_lease_counts (event_id, engine, n) values (${e.id}, ${engine}, 1)
                 on conflict (event_id) do update set n = projector_lease_counts.n + 1`.execute(trx);
-    },
-  });
+      },
+    });
   const appliedBy = async (engine: string) =>
     (await sql<{ event_id: string }>`select event_id from projector_lease_counts where engine = ${engine}`.execute(db)).rows.map(
       (r) => r.event_id,

@@ -28,3 +28,15 @@ export const ev = (type: string, data: Record<string, unknown> = {}, id = random
 
 /** Read models that are always caught up: for application tests that answer from no read model. */
 export const noReadModels = { waitFor: async () => undefined };
+
+/** mulberry32: a small seeded generator of numbers in [0, 1), so a failing random case can be replayed from its seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

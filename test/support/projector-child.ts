@@ -9,7 +9,7 @@ import { openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { ProjectionEngine } from '../../projections/shared/engine.js';
-import type { Projector } from '../../projections/shared/projector.js';
+import { eventByEvent, type Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
 const type = process.env.KILL_TYPE!;
@@ -23,7 +23,7 @@ await sql`create table if not exists kill_test_counts (event_id text primary key
 const store = new PgEventStore(handle.db, { now: () => new Date() }, { pollIntervalMs: 20 });
 
 let applied = 0;
-const projector: Projector = {
+const projector: Projector = eventByEvent({
   name: `kill_${type}`,
   handles: new Set([type]),
   tables: [],
@@ -37,7 +37,7 @@ const projector: Projector = {
       await new Promise(() => undefined); // hang with the batch transaction open until killed
     }
   },
-};
+});
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const engine = new ProjectionEngine(store, db, [projector], silent, { batchSize: 25 });
 await engine.start();

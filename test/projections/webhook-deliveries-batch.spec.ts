@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { type Kysely, sql } from 'kysely';
+import { makeCheckpoint, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import {
+  type AttemptResult,
+  type WebhookDeliveryCommand,
+  type WebhookDeliveryEvent,
+  webhookDeliveryDecider,
+} from '../../domain/webhook/webhook-delivery.decider.js';
+import { openDatabase } from '../../infrastructure/db/database.js';
+import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { seededRandom } from '../support/fixtures.js';
+import { oneStatementPerEvent } from './webhook-deliveries-oracle.js';
+
+/** Delivery histories as the decider writes them, interleaved across deliveries as a log would hold them. */
+function histories(seed: number, deliveries: number): RecordedEvent<WebhookDeliveryEvent>[] {
+  const rnd = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  let clock = Date.parse('2026-03-01T10:00:00.000Z');
+  const now = () => {
+    clock += 1000 + Math.floor(rnd() * 60_000);
+    return new Date(clock).toISOString();
+  };
+  const perDelivery = Array.from({ length: deliveries }, (_, i) => {
+    const deliveryId = `whd_${seed}_${i}`;
+    const accountId = `acc_${i % 3}`;
+    let state = webhookDeliveryDecider.initialState();
+    const out: WebhookDeliveryEvent[] = [];
+    const run = (c: Omit<WebhookDeliveryCommand, 'metadata'>) => {
+      const events = webhookDeliveryDecider.decide({ ...c, metadata: { now: now(), accountId } } as WebhookDeliveryCommand, state);
+      state = events.reduce(webhookDeliveryDecider.evolve, state);
+      out.push(...events);
+    };
+    run({
+      type: 'ScheduleDelivery',
+      data: {
+        deliveryId,
+        test: rnd() < 0.15,
+        webhookId: `whk_${i % 2}`,
+        webhookAgentId: rnd() < 0.5 ? null : 'agt_1',
+        eventType: 'agent.message',
+        channel: pick(['sms', null]),
+        agentId: 'agt_1',
+        messageId: `msg_${i}`,
+        sourceEventId: randomUUID(),
+        sourceEventType: 'MessageReceived',
+        body: `{"n":${i}}`,
+      },
+    });
+    const fail = (): AttemptResult => ({
+      ok: false,
+      httpStatus: pick([500, 503, null]),
+      errorMessage: pick(['HTTP 500', 'ECONNREFUSED: connect']),
+      responseBody: pick([null, 'oops']),
+      durationMs: Math.floor(rnd() * 900),
+      retryAfterS: null,
+    });
+    for (let attempt = 1; state.status === 'pending' && rnd() < 0.85; attempt++) {
+      if (rnd() < 0.05) {
+        run({ type: 'AbandonDelivery', data: { deliveryId, reason: pick(['webhook_deleted', 'webhook_disabled'] as const) } });
+        break;
+      }
+      const result: AttemptResult =
+        rnd() < 0.4 ? { ok: true, httpStatus: 200, responseBody: pick([null, 'ok']), durationMs: Math.floor(rnd() * 300) } : fail();
+      run({ type: 'RecordAttempt', data: { deliveryId, attempt, result } });
+    }
+    return out.map((e, revision) => ({ e, deliveryId, accountId, revision }));
+  });
+  // interleave, keeping each delivery's order
+  const log: RecordedEvent<WebhookDeliveryEvent>[] = [];
+  const queues = perDelivery.filter((q) => q.length > 0);
+  while (queues.length > 0) {
+    const qi = Math.floor(rnd() * queues.length);
+    const { e, deliveryId, accountId, revision } = queues[qi]!.shift()!;
+    if (queues[qi]!.length === 0) queues.splice(qi, 1);
+    const position = BigInt(log.length + 1);
+    log.push({
+      ...e,
+      id: randomUUID(),
+      metadata: { accountId, correlationId: 'c', causationId: null, requestId: null, actor: 'system:test' },
+      streamName: `webhook_delivery-${deliveryId}`,
+      streamRevision: BigInt(revision),
+      globalPosition: position,
+      checkpoint: makeCheckpoint(1000n + position, position),
+      createdAt: new Date(clock).toISOString(),
+    } as RecordedEvent<WebhookDeliveryEvent>);
+  }
+  return log;
+}
+
+const TABLES = ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_due_attempts'] as const;
+const dump = async (db: Kysely<ReadDb>, schema: string) => {
+  const out: Record<string, unknown[]> = {};
+  for (const t of TABLES)
+    out[t] = (await sql.raw(`select * from ${schema}.${t} order by 1, 2`).execute(db)).rows.map((r) => JSON.parse(JSON.stringify(r)));
+  return out;
+};
+
+/**
+ * The delivery log's set-based batches (projections/webhook-deliveries.projector.ts) against the oracle: the same
+ * projector as it was with one guarded statement per event. Random histories from the decider itself, cut into
+ * random batches, some applied twice (a replay), must leave exactly the oracle's tables.
+ */
+describe('webhook delivery log: set-based batches equal one statement per event', function () {
+  this.timeout(120_000);
+  let db: Kysely<ReadDb>;
+  let close: () => Promise<void>;
+  before(async () => {
+    const h = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
+    await migrateToLatest(h.db as never);
+    db = h.db as unknown as Kysely<ReadDb>;
+    close = h.close;
+  });
+  after(async () => {
+    for (const s of ['oracle_t', 'batch_t']) await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
+    await close();
+  });
+
+  for (const seed of [1, 2, 3, 4, 5]) {
+    it(`history ${seed}: 40 deliveries, random batches and replays`, async () => {
+      const log = histories(seed, 40);
+      const rnd = seededRandom(seed * 7919);
+      for (const s of ['oracle_t', 'batch_t']) {
+        await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
+        await sql.raw(`create schema ${s}`).execute(db);
+        for (const t of TABLES) await sql.raw(`create table ${s}.${t} (like public.${t} including all)`).execute(db);
+      }
+      const oracle = db.withSchema('oracle_t');
+      for (const e of log) await oneStatementPerEvent.apply(oracle, e);
+
+      const batched = db.withSchema('batch_t');
+      for (let i = 0; i < log.length; ) {
+        const n = 1 + Math.floor(rnd() * 25);
+        const batch = log.slice(i, i + n);
+        await db.transaction().execute((trx) => webhookDeliveriesProjector.applyBatch(trx.withSchema('batch_t'), batch));
+        if (rnd() < 0.2) await webhookDeliveriesProjector.applyBatch(batched, batch); // a replay changes nothing
+        i += n;
+      }
+      expect(log.length).to.be.greaterThan(60);
+      const expected = await dump(db, 'oracle_t');
+      expect(expected.webhook_deliveries).to.have.length(40);
+      const actual = await dump(db, 'batch_t');
+      expect(actual).to.deep.equal(expected);
+    });
+  }
+});
