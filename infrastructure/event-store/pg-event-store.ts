@@ -24,6 +24,7 @@ import {
 import { categoryOf } from '../../domain/shared/streams.js';
 import type { Db, EventsTable } from '../db/database.js';
 import { type AppendSignals, InProcessSignals } from './append-signals.js';
+import { LogTail } from './log-tail.js';
 import { runSubscriptionLoop } from './subscription-loop.js';
 import { upcast } from './upcasters.js';
 
@@ -79,6 +80,10 @@ export class PgEventStore implements EventStorePort {
   private readonly queue: QueuedAppend[] = [];
   private inFlight = 0;
   private readonly maxInFlight: number;
+  private readonly tail = new LogTail(
+    (after, maxCount) => this.readTable(after, maxCount),
+    () => this.headCheckpoint(),
+  );
 
   constructor(
     private readonly db: Kysely<Db>,
@@ -262,18 +267,21 @@ export class PgEventStore implements EventStorePort {
   }
 
   async readAll(o: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    const [txId, pos] = parseCheckpoint(o.after ?? START);
+    const after = o.after ?? START;
+    const maxCount = o.maxCount ?? 1000;
+    return (await this.tail.read(after, maxCount, o.filter)) ?? this.readTable(after, maxCount, o.filter);
+  }
+
+  /** The log from the table: visible events after a checkpoint, in checkpoint order (docs/event-store.md). */
+  private async readTable(after: Checkpoint, maxCount: number, filter?: EventFilter): Promise<RecordedEvent[]> {
+    const [txId, pos] = parseCheckpoint(after);
     let q = this.db
       .selectFrom('events')
       .select(COLUMNS)
       .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
       .where(sql<boolean>`(transaction_id, global_position) > (${String(txId)}::xid8, ${String(pos)}::bigint)`);
-    q = applyFilter(q, o.filter);
-    const rows = await q
-      .orderBy(sql`events.transaction_id`)
-      .orderBy('global_position')
-      .limit(o.maxCount ?? 1000)
-      .execute();
+    q = applyFilter(q, filter);
+    const rows = await q.orderBy(sql`events.transaction_id`).orderBy('global_position').limit(maxCount).execute();
     return rows.map(toRecorded);
   }
 

@@ -47,7 +47,8 @@ export const platform = {
         ? new EsdbEventStore(cfg.EVENTSTORE_URL)
         : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), {
             pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
-            appendConcurrency: cfg.EVENT_APPEND_CONCURRENCY,
+            // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
+            appendConcurrency: r(PLATFORM.Database).kind === 'pglite' ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
             signals: r(PLATFORM.AppendSignals),
           }),
     );
