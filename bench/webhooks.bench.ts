@@ -19,7 +19,7 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -40,7 +40,9 @@ const PACED = Number(process.env.BENCH_PACED ?? 80);
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 20);
 const SCENARIO_MS = Number(process.env.BENCH_SCENARIO_SECONDS ?? 15) * 1000;
 const APPENDERS = 8;
-const now = () => performance.timeOrigin + performance.now(); // wall-clock ms with sub-ms resolution, comparable across processes
+const now = () => performance.timeOrigin + performance.now();
+/** every process of one deployment opens the webhook secrets with the same key (docs/security.md) */
+const SECRETS_KEY = randomBytes(32).toString('hex'); // wall-clock ms with sub-ms resolution, comparable across processes
 
 type Result = {
   scenario: string;
@@ -162,7 +164,7 @@ const percentile = (xs: readonly number[], p: number): number => {
 };
 
 async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<Result[]> {
-  const cfg = loadConfig({ DATA_DIR: 'memory://', LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'all' });
+  const cfg = loadConfig({ DATA_DIR: 'memory://', LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'all', SECRETS_KEY });
   const rt = await createRuntime(cfg, createLogger('silent'));
   try {
     const accountId = await setUpAccount(rt, rx.url);
@@ -177,7 +179,7 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
 
 function spawnWorker(databaseUrl: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], {
-    env: { ...process.env, ROLE: 'worker', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DEV_ACCOUNT: 'false' },
+    env: { ...process.env, ROLE: 'worker', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DEV_ACCOUNT: 'false', SECRETS_KEY },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -204,7 +206,7 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
     await h.close();
     const children = await Promise.all(Array.from({ length: workers }, () => spawnWorker(scoped)));
     // this process serves no deliveries: ROLE=api runs neither projectors nor workers
-    const cfg = loadConfig({ DATABASE_URL: scoped, LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'api', DATABASE_POOL_SIZE: '16' });
+    const cfg = loadConfig({ DATABASE_URL: scoped, LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'api', DATABASE_POOL_SIZE: '16', SECRETS_KEY });
     const rt = await createRuntime(cfg, createLogger('silent'));
     try {
       const accountId = await setUpAccount(rt, rx.url);
@@ -255,7 +257,7 @@ async function main(): Promise<void> {
   const rx = await startReceiver();
   const results: Result[] = [];
   try {
-    results.push(...(await onPglite(rx)));
+    if (process.env.BENCH_SKIP_EMBEDDED !== "1") results.push(...(await onPglite(rx)));
     const url = process.env.DATABASE_URL;
     if (url) {
       results.push(...(await onServer(url, 1, rx)));
