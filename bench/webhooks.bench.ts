@@ -206,7 +206,14 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
     await h.close();
     const children = await Promise.all(Array.from({ length: workers }, () => spawnWorker(scoped)));
     // this process serves no deliveries: ROLE=api runs neither projectors nor workers
-    const cfg = loadConfig({ DATABASE_URL: scoped, LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'api', DATABASE_POOL_SIZE: '16', SECRETS_KEY });
+    const cfg = loadConfig({
+      DATABASE_URL: scoped,
+      LOG_LEVEL: 'silent',
+      DEV_ACCOUNT: 'false',
+      ROLE: 'api',
+      DATABASE_POOL_SIZE: '16',
+      SECRETS_KEY,
+    });
     const rt = await createRuntime(cfg, createLogger('silent'));
     try {
       const accountId = await setUpAccount(rt, rx.url);
@@ -257,7 +264,7 @@ async function main(): Promise<void> {
   const rx = await startReceiver();
   const results: Result[] = [];
   try {
-    if (process.env.BENCH_SKIP_EMBEDDED !== "1") results.push(...(await onPglite(rx)));
+    if (process.env.BENCH_SKIP_EMBEDDED !== '1') results.push(...(await onPglite(rx)));
     const url = process.env.DATABASE_URL;
     if (url) {
       results.push(...(await onServer(url, 1, rx)));

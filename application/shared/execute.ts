@@ -11,10 +11,13 @@ import {
 } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
+import type { SnapshotStorePort } from '../ports/snapshot-store.port.js';
 import type { RequestContext } from './context.js';
 import { KeyedLock } from './keyed-lock.js';
 
 export const MAX_ATTEMPTS = 3;
+/** A load that folds this many events (or more) past the snapshot leaves a new snapshot behind. */
+export const SNAPSHOT_EVERY = 100;
 
 /** The metadata every event of a command carries. */
 const metadataOf = (ctx: RequestContext, o: ExecuteOptions = {}): EventMetadata => ({
@@ -62,6 +65,7 @@ export class CommandExecutor {
     private readonly ids: IdsPort,
     private readonly clock: ClockPort,
     private readonly readModels: ReadModelsPort,
+    private readonly snapshots?: SnapshotStorePort,
   ) {}
 
   /** The current time as the domain records it. */
@@ -149,11 +153,26 @@ export class CommandExecutor {
     if (failure !== null) throw failure;
   }
 
-  /** Reads a stream and folds it with the decider: the aggregate's current state and its events. */
+  /**
+   * Reads a stream and folds it with the decider: the aggregate's current state, its revision, and the events
+   * folded. An aggregate that keeps snapshots (docs/event-store.md#snapshots) starts from its snapshot, so its
+   * events are those after it; the load that folded many events leaves a newer snapshot behind.
+   */
   async load<C, E extends Event, S>(decider: Decider<C, E, S>, stream: string) {
+    const codec = this.snapshots ? decider.snapshot : undefined;
+    const stored = codec ? await this.snapshots!.load(stream) : null;
+    const snap = stored && stored.version === codec!.version ? stored : null;
     // the store returns untyped events; the stream name fixes which decider's events they are
-    const events = (await this.store.readStream(stream)) as RecordedEvent<E>[];
-    return { state: events.reduce<S>(decider.evolve, decider.initialState()), revision: revisionOf(events), events };
+    const events = (await this.store.readStream(stream, snap ? { fromRevision: snap.revision + 1n } : {})) as RecordedEvent<E>[];
+    const state = events.reduce<S>(decider.evolve, snap ? codec!.decode(snap.state) : decider.initialState());
+    const last = events.at(-1);
+    const revision: bigint | 'no_stream' = last ? last.streamRevision : snap ? snap.revision : 'no_stream';
+    if (codec && last && events.length >= SNAPSHOT_EVERY)
+      // a cache: losing the race with another process, or failing, only means folding more next time
+      void this.snapshots!.save(stream, { revision: last.streamRevision, version: codec.version, state: codec.encode(state) }).catch(
+        () => undefined,
+      );
+    return { state, revision, events };
   }
 
   /** Read-your-writes for events written outside `execute` (e.g. a process manager's outcome awaited by a request). */

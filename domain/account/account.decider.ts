@@ -97,6 +97,7 @@ export type OpenAccountState = {
   /** slots held by numbers (lifetime: a released number keeps its slot; a failed provisioning gives it back) */
   slots: Readonly<Record<string, 'held' | 'returned'>>;
   slotsUsed: number;
+  /** ids of the charges applied, so a retried charge applies once (lookup charges, new per request, are not kept) */
   charges: ReadonlySet<string>;
 };
 export type AccountState = { status: 'none' } | OpenAccountState;
@@ -294,7 +295,10 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
       case 'AccountCredited':
         return { ...s, balanceMicros: e.data.balanceMicros };
       case 'AccountCharged':
-        return { ...s, balanceMicros: e.data.balanceMicros, charges: new Set([...s.charges, e.data.chargeId]) };
+        // a lookup's charge id is new for every request, so it is never asked about again: not remembered
+        return e.data.kind === 'number_lookup'
+          ? { ...s, balanceMicros: e.data.balanceMicros }
+          : { ...s, balanceMicros: e.data.balanceMicros, charges: new Set([...s.charges, e.data.chargeId]) };
       case 'ApiKeyIssued':
         return { ...s, keys: { ...s.keys, [e.data.keyId]: 'active' } };
       case 'ApiKeyRevoked':
@@ -308,5 +312,15 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
       default:
         return assertNever(e);
     }
+  },
+
+  // an account gains an event for every lookup charge: loads fold from a snapshot (docs/event-store.md#snapshots)
+  snapshot: {
+    version: 1,
+    encode: (s) => (s.status === 'none' ? s : { ...s, charges: [...s.charges] }),
+    decode: (json) => {
+      const s = json as AccountState | (Omit<OpenAccountState, 'charges'> & { charges: string[] });
+      return s.status === 'none' ? s : { ...s, charges: new Set(s.charges) };
+    },
   },
 };

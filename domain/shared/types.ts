@@ -19,6 +19,12 @@ export type Decider<C, E, S> = Readonly<{
   decide: (command: C, state: S) => E[];
   /** Total: never throws, never validates. */
   evolve: (state: S, event: E) => S;
+  /**
+   * For an aggregate whose stream grows without bound: how its state is kept as a snapshot (JSON-safe), so that
+   * loading it folds only the events after the snapshot (docs/event-store.md#snapshots). A change of the state's
+   * shape bumps `version`; snapshots of another version are ignored.
+   */
+  snapshot?: Readonly<{ version: number; encode: (state: S) => unknown; decode: (json: unknown) => S }>;
 }>;
 
 export const assertNever = (x: never): never => {

@@ -23,9 +23,17 @@ export interface StreamsTable {
   stream_name: string;
   revision: string | bigint;
 }
+export interface AggregateSnapshotsTable {
+  stream_name: string;
+  revision: string | bigint;
+  version: number;
+  state: unknown;
+  taken_at: Generated<Date | string>;
+}
 export interface EventDb {
   events: EventsTable;
   streams: StreamsTable;
+  aggregate_snapshots: AggregateSnapshotsTable;
 }
 export type Db = ReadDb & EventDb;
 

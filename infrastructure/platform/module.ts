@@ -9,8 +9,10 @@ import * as m002 from '../db/migrations/002-read-models.js';
 import * as m022 from '../db/migrations/022-reactors.js';
 import * as m024 from '../db/migrations/024-one-checkpoint-table.js';
 import * as m140 from '../db/migrations/140-append-function.js';
+import * as m141 from '../db/migrations/141-aggregate-snapshots.js';
 import { InProcessSignals, PgNotifySignals } from '../event-store/append-signals.js';
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
+import { KyselySnapshotStore } from '../event-store/kysely-snapshot-store.js';
 import { PgEventStore } from '../event-store/pg-event-store.js';
 import { SandboxClock } from '../sandbox-clock/sandbox-clock.js';
 import { SANDBOX_CLOCK } from '../sandbox-clock/tokens.js';
@@ -69,7 +71,14 @@ export const platform = {
     );
     b.factory(
       PLATFORM.Executor,
-      (r) => new CommandExecutor(r(PLATFORM.EventStore), r(PLATFORM.Ids), r(PLATFORM.Clock), r(PLATFORM.ReadModels)),
+      (r) =>
+        new CommandExecutor(
+          r(PLATFORM.EventStore),
+          r(PLATFORM.Ids),
+          r(PLATFORM.Clock),
+          r(PLATFORM.ReadModels),
+          new KyselySnapshotStore(r(PLATFORM.Database).db),
+        ),
     );
   },
   start: async (r) => {
@@ -82,5 +91,6 @@ export const platform = {
     '022-reactors': m022,
     '024-one-checkpoint-table': m024,
     '140-append-function': m140,
+    '141-aggregate-snapshots': m141,
   },
 } as const satisfies Capability;

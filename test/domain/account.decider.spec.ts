@@ -236,3 +236,56 @@ describe('Account decider: ledger and number slots', () => {
       .then([]);
   });
 });
+
+describe('Account decider: snapshots (docs/event-store.md#snapshots)', () => {
+  const charged = (chargeId: string, kind: 'number_monthly' | 'number_lookup', balanceMicros: number): AccountEvent => ({
+    type: 'AccountCharged',
+    data: {
+      accountId: 'acc_1',
+      chargeId,
+      amountMicros: 10,
+      balanceMicros,
+      kind,
+      description: kind,
+      reference: null,
+      chargedAt: metadata.now,
+    },
+  });
+  const history: AccountEvent[] = [
+    opened,
+    keyIssued,
+    charged('number_monthly:pn_1:0', 'number_monthly', 990),
+    charged('number_lookup:1', 'number_lookup', 980),
+    { type: 'ApiKeyRevoked', data: { accountId: 'acc_1', keyId: 'key_1', revokedAt: metadata.now } },
+  ];
+  const fold = (events: AccountEvent[]) => events.reduce(accountDecider.evolve, accountDecider.initialState());
+  const codec = accountDecider.snapshot!;
+
+  it('folds from a snapshot that went through JSON to the same state as from the start', () => {
+    const s = fold(history);
+    expect(codec.decode(JSON.parse(JSON.stringify(codec.encode(s))))).to.deep.equal(s);
+    expect(codec.decode(JSON.parse(JSON.stringify(codec.encode(accountDecider.initialState()))))).to.deep.equal({ status: 'none' });
+  });
+
+  it('still charges a remembered charge id once after a snapshot', () => {
+    const restored = codec.decode(JSON.parse(JSON.stringify(codec.encode(fold(history)))));
+    const again: AccountCommand = {
+      type: 'ChargeAccount',
+      metadata,
+      data: {
+        accountId: 'acc_1',
+        chargeId: 'number_monthly:pn_1:0',
+        amountMicros: 10,
+        kind: 'number_monthly',
+        description: 'n',
+        reference: null,
+      },
+    };
+    expect(accountDecider.decide(again, restored)).to.deep.equal([]);
+  });
+
+  it('keeps the ids of retried charges only: a lookup charge id, new for every request, is not kept', () => {
+    const s = fold(history);
+    expect(s.status === 'open' && [...s.charges]).to.deep.equal(['number_monthly:pn_1:0']);
+  });
+});
