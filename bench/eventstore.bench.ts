@@ -9,6 +9,9 @@
  * of 10); appends to 8 streams at once (each stream sequential, the streams concurrent); catch-up over all
  * events from START, by paging readAll and by a subscription. BENCH_SCALE (default 1) scales every size.
  *
+ * Then, per target, two long-history figures (BENCH_LONG=0 skips them): loading an account of 100,000 events from
+ * the start and from its snapshot, and rebuilding the webhook delivery log over 200,000 events with its memory.
+ *
  * With a server, it then measures single-event appends at 1 and 8 writers beside their peers in the same run:
  * the bare INSERT + COMMIT floor (pgbench when installed, and from node) and Emmett's PostgreSQL event store
  * (bench/support/append-peers.ts; BENCH_PEER_SECONDS per row, default 5; BENCH_PEERS=0 skips them).
@@ -23,6 +26,7 @@ import { type DatabaseHandle, openDatabase } from '../infrastructure/db/database
 import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
 import { appendPeers, printPeers } from './support/append-peers.js';
+import { loadLongAggregate, printLoad, printRebuild, rebuildLongLog } from './support/rebuild-and-load.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -172,6 +176,25 @@ async function durability(handle: DatabaseHandle): Promise<string> {
   return r.rows.map((x) => `${x.name}=${x.setting}`).join(' ');
 }
 const notes: string[] = [];
+/** figures printed after the table: the long aggregate and the rebuild, per target */
+const extra: (() => void)[] = [];
+const LONG_AGGREGATE = n(100_000);
+const REBUILD_DELIVERIES = n(50_000); // four events each
+
+async function longFigures(target: string, handle: DatabaseHandle): Promise<void> {
+  if (process.env.BENCH_LONG === '0') return;
+  const store = new PgEventStore(handle.db, clock, { pollIntervalMs: 1000 });
+  try {
+    const load = await loadLongAggregate(store, handle, LONG_AGGREGATE);
+    const rebuild = await rebuildLongLog(store, handle.db as never, REBUILD_DELIVERIES);
+    extra.push(
+      () => printLoad(target, load),
+      () => printRebuild(target, rebuild),
+    );
+  } finally {
+    await store.close();
+  }
+}
 
 async function onPglite(): Promise<Result[]> {
   const handle = await openDatabase({});
@@ -179,7 +202,9 @@ async function onPglite(): Promise<Result[]> {
     await migrateToLatest(handle.db as never);
     const target = `pglite ${await serverVersion(handle)} (memory)`;
     notes.push(`${target}: one connection, so "concurrent" appends are serialised; ${await durability(handle)}`);
-    return await benchTarget(target, handle);
+    const results = await benchTarget(target, handle);
+    await longFigures(target, handle);
+    return results;
   } finally {
     await handle.close();
   }
@@ -192,7 +217,9 @@ async function onServer(url: string): Promise<Result[]> {
       await migrateToLatest(handle.db as never);
       const target = `postgres ${await serverVersion(handle)} (server, pool ${SIZES.poolSize})`;
       notes.push(`${target}: ${new URL(scoped).host}, ${await durability(handle)}`);
-      return await benchTarget(target, handle);
+      const results = await benchTarget(target, handle);
+      await longFigures(target, handle);
+      return results;
     } finally {
       await handle.close();
     }
@@ -241,6 +268,8 @@ async function main(): Promise<void> {
   printTable(results);
   console.log('');
   for (const note of notes) console.log(note);
+  console.log('');
+  for (const print of extra) print();
   if (url && process.env.BENCH_PEERS !== '0') {
     console.log('');
     printPeers(await appendPeers(url, Number(process.env.BENCH_PEER_SECONDS ?? 5)));
