@@ -12,6 +12,7 @@ import { type DatabaseHandle, ping } from './db/database.js';
 import { buildApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { PLATFORM } from './platform/tokens.js';
+import { ProcessMembership } from './reactors/membership.js';
 import { ReactorRunner } from './reactors/reactor-runner.js';
 import type { BackgroundWorker } from './workers.js';
 
@@ -33,12 +34,23 @@ function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
   const store = get(PLATFORM.EventStore);
   const db = get(PLATFORM.ReadDb);
   const log = get(PLATFORM.Logger);
-  return capabilities.flatMap((m) => [
-    ...('reactors' in m ? m.reactors(get, cfg) : []).map(
-      (reactor) => new ReactorRunner(store, db, reactor, log, { leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS }),
-    ),
-    ...('workers' in m ? m.workers(get, cfg) : []),
-  ]);
+  // embedded there is one process and one connection: partitions would only add subscriptions
+  const partitions = get(PLATFORM.Database).kind === 'pglite' ? 1 : cfg.REACTOR_PARTITIONS;
+  const membership = partitions > 1 ? new ProcessMembership(db, cfg.REACTOR_LEASE_TTL_MS) : null;
+  return [
+    ...(membership ? [membership] : []), // started first, stopped last
+    ...capabilities.flatMap((m) => [
+      ...('reactors' in m ? m.reactors(get, cfg) : []).map(
+        (reactor) =>
+          new ReactorRunner(store, db, reactor, log, {
+            leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
+            partitions,
+            ...(membership ? { membership } : {}),
+          }),
+      ),
+      ...('workers' in m ? m.workers(get, cfg) : []),
+    ]),
+  ];
 }
 
 /** Wires everything, runs migrations and (unless ROLE=api) starts the projectors, caught up, then the workers. */

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import { type Checkpoint, compareCheckpoints, START } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { Reactor } from '../../application/shared/process-manager.js';
 import { CheckpointRunner, moveCheckpoint } from '../../projections/shared/checkpoint-runner.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { BackgroundWorker } from '../workers.js';
+import { PartitionShare, type ProcessMembership, partitionOf } from './membership.js';
 
 export type { Reactor } from '../../application/shared/process-manager.js';
 export { LeaseLostError } from '../../projections/shared/checkpoint-runner.js';
@@ -15,45 +17,79 @@ export { LeaseLostError } from '../../projections/shared/checkpoint-runner.js';
  * effects leave the database (carrier, other streams), so there is no transaction around a batch: the
  * effects run first, then the checkpoint moves (compare-and-set). A crash in between redelivers the batch,
  * which the reactor's idempotence absorbs: at-least-once with idempotent steps.
+ *
+ * With `partitions` over 1 (docs/event-store.md#partitioned-reactors), the reactor runs as that many partitions,
+ * `<name>#<k>/<partitions>`: each has its own checkpoint and lease and handles the events of the streams that hash to it, so
+ * several worker processes share the work, each holding its share of the partitions; a partition whose process
+ * dies is taken over when its lease expires. New partitions start where the reactor was before (unpartitioned, or
+ * the furthest-behind partition of another number of them), so changing the number of partitions skips nothing.
  */
 export class ReactorRunner implements BackgroundWorker {
   readonly name: string;
-  private readonly runner: CheckpointRunner;
+  private readonly runners: CheckpointRunner[];
 
   constructor(
     store: EventStorePort,
     db: Kysely<ReadDb>,
     reactor: Reactor,
     log: LoggerPort,
-    o: { leaseTtlMs: number; retryDelayMs?: number; batchSize?: number },
+    o: { leaseTtlMs: number; retryDelayMs?: number; batchSize?: number; partitions?: number; membership?: ProcessMembership },
   ) {
     this.name = `reactor:${reactor.name}`;
-    this.runner = new CheckpointRunner(
-      store,
-      db,
-      {
-        name: reactor.name,
-        kind: 'reactor',
-        eventTypes: reactor.handles,
-        async commit(batch, from, to) {
-          await reactor.handleBatch(batch);
-          await moveCheckpoint(db, reactor.name, from, to);
+    const partitions = o.partitions ?? 1;
+    const share = partitions > 1 && o.membership ? new PartitionShare(o.membership, partitions) : null;
+    const options = {
+      leaseTtlMs: o.leaseTtlMs,
+      batchSize: o.batchSize ?? 100,
+      ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
+    };
+    this.runners = Array.from({ length: partitions }, (_, k) => {
+      const name = partitions === 1 ? reactor.name : `${reactor.name}#${k}/${partitions}`;
+      return new CheckpointRunner(
+        store,
+        db,
+        {
+          name,
+          kind: 'reactor',
+          eventTypes: reactor.handles,
+          async commit(batch, from, to) {
+            const mine = partitions === 1 ? batch : batch.filter((e) => partitionOf(e.streamName, partitions) === k);
+            if (mine.length > 0) await reactor.handleBatch(mine);
+            await moveCheckpoint(db, name, from, to);
+          },
         },
-      },
-      log,
-      {
-        leaseTtlMs: o.leaseTtlMs,
-        batchSize: o.batchSize ?? 100,
-        ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
-      },
-    );
+        log,
+        {
+          ...options,
+          ...(share ? { admission: share } : {}),
+          ...(partitions > 1 ? { seed: () => partitionSeed(db, reactor.name, partitions) } : {}),
+        },
+      );
+    });
   }
 
   async start(): Promise<void> {
-    this.runner.start();
+    for (const r of this.runners) r.start();
   }
 
   async stop(): Promise<void> {
-    await this.runner.stop();
+    await Promise.all(this.runners.map((r) => r.stop()));
   }
+}
+
+/**
+ * Where a new partition of a reactor starts: at the oldest checkpoint the reactor had before this partitioning
+ * (unpartitioned, or split into another number of partitions, which hash streams differently); at the start of
+ * the log when it never ran. Its siblings of the same partitioning do not count: they may be ahead, on other streams.
+ */
+async function partitionSeed(db: Kysely<ReadDb>, reactor: string, partitions: number): Promise<Checkpoint> {
+  const rows = await db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('kind', '=', 'reactor').execute();
+  const earlier = (name: string) =>
+    name === reactor || (name.startsWith(`${reactor}#`) && !name.endsWith(`/${partitions}`) && /^#\d+\/\d+$/.test(name.slice(reactor.length)));
+  return (
+    rows
+      .filter((r) => earlier(r.name))
+      .map((r) => r.checkpoint)
+      .reduce<Checkpoint | null>((min, c) => (min === null || compareCheckpoints(c, min) < 0 ? c : min), null) ?? START
+  );
 }

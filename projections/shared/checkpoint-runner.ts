@@ -30,13 +30,34 @@ export class LeaseLostError extends Error {
   }
 }
 
-/** The stored checkpoint of `name`, seeded at START on first use; refuses a name that the other kind owns. */
-export async function ensureCheckpoint(db: Kysely<ReadDb>, name: string, kind: CheckpointKind = 'projector'): Promise<Checkpoint> {
-  await db
-    .insertInto('projection_checkpoints')
-    .values({ name, kind, checkpoint: START, updated_at: new Date() })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute();
+/** A partition given back so that a process that joined gets its share (not a failure). */
+class YieldedError extends Error {
+  constructor(name: string) {
+    super(`${name} given back to share the partitions`);
+    this.name = 'YieldedError';
+  }
+}
+
+/** Whether this process may hold one more lease of a group (a reactor's partitions), and when to give one back. */
+export type Admission = Readonly<{ mayAcquire(): boolean; acquired(): void; released(): void; mustYield(): boolean }>;
+
+/**
+ * The stored checkpoint of `name`, seeded on first use (at START, or where `seed` says: a new partition of a
+ * reactor starts where the reactor was); refuses a name that the other kind owns.
+ */
+export async function ensureCheckpoint(
+  db: Kysely<ReadDb>,
+  name: string,
+  kind: CheckpointKind = 'projector',
+  seed?: () => Promise<Checkpoint>,
+): Promise<Checkpoint> {
+  const exists = await db.selectFrom('projection_checkpoints').select('name').where('name', '=', name).executeTakeFirst();
+  if (!exists)
+    await db
+      .insertInto('projection_checkpoints')
+      .values({ name, kind, checkpoint: seed ? await seed() : START, updated_at: new Date() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
   const row = await db
     .selectFrom('projection_checkpoints')
     .select(['checkpoint', 'kind'])
@@ -77,6 +98,10 @@ export type CheckpointRunnerOptions = Readonly<{
   batchSize?: number;
   /** told after every batch committed here */
   onAdvanced?: (checkpoint: Checkpoint) => void;
+  /** for a partition: whether this process takes its lease now, and gives it back when over its share */
+  admission?: Admission;
+  /** where a new checkpoint starts (default START) */
+  seed?: () => Promise<Checkpoint>;
 }>;
 
 /**
@@ -125,12 +150,7 @@ export class CheckpointRunner {
     this.endCurrent?.(null);
     await this.main;
     this.main = null;
-    await this.db
-      .deleteFrom('worker_leases')
-      .where('name', '=', this.consumer.name)
-      .where('holder', '=', this.holder)
-      .execute()
-      .catch(() => undefined);
+    await this.releaseLease();
   }
 
   private sleep(ms: number): Promise<void> {
@@ -160,6 +180,12 @@ export class CheckpointRunner {
     const { name, kind } = this.consumer;
     let failures = 0;
     while (!this.stopped) {
+      const admission = this.o.admission;
+      if (admission && !admission.mayAcquire()) {
+        this.markReady(); // this process holds its share of the group already
+        await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
+        continue;
+      }
       let leased = false;
       try {
         leased = await this.tryLease();
@@ -171,11 +197,19 @@ export class CheckpointRunner {
         await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
         continue;
       }
+      admission?.acquired();
       const err = await this.runLeased(() => {
         failures = 0;
       });
+      admission?.released();
       this.markReady();
       if (this.stopped) break;
+      if (err instanceof YieldedError) {
+        await this.releaseLease();
+        this.log.info({ [kind]: name }, `${kind} partition given back to share the work`);
+        await this.sleep(this.o.leaseTtlMs); // let the other process take it before trying again
+        continue;
+      }
       failures++;
       const delay = Math.min((this.o.retryDelayMs ?? 500) * 2 ** Math.min(failures - 1, 6), 30_000);
       this.log.error({ err, [kind]: name, retryInMs: delay }, `${kind} stopped; restarting from its checkpoint`);
@@ -183,12 +217,21 @@ export class CheckpointRunner {
     }
   }
 
+  private async releaseLease(): Promise<void> {
+    await this.db
+      .deleteFrom('worker_leases')
+      .where('name', '=', this.consumer.name)
+      .where('holder', '=', this.holder)
+      .execute()
+      .catch(() => undefined);
+  }
+
   /** Subscribes while holding the lease; resolves with the reason it ended (error, lost lease) or null on stop. */
   private async runLeased(committed: () => void): Promise<unknown> {
     const c = this.consumer;
     let cursor: Checkpoint;
     try {
-      cursor = await ensureCheckpoint(this.db, c.name, c.kind);
+      cursor = await ensureCheckpoint(this.db, c.name, c.kind, this.o.seed);
     } catch (err) {
       return err;
     }
@@ -210,6 +253,10 @@ export class CheckpointRunner {
       this.endCurrent = end;
       this.renewTimer = setInterval(
         () => {
+          if (this.o.admission?.mustYield()) {
+            end(new YieldedError(c.name));
+            return;
+          }
           this.tryLease().then(
             (ok) => {
               if (!ok) end(new LeaseLostError(c.name));

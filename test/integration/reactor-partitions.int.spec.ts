@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { type Kysely, sql } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import { ProcessMembership } from '../../infrastructure/reactors/membership.js';
+import { type Reactor, ReactorRunner } from '../../infrastructure/reactors/reactor-runner.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+import { ev } from '../support/fixtures.js';
+import { eventually } from '../support/numbers.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const TTL = 1000;
+
+/** Reactors split by stream into partitions that worker processes share (docs/event-store.md#partitioned-reactors). */
+describe('partitioned reactors', function () {
+  this.timeout(60_000);
+  let s: StoreUnderTest;
+  before(async () => {
+    s = await storeUnderTest();
+  });
+  after(() => s.close());
+  const db = () => s.handle.db as unknown as Kysely<ReadDb>;
+  const type = () => `Parted${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+
+  /** A "worker process": its own membership and runner; records which events it handled. */
+  const proc = (name: string, eventType: string, seen: Map<string, string[]>, label: string) => {
+    const membership = new ProcessMembership(db(), TTL);
+    const reactor: Reactor = {
+      name,
+      handles: [eventType],
+      async handleBatch(batch: readonly RecordedEvent[]) {
+        for (const e of batch) seen.set(e.id, [...(seen.get(e.id) ?? []), label]);
+      },
+    };
+    const runner = new ReactorRunner(s.store, db(), reactor, silent, { leaseTtlMs: TTL, partitions: 4, membership });
+    return {
+      start: async () => {
+        await membership.start();
+        await runner.start();
+      },
+      stop: async () => {
+        await runner.stop();
+        await membership.stop();
+      },
+    };
+  };
+  /** `n` events, each on a stream of its own, so they fall into every partition */
+  const append = async (eventType: string, n: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const e = ev(eventType);
+      ids.push(e.id);
+      await s.store.appendToStream(`parted-${randomUUID()}`, [e], { expectedRevision: 'no_stream' });
+    }
+    return ids;
+  };
+  const holders = async (name: string) =>
+    (
+      await sql<{
+        name: string;
+        holder: string;
+      }>`select name, holder from worker_leases where name like ${`${name}#%/4`} and expires_at > now()`.execute(db())
+    ).rows;
+
+  it('two processes share the partitions evenly, and every event is handled once, by one of them', async () => {
+    const t = type();
+    const name = `share_${t}`;
+    const seen = new Map<string, string[]>();
+    const a = proc(name, t, seen, 'a');
+    const b = proc(name, t, seen, 'b');
+    try {
+      await a.start();
+      await eventually(async () => (await holders(name)).length === 4, 'a holds all four partitions alone');
+      const ofA = new Set((await holders(name)).map((h) => h.holder)); // a's runners' lease holders
+      await b.start();
+      await eventually(async () => {
+        const h = await holders(name);
+        return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
+      }, 'a gave two partitions to b');
+      const ids = await append(t, 60);
+      await eventually(async () => ids.every((id) => seen.has(id)), 'every event handled');
+      expect(ids.every((id) => seen.get(id)!.length === 1)).to.equal(true);
+      const by = (label: string) => ids.filter((id) => seen.get(id)![0] === label).length;
+      expect(by('a')).to.be.greaterThan(0);
+      expect(by('b')).to.be.greaterThan(0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it("takes over a dead process's partitions when their leases expire, from their checkpoints", async () => {
+    const t = type();
+    const name = `crash_${t}`;
+    // a process that died holding partitions 1 and 3: its leases and membership are still in the table
+    for (const row of [`${name}#1/4`, `${name}#3/4`, 'member:dead'])
+      await sql`insert into worker_leases (name, holder, expires_at) values (${row}, 'dead', now() + interval '2 seconds')`.execute(db());
+    const seen = new Map<string, string[]>();
+    const a = proc(name, t, seen, 'a');
+    try {
+      await a.start();
+      const ids = await append(t, 40);
+      await eventually(async () => ids.every((id) => seen.has(id)), 'every event handled once the dead leases expired');
+      expect(ids.every((id) => seen.get(id)!.length === 1)).to.equal(true);
+      expect((await holders(name)).map((h) => h.holder).every((h) => h !== 'dead')).to.equal(true);
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it('starts new partitions where the unpartitioned reactor was: nothing it handled comes again', async () => {
+    const t = type();
+    const name = `seed_${t}`;
+    const seenBefore = new Map<string, string[]>();
+    const plain = new ReactorRunner(
+      s.store,
+      db(),
+      {
+        name,
+        handles: [t],
+        async handleBatch(batch) {
+          for (const e of batch) seenBefore.set(e.id, ['plain']);
+        },
+      },
+      silent,
+      { leaseTtlMs: TTL },
+    );
+    await plain.start();
+    const early = await append(t, 10);
+    await eventually(async () => early.every((id) => seenBefore.has(id)), 'the unpartitioned reactor handled the first events');
+    await plain.stop();
+
+    const seen = new Map<string, string[]>();
+    const a = proc(name, t, seen, 'a');
+    try {
+      await a.start();
+      const late = await append(t, 10);
+      await eventually(async () => late.every((id) => seen.has(id)), 'the partitions handled the later events');
+      expect(early.some((id) => seen.has(id))).to.equal(false);
+    } finally {
+      await a.stop();
+    }
+  });
+});
