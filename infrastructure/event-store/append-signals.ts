@@ -23,6 +23,9 @@ export const concerns = (n: AppendNotice, filter: EventFilter | undefined): bool
   return n.categories === null || n.categories.some((c) => filter.streamCategories.includes(c));
 };
 
+/** A projector committed a batch up to this checkpoint (docs/event-store.md#wake-ups). */
+export type ProjectedNotice = Readonly<{ projector: string; checkpoint: Checkpoint }>;
+
 export interface AppendSignals {
   /** readies the signals before any subscription listens (a server's LISTEN connection) */
   start(): Promise<void>;
@@ -30,6 +33,9 @@ export interface AppendSignals {
   publish(n: AppendNotice): void;
   /** every notice, of this process and (on a server) of the others; answers the unsubscribe */
   listen(fn: (n: AppendNotice) => void): () => void;
+  /** a projector of this process advanced: what waits on read models (read-your-writes, the delivery worker) */
+  publishProjected(n: ProjectedNotice): void;
+  listenProjected(fn: (n: ProjectedNotice) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -47,6 +53,13 @@ export class InProcessSignals implements AppendSignals {
     this.emitter.on('notice', fn);
     return () => this.emitter.off('notice', fn);
   }
+  publishProjected(n: ProjectedNotice): void {
+    this.emitter.emit('projected', n);
+  }
+  listenProjected(fn: (n: ProjectedNotice) => void): () => void {
+    this.emitter.on('projected', fn);
+    return () => this.emitter.off('projected', fn);
+  }
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
   }
@@ -62,9 +75,13 @@ const encode = (n: AppendNotice): string => {
   const s = JSON.stringify({ c: n.checkpoint, t: n.types, s: n.categories });
   return s.length <= MAX_PAYLOAD ? s : JSON.stringify({ c: n.checkpoint, t: null, s: null });
 };
-const decode = (payload: string | undefined): AppendNotice | null => {
+const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | null => {
   try {
-    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown };
+    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown };
+    if (o.p && typeof o.p === 'object')
+      return Object.entries(o.p as Record<string, unknown>).flatMap(([projector, c]) =>
+        typeof c === 'string' && /^\d+\/\d+$/.test(c) ? [{ projector, checkpoint: c }] : [],
+      );
     if (typeof o.c !== 'string' || !/^\d+\/\d+$/.test(o.c)) return null;
     const names = (v: unknown) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : null);
     return { checkpoint: o.c, types: names(o.t), categories: names(o.s) };
@@ -96,6 +113,7 @@ export class PgNotifySignals implements AppendSignals {
   private readonly local = new InProcessSignals();
   private client: pg.Client | null = null;
   private pending: AppendNotice | null = null;
+  private pendingProjected = new Map<string, Checkpoint>();
   private sending = false;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
@@ -118,7 +136,8 @@ export class PgNotifySignals implements AppendSignals {
     client.on('notification', (m) => {
       if (m.channel !== CHANNEL) return;
       const n = decode(m.payload);
-      if (n) this.local.publish(n);
+      if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
+      else if (n) this.local.publish(n);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
@@ -167,11 +186,14 @@ export class PgNotifySignals implements AppendSignals {
     if (this.sending) return;
     this.sending = true;
     try {
-      while (this.pending && this.client && !this.closed) {
-        const n = this.pending;
+      while ((this.pending || this.pendingProjected.size > 0) && this.client && !this.closed) {
+        const payloads: string[] = [];
+        if (this.pending) payloads.push(encode(this.pending));
+        if (this.pendingProjected.size > 0) payloads.push(JSON.stringify({ p: Object.fromEntries(this.pendingProjected) }));
         this.pending = null;
+        this.pendingProjected = new Map();
         try {
-          await this.client.query('select pg_notify($1, $2)', [CHANNEL, encode(n)]);
+          for (const payload of payloads) await this.client.query('select pg_notify($1, $2)', [CHANNEL, payload]);
         } catch {
           // the other processes poll meanwhile; the connection's own handlers reconnect
           break;
@@ -184,6 +206,17 @@ export class PgNotifySignals implements AppendSignals {
 
   listen(fn: (n: AppendNotice) => void): () => void {
     return this.local.listen(fn);
+  }
+
+  publishProjected(n: ProjectedNotice): void {
+    this.local.publishProjected(n);
+    const before = this.pendingProjected.get(n.projector);
+    if (!before || compareCheckpoints(n.checkpoint, before) > 0) this.pendingProjected.set(n.projector, n.checkpoint);
+    void this.flush();
+  }
+
+  listenProjected(fn: (n: ProjectedNotice) => void): () => void {
+    return this.local.listenProjected(fn);
   }
 
   async close(): Promise<void> {

@@ -40,9 +40,9 @@ export const platform = {
     }
     b.toClass(PLATFORM.Ids, RandomIds);
     b.toClass(PLATFORM.ApiKeySecrets, Sha256ApiKeySecrets);
-    // on a server, other processes append too: they are heard through LISTEN/NOTIFY; embedded, there are none
+    // on a server, other processes append and project too: they are heard through LISTEN/NOTIFY; embedded, there are none
     b.factory(PLATFORM.AppendSignals, (r) =>
-      cfg.DATABASE_URL && !cfg.EVENTSTORE_URL ? new PgNotifySignals(cfg.DATABASE_URL, r(PLATFORM.Logger)) : new InProcessSignals(),
+      cfg.DATABASE_URL ? new PgNotifySignals(cfg.DATABASE_URL, r(PLATFORM.Logger)) : new InProcessSignals(),
     );
     b.factory(PLATFORM.EventStore, (r) =>
       cfg.EVENTSTORE_URL
@@ -54,20 +54,26 @@ export const platform = {
             signals: r(PLATFORM.AppendSignals),
           }),
     );
-    b.factory(
-      PLATFORM.ProjectionEngine,
-      (r) =>
-        new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
-          leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
-        }),
-    );
-    // an api-only process runs no projectors: it sees them advance by polling their checkpoints
+    b.factory(PLATFORM.ProjectionEngine, (r) => {
+      const engine = new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
+        leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
+      });
+      // every committed batch is told to whatever waits on read models, in this process and the others
+      const signals = r(PLATFORM.AppendSignals);
+      engine.onAdvanced((projector, checkpoint) => signals.publishProjected({ projector, checkpoint }));
+      return engine;
+    });
     b.factory(
       PLATFORM.ReadModels,
       (r) =>
-        new ReadModelWaiter(r(PLATFORM.ReadDb), r(PLATFORM.Projectors), cfg.ROLE !== 'api' ? r(PLATFORM.ProjectionEngine) : null, {
-          timeoutMs: cfg.READ_MODEL_TIMEOUT_MS,
-        }),
+        new ReadModelWaiter(
+          r(PLATFORM.ReadDb),
+          r(PLATFORM.Projectors),
+          (fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector)),
+          {
+            timeoutMs: cfg.READ_MODEL_TIMEOUT_MS,
+          },
+        ),
     );
     b.factory(
       PLATFORM.Executor,
@@ -82,7 +88,7 @@ export const platform = {
     );
   },
   start: async (r) => {
-    if (!r(PLATFORM.Config).EVENTSTORE_URL) await r(PLATFORM.AppendSignals).start();
+    if (r(PLATFORM.Config).DATABASE_URL) await r(PLATFORM.AppendSignals).start();
   },
   // 022 and 024 carry numbers of the numbers range for history's sake: released migrations keep their names
   migrations: {

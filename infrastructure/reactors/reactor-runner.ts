@@ -85,7 +85,8 @@ export class ReactorRunner implements BackgroundWorker {
 async function partitionSeed(db: Kysely<ReadDb>, reactor: string, partitions: number): Promise<Checkpoint> {
   const rows = await db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('kind', '=', 'reactor').execute();
   const earlier = (name: string) =>
-    name === reactor || (name.startsWith(`${reactor}#`) && !name.endsWith(`/${partitions}`) && /^#\d+\/\d+$/.test(name.slice(reactor.length)));
+    name === reactor ||
+    (name.startsWith(`${reactor}#`) && !name.endsWith(`/${partitions}`) && /^#\d+\/\d+$/.test(name.slice(reactor.length)));
   return (
     rows
       .filter((r) => earlier(r.name))

@@ -56,7 +56,7 @@ export function createDeliveryWorker(
   });
 }
 
-/** The delivery worker, woken whenever the delivery timeline's projector advances in this process. */
+/** The delivery worker, woken whenever the delivery timeline's projector advances, in this process or another. */
 function deliveryWorker(r: Resolve): BackgroundWorker {
   const worker = createDeliveryWorker(r);
   let unsubscribe: () => void = () => {};
@@ -64,8 +64,8 @@ function deliveryWorker(r: Resolve): BackgroundWorker {
     name: 'webhook-delivery',
     async start() {
       await worker.start();
-      unsubscribe = r(PLATFORM.ProjectionEngine).onAdvanced((name) => {
-        if (name === webhookDeliveriesProjector.name) worker.wake();
+      unsubscribe = r(PLATFORM.AppendSignals).listenProjected((n) => {
+        if (n.projector === webhookDeliveriesProjector.name) worker.wake();
       });
     },
     async stop() {

@@ -90,14 +90,15 @@ export class ProjectionEngine {
 
 /**
  * Read-your-writes. Waits until each projector that handles one of the written event types has a stored
- * checkpoint at or past the write. Projectors may run in this process (woken at once) or in another
- * (seen by polling the checkpoint table). Gives up after `timeoutMs` with READ_MODEL_TIMEOUT (503).
+ * checkpoint at or past the write. It looks again whenever a projector is said to have advanced (`advanced`: in
+ * this process, or on a server in any process, docs/event-store.md#wake-ups), and every `pollMs` in case such
+ * word was lost. Gives up after `timeoutMs` with READ_MODEL_TIMEOUT (503).
  */
 export class ReadModelWaiter implements ReadModelsPort {
   constructor(
     private readonly db: Kysely<ReadDb>,
     private readonly projectors: readonly Pick<Projector, 'name' | 'handles'>[],
-    private readonly engine: ProjectionEngine | null,
+    private readonly advanced: ((fn: (projector: string) => void) => () => void) | null,
     private readonly o: { timeoutMs: number; pollMs?: number },
   ) {}
 
@@ -106,7 +107,10 @@ export class ReadModelWaiter implements ReadModelsPort {
     if (names.length === 0) return;
     const deadline = Date.now() + this.o.timeoutMs;
     let wake: (() => void) | null = null;
-    const off = this.engine?.onAdvanced(() => wake?.()) ?? (() => undefined);
+    const off =
+      this.advanced?.((projector) => {
+        if (names.includes(projector)) wake?.();
+      }) ?? (() => undefined);
     try {
       for (;;) {
         const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
@@ -122,7 +126,7 @@ export class ReadModelWaiter implements ReadModelsPort {
             `The write was stored but the read model (${behind.join(', ')}) has not caught up yet; retry the read shortly`,
           );
         await new Promise<void>((resolve) => {
-          const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 50));
+          const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 250));
           function done() {
             clearTimeout(t);
             wake = null;

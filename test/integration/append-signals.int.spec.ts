@@ -25,6 +25,8 @@ const deaf: AppendSignals = {
   start: async () => undefined,
   publish: () => undefined,
   listen: () => () => undefined,
+  publishProjected: () => undefined,
+  listenProjected: () => () => undefined,
   close: async () => undefined,
 };
 
@@ -155,6 +157,21 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
         await admin.end();
         await sub.stop();
       }
+    });
+
+    it("tells the other processes that a projector advanced (their read-your-writes and delivery workers wake on it)", async () => {
+      a = await proc(NEVER_MS);
+      b = await proc(NEVER_MS);
+      const heard = new Promise<string>((resolve) => {
+        const off = b.signals.listenProjected((n) => {
+          if (n.projector === 'webhook_deliveries_v1') {
+            off();
+            resolve(n.checkpoint);
+          }
+        });
+      });
+      a.signals.publishProjected({ projector: 'webhook_deliveries_v1', checkpoint: '42/7' });
+      expect(await heard).to.equal('42/7');
     });
   });
 });

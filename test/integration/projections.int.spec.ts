@@ -116,7 +116,7 @@ describe('projection engine', () => {
     expect(err).to.have.property('code', 'READ_MODEL_TIMEOUT');
     const engine = new ProjectionEngine(store, db, [p], silent);
     await engine.start();
-    await new ReadModelWaiter(db, [p], engine, { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
+    await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced((name) => fn(name)), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
     await engine.stop();
     await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
   });
