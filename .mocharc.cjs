@@ -5,6 +5,7 @@ const embedded = !process.env.DATABASE_URL && !process.env.EVENTSTORE_URL;
 module.exports = {
   'node-option': ['import=tsx', 'no-experimental-require-module'],
   extension: ['ts'],
+  require: ['test/support/root-hooks.ts'],
   timeout: 20000,
   exit: true,
   ...(embedded ? { parallel: true, jobs: Number(process.env.MOCHA_JOBS ?? 2) } : {}),

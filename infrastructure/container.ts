@@ -11,7 +11,8 @@ import { migrateToLatest } from './db/migrate.js';
 import type { Logger } from './logger.js';
 import { PLATFORM } from './platform/tokens.js';
 
-export type Overrides = Partial<{ clock: ClockPort }>;
+/** What a test (or bench) may supply instead of the configured parts: a movable clock, an already-migrated in-memory database image. */
+export type Overrides = Partial<{ clock: ClockPort; databaseImage: Blob | File }>;
 
 /**
  * The composition root: opens the database, migrates it, and lets every capability bind what it owns. Only the
@@ -28,6 +29,7 @@ export async function buildContainer(
     dataDir: cfg.DATA_DIR,
     poolSize: cfg.DATABASE_POOL_SIZE,
     onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use'),
+    ...(overrides.databaseImage ? { image: overrides.databaseImage } : {}),
   });
   await migrateToLatest(database.db, capabilities);
 

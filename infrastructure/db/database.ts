@@ -39,7 +39,13 @@ export type Db = ReadDb & EventDb;
 
 // int8 and numeric come back from `pg` as strings by default; keep them as strings and convert with
 // BigInt/Number where used, so nothing silently loses precision.
-export type DatabaseHandle = Readonly<{ db: Kysely<Db>; kind: 'pglite' | 'postgres'; close: () => Promise<void> }>;
+export type DatabaseHandle = Readonly<{
+  db: Kysely<Db>;
+  kind: 'pglite' | 'postgres';
+  close: () => Promise<void>;
+  /** PGlite only: its data directory as a tarball (a test's migrated template) */
+  dump?: () => Promise<Blob | File>;
+}>;
 
 export async function openDatabase(o: {
   databaseUrl?: string | undefined;
@@ -47,6 +53,8 @@ export async function openDatabase(o: {
   poolSize?: number;
   /** a pooled connection was lost (server restart, failover, terminated backend); the pool replaces it */
   onConnectionError?: (err: Error) => void;
+  /** in memory only: start from this dump of a PGlite data directory (tests start from one already migrated) */
+  image?: Blob | File;
 }): Promise<DatabaseHandle> {
   if (o.databaseUrl) {
     // waiting longer than this for a connection answers 503 instead of hanging while the server is away
@@ -66,7 +74,13 @@ export async function openDatabase(o: {
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
   const unlock = onDisk ? lockDataDir(o.dataDir!) : () => undefined;
   try {
-    const client = o.dataDir ? new PGlite(o.dataDir) : new PGlite();
+    const client = onDisk
+      ? new PGlite(o.dataDir)
+      : o.image
+        ? new PGlite({ loadDataDir: o.image })
+        : o.dataDir
+          ? new PGlite(o.dataDir)
+          : new PGlite();
     await client.waitReady;
     // The directory has one owner process at a time (the lock below), so a lease stored in it was held by a
     // previous owner that is gone: free them, so projectors and reactors resume at once, not one lease TTL later.
@@ -76,6 +90,7 @@ export async function openDatabase(o: {
     return {
       db,
       kind: 'pglite',
+      dump: () => client.dumpDataDir('none'),
       close: async () => {
         await db.destroy();
         unlock();

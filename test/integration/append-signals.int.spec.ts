@@ -159,7 +159,7 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
       }
     });
 
-    it("tells the other processes that a projector advanced (their read-your-writes and delivery workers wake on it)", async () => {
+    it('tells the other processes that a projector advanced (their read-your-writes and delivery workers wake on it)', async () => {
       a = await proc(NEVER_MS);
       b = await proc(NEVER_MS);
       const heard = new Promise<string>((resolve) => {

@@ -6,12 +6,15 @@ import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { EsdbEventStore } from '../../infrastructure/event-store/esdb-event-store.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { TestClock } from './fixtures.js';
+import { migratedImage } from './http.js';
 
 export type StoreUnderTest = { store: EventStorePort; handle: DatabaseHandle; close: () => Promise<void> };
 
 /** A fresh database: PGlite in memory, or (with DATABASE_URL) a server whose tables are emptied first. */
 export async function freshDatabase(): Promise<DatabaseHandle> {
-  const handle = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
+  const handle = await openDatabase(
+    process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : { image: await migratedImage() },
+  );
   await migrateToLatest(handle.db as never);
   if (handle.kind === 'postgres') await resetServerTables(handle);
   return handle;

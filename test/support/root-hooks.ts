@@ -1,0 +1,12 @@
+import { migratedImage } from './http.js';
+
+/**
+ * Mocha root hooks (.mocharc.cjs): before the first test of a process, make the migrated PGlite image that every
+ * embedded test app starts from (test/support/http.ts), under a timeout of its own rather than the first suite's.
+ */
+export const mochaHooks = {
+  async beforeAll(this: Mocha.Context) {
+    this.timeout(300_000);
+    if (!process.env.DATABASE_URL) await migratedImage();
+  },
+};
