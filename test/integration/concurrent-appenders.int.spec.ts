@@ -99,21 +99,23 @@ describe(`PostgreSQL event store: late-committing transactions (${where})`, () =
       this.skip();
     }
     handle = await openEventDb(4);
-    store = new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
     raw = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   });
   after(async () => {
-    await store?.close();
     await handle?.close();
     await raw?.end();
   });
+  // A store per test: emptying the tables under a live store would leave its in-memory log tail
+  // (docs/event-store.md#the-log-tail) holding events the table no longer has.
   beforeEach(async () => {
     await emptyEventTables(handle.db);
+    store = new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
     slow = await controlledConnection(raw, clock);
   });
   afterEach(async () => {
     await slow.rollback().catch(() => undefined); // no-op (a warning) when the test already ended it
     await slow.release();
+    await store.close();
   });
 
   it('never skips an event committed late by an older transaction', async () => {
@@ -208,7 +210,6 @@ describe(`PostgreSQL event store: many concurrent appenders and one subscriber (
     store = new PgEventStore(handle.db, new TestClock(), { pollIntervalMs: 20 });
   });
   after(async () => {
-    await store?.close();
     await handle?.close();
   });
 
