@@ -11,6 +11,11 @@ export interface Reactor {
   readonly name: string;
   readonly handles: readonly string[];
   handleBatch(batch: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * What must be handled in log order (docs/event-store.md#partitioned-reactors): events with the same key go to
+   * the same partition. Without it, the event's stream.
+   */
+  partitionKey?(e: RecordedEvent): string;
 }
 
 /**
@@ -31,6 +36,11 @@ export abstract class ProcessManager<E extends Event> implements Reactor {
 
   /** Moves the instance as far as it goes now. Must be idempotent: the same event may come again. */
   protected abstract react(e: RecordedEvent<E>, ctx: RequestContext): Promise<void>;
+
+  /** An instance's events are handled in log order, so they share a partition. */
+  partitionKey(e: RecordedEvent): string {
+    return this.instanceOf(e as RecordedEvent<E>);
+  }
 
   get actor(): string {
     return `system:${this.name}`;

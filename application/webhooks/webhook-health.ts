@@ -24,6 +24,15 @@ export class WebhookHealthReactor implements Reactor {
 
   constructor(private readonly exec: CommandExecutor) {}
 
+  /** A webhook's outcomes are counted in log order (its replay guard compares positions), so they share a partition. */
+  partitionKey(raw: RecordedEvent): string {
+    const { accountId, webhookAgentId } = (raw as RecordedEvent<WebhookDeliveryEvent>).data as {
+      accountId: string;
+      webhookAgentId: string | null;
+    };
+    return streams.webhook(webhookAgentId ?? accountId);
+  }
+
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     // a webhook's outcomes of the batch are decided in log order on its stream, read once and appended once
     const items = batch.flatMap((raw) => {

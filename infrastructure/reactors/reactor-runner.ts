@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import type { EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
 import { type Checkpoint, compareCheckpoints, START } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { Reactor } from '../../application/shared/process-manager.js';
@@ -19,7 +19,8 @@ export { LeaseLostError } from '../../projections/shared/checkpoint-runner.js';
  * which the reactor's idempotence absorbs: at-least-once with idempotent steps.
  *
  * With `partitions` over 1 (docs/event-store.md#partitioned-reactors), the reactor runs as that many partitions,
- * `<name>#<k>/<partitions>`: each has its own checkpoint and lease and handles the events of the streams that hash to it, so
+ * `<name>#<k>/<partitions>`: each has its own checkpoint and lease and handles the events whose partition key (the
+ * reactor's `partitionKey`, else the stream) hashes to it, so
  * several worker processes share the work, each holding its share of the partitions; a partition whose process
  * dies is taken over when its lease expires. New partitions start where the reactor was before (unpartitioned, or
  * the furthest-behind partition of another number of them), so changing the number of partitions skips nothing.
@@ -43,6 +44,7 @@ export class ReactorRunner implements BackgroundWorker {
       batchSize: o.batchSize ?? 100,
       ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
     };
+    const keyOf = (e: RecordedEvent): string => reactor.partitionKey?.(e) ?? e.streamName;
     this.runners = Array.from({ length: partitions }, (_, k) => {
       const name = partitions === 1 ? reactor.name : `${reactor.name}#${k}/${partitions}`;
       return new CheckpointRunner(
@@ -53,7 +55,7 @@ export class ReactorRunner implements BackgroundWorker {
           kind: 'reactor',
           eventTypes: reactor.handles,
           async commit(batch, from, to) {
-            const mine = partitions === 1 ? batch : batch.filter((e) => partitionOf(e.streamName, partitions) === k);
+            const mine = partitions === 1 ? batch : batch.filter((e) => partitionOf(keyOf(e), partitions) === k);
             if (mine.length > 0) await reactor.handleBatch(mine);
             await moveCheckpoint(db, name, from, to);
           },

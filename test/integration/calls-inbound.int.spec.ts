@@ -53,8 +53,11 @@ describe('inbound calls (docs/sandbox.md#voice, docs/calls.md)', function () {
       expect(r.body.engineCallId).to.match(/^CA/);
       callId = r.body.callId;
 
-      const live = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
-      expect(live.status).to.equal(200);
+      // the engine is answered before the read models show the call (docs/sandbox.md#voice): it shows moments later
+      const live = await eventually(async () => {
+        const c = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
+        return c.status === 200 && c.body.status === 'in-progress' ? c : undefined;
+      }, 'the call in progress in the read model');
       expect(live.body).to.include({
         direction: 'inbound',
         type: 'pstn',

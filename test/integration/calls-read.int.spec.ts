@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
-import { compareCheckpoints } from '../../application/ports/event-store.port.js';
 import { type CallCommand, callDecider } from '../../domain/call/call.decider.js';
 import { type CallDirection, type CallSettings, callStream, type TurnAction, type TurnLatency } from '../../domain/call/call.js';
 import { CALLS } from '../../infrastructure/calls/tokens.js';
@@ -14,6 +13,7 @@ import { callSettings } from '../support/calls.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { credit, eventually } from '../support/numbers.js';
+import { reactorPast } from '../support/reactors.js';
 
 type Account = { accountId: string; apiKey: string };
 type Input<T extends CallCommand['type']> = Omit<Extract<CallCommand, { type: T }>, 'metadata'>;
@@ -572,12 +572,7 @@ describe('calls: the read side (lists, record, transcript, stream, long-poll, re
       const ended = await c.end();
       const db = app.rt.get(PLATFORM.ReadDb);
       await eventually(async () => {
-        const cp = await db
-          .selectFrom('projection_checkpoints')
-          .select('checkpoint')
-          .where('name', '=', 'call_recordings')
-          .executeTakeFirst();
-        return cp !== undefined && compareCheckpoints(cp.checkpoint, ended.checkpoint!) >= 0;
+        return reactorPast(db, 'call_recordings', ended.checkpoint!);
       }, 'the recording step passed the end');
       const r = (await get(`/v1/calls/${c.id}`)).body;
       expect(r).to.include({ recordingAvailable: false, recordingUrl: null });
@@ -648,12 +643,7 @@ describe('calls: recording without a speech engine', function () {
     expect(ended.events[0]).to.deep.include({ type: 'CallEnded' });
     const db = app.rt.get(PLATFORM.ReadDb);
     await eventually(async () => {
-      const cp = await db
-        .selectFrom('projection_checkpoints')
-        .select('checkpoint')
-        .where('name', '=', 'call_recordings')
-        .executeTakeFirst();
-      return cp !== undefined && compareCheckpoints(cp.checkpoint, ended.checkpoint!) >= 0;
+      return reactorPast(db, 'call_recordings', ended.checkpoint!);
     }, 'the recording step passed the end');
     const r = await app.call('GET', `/v1/calls/${callId}`, { key: apiKey });
     expect(r.body).to.include({ status: 'completed', recordingEnabled: true, recordingAvailable: false, recordingUrl: null });

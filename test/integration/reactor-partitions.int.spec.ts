@@ -141,4 +141,44 @@ describe('partitioned reactors', function () {
       await a.stop();
     }
   });
+  it('hands every event of one partition key to one partition, in log order, whatever stream it is on', async () => {
+    const t = type();
+    const batches: { key: string; ids: string[] }[] = [];
+    const membership = new ProcessMembership(db(), TTL);
+    const reactor: Reactor = {
+      name: `keyed_${t}`,
+      handles: [t],
+      partitionKey: (e) => (e.data as { key: string }).key,
+      async handleBatch(batch: readonly RecordedEvent[]) {
+        for (const e of batch) batches.push({ key: (e.data as { key: string }).key, ids: [e.id] });
+      },
+    };
+    const runner = new ReactorRunner(s.store, db(), reactor, silent, { leaseTtlMs: TTL, partitions: 4, membership });
+    const written = new Map<string, string[]>([
+      ['k1', []],
+      ['k2', []],
+      ['k3', []],
+    ]);
+    // each event on a stream of its own: by stream they would scatter over the partitions, whose batches are
+    // handled side by side once the runner starts
+    for (let i = 0; i < 30; i++) {
+      const key = `k${(i % 3) + 1}`;
+      const e = ev(t, { key });
+      written.get(key)!.push(e.id);
+      await s.store.appendToStream(`keyed-${randomUUID()}`, [e], { expectedRevision: 'no_stream' });
+    }
+    await membership.start();
+    await runner.start();
+    try {
+      await eventually(async () => batches.length === 30, 'all 30 handled');
+      for (const [key, ids] of written)
+        expect(
+          batches.filter((b) => b.key === key).flatMap((b) => b.ids),
+          `${key}: in log order`,
+        ).to.deep.equal(ids);
+    } finally {
+      await runner.stop();
+      await membership.stop();
+    }
+  });
 });

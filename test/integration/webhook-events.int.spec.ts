@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { compareCheckpoints } from '../../application/ports/event-store.port.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import { WEBHOOKS } from '../../infrastructure/webhooks/tokens.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { webhooksProjector } from '../../projections/webhooks.projector.js';
 import { meta } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
+import { reactorPast } from '../support/reactors.js';
 import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 const PUBLIC = ['agent.message', 'agent.reaction', 'agent.call_ended'];
@@ -30,19 +30,7 @@ describe('webhook events: the public kinds by default, lifecycle events by opt-i
   /** resolves once the dispatch reactor has handled every event of `stream` */
   const dispatched = async (stream: string) => {
     const last = (await app.rt.store.readStream(stream)).at(-1)!.checkpoint;
-    await eventually(
-      async () => {
-        const row = await app.rt
-          .get(PLATFORM.ReadDb)
-          .selectFrom('projection_checkpoints')
-          .select('checkpoint')
-          .where('name', '=', 'webhook_dispatch')
-          .executeTakeFirst();
-        return row !== undefined && compareCheckpoints(row.checkpoint, last) >= 0;
-      },
-      10_000,
-      `the dispatcher past ${stream}`,
-    );
+    await eventually(() => reactorPast(app.rt.get(PLATFORM.ReadDb), 'webhook_dispatch', last), 10_000, `the dispatcher past ${stream}`);
   };
 
   it('lists the public kinds when none are given, for the master and an agent webhook', async () => {
