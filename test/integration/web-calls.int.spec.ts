@@ -237,6 +237,20 @@ describe('web calls over the socket', function () {
       expect(refused).to.match(/404/);
     });
 
+    it('a server shutting down ends its web calls (the page is told) instead of waiting for them', async () => {
+      const other = await startTestApp(FAST_VOICE_ENV);
+      try {
+        const { apiKey: key } = await other.newAccount('Shutdown');
+        const a = await other.call('POST', '/v1/agents', { key, body: { name: 'Web agent' } });
+        const { page } = await joinWebCall(other, key, a.body.id);
+        await other.close(); // resolves only once the socket is gone: it would hang on a live one
+        expect((await page.closed).code).to.equal(1000);
+        expect(page.messages.at(-1)).to.deep.equal({ type: 'ended', by: 'agent' });
+      } finally {
+        await other.close();
+      }
+    });
+
     it('serves the SDK, its worklet and the demo page (with a policy that runs only its own scripts)', async () => {
       for (const path of ['/sdk/web-call.js', '/sdk/web-call-worklet.js', '/web-call/demo.js']) {
         const r = await fetch(`${app.url}${path}`);
