@@ -80,8 +80,16 @@ async function start() {
   const frames = setInterval(() => {
     $('frames').textContent = String(call.stats.framesReceived);
   }, 100);
-  call.addEventListener('agent-speech', (e) => line('agent', e.detail.text, e.detail.id));
-  call.addEventListener('transcript', (e) => line('user', e.detail.text));
+  const talking = () => status(call.microphone ? 'In a call: speak, or type below.' : 'In a call: type below.');
+  call.addEventListener('agent-speech', (e) => {
+    line('agent', e.detail.text, e.detail.id);
+    status('The agent is speaking…');
+  });
+  call.addEventListener('agent-speech-end', talking);
+  call.addEventListener('transcript', (e) => {
+    line('user', e.detail.text);
+    talking();
+  });
   call.addEventListener('interrupted', () =>
     [...$('transcript').querySelectorAll('li[data-role=agent]')].at(-1)?.classList.add('interrupted'),
   );
@@ -105,7 +113,7 @@ async function start() {
   }
   document.body.dataset.callId = token.callId;
   document.body.dataset.callState = 'live';
-  status(call.microphone ? 'In a call: speak, or type below.' : 'In a call: type below.');
+  talking();
 }
 
 $('key-form').addEventListener('submit', (e) => {
