@@ -237,20 +237,6 @@ describe('web calls over the socket', function () {
       expect(refused).to.match(/404/);
     });
 
-    it('a server shutting down ends its web calls (the page is told) instead of waiting for them', async () => {
-      const other = await startTestApp(FAST_VOICE_ENV);
-      try {
-        const { apiKey: key } = await other.newAccount('Shutdown');
-        const a = await other.call('POST', '/v1/agents', { key, body: { name: 'Web agent' } });
-        const { page } = await joinWebCall(other, key, a.body.id);
-        await other.close(); // resolves only once the socket is gone: it would hang on a live one
-        expect((await page.closed).code).to.equal(1000);
-        expect(page.messages.at(-1)).to.deep.equal({ type: 'ended', by: 'agent' });
-      } finally {
-        await other.close();
-      }
-    });
-
     it('serves the SDK, its worklet and the demo page (with a policy that runs only its own scripts)', async () => {
       for (const path of ['/sdk/web-call.js', '/sdk/web-call-worklet.js', '/web-call/demo.js']) {
         const r = await fetch(`${app.url}${path}`);
@@ -265,5 +251,24 @@ describe('web calls over the socket', function () {
       expect(page.headers.get('content-security-policy')).to.contain("script-src 'self'");
       expect(await page.text()).to.contain('src="/web-call/demo.js"');
     });
+  });
+});
+
+/** Its own server, after the one above has closed (on a server database, a test app empties it for itself). */
+describe('web calls when the server shuts down', function () {
+  this.timeout(120_000);
+
+  it('the server ends its web calls and tells the page, instead of waiting for them', async () => {
+    const app = await startTestApp(FAST_VOICE_ENV);
+    try {
+      const { apiKey: key } = await app.newAccount('Shutdown');
+      const a = await app.call('POST', '/v1/agents', { key, body: { name: 'Web agent' } });
+      const { page } = await joinWebCall(app, key, a.body.id);
+      await app.close(); // resolves only once the socket is gone: it would hang on a live one
+      expect((await page.closed).code).to.equal(1000);
+      expect(page.messages.at(-1)).to.deep.equal({ type: 'ended', by: 'agent' });
+    } finally {
+      await app.close();
+    }
   });
 });
