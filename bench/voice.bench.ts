@@ -33,21 +33,33 @@
  * platform's). The goal (p99 under 10 ms) is checked on that sum, by the record and from outside. When the two
  * views differ, the outside one is what a caller hears: time the record does not see is time its marks miss.
  *
+ * A web call (docs/calls.md#web-calls), with the offline engines: a page on a worker thread joins a web call of
+ * the same agent over the socket and says one question VOICE_WEB_TURNS times, rendered once by espeak-ng and sent
+ * in real time as 20 ms frames (then silence), each turn once the reply to the previous one has been spoken. The
+ * server detects the end of each utterance (WEB_CALL_END_SILENCE_MS of silence), recognises it with pocketsphinx,
+ * asks the webhook, renders the answer with espeak-ng and streams it back. Figures: from outside, the end of the
+ * question's speech (its last frame sent) → the first frame of the reply's audio at the page; from the record, the
+ * turn's split {recognitionMs, requestMs, firstByteMs, speechStartMs, synthesisMs}. The outside figure also holds
+ * the silence the server waits for before it calls an utterance over.
+ *
  * Targets: PGlite in memory, and with DATABASE_URL also that server, in a scratch database created and dropped here
  * (the role needs CREATEDB). One process runs the server, its background work and this client (the receiver is a
  * thread of it); the share of time its main thread was busy is printed per scenario. Figures are printed, never
  * asserted.
  */
 
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { callStream } from '../domain/call/call.js';
 import { loadConfig } from '../infrastructure/config/config.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
+import { decodeWav, resample } from '../infrastructure/speech/wav.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
@@ -68,6 +80,9 @@ const TURNS = Math.round(positive('VOICE_TURNS', 10));
 const SOLO_TURNS = Math.round(positive('VOICE_SOLO_TURNS', 40));
 const WPM = Math.round(positive('VOICE_WPM', 6000));
 const PAUSE_MS = nonNegative('VOICE_PAUSE_MS', 100);
+const WEB_TURNS = Math.round(positive('VOICE_WEB_TURNS', 10));
+/** what the web caller says, every turn */
+const WEB_QUESTION = 'What are your opening hours on Saturday?';
 const TURN_TIMEOUT_MS = 30_000;
 const GOAL_MS = 10;
 const ADMIN_TOKEN = randomBytes(24).toString('hex');
@@ -141,7 +156,7 @@ const server = createServer((req, res) => {
     try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch {}
     const d = body.data || {};
     const voice = body.event === 'agent.message' && body.channel === 'voice' && typeof d.transcript === 'string';
-    const kind = !voice ? null : / ndjson$/.test(d.transcript) ? 'ndjson' : / json$/.test(d.transcript) ? 'json' : null;
+    const kind = !voice ? null : d.direction === 'web' ? 'json' : / ndjson$/.test(d.transcript) ? 'ndjson' : / json$/.test(d.transcript) ? 'json' : null;
     if (!kind) {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       parentPort.postMessage({ other: body.event || 'unparsed' });
@@ -363,6 +378,174 @@ async function collect(rt: Runtime, call: Call, rx: Receiver, line: Line, driven
   return out;
 }
 
+// ---------------------------------------------------------------- a web call
+
+/**
+ * The page, on a thread of its own (so its clock readings and its real-time microphone are not held up by the
+ * server's event loop): it joins with the token, streams the microphone continuously (silence, and the question
+ * when a turn is due), and notes per turn when the question's last frame went out and when the reply's first audio
+ * frame came back. The next turn starts once the reply's speech has ended and `pauseMs` more have passed.
+ */
+const PAGE_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { performance } = require('node:perf_hooks');
+const WebSocket = require('ws');
+const base = (() => { const t = Date.now(); let d = Date.now(); while (d === t) d = Date.now(); return d - performance.now(); })();
+const wall = () => base + performance.now();
+const { url, token, question, turns, pauseMs, timeoutMs } = workerData;
+const FRAME = 320;
+const silence = Buffer.alloc(FRAME * 2);
+const frames = [];
+for (let at = 0; at < question.length; at += FRAME * 2) frames.push(Buffer.from(question.subarray(at, at + FRAME * 2)));
+const results = [];
+let queue = [];
+let turn = null;
+let sent = 0;
+let start = 0;
+const ws = new WebSocket(url);
+ws.on('open', () => ws.send(JSON.stringify({ type: 'join', accessToken: token })));
+ws.on('message', (data, isBinary) => {
+  if (isBinary) {
+    if (turn && turn.speechEnd !== null && turn.audioAt === null) turn.audioAt = wall();
+    return;
+  }
+  const m = JSON.parse(data.toString());
+  if (m.type === 'joined') {
+    start = performance.now();
+    setInterval(tick, 10);
+    setTimeout(next, 500);
+  } else if (m.type === 'speech_end' && turn && turn.audioAt !== null) {
+    const done = turn;
+    turn = null;
+    results.push({ speechEnd: done.speechEnd, audioAt: done.audioAt });
+    clearTimeout(done.timer);
+    setTimeout(next, pauseMs);
+  } else if (m.type === 'error') {
+    parentPort.postMessage({ error: m });
+  }
+});
+ws.on('close', () => parentPort.postMessage({ done: results }));
+// the microphone: one 20 ms frame per 20 ms of the clock, the question's frames when queued, else silence
+function tick() {
+  const due = Math.floor((performance.now() - start) / 20);
+  while (sent < due) {
+    sent++;
+    const f = queue.shift();
+    ws.send(f || silence, { binary: true });
+    if (f && queue.length === 0 && turn) turn.speechEnd = wall();
+  }
+}
+function next() {
+  if (results.length + (turn ? 1 : 0) >= turns) {
+    ws.send(JSON.stringify({ type: 'hangup' }));
+    return;
+  }
+  turn = { speechEnd: null, audioAt: null, timer: setTimeout(() => { results.push({ speechEnd: null, audioAt: null }); turn = null; next(); }, timeoutMs) };
+  queue = frames.slice();
+}
+`;
+
+/** The question as espeak-ng says it in its plain US voice (which pocketsphinx recognises best), as 16 kHz PCM bytes. */
+async function questionPcm(): Promise<Uint8Array> {
+  const { stdout } = await promisify(execFile)('espeak-ng', ['--stdout', '-v', 'en-us', '-s', '150', WEB_QUESTION], {
+    encoding: 'buffer',
+    maxBuffer: 16 << 20,
+  });
+  const pcm = resample(decodeWav(stdout), 16_000).samples;
+  const bytes = Buffer.alloc(pcm.length * 2);
+  for (let i = 0; i < pcm.length; i++) bytes.writeInt16LE(pcm[i]!, i * 2);
+  return bytes;
+}
+
+async function webCallScenario(b: Bench, url: string, endSilenceMs: number): Promise<Summary> {
+  const { target, rt, call, line } = b;
+  const name = `web call, ${WEB_TURNS} turns (pocketsphinx + espeak-ng)`;
+  const question = await questionPcm();
+  const t0 = now();
+  const elu0 = performance.eventLoopUtilization();
+  const web = ok('web call', await call('POST', '/v1/calls/web', { key: line.key, body: { agentId: line.agentId } })) as {
+    callId: string;
+    accessToken: string;
+  };
+  const setupMs = now() - t0;
+  const page = new Worker(PAGE_THREAD, {
+    eval: true,
+    workerData: {
+      url: `${url.replace(/^http/, 'ws')}/v1/calls/web/connect`,
+      token: web.accessToken,
+      question,
+      turns: WEB_TURNS,
+      pauseMs: PAUSE_MS + 200,
+      timeoutMs: TURN_TIMEOUT_MS,
+    },
+  });
+  const notes: string[] = [];
+  const results = await new Promise<{ speechEnd: number | null; audioAt: number | null }[]>((resolve, reject) => {
+    page.once('error', reject);
+    page.on('message', (m: { done?: { speechEnd: number | null; audioAt: number | null }[]; error?: unknown }) => {
+      if (m.error) notes.push(`the socket said ${JSON.stringify(m.error)}`);
+      if (m.done) resolve(m.done);
+    });
+  });
+  await page.terminate();
+  const seconds = (now() - t0) / 1000;
+  const elu = performance.eventLoopUtilization(elu0).utilization;
+  await call('GET', `/v1/calls/${web.callId}?wait=true&timeout=30`, { key: line.key });
+  const split: Record<'recognitionMs' | 'requestMs' | 'firstByteMs' | 'speechStartMs' | 'synthesisMs', number[]> = {
+    recognitionMs: [],
+    requestMs: [],
+    firstByteMs: [],
+    speechStartMs: [],
+    synthesisMs: [],
+  };
+  const sums: number[] = [];
+  const silent = new Map<string, number>();
+  for (const e of await rt.store.readStream(callStream(web.callId))) {
+    if (e.type !== 'AgentTurnRecorded') continue;
+    const d = e.data as { source: string; silentReason: string | null; latency: Partial<Record<keyof typeof split, number | null>> | null };
+    if (d.source !== 'webhook') continue;
+    if (d.silentReason) silent.set(d.silentReason, (silent.get(d.silentReason) ?? 0) + 1);
+    if (!d.latency) continue;
+    let sum = 0;
+    for (const k of Object.keys(split) as (keyof typeof split)[]) {
+      const v = d.latency[k];
+      if (typeof v === 'number') {
+        split[k].push(v);
+        sum += v;
+      }
+    }
+    sums.push(sum);
+  }
+  const outside = results.filter((r) => r.speechEnd !== null && r.audioAt !== null).map((r) => r.audioAt! - r.speechEnd!);
+  const row = (figure: string, values: number[]): Row => ({ target, scenario: name, figure, values });
+  const missing = results.filter((r) => r.audioAt === null).length;
+  return {
+    target,
+    scenario: name,
+    calls: 1,
+    turns: outside.length,
+    seconds,
+    elu,
+    setupP50: setupMs,
+    goal: false,
+    rows: [
+      row('outside: speech end -> reply audio at the page', outside),
+      row('record: recognitionMs (utterance end -> transcript)', split.recognitionMs),
+      row('record: requestMs', split.requestMs),
+      row('record: firstByteMs (the webhook)', split.firstByteMs),
+      row('record: speechStartMs', split.speechStartMs),
+      row('record: synthesisMs (espeak-ng, first sentence)', split.synthesisMs),
+      row('record: the five summed', sums),
+    ],
+    notes: [
+      `the outside figure includes the ${endSilenceMs} ms of silence (WEB_CALL_END_SILENCE_MS) after which an utterance is over`,
+      missing > 0 ? `${missing} turns heard no reply within ${TURN_TIMEOUT_MS / 1000} s` : '',
+      ...[...silent].map(([reason, n]) => `${n} silent turns: ${reason}`),
+      ...notes,
+    ].filter(Boolean),
+  };
+}
+
 // ---------------------------------------------------------------- scenarios
 
 type Row = { target: string; scenario: string; figure: string; values: number[] };
@@ -377,6 +560,8 @@ type Summary = {
   elu: number;
   rows: Row[];
   notes: string[];
+  /** false: a scenario the overhead goal does not apply to (the web call's speech engines) */
+  goal?: boolean;
 };
 
 type Bench = Readonly<{ target: string; rt: Runtime; call: Call; rx: Receiver; line: Line; run: string }>;
@@ -479,11 +664,13 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     SANDBOX_VOICE_WORDS_PER_MINUTE: String(WPM),
     SANDBOX_VOICE_RING_MS: '0',
     SANDBOX_VOICE_REPLY_PAUSE_MS: '0',
+    ...(process.env.WEB_CALL_END_SILENCE_MS ? { WEB_CALL_END_SILENCE_MS: process.env.WEB_CALL_END_SILENCE_MS } : {}),
     ...env,
   });
   const rt = await createRuntime(cfg, createLogger('silent'));
-  const server = await listen(rt.app, 0, '127.0.0.1');
-  const { call, close } = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const server = await listen(rt.app, 0, '127.0.0.1', rt.upgrades);
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { call, close } = client(base);
   try {
     const version = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(rt.database.db);
     const durability = await sql<{ name: string; setting: string }>`
@@ -499,11 +686,12 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     return [
       await scenario(b, `1 call, ${SOLO_TURNS} turns`, 1, SOLO_TURNS, 10),
       await scenario(b, `${CALLS} calls at once, ${TURNS} turns each`, CALLS, TURNS, 100),
+      await webCallScenario(b, base, cfg.WEB_CALL_END_SILENCE_MS),
     ];
   } finally {
     close();
     server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await Promise.all([new Promise<void>((r) => server.close(() => r())), rt.upgrades.drain()]);
     await rt.close();
   }
 }
@@ -542,6 +730,16 @@ function print(summaries: readonly Summary[]): void {
   }
   console.log('');
   for (const s of summaries) {
+    if (s.goal === false) {
+      const total = s.rows[0]?.values ?? [];
+      console.log(
+        `${s.target}, ${s.scenario}: ${s.turns} turns in ${s.seconds.toFixed(1)} s, main thread busy ${Math.round(s.elu * 100)}%, ` +
+          `web call created in ${s.setupP50.toFixed(1)} ms; speech end -> reply audio p50 ${f(percentile(total, 50))} ms, ` +
+          `p99 ${f(percentile(total, 99))} ms`,
+      );
+      for (const n of s.notes) console.log(`  ${n}`);
+      continue;
+    }
     const overhead = (prefix: string) => s.rows.find((r) => r.figure.startsWith(prefix))?.values ?? [];
     const p99 = (xs: number[]) => percentile(xs, 99);
     const rec = p99(overhead('record: overhead'));
@@ -562,7 +760,7 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   console.log(
     `voice bench: node ${process.version}; 1 call × ${SOLO_TURNS} turns, then ${CALLS} calls × ${TURNS} turns; ` +
-      `caller speech ${WPM} words/min, ${PAUSE_MS} ms after each reply; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
+      `a web call × ${WEB_TURNS} turns; caller speech ${WPM} words/min, ${PAUSE_MS} ms after each reply; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
   );
   console.log(
     "record = the agent turns' latency (docs/calls.md#latency); outside = sandbox far-end times (±0.5 ms) and the receiver's clock",

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
 
   let server: Server | null = null;
   if (cfg.ROLE !== 'worker') {
-    server = await listen(rt.app, cfg.PORT, cfg.HOST);
+    server = await listen(rt.app, cfg.PORT, cfg.HOST, rt.upgrades);
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : cfg.PORT;
     const base = cfg.PUBLIC_URL ?? `http://localhost:${port}`;
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     const lines = [
       `Agent platform listening on ${base} (${mode}, role ${cfg.ROLE})`,
       `API docs: ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
+      `Web call demo: ${base}/web-call  (talk to an agent in the browser)`,
     ];
     if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
     if (local.adminTokenCreated) lines.push(`Admin token (for /admin and /sandbox, kept in ${local.adminTokenFile}): ${cfg.ADMIN_TOKEN}`);
@@ -53,10 +54,12 @@ async function main(): Promise<void> {
     }, cfg.SHUTDOWN_TIMEOUT_MS);
     force.unref();
     if (server) {
-      await new Promise<void>((resolve) => {
+      const closed = new Promise<void>((resolve) => {
         server!.close(() => resolve());
         server!.closeIdleConnections();
       });
+      // live web calls hold their connections open: they end first (host_lost), then the server can close
+      await Promise.all([closed, rt.upgrades.drain()]);
     }
     await rt.close();
     log.info({}, 'stopped');

@@ -1,10 +1,11 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Container } from 'inversify';
 import { type EventStorePort, START } from '../application/ports/event-store.port.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
 import { ACCOUNTS } from './accounts/tokens.js';
-import type { Resolve } from './capabilities/capability.js';
+import type { Resolve, UpgradeRoute } from './capabilities/capability.js';
 import { capabilities } from './capabilities/index.js';
 import type { Config } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
@@ -26,8 +27,40 @@ export type Runtime = Readonly<{
   get: Resolve;
   /** this process's background work by name (`reactor:<name>` for reactors); empty in an api-only process */
   workers: ReadonlyMap<string, BackgroundWorker>;
+  /** the capabilities' protocol upgrades (WebSockets), for the HTTP server `listen` makes */
+  upgrades: Upgrades;
   close(): Promise<void>;
 }>;
+
+/** What the HTTP server does with upgrade requests, and how their connections end before it closes. */
+export type Upgrades = Readonly<{
+  handle: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  drain: () => Promise<void>;
+}>;
+
+/** The capabilities' upgrade routes, by path; a request to any other path is answered 404 and closed. */
+function upgradesOf(get: Resolve, cfg: Config): Upgrades {
+  let routes: readonly UpgradeRoute[] | null = null; // built on the first upgrade: a process that serves none builds none
+  const all = () => {
+    routes ??= capabilities.flatMap((m) => ('upgrades' in m ? m.upgrades(get, cfg) : []));
+    return routes;
+  };
+  return {
+    handle: (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+      const route = all().find((r) => r.path === path);
+      if (route) {
+        route.handle(req, socket, head);
+        return;
+      }
+      socket.on('error', () => undefined);
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    },
+    drain: async () => {
+      await Promise.all((routes ?? []).map((r) => r.drain?.()));
+    },
+  };
+}
 
 /** Every capability's reactors (each on a leased reactor runner) and other background workers. */
 function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
@@ -108,6 +141,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     app,
     get,
     workers: new Map(workers.map((w) => [w.name, w])),
+    upgrades: upgradesOf(get, cfg),
     async close() {
       if (closed) return;
       closed = true;
@@ -147,9 +181,14 @@ export async function ensureDevAccount(rt: Runtime): Promise<{ accountId: string
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export function listen(app: Express, port: number, host: string): Promise<Server> {
+/**
+ * Serves `app` on `port`; with `upgrades`, requests to switch protocols (WebSockets) go to the capabilities that
+ * take them. Before closing such a server, `upgrades.drain()` ends their connections (the server waits for them).
+ */
+export function listen(app: Express, port: number, host: string, upgrades?: Upgrades): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
+    if (upgrades) server.on('upgrade', upgrades.handle);
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000; // must exceed the keep-alive timeout
   });

@@ -11,9 +11,10 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { SipTrunkQueries } from '../sip-trunks/sip-trunk-queries.port.js';
 import type { CallHost, CallLeasesPort, LiveCallPlan } from './call-host.js';
+import type { CallSession } from './call-session.js';
 import { type CallOverrides, callSettings } from './call-settings.js';
 import type { CallSlots } from './call-slots.js';
-import type { InboundOffer } from './voice-engine.port.js';
+import type { CallLeg, InboundOffer, LegListener } from './voice-engine.port.js';
 
 export type OutboundCallInput = CallOverrides &
   Readonly<{ agentId: string; toNumber: string; fromNumberId?: string | null; subject?: string | null }>;
@@ -24,11 +25,25 @@ export type WebCallInput = Readonly<{
   variables?: Readonly<Record<string, string>> | null;
 }>;
 
+/** What redeeming a web call's access token gives: its call, or why it opens nothing. */
+export type RedeemedToken = Readonly<{ callId: string; accountId: string }> | Readonly<{ refused: 'unknown' | 'expired' | 'used' }>;
+
 /** Short-lived, single-use access tokens of web calls (stored hashed). */
 export interface WebCallTokensPort {
   /** stores the token's hash (never the token) until it expires */
   issue(o: { callId: string; accountId: string; token: string; expiresAt: Date }): Promise<void>;
+  /** the call the token opens, once and only before it expires (two redeemers at once: one wins) */
+  redeem(token: string, now: Date): Promise<RedeemedToken>;
 }
+
+/** A web call a browser has joined: what its leg needs to know. */
+export type JoinedWebCall = Readonly<{ callId: string; accountId: string; agentId: string | null; voice: string }>;
+
+const TOKEN_REFUSALS: Record<'unknown' | 'expired' | 'used', string> = {
+  unknown: 'Unknown access token: create a web call (POST /v1/calls/web) and join with the accessToken it answers',
+  expired: 'The access token has expired (it is valid for 30 seconds): create a new web call',
+  used: 'The access token has already been used (each joins once): create a new web call',
+};
 
 export type CallCommandsDeps = Readonly<{
   exec: CommandExecutor;
@@ -110,6 +125,43 @@ export class CallCommands {
     // nobody holds it until a browser joins; unjoined, the sweeper ends it when the token has expired
     await this.d.leases.hold([{ callId, accountId: ctx.accountId }], 'web-pending', expiresAt);
     return { callId, accessToken, expiresAt: expiresAt.toISOString() };
+  }
+
+  /**
+   * A browser joins its web call (docs/calls.md#joining-a-web-call): the access token is redeemed (once, before it
+   * expires), and the call goes on the line in this process with the browser as its leg, answered at once.
+   */
+  async joinWebCall(accessToken: string, makeLeg: (call: JoinedWebCall, listener: LegListener) => CallLeg): Promise<CallSession> {
+    const redeemed = await this.d.webTokens.redeem(accessToken, this.d.clock.now());
+    if ('refused' in redeemed) throw new DomainError('WEB_CALL_TOKEN_INVALID', TOKEN_REFUSALS[redeemed.refused]);
+    const { state } = await this.d.exec.load(callDecider, callStream(redeemed.callId));
+    if (state.status !== 'live' || state.direction !== 'web' || state.phase === 'answered')
+      throw new DomainError('CALL_NOT_LIVE', 'The web call has ended: create a new one');
+    const ctx: RequestContext = {
+      accountId: state.accountId,
+      requestId: null,
+      correlationId: this.d.ids.uuid(),
+      actor: 'system:web-call',
+    };
+    const agent = state.agentId ? await this.d.agents.get(state.accountId, state.agentId) : null;
+    const plan: LiveCallPlan = {
+      callId: state.callId,
+      accountId: state.accountId,
+      agentId: state.agentId,
+      agentName: agent?.name ?? 'the agent',
+      numberId: null,
+      from: state.from,
+      to: state.to,
+      direction: 'web',
+      settings: state.settings,
+      // web calls take no slots (docs/calls.md#limits)
+      scopes: { accounts: [], numberId: null },
+      ctx,
+      ringTimeoutMs: this.d.limits.ringTimeoutMs,
+      sipUris: [],
+    };
+    const joined: JoinedWebCall = { callId: state.callId, accountId: state.accountId, agentId: state.agentId, voice: state.settings.voice };
+    return this.d.host.join(plan, (listener) => makeLeg(joined, listener));
   }
 
   async end(ctx: RequestContext, callId: string): Promise<void> {

@@ -9,7 +9,14 @@ import type { CommandExecutor } from '../shared/execute.js';
 import { CallSession } from './call-session.js';
 import type { CallSlots, SlotScopes } from './call-slots.js';
 import type { CallFacts, ReplySource } from './replies.js';
-import { type InboundDecision, type InboundOffer, TelephonyError, type VoiceEnginePort } from './voice-engine.port.js';
+import {
+  type CallLeg,
+  type InboundDecision,
+  type InboundOffer,
+  type LegListener,
+  TelephonyError,
+  type VoiceEnginePort,
+} from './voice-engine.port.js';
 
 /** Who holds a live call: refreshed while the session runs; an expired lease means its process is gone. */
 export interface CallLeasesPort {
@@ -89,6 +96,16 @@ export class CallHost {
         throw new DomainError('TELEPHONY_PROVIDER_ERROR', `The telephony provider refused the call: ${message}`);
       throw err;
     }
+    return session;
+  }
+
+  /**
+   * Puts a call whose far end has connected by itself (a browser joining a web call) on the line: the session
+   * takes the leg `makeLeg` builds for it, and the leg reports the answer like any engine.
+   */
+  async join(plan: LiveCallPlan, makeLeg: (listener: LegListener) => CallLeg): Promise<CallSession> {
+    const session = await this.open(plan);
+    session.attach(makeLeg(session));
     return session;
   }
 

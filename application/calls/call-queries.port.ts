@@ -30,7 +30,15 @@ export type CallSummaryView = Readonly<{
 }>;
 
 /** How long the platform took on an agent turn, in milliseconds (docs/calls.md#latency). */
-export type TurnLatencyView = Readonly<{ requestMs: number | null; firstByteMs: number | null; speechStartMs: number | null }>;
+export type TurnLatencyView = Readonly<{
+  /** the end of the caller's utterance was detected → its transcript was ready (web calls; null otherwise) */
+  recognitionMs: number | null;
+  requestMs: number | null;
+  firstByteMs: number | null;
+  speechStartMs: number | null;
+  /** the first speech handed to the engine → its audio was rendered (web calls; null otherwise) */
+  synthesisMs: number | null;
+}>;
 
 export type TurnActionView = Readonly<{
   type: 'transfer' | 'digits' | 'end_call';

@@ -18,7 +18,7 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { CallFacts, HistoryEntry, ReplySource } from './replies.js';
 import { SilentTurn } from './replies.js';
-import type { CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
+import type { CallerSpeech, CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
 
 /** One agent turn while it is generated and spoken. */
 type AgentTurn = {
@@ -37,8 +37,15 @@ type AgentTurn = {
   actions: TurnAction[];
   wanted: { type: 'transfer' | 'end_call' | 'digits'; value: string | null }[];
   abort: AbortController;
-  /** performance.now() marks for the latency split */
-  marks: { speechEnd: number | null; request: number | null; firstByte: number | null; speechStart: number | null };
+  /** performance.now() marks for the latency split, and the steps the engine measured itself (docs/calls.md#latency) */
+  marks: {
+    speechEnd: number | null;
+    request: number | null;
+    firstByte: number | null;
+    speechStart: number | null;
+    recognitionMs: number | null;
+    synthesisMs: number | null;
+  };
   startedAt: string;
   done: boolean;
 };
@@ -169,9 +176,14 @@ export class CallSession implements LegListener {
     this.touch();
   }
 
-  callerSpeech(u: Readonly<{ utteranceId: string; transcript: string; confidence: number; final: boolean }>): void {
+  callerSpeech(u: CallerSpeech): void {
     if (this.finished) return;
     this.touch();
+    if (u.final && u.transcript.trim() === '') {
+      // speech in which the recogniser found no words (a cough, noise) is not a turn; what it cut stays cut
+      this.overlapping.delete(u.utteranceId);
+      return;
+    }
     const speaking = this.agentSpeaking();
     if (!u.final) {
       if (!speaking) return;
@@ -189,6 +201,12 @@ export class CallSession implements LegListener {
     }
     if (speaking && bargeInDelayMs(this.call.settings.interruptionSensitivity) !== null) this.cut();
     this.callerTurn(u);
+  }
+
+  playbackStarted(playbackId: string, o: Readonly<{ synthesisMs: number | null }>): void {
+    const turn = this.owner.get(playbackId);
+    // the turn's first speech is the one its latency measures
+    if (turn && turn.pieces[0]?.id === playbackId && turn.marks.synthesisMs === null) turn.marks.synthesisMs = o.synthesisMs;
   }
 
   playbackFinished(playbackId: string): void {
@@ -232,7 +250,7 @@ export class CallSession implements LegListener {
 
   // ---- turns --------------------------------------------------------------------------------------------
 
-  private callerTurn(u: Readonly<{ utteranceId: string; transcript: string; confidence: number }>): void {
+  private callerTurn(u: CallerSpeech): void {
     const now = this.deps.clock.now().toISOString();
     const turnId = this.deps.ids.derived('turn', this.callId, 'caller', u.utteranceId);
     const speechEnd = performance.now();
@@ -273,6 +291,7 @@ export class CallSession implements LegListener {
     const first = this.callerTurns++ === 0;
     const turn = this.openTurn(this.call.settings.mode === 'hosted' ? 'model' : 'webhook', turnId);
     turn.marks.speechEnd = speechEnd;
+    turn.marks.recognitionMs = u.recognitionMs ?? null;
     void this.runReply(turn, {
       callerTurnId: turnId,
       transcript: u.transcript,
@@ -327,7 +346,7 @@ export class CallSession implements LegListener {
       actions: [],
       wanted: [],
       abort: new AbortController(),
-      marks: { speechEnd: null, request: null, firstByte: null, speechStart: null },
+      marks: { speechEnd: null, request: null, firstByte: null, speechStart: null, recognitionMs: null, synthesisMs: null },
       startedAt: this.deps.clock.now().toISOString(),
       done: false,
     };
@@ -408,11 +427,18 @@ export class CallSession implements LegListener {
       .filter((s) => s.trim() !== '')
       .join(' ');
     const m = turn.marks;
-    const ms = (a: number | null, b: number | null) => (a === null || b === null ? null : Math.max(0, Math.round((b - a) * 1000) / 1000));
+    const round = (v: number | null) => (v === null ? null : Math.max(0, Math.round(v * 1000) / 1000));
+    const ms = (a: number | null, b: number | null) => (a === null || b === null ? null : round(b - a));
     const latency: TurnLatency | null =
       m.request === null
         ? null
-        : { requestMs: ms(m.speechEnd, m.request), firstByteMs: ms(m.request, m.firstByte), speechStartMs: ms(m.firstByte, m.speechStart) };
+        : {
+            recognitionMs: round(m.recognitionMs),
+            requestMs: ms(m.speechEnd, m.request),
+            firstByteMs: ms(m.request, m.firstByte),
+            speechStartMs: ms(m.firstByte, m.speechStart),
+            synthesisMs: round(m.synthesisMs),
+          };
     if (text === '' && turn.silentReason === null && turn.wanted.length === 0 && !turn.interrupted)
       turn.silentReason = turn.source === 'webhook' ? 'the webhook answered no text' : 'nothing to say';
     const actions = this.carryOut(turn);
@@ -481,6 +507,7 @@ export class CallSession implements LegListener {
 
   private transferRefusal(): string | null {
     const s = this.call.settings;
+    if (this.call.direction === 'web') return 'a web call cannot be transferred: the caller is in a browser, not on a phone line';
     if (!s.transferNumber) return 'the agent has no transferNumber';
     if (s.trunkTransfers === 'none') return "the number's SIP trunk does not allow transfers";
     if (s.trunkTransfers === 'sip' && !s.transferNumber.startsWith('sip:'))

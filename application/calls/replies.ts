@@ -22,7 +22,8 @@ export type HistoryEntry = Readonly<{ id: string; role: 'agent' | 'user'; conten
 export type TurnInput = Readonly<{
   callerTurnId: string;
   transcript: string;
-  confidence: number;
+  /** null when the recogniser gives none */
+  confidence: number | null;
   /** the call so far, oldest first, without this turn */
   history: readonly HistoryEntry[];
   answeredBy: AnsweredBy | null;

@@ -27,6 +27,15 @@ export type DialRequest = Readonly<{
   voice: string;
 }>;
 
+/** Speech from the far end, as the engine recognised it (see `LegListener.callerSpeech`). */
+export type CallerSpeech = Readonly<{
+  utteranceId: string;
+  transcript: string;
+  confidence: number | null;
+  final: boolean;
+  recognitionMs?: number | null;
+}>;
+
 /** What the engine tells the platform about one leg. Every method is called in order, never concurrently. */
 export interface LegListener {
   /** the far end is ringing */
@@ -37,13 +46,21 @@ export interface LegListener {
   failed(reason: DialFailure, detail: string): void;
   /**
    * The far end is speaking. `final: false` comes once, as soon as speech is detected (with the first words
-   * heard); `final: true` when the utterance is complete, with its whole transcript and confidence (0-1).
+   * heard, or '' when the engine recognises only at the end); `final: true` when the utterance is complete, with
+   * its whole transcript ('' when nothing was recognised: not a turn) and confidence (0-1, or null when the
+   * recogniser gives none). An engine that recognises speech once the utterance has ended reports how long that
+   * took (`recognitionMs`, from the end of the utterance to the transcript).
    */
-  callerSpeech(u: Readonly<{ utteranceId: string; transcript: string; confidence: number; final: boolean }>): void;
+  callerSpeech(u: CallerSpeech): void;
   /** an answering machine's beep: a message left now is recorded */
   beep(): void;
   /** a keypad tone from the far end */
   digitReceived(digit: string): void;
+  /**
+   * A playback's audio started; `synthesisMs` is how long the engine took to render it (engines that render speech
+   * themselves report it; others need not call this).
+   */
+  playbackStarted?(playbackId: string, o: Readonly<{ synthesisMs: number | null }>): void;
   /** a queued playback finished (or was stopped; then `stopPlayback` already reported what was said) */
   playbackFinished(playbackId: string): void;
   /** the leg is gone; nothing follows */

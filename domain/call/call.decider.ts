@@ -26,6 +26,16 @@ export type CallParties = Readonly<{
 
 type Id = { callId: string };
 
+/** One caller turn: what the far end said, as recognised. */
+export type CallerTurnData = {
+  turnId: string;
+  transcript: string;
+  /** the recogniser's confidence (0-1); null when it gives none (docs/speech.md#speech-recognition) */
+  confidence: number | null;
+  startedAt: string;
+  endedAt: string;
+};
+
 /** One agent turn as recorded: what it meant to say, what was heard, and how it went. */
 export type AgentTurnData = {
   turnId: string;
@@ -50,7 +60,7 @@ export type CallCommand =
   | Command<'PlaceCall', CallParties & { settings: CallSettings }>
   | Command<'RecordRinging', Id>
   | Command<'RecordAnswer', Id & { answeredBy: AnsweredBy; engineCallId: string }>
-  | Command<'RecordCallerTurn', Id & { turnId: string; transcript: string; confidence: number; startedAt: string; endedAt: string }>
+  | Command<'RecordCallerTurn', Id & CallerTurnData>
   | Command<'RecordAgentTurn', Id & AgentTurnData>
   | Command<'RecordDigitsSent', Id & { digits: string }>
   | Command<'RecordTransfer', Id & { to: string }>
@@ -87,7 +97,7 @@ export type CallEvent =
   | Event<'CallPlaced', CallParties & { settings: CallSettings; placedAt: string }>
   | Event<'CallRinging', Id & { at: string }>
   | Event<'CallAnswered', Id & { answeredBy: AnsweredBy; engineCallId: string; at: string }>
-  | Event<'CallerTurnRecorded', Id & { turnId: string; transcript: string; confidence: number; startedAt: string; endedAt: string }>
+  | Event<'CallerTurnRecorded', Id & CallerTurnData>
   | Event<'AgentTurnRecorded', Id & AgentTurnData>
   | Event<'CallDigitsSent', Id & { digits: string; at: string }>
   | Event<'CallTransferred', Id & { to: string; at: string }>

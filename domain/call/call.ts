@@ -54,14 +54,23 @@ export type CallSettings = Readonly<{
   metadata: Readonly<Record<string, unknown>> | null;
 }>;
 
-/** How long the platform took on one agent turn, in milliseconds (docs/calls.md#latency). */
+/**
+ * How long the platform took on one agent turn, in milliseconds (docs/calls.md#latency). The steps follow one
+ * another: recognition, request, first byte, speech start, synthesis. `recognitionMs` and `synthesisMs` are
+ * measured where the platform itself recognises and renders speech (web calls); turns recorded before they
+ * existed do not carry them.
+ */
 export type TurnLatency = Readonly<{
-  /** the caller's speech ended → the webhook or model request left */
+  /** the end of the caller's utterance was detected → its transcript was ready */
+  recognitionMs?: number | null;
+  /** the caller's transcript was ready → the webhook or model request left */
   requestMs: number | null;
   /** the request left → the first byte (or token) of the reply came back */
   firstByteMs: number | null;
-  /** the first reply byte → the agent's speech started */
+  /** the first reply byte → the reply's first speech was handed to the voice engine */
   speechStartMs: number | null;
+  /** the first speech handed over → its audio was rendered (the speech engine's time) */
+  synthesisMs?: number | null;
 }>;
 
 /** Something a reply asked for besides speech, and its outcome (a refused transfer says why). */

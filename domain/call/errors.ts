@@ -9,6 +9,14 @@ declare module '../shared/errors.js' {
     /** the number is at its limit of live calls: 409, plain */
     NUMBER_CALL_LIMIT: true;
     RECORDING_NOT_FOUND: true;
+    /** a web call's access token that is unknown, expired or already used (docs/calls.md#joining-a-web-call) */
+    WEB_CALL_TOKEN_INVALID: true;
   }
 }
-export type CallErrorCode = 'CALL_NOT_FOUND' | 'CALL_NOT_LIVE' | 'CALL_CONCURRENCY_LIMIT' | 'NUMBER_CALL_LIMIT' | 'RECORDING_NOT_FOUND';
+export type CallErrorCode =
+  | 'CALL_NOT_FOUND'
+  | 'CALL_NOT_LIVE'
+  | 'CALL_CONCURRENCY_LIMIT'
+  | 'NUMBER_CALL_LIMIT'
+  | 'RECORDING_NOT_FOUND'
+  | 'WEB_CALL_TOKEN_INVALID';

@@ -73,10 +73,17 @@ export const CallSummary = z
 export const CallListResponse = offsetEnvelope(CallSummary).openapi('CallListResponse');
 
 export const CallTurnLatency = z
-  .object({ requestMs: z.number().nullable(), firstByteMs: z.number().nullable(), speechStartMs: z.number().nullable() })
+  .object({
+    recognitionMs: z.number().nullable(),
+    requestMs: z.number().nullable(),
+    firstByteMs: z.number().nullable(),
+    speechStartMs: z.number().nullable(),
+    synthesisMs: z.number().nullable(),
+  })
   .openapi('CallTurnLatency', {
     description:
-      'milliseconds: the caller stopped speaking → the reply was requested; the request → its first byte; the first byte → speech started',
+      'milliseconds, one step after another: the end of the caller’s utterance → its transcript (web calls); the transcript → the reply was requested; ' +
+      'the request → its first byte; the first byte → speech handed to the voice engine; → its audio rendered (web calls)',
   });
 
 export const CallTurnAction = z

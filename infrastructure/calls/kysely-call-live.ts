@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { WebCallTokensPort } from '../../application/calls/call-commands.js';
+import type { RedeemedToken, WebCallTokensPort } from '../../application/calls/call-commands.js';
 import type { CallLeasesPort } from '../../application/calls/call-host.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
@@ -67,8 +67,8 @@ export class KyselyWebCallTokens implements WebCallTokensPort {
       .execute();
   }
 
-  /** The call the token opens, once: null when unknown, expired or already used. */
-  async redeem(token: string, now: Date): Promise<{ callId: string; accountId: string } | null> {
+  /** The call the token opens, once and only before it expires; otherwise why not (docs/calls.md#joining-a-web-call). */
+  async redeem(token: string, now: Date): Promise<RedeemedToken> {
     const row = await this.db
       .updateTable('web_call_tokens')
       .set({ redeemed_at: now })
@@ -77,7 +77,14 @@ export class KyselyWebCallTokens implements WebCallTokensPort {
       .where('expires_at', '>', now)
       .returning(['call_id', 'account_id'])
       .executeTakeFirst();
-    return row ? { callId: row.call_id, accountId: row.account_id } : null;
+    if (row) return { callId: row.call_id, accountId: row.account_id };
+    // refused: say why (the hash alone is looked up, so this tells nothing about other tokens)
+    const seen = await this.db
+      .selectFrom('web_call_tokens')
+      .select(['redeemed_at'])
+      .where('token_hash', '=', hash(token))
+      .executeTakeFirst();
+    return { refused: !seen ? 'unknown' : seen.redeemed_at !== null ? 'used' : 'expired' };
   }
 
   /** forgets tokens that can no longer be used */

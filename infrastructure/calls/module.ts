@@ -14,6 +14,7 @@ import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
+import * as m090 from '../db/migrations/090-turn-speech-latency.js';
 import { httpError } from '../http/errors.js';
 import { languageModelFromConfig } from '../llm/language-model-from-config.js';
 import { NUMBERS } from '../numbers/tokens.js';
@@ -167,7 +168,7 @@ export const calls = {
     const client = r(CALLS.VoiceWebhook);
     if (client instanceof HttpVoiceWebhookClient) client.close();
   },
-  migrations: { '080-calls': m080, '089-call-leases': m089 },
+  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090 },
   errors: {
     CALL_NOT_LIVE: { ...httpError.conflict, fix: 'The call has already ended; GET /v1/calls/{id} shows how.' },
     CALL_CONCURRENCY_LIMIT: {
@@ -181,6 +182,12 @@ export const calls = {
       fix: "Wait for a call on this number to end, or call from another of the agent's numbers (fromNumberId).",
     },
     CALL_NOT_FOUND: { ...httpError.notFound, fix: 'Check the call id: GET /v1/calls lists the calls of this account.' },
+    WEB_CALL_TOKEN_INVALID: {
+      status: 401,
+      shape: 'envelope',
+      type: 'authentication_error',
+      fix: 'Create a web call (POST /v1/calls/web) and join within 30 seconds with the accessToken it answers; each token joins once.',
+    },
     RECORDING_NOT_FOUND: {
       ...httpError.notFound,
       fix: 'Read the call again (GET /v1/calls/{id}) for a fresh recordingUrl; recordingAvailable says whether audio exists.',

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Command as CliProgram } from 'commander';
 import type { Container, Newable } from 'inversify';
 import type { Migration } from 'kysely';
@@ -42,9 +44,20 @@ export interface Capability {
   readonly close?: (r: Resolve) => Promise<void> | void;
   /** `npm run cli -- …` commands. */
   readonly cli?: (program: CliProgram, cli: CliSupport) => void;
+  /** Connections that leave HTTP for another protocol (a WebSocket), by path: see `UpgradeRoute`. */
+  readonly upgrades?: (r: Resolve, cfg: Config) => readonly UpgradeRoute[];
 }
 
 export type Routes = (api: Api, r: Resolve) => void;
+
+/** Takes over a connection whose request asked to upgrade (`Upgrade: websocket`); it owns the socket from then on. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/**
+ * One path that accepts protocol upgrades. The HTTP server hands it the requests to that path; `drain` ends what
+ * its connections hold before the server closes (an upgraded connection would otherwise keep it open).
+ */
+export type UpgradeRoute = Readonly<{ path: string; handle: UpgradeHandler; drain?: () => Promise<void> }>;
 
 /**
  * The binding vocabulary of a capability. Application classes are framework-free and built by `factory`

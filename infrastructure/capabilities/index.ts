@@ -16,6 +16,7 @@ import { sandboxSms } from '../sandbox-sms/module.js';
 import { sandboxVoice } from '../sandbox-voice/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
+import { webCalls } from '../web-calls/module.js';
 import { webhooks } from '../webhooks/module.js';
 import type { Capability } from './capability.js';
 
@@ -33,6 +34,7 @@ export const capabilities = [
   webhooks,
   messaging,
   calls,
+  webCalls,
   registration,
   contacts,
   recordingAddOn,

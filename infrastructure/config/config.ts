@@ -120,6 +120,15 @@ export const ConfigSchema = z.object({
   TTS_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   TTS_API_KEY: z.string().min(1).optional(),
   TTS_MODEL: z.string().min(1).default('gpt-4o-mini-tts'),
+  /** speech recognition for web calls: Debian's pocketsphinx (offline) or an OpenAI-compatible transcription API */
+  STT_PROVIDER: z.enum(['pocketsphinx', 'openai']).default('pocketsphinx'),
+  POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
+  POCKETSPHINX_MODEL_DIR: z.string().min(1).default('/usr/share/pocketsphinx/model/en-us'),
+  STT_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  STT_API_KEY: z.string().min(1).optional(),
+  STT_MODEL: z.string().min(1).default('gpt-4o-mini-transcribe'),
+  /** web calls: the silence after speech that ends a caller's utterance (docs/calls.md#speech-and-turns) */
+  WEB_CALL_END_SILENCE_MS: int(700, 100, 5000),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

@@ -65,7 +65,13 @@ const toTurn = (r: Selectable<CallTurnsTable>): CallTurnView => {
     silentReason: r.silent_reason,
     latency:
       agent && (r.request_ms !== null || r.first_byte_ms !== null || r.speech_start_ms !== null)
-        ? { requestMs: r.request_ms, firstByteMs: r.first_byte_ms, speechStartMs: r.speech_start_ms }
+        ? {
+            recognitionMs: r.recognition_ms,
+            requestMs: r.request_ms,
+            firstByteMs: r.first_byte_ms,
+            speechStartMs: r.speech_start_ms,
+            synthesisMs: r.synthesis_ms,
+          }
         : null,
     actions: json<TurnActionView[]>(r.actions) ?? [],
     startedAt: iso(r.started_at),

@@ -24,9 +24,11 @@ const activity = async (db: Kysely<ReadDb>, e: RecordedEvent<Extract<CallEvent, 
 
 const ms = (v: number | null) => (v === null ? null : Math.round(v));
 const latencyColumns = (l: TurnLatency | null) => ({
+  recognition_ms: ms(l?.recognitionMs ?? null),
   request_ms: ms(l?.requestMs ?? null),
   first_byte_ms: ms(l?.firstByteMs ?? null),
   speech_start_ms: ms(l?.speechStartMs ?? null),
+  synthesis_ms: ms(l?.synthesisMs ?? null),
 });
 
 type Turn = Extract<CallEvent, { type: 'CallerTurnRecorded' | 'AgentTurnRecorded' }>;

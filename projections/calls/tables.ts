@@ -82,9 +82,12 @@ export interface CallTurnsTable {
   confidence: number | null;
   reply_to: string | null;
   silent_reason: string | null;
+  /** migration 090: the platform's own recognition and synthesis (web calls); null before */
+  recognition_ms: Defaulted<number | null>;
   request_ms: number | null;
   first_byte_ms: number | null;
   speech_start_ms: number | null;
+  synthesis_ms: Defaulted<number | null>;
   /** jsonb: what an agent turn's reply asked for besides speech, `[{type, value, outcome, detail}]`; written as JSON text */
   actions: unknown;
   started_at: Date | string;

@@ -55,6 +55,11 @@ describe('npm start and the CLI, end to end (embedded)', function () {
     const { child, out, base } = await start();
     try {
       expect(out).to.match(/API docs: http:\/\/\S+\/docs/);
+      const demo = /Web call demo: (http:\/\/\S+\/web-call)/.exec(out)?.[1];
+      expect(demo, 'the web call demo URL is printed').to.be.a('string');
+      const page = await fetch(demo!);
+      expect(page.status).to.equal(200);
+      expect(page.headers.get('content-type')).to.match(/^text\/html/);
       const adminToken = /Admin token \(for \/admin and \/sandbox, kept in (\S+)\): (adm_\S+)/.exec(out);
       expect(adminToken?.[1]).to.equal(join(dataDir, 'admin-token'));
       expect(adminToken?.[2]).to.equal(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim());

@@ -84,7 +84,7 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     ...(embedded ? { databaseImage: await migratedImage() } : {}),
     ...overrides,
   });
-  const server: Server = await listen(rt.app, 0, '127.0.0.1');
+  const server: Server = await listen(rt.app, 0, '127.0.0.1', rt.upgrades);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const call: TestApp['call'] = async (method, path, o = {}) => {
@@ -121,7 +121,7 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
       if (!server.listening) return;
       openServerApps.delete(app);
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), rt.upgrades.drain()]);
       await rt.close();
     },
   };
