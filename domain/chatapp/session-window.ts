@@ -40,9 +40,9 @@ export function sessionSendRefusal(lastInboundAt: string | null, send: SessionSe
     if (windowOpen(lastInboundAt, now, send.windowHours)) return null;
     const why =
       lastInboundAt === null
-        ? 'the recipient has not written to this number, so no window is open'
-        : `the window closed at ${windowExpiresAt(lastInboundAt, send.windowHours)}, ${send.windowHours} hours after the recipient's last message`;
-    return new DomainError('CHATAPP_SEND_REFUSED', `${platformCodeText(131047)} Free-form messages need an open window: ${why}`, [], {
+        ? 'The recipient has not written to this number, so no window is open'
+        : `The window closed at ${windowExpiresAt(lastInboundAt, send.windowHours)}, ${send.windowHours} hours after the recipient's last message`;
+    return new DomainError('CHATAPP_SEND_REFUSED', `${platformCodeText(131047)} ${why}`, [], {
       platformCode: 131047,
     });
   }
