@@ -79,7 +79,8 @@ export class ChatappChannel implements MessageChannel {
 
   async send(ctx: RequestContext, line: SendingLine, input: SendInput & { messageId: string }): Promise<SendAnswer> {
     if (input.recipients) throw invalid('recipients', 'The chatapp channel sends to one recipient: use to_number');
-    if (input.mediaUrls.length > 1) throw invalid('media_urls', 'The chatapp channel sends one media file per message (the body is its caption)');
+    if (input.mediaUrls.length > 1)
+      throw invalid('media_urls', 'The chatapp channel sends one media file per message (the body is its caption)');
     await this.settings.requireEnabled(ctx.accountId);
     const binding = await this.queries.boundLine(ctx.accountId, line.numberId);
     if (!binding) throw invalid('channel', `The number ${line.phoneNumber} has no bound chat-app number`);
