@@ -25,8 +25,8 @@ export type NewTemplate = Omit<TemplateContent, 'variables'>;
 /**
  * Connections, numbers and templates of the chat-application channel (docs/chatapp.md). Connecting and binding need
  * the platform's answer: the request records what it asks, the ChatappSetup process manager asks the platform and
- * records the outcome, and the request awaits that outcome (up to `platformTimeoutMs`; then it answers `pending`
- * and the work goes on). Templates answer at once, `pending`: their review takes its own time.
+ * records the outcome, and the request awaits that outcome and answers it as the resource's status: `active` or
+ * `bound`, `failed` with the platform's words, or `pending` after `platformTimeoutMs` (the work goes on). Templates answer at once, `pending`: their review takes its own time.
  */
 export class ChatappCommands {
   private readonly chatIds: ReturnType<typeof chatappIds>;
@@ -63,13 +63,9 @@ export class ChatappCommands {
       (s) => s.status === 'none' || s.attempt !== attempt || s.status !== 'verifying',
       this.o.platformTimeoutMs,
     );
+    // a refusal is the outcome, shown as the connection's `failed` status with the platform's words: the request
+    // itself was sound, and what it recorded stays (docs/chatapp.md#connections)
     await this.exec.settle(outcome.events);
-    const s = outcome.state;
-    if (s.status === 'failed' && s.attempt === attempt)
-      throw new DomainError(
-        'CHATAPP_PLATFORM_REFUSED',
-        `The chat platform refused the connection to business account ${input.businessAccountId}: ${s.failure?.reason ?? 'no reason given'}`,
-      );
     return this.viewOf(ctx.accountId, connectionId);
   }
 
@@ -121,15 +117,8 @@ export class ChatappCommands {
     const attempt = r.state.status === 'none' ? 0 : r.state.attempt;
     const done = (s: ChatappNumberState) => s.status === 'none' || s.attempt !== attempt || s.status !== 'binding';
     const outcome = await awaitOutcome(this.exec, chatappNumberDecider, stream, done, this.o.platformTimeoutMs);
+    // a refusal is the outcome, shown as the binding's `failed` status with the platform's words (docs/chatapp.md#numbers)
     await this.exec.settle(outcome.events);
-    const s = outcome.state;
-    if (s.status === 'failed' && s.attempt === attempt) {
-      const failed = outcome.events.filter((e) => e.type === 'ChatappNumberBindFailed').at(-1);
-      throw new DomainError(
-        'CHATAPP_PLATFORM_REFUSED',
-        `The platform number ${input.phoneNumberId} could not be bound: ${failed?.type === 'ChatappNumberBindFailed' ? failed.data.reason : 'refused by the platform'}`,
-      );
-    }
     const view = await this.queries.number(ctx.accountId, connectionId, bindingId);
     if (!view) throw new DomainError('CHATAPP_NUMBER_NOT_FOUND', 'Chat-app number not found');
     return view;

@@ -1,7 +1,6 @@
 import type { ChatappNumberEvent } from '../../domain/chatapp/chatapp-number.decider.js';
 import { chatappNumberDecider, chatappNumberEventTypes, chatappNumberStream } from '../../domain/chatapp/chatapp-number.decider.js';
 import { type ConnectionEvent, connectionDecider, connectionStream } from '../../domain/chatapp/connection.decider.js';
-import { platformCodeText } from '../../domain/chatapp/platform-codes.js';
 import { type TemplateEvent, templateDecider, templateStream } from '../../domain/chatapp/template.decider.js';
 import type { NumberQueries } from '../numbers/number-queries.port.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
@@ -17,8 +16,8 @@ type Handled =
   | Extract<ChatappNumberEvent, { type: 'ChatappNumberBindRequested' }>
   | Extract<TemplateEvent, { type: 'ChatappTemplateCreated' }>;
 
-/** A refusal's words as recorded: the platform's code and meaning when it gave one. */
-const refusal = (err: ChatPlatformError) => ({ platformCode: err.code, reason: platformCodeText(err.code, err.detail) });
+/** A refusal's words as recorded: the platform's code and its own words (the meanings of platform-codes.ts are about sends). */
+const refusal = (err: ChatPlatformError) => ({ platformCode: err.code, reason: `Chat platform error ${err.code}: ${err.detail}` });
 
 /**
  * What setting the channel up asks of the platform (docs/chatapp.md), one step per request fact, each recorded as

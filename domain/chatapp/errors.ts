@@ -12,7 +12,7 @@ declare module '../shared/errors.js' {
     CHATAPP_TEMPLATE_EXISTS: true;
     /** a template send naming a template still in review, or rejected */
     CHATAPP_TEMPLATE_NOT_APPROVED: true;
-    /** the platform refused a connection or a number (its code and words are in the message) */
+    /** binding or creating a template on a connection that is not active (the platform refused its token, or is checking it) */
     CHATAPP_PLATFORM_REFUSED: true;
     /** a send the platform's rules refuse, decided here: 131047 (window closed) or 100 (variables) in the message */
     CHATAPP_SEND_REFUSED: true;

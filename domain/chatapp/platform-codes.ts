@@ -26,7 +26,8 @@ export type PlatformCode = keyof typeof PLATFORM_CODES;
 /** `Chat platform error <code>: <meaning>`: how every platform code is worded in an error message or a failure reason. */
 export const platformCodeText = (code: number, detail?: string | null): string => {
   const known = (PLATFORM_CODES as Record<number, { meaning: string }>)[code];
-  return `Chat platform error ${code}: ${known?.meaning ?? detail ?? 'the platform refused the message'}${known && detail ? ` (${detail})` : ''}.`;
+  const words = detail?.trim().replace(/[.\s]+$/, '') || null;
+  return `Chat platform error ${code}: ${known?.meaning ?? words ?? 'the platform refused the message'}${known && words ? ` (${words})` : ''}.`;
 };
 
 /** A platform code as the failure of a message: its reason, code, category and retryability. Unknown codes are never retryable. */

@@ -78,25 +78,31 @@ describe('chat-app channel: connections, numbers, templates, the window and send
       expect(raw).to.contain('enc:v1:');
     });
 
-    it('refuses an invalid token (190) and an unknown business account (100) with CHATAPP_PLATFORM_REFUSED', async () => {
+    it('shows a token the platform refuses (190) and an unknown business account (100) as a failed connection', async () => {
       const bad = await app.call('POST', '/integrations/chatapp/connections', {
         key,
         body: { business_account_id: TRAVEL.businessAccountId, access_token: 'invalid-expired-token' },
       });
-      expect(bad.status, JSON.stringify(bad.body)).to.equal(422);
-      expect(bad.body.error.code).to.equal('CHATAPP_PLATFORM_REFUSED');
-      expect(bad.body.error.message).to.contain('190');
+      expect(bad.status, JSON.stringify(bad.body)).to.equal(200);
+      expect(bad.body).to.include({ status: 'failed', businessAccountId: TRAVEL.businessAccountId });
+      expect(bad.body.failureReason).to.contain('Chat platform error 190');
       const unknown = await app.call('POST', '/integrations/chatapp/connections', {
         key,
         body: { business_account_id: '299999999999999', access_token: 'whatever-token' },
       });
-      expect(unknown.status).to.equal(422);
-      expect(unknown.body.error.message).to.contain('Chat platform error 100');
-      // the failed attempt is shown as failed; connecting again with a good token makes it active
+      expect(unknown.body.status).to.equal('failed');
+      expect(unknown.body.failureReason).to.contain('Chat platform error 100');
       const list = await app.call('GET', '/integrations/chatapp/connections', { key });
       expect(list.body.data.map((c: { status: string }) => c.status).sort()).to.deep.equal(['active', 'failed', 'failed']);
+      // a failed connection binds nothing; connecting again with a good token makes it active (the same connection)
+      const refused = await app.call('POST', `/integrations/chatapp/${bad.body.id}/numbers`, {
+        key,
+        body: { phone_number_id: TRAVEL.numbers[0] },
+      });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.error.code).to.equal('CHATAPP_PLATFORM_REFUSED');
       const again = await connect(app, key, TRAVEL.businessAccountId, 'good-token-now');
-      expect(again.status).to.equal('active');
+      expect(again).to.include({ status: 'active', id: bad.body.id });
     });
 
     it('answers 422 for a body that is not a connection', async () => {
@@ -135,14 +141,14 @@ describe('chat-app channel: connections, numbers, templates, the window and send
       expect((await bind(app, key, connectionId, COFFEE.numbers[0], agentId)).id).to.equal(line.id);
     });
 
-    it('refuses a number that is not in the business account, and one bound by another account (CHATAPP_NUMBER_IN_USE)', async () => {
+    it('fails a number that is not in the business account, and refuses one bound by another account (CHATAPP_NUMBER_IN_USE)', async () => {
       const foreign = await app.call('POST', `/integrations/chatapp/${connectionId}/numbers`, {
         key,
         body: { phone_number_id: TRAVEL.numbers[0] },
       });
-      expect(foreign.status, JSON.stringify(foreign.body)).to.equal(422);
-      expect(foreign.body.error).to.include({ code: 'CHATAPP_PLATFORM_REFUSED' });
-      expect(foreign.body.error.message).to.contain(`not a number of business account ${COFFEE.businessAccountId}`);
+      expect(foreign.status, JSON.stringify(foreign.body)).to.equal(200);
+      expect(foreign.body).to.include({ status: 'failed', numberId: null });
+      expect(foreign.body.failureReason).to.contain(`not a number of business account ${COFFEE.businessAccountId}`);
       const other = await app.newAccount('Other');
       const oc = await connect(app, other.apiKey, COFFEE.businessAccountId);
       const taken = await app.call('POST', `/integrations/chatapp/${oc.id}/numbers`, {
