@@ -528,6 +528,9 @@ describe('chat-app channel: connections, numbers, templates, the window and send
       const u = await app.call('DELETE', `/integrations/chatapp/${connectionId}/numbers/${b2.id}`, { key });
       expect(u.status).to.equal(200);
       expect(u.body.status).to.equal('unbound');
+      const unknown = await app.call('GET', `/integrations/chatapp/${connectionId}/numbers/chn_nope`, { key });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.error.code).to.equal('CHATAPP_NUMBER_NOT_FOUND');
       const r = await send({ number_id: b2.numberId, to_number: who, body: 'still?' });
       expect(r.status, 'an unbound chat-only line is no line').to.equal(404);
       expect((await chatInbound(app, { phone_number_id: COFFEE.numbers[1], from: who, body: 'hello?' })).status).to.equal(404);
