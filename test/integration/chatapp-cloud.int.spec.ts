@@ -98,7 +98,17 @@ describe('chat-app channel on the cloud API: requests out, signed callbacks in',
     expect(t.body.status).to.equal('pending');
     const created = await eventually(async () => fake.requests.find((r) => r.path.endsWith('/message_templates')), 'template submitted');
     expect(created.body.components[0]).to.deep.include({ type: 'BODY', text: 'Hello again, {{1}}!' });
-    // the fake answered id 51 to the first template; its review comes as the platform reports it
+    // the fake answered id 51 to the first template; once that is recorded, its review comes as the platform reports it
+    // (a review that overtakes the record answers 500, and the platform delivers it again)
+    await eventually(async () => {
+      const row = await app.rt
+        .get(PLATFORM.ReadDb)
+        .selectFrom('chatapp_templates')
+        .select('platform_template_id')
+        .where('template_id', '=', t.body.id)
+        .executeTakeFirst();
+      return row?.platform_template_id === '51';
+    }, 'submission recorded');
     const review = await callback({
       object: 'business_account',
       entry: [
