@@ -70,4 +70,8 @@ export interface ConversationQueries {
   messageIdByCarrierId(carrierMessageId: string): Promise<{ accountId: string; messageId: string } | null>;
   /** the opt-outs in force for a participant on the account's numbers */
   optOuts(accountId: string, participant: string): Promise<OptOutView[]>;
+  /** the channel of the participant's most recent conversation on a line (docs/messaging.md#channels), or null */
+  latestChannel(accountId: string, numberId: string, participant: string): Promise<string | null>;
+  /** of these lines, the one holding the participant's most recent conversation, or null */
+  latestLine(accountId: string, numberIds: readonly string[], participant: string): Promise<string | null>;
 }

@@ -17,11 +17,15 @@ type Handled = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'I
 /** Submissions whose outcome stayed unknown this many times fail the message (retryable for the sender). */
 export const MAX_SUBMISSION_ERRORS = 3;
 
+/** The channels the carrier carries; messages of other channels are delivered by their own channel's process manager. */
+const CARRIER_CHANNELS: ReadonlySet<string> = new Set(['sms', 'mms']);
+
 /**
  * Takes each message recorded on a conversation to its own stream (docs/messaging.md#message-lifecycle), and
  * hands outbound ones to the carrier: queued, then the checks that fail a message without sending it
  * (the recipient opted out; a US number without an approved 10DLC registration), then the submission, keyed by
- * the message id so that a crash between submission and record never sends twice.
+ * the message id so that a crash between submission and record never sends twice. Inbound messages of every channel
+ * get their own stream here; outbound ones only on the carrier's channels (docs/messaging.md#channels).
  */
 export class MessageSender extends ProcessManager<Handled> {
   readonly name = 'message_sender';
@@ -49,7 +53,8 @@ export class MessageSender extends ProcessManager<Handled> {
       return;
     }
     const d = e.data;
-    const { sendStyle: _s, reengagement: _r, ...facts } = d;
+    if (!CARRIER_CHANNELS.has(d.channel)) return;
+    const { sendStyle: _s, reengagement: _r, template: _t, ...facts } = d;
     const queued = await this.exec.execute(messageDecider, stream, { type: 'Queue', data: facts }, ctx);
     if (!queued.state.exists || queued.state.status !== 'queued') return;
 

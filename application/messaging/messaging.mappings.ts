@@ -50,7 +50,8 @@ export const messagingWebhookMappings: readonly WebhookMapping[] = [
       if (d.direction !== 'inbound') return null;
       return {
         agentId: d.agentId,
-        channel: 'sms',
+        // a reaction to a text (SMS or MMS) is on the sms channel; others on the message's own channel
+        channel: d.channel === 'mms' ? 'sms' : d.channel,
         messageId: d.messageId,
         conversationId: d.conversationId,
         contactNumber: d.fromNumber,

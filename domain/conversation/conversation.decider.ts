@@ -1,3 +1,4 @@
+import { type SessionSend, sessionSendRefusal } from '../chatapp/session-window.js';
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { AWAITING_REPLY_LIMIT, addDays, type ConsentKeyword, INACTIVITY_DAYS } from './rules.js';
@@ -7,9 +8,15 @@ import { AWAITING_REPLY_LIMIT, addDays, type ConsentKeyword, INACTIVITY_DAYS } f
  * It owns the per-conversation sending rules (docs/messaging.md#caps): awaiting a first reply, the streak of
  * messages without a reply, the re-engagement lock after a quiet spell, and inbound-only numbers. Every message
  * sent or received is first recorded here (the acceptance); the message's own stream follows.
+ *
+ * A conversation has one channel (docs/messaging.md#channels): `native` (texts: SMS and MMS, under the caps above)
+ * or `chatapp` (the chat platform's messages, under its session window instead of the caps: docs/chatapp.md).
  */
-export type Channel = 'sms' | 'mms';
+export type Channel = 'sms' | 'mms' | 'chatapp';
+export type ConversationChannel = 'native' | 'chatapp';
 export type OutboundKind = 'message' | 'auto_reply';
+/** The caps of texts (docs/messaging.md#caps): the account's streak limit, and whether the number is inbound-only. */
+export type CapRules = { streakLimit: number; inboundOnly: boolean };
 
 type Ref = { conversationId: string };
 type Party = {
@@ -28,27 +35,39 @@ type Content = {
   body: string;
   mediaUrls: readonly string[];
   channel: Channel;
-  encoding: 'GSM-7' | 'UCS-2';
-  segments: number;
+  /** how a text is carried (null on channels that are not SMS) */
+  encoding: 'GSM-7' | 'UCS-2' | null;
+  segments: number | null;
 };
+/** the channel of the conversation, set when it starts (default `native`) */
+type OnChannel = { conversationChannel?: ConversationChannel };
+/** which rules decide an outbound message: the caps of texts, or a chat session's window and templates */
+type OutboundRules = { rules: CapRules; session?: undefined } | { session: SessionSend; rules?: undefined };
 
 export type ConversationCommand =
   | Command<
       'RecordOutbound',
       Ref &
         Party &
-        Content & {
+        Content &
+        OnChannel &
+        OutboundRules & {
           replyToMessageId: string | null;
           sendStyle: string | null;
           kind: OutboundKind;
-          rules: { streakLimit: number; inboundOnly: boolean };
         }
     >
   | Command<
       'RecordInbound',
       Ref &
         Party &
-        Content & { from: string; carrierMessageId: string; receivedAt: string; keyword: { kind: ConsentKeyword; keyword: string } | null }
+        Content &
+        OnChannel & {
+          from: string;
+          carrierMessageId: string;
+          receivedAt: string;
+          keyword: { kind: ConsentKeyword; keyword: string } | null;
+        }
     >
   | Command<'SetConversationState', Ref & { state?: Record<string, unknown> | null; groupName?: string | null }>;
 
@@ -58,6 +77,8 @@ export type ConversationEvent =
       Ref &
         Party & {
           accountId: string;
+          /** `native` for conversations recorded before channels existed (the upcaster fills it in) */
+          channel: ConversationChannel;
           isGroup: boolean;
           groupId: string | null;
           startedBy: 'outbound' | 'inbound';
@@ -80,6 +101,8 @@ export type ConversationEvent =
           kind: OutboundKind;
           /** the one message allowed after a quiet spell of INACTIVITY_DAYS; the conversation then waits for a reply */
           reengagement: boolean;
+          /** a chat template send: the template and its values (absent on every other message) */
+          template?: { name: string; language: string; values: readonly string[] | Readonly<Record<string, string>> | null };
           acceptedAt: string;
         }
     >
@@ -107,12 +130,15 @@ export type ConversationState =
       accountId: string;
       numberId: string;
       participant: string;
+      channel: ConversationChannel;
       isGroup: boolean;
       groupName: string | null;
       createdAt: string;
       lastMessageAt: string;
       messageCount: number;
       inboundCount: number;
+      /** when the participant last wrote (it opens a chat session's window), null while they never did */
+      lastInboundAt: string | null;
       /** outbound messages since the participant last wrote (all of them while they never did) */
       outboundSinceReply: number;
       /** a re-engagement message went out and the participant has not answered since */
@@ -174,11 +200,14 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         const d = cmd.data;
         if (s.exists && s.recentMessageIds.includes(d.messageId)) return [];
         if (d.kind === 'message') {
-          const refusal = outboundRefusal(s, d.rules, now);
+          const refusal = d.session
+            ? sessionSendRefusal(s.exists ? s.lastInboundAt : null, d.session, now)
+            : outboundRefusal(s, d.rules, now);
           if (refusal) throw refusal;
         }
         const out: ConversationEvent[] = [];
         if (!s.exists) out.push(started(d, cmd.metadata.accountId, 'outbound', now));
+        const t = d.session?.template;
         out.push({
           type: 'OutboundMessageAccepted',
           data: {
@@ -197,7 +226,8 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
             replyToMessageId: d.replyToMessageId,
             sendStyle: d.sendStyle,
             kind: d.kind,
-            reengagement: d.kind === 'message' && isReengagement(s, now),
+            reengagement: d.kind === 'message' && !d.session && isReengagement(s, now),
+            ...(t ? { template: { name: t.name, language: t.language, values: t.values } } : {}),
             acceptedAt: now,
           },
         });
@@ -253,12 +283,14 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
           accountId: e.data.accountId,
           numberId: e.data.numberId,
           participant: e.data.participant,
+          channel: e.data.channel,
           isGroup: e.data.isGroup,
           groupName: e.data.groupName,
           createdAt: e.data.startedAt,
           lastMessageAt: e.data.startedAt,
           messageCount: 0,
           inboundCount: 0,
+          lastInboundAt: null,
           outboundSinceReply: 0,
           reengagementLocked: false,
           conversationState: null,
@@ -282,6 +314,7 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
           lastMessageAt: e.data.receivedAt > s.lastMessageAt ? e.data.receivedAt : s.lastMessageAt,
           messageCount: s.messageCount + 1,
           inboundCount: s.inboundCount + 1,
+          lastInboundAt: s.lastInboundAt === null || e.data.receivedAt > s.lastInboundAt ? e.data.receivedAt : s.lastInboundAt,
           outboundSinceReply: 0,
           reengagementLocked: false,
           recentMessageIds: remember(s.recentMessageIds, e.data.messageId),
@@ -296,13 +329,14 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
   },
 };
 
-function started(d: Ref & Party, accountId: string, startedBy: 'outbound' | 'inbound', now: string): ConversationEvent {
+function started(d: Ref & Party & OnChannel, accountId: string, startedBy: 'outbound' | 'inbound', now: string): ConversationEvent {
   const isGroup = d.participants !== null;
   return {
     type: 'ConversationStarted',
     data: {
       conversationId: d.conversationId,
       accountId,
+      channel: d.conversationChannel ?? 'native',
       numberId: d.numberId,
       phoneNumber: d.phoneNumber,
       agentId: d.agentId,

@@ -33,8 +33,8 @@ export type MessageFacts = Ref & {
   body: string;
   mediaUrls: readonly string[];
   channel: string;
-  encoding: 'GSM-7' | 'UCS-2';
-  segments: number;
+  encoding: 'GSM-7' | 'UCS-2' | null;
+  segments: number | null;
   replyToMessageId: string | null;
   kind: 'message' | 'auto_reply';
   acceptedAt: string;
@@ -48,8 +48,8 @@ export type InboundFacts = Ref & {
   body: string;
   mediaUrls: readonly string[];
   channel: string;
-  encoding: 'GSM-7' | 'UCS-2';
-  segments: number;
+  encoding: 'GSM-7' | 'UCS-2' | null;
+  segments: number | null;
   carrierMessageId: string;
   receivedAt: string;
 };
@@ -87,6 +87,8 @@ export type MessageEvent =
           conversationId: string;
           numberId: string;
           agentId: string | null;
+          /** the channel of the message reacted to (`sms` for reactions recorded before channels existed) */
+          channel: string;
           messageBody: string;
           messageMediaUrls: readonly string[];
           createdAt: string;
@@ -103,6 +105,7 @@ export type MessageState =
       conversationId: string;
       numberId: string;
       agentId: string | null;
+      channel: string;
       body: string;
       mediaUrls: readonly string[];
       submissionErrors: number;
@@ -186,6 +189,7 @@ export const messageDecider: Decider<MessageCommand, MessageEvent, MessageState>
               conversationId: s.conversationId,
               numberId: s.numberId,
               agentId: s.agentId,
+              channel: s.channel,
               messageBody: s.body,
               messageMediaUrls: s.mediaUrls,
               createdAt: now,
@@ -210,6 +214,7 @@ export const messageDecider: Decider<MessageCommand, MessageEvent, MessageState>
           conversationId: e.data.conversationId,
           numberId: e.data.numberId,
           agentId: e.data.agentId,
+          channel: e.data.channel,
           body: e.data.body,
           mediaUrls: e.data.mediaUrls,
           submissionErrors: 0,

@@ -1,7 +1,7 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 
 /** Keys derived from SECRETS_KEY, one per purpose, so that no two uses share key material (docs/security.md). */
-export type SecretKeys = Readonly<{ signUpCodes: Buffer; webhookSecrets: Buffer; recordingUrls: Buffer }>;
+export type SecretKeys = Readonly<{ signUpCodes: Buffer; webhookSecrets: Buffer; recordingUrls: Buffer; chatappTokens: Buffer }>;
 
 // Only when SECRETS_KEY is unset, which the start-up avoids by generating a key file (in-memory tests): such
 // a key lives as long as the process, like the data it protects.
@@ -14,5 +14,6 @@ export function secretKeys(secretsKey: string | undefined): SecretKeys {
     signUpCodes: derive('sign-up code hash v1'),
     webhookSecrets: derive('webhook secret seal v1'),
     recordingUrls: derive('recording url signature v1'),
+    chatappTokens: derive('chat platform access token seal v1'),
   };
 }

@@ -4,6 +4,7 @@ import type { Projector } from '../../projections/shared/projector.js';
 import { accounts } from '../accounts/module.js';
 import { agents } from '../agents/module.js';
 import { calls } from '../calls/module.js';
+import { chatapp } from '../chatapp/module.js';
 import { contacts } from '../contacts/module.js';
 import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
@@ -38,6 +39,7 @@ export const capabilities = [
   registration,
   contacts,
   recordingAddOn,
+  chatapp,
   sandboxSms,
   sandboxVoice,
   sandboxClock,

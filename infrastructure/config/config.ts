@@ -61,6 +61,29 @@ export const ConfigSchema = z.object({
   SANDBOX_SMS_RATE_PER_MINUTE: int(600, 1, 1_000_000),
   SANDBOX_SMS_POLL_INTERVAL_MS: int(250, 5, 60_000),
   SANDBOX_SMS_RECEIPT_LEASE_MS: int(30_000, 1000, 3_600_000),
+  /**
+   * the chat-application channel (docs/chatapp.md#the-platform): `sandbox` (the simulated platform; the default in
+   * sandbox mode) or `cloud` (the real cloud API at CHATAPP_API_BASE_URL; the default in live mode)
+   */
+  CHATAPP_PROVIDER: z.enum(['sandbox', 'cloud']).optional(),
+  /** the cloud API's root, version included; required for `cloud` */
+  CHATAPP_API_BASE_URL: z.string().url().optional(),
+  /** the product name the cloud API expects in `messaging_product`; required for `cloud` */
+  CHATAPP_MESSAGING_PRODUCT: z.string().min(1).max(64).optional(),
+  /** the platform app's secret: the platform signs its webhook callbacks with it (X-Hub-Signature-256) */
+  CHATAPP_APP_SECRET: z.string().min(8).optional(),
+  /** what the platform must echo when it subscribes the webhook callback (GET /integrations/chatapp/webhook) */
+  CHATAPP_VERIFY_TOKEN: z.string().min(8).optional(),
+  /** how long connecting and binding wait for the platform's answer before answering `pending` (the work goes on) */
+  CHATAPP_SETUP_TIMEOUT_MS: int(15_000, 100, 120_000),
+  /** one request to the cloud API: no answer within this long is an unknown outcome (tried again) */
+  CHATAPP_REQUEST_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** sandbox chat platform: a template is reviewed this long (Clock time) after its submission */
+  SANDBOX_CHATAPP_TEMPLATE_REVIEW_SECONDS: int(5, 0, 30 * 86_400),
+  /** sandbox chat platform: each status of a sent message (sent, delivered, read) comes this long after the one before */
+  SANDBOX_CHATAPP_STATUS_DELAY_MS: int(1000, 0, 3_600_000),
+  SANDBOX_CHATAPP_POLL_INTERVAL_MS: int(250, 5, 60_000),
+  SANDBOX_CHATAPP_REPORT_LEASE_MS: int(30_000, 1000, 3_600_000),
   /** sandbox clock: how often a process re-reads the offset another process may have advanced; 0 reads it at start only */
   SANDBOX_CLOCK_REFRESH_MS: int(1000, 0, 60_000),
   /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */
@@ -143,5 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid configuration:\n${lines}`);
   }
+  if (r.data.CHATAPP_PROVIDER === 'cloud' && (!r.data.CHATAPP_API_BASE_URL || !r.data.CHATAPP_MESSAGING_PRODUCT))
+    throw new Error('invalid configuration:\n  CHATAPP_PROVIDER=cloud needs CHATAPP_API_BASE_URL and CHATAPP_MESSAGING_PRODUCT');
   return r.data;
 }

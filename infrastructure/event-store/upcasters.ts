@@ -4,6 +4,11 @@ type Upcaster = (data: Record<string, unknown>, version: number) => Record<strin
 
 /** Webhook configurations recorded before webhooks chose their events receive the default list. */
 const webhookEventsDefault: Upcaster = (d) => (d.events === undefined ? { ...d, events: [...DEFAULT_WEBHOOK_EVENTS] } : d);
+/** Conversations started before channels existed are text conversations; reactions recorded then were on texts (docs/messaging.md#channels). */
+const withDefault =
+  (field: string, value: string): Upcaster =>
+  (d) =>
+    d[field] === undefined ? { ...d, [field]: value } : d;
 
 /**
  * Upcasters run on read in every event-store adapter, so the domain only ever sees the newest shape of an
@@ -14,6 +19,8 @@ const webhookEventsDefault: Upcaster = (d) => (d.events === undefined ? { ...d, 
 export const upcasters: Readonly<Record<string, Upcaster>> = {
   WebhookCreated: webhookEventsDefault,
   WebhookUpdated: webhookEventsDefault,
+  ConversationStarted: withDefault('channel', 'native'),
+  MessageReactionAdded: withDefault('channel', 'sms'),
 };
 
 export const upcast = (type: string, data: Record<string, unknown>, version: number): Record<string, unknown> => {

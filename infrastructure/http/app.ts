@@ -34,7 +34,17 @@ export function buildApp(d: AppDeps): Express {
   app.disable('x-powered-by');
   // forwarding headers count only from the proxies named in TRUST_PROXY (off by default): docs/security.md
   app.set('trust proxy', d.trustProxy);
-  app.use(requestId, accessLog(d.log), express.json({ limit: '1mb' }));
+  // the raw body stays beside the parsed one for callbacks signed over their exact bytes (docs/chatapp.md#receiving-from-the-real-platform)
+  app.use(
+    requestId,
+    accessLog(d.log),
+    express.json({
+      limit: '1mb',
+      verify: (req, _res, buf) => {
+        (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
+      },
+    }),
+  );
 
   const registry = new OpenAPIRegistry();
 
@@ -65,9 +75,10 @@ export function buildApp(d: AppDeps): Express {
 
   const v1 = Router();
   const authFailures = new FailureLimiter({ maxFailures: d.authFailuresPerClient, windowSeconds: d.throttle.windowSeconds, now: d.now });
-  // the API-key audience: /v1, and the public API's paths outside it (the recording add-on's /credits/recording…)
+  // the API-key audience: /v1, and the public API's paths outside it (the recording add-on's /credits/recording…, the
+  // chat-app integration's /integrations/…; the platform's own signed callback there is a public route, answered first)
   v1.use(
-    ['/v1', '/credits'],
+    ['/v1', '/credits', '/integrations'],
     authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures),
     throttle({ ...d.throttle, now: d.now }),
   );

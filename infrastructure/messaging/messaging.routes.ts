@@ -6,14 +6,12 @@ import type {
   ConversationView,
 } from '../../application/messaging/conversation-queries.port.js';
 import type { IdempotencyStorePort } from '../../application/messaging/idempotency.port.js';
+import type { MessageChannels } from '../../application/messaging/message-channels.js';
 import type { MessageCommands, SendAnswer } from '../../application/messaging/message-commands.js';
-import type { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import type { NumberQueries } from '../../application/numbers/number-queries.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
 import type { RequestContext } from '../../application/shared/context.js';
-import { outboundRefusal } from '../../domain/conversation/conversation.decider.js';
-import type { MessagingSettings } from '../../domain/conversation/rules.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Api } from '../http/api.js';
 import { z } from '../http/openapi.js';
@@ -36,7 +34,7 @@ import {
 export type MessagingDeps = {
   commands: MessageCommands;
   queries: ConversationQueries;
-  settings: MessagingSettingsService;
+  channels: MessageChannels;
   numbers: NumberQueries;
   agents: AgentQueries;
   idempotency: IdempotencyStorePort;
@@ -91,11 +89,12 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
     method: 'post',
     path: '/v1/messages',
     tag,
-    summary: 'Send a text (SMS, or MMS with media); 201 once accepted, delivery follows asynchronously',
+    summary:
+      'Send a message (SMS, MMS with media, or by the chat-app channel, a template included); 201 once accepted, delivery follows asynchronously',
     body: SendMessageRequest,
     status: 201,
     response: SendMessageResponse,
-    errors: [404, 409, 429],
+    errors: [400, 403, 404, 409, 429],
     handler: async ({ body, ctx, req, res }) => {
       const input = {
         agentId: body.agent_id ?? null,
@@ -107,6 +106,10 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
         mediaUrls: [...new Set([...(body.media_url ? [body.media_url] : []), ...(body.media_urls ?? [])])],
         replyToMessageId: body.reply_to_message_id ?? null,
         sendStyle: body.send_style ?? null,
+        channel: body.channel ?? null,
+        template: body.template
+          ? { name: body.template.name, language: body.template.language, variables: body.template.variables ?? null }
+          : null,
       };
       const rawKey = req.get('Idempotency-Key');
       if (rawKey === undefined) return d.commands.send(ctx, input);
@@ -163,7 +166,7 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
   const detail = async (ctx: RequestContext, c: ConversationView, limit: number) => {
     const page = await d.queries.messages(ctx.accountId, c.id, { limit });
     const messages = await withReplies(d.queries, ctx.accountId, [...page.data].reverse());
-    return { ...summary(c), messages, capabilities: await capabilities(d, c) };
+    return { ...summary(c), messages, capabilities: await capabilities(d, ctx, c) };
   };
 
   api.route({
@@ -224,14 +227,14 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
     method: 'post',
     path: '/v1/conversations/:conversation_id/typing',
     tag: 'conversations',
-    summary: 'Show a typing indicator where the channel has one (SMS has none: answered `unsupported`)',
+    summary: 'Show a typing indicator where the channel has one (none has yet: answered `unsupported`)',
     params: ConversationIdParams,
     response: SendTypingResponse,
     errors: [404],
     handler: async ({ params, ctx }) => {
       const c = await d.queries.get(ctx.accountId, params.conversation_id);
       if (!c) throw notFound();
-      return { conversationId: c.id, channel: 'sms', status: 'unsupported' };
+      return { conversationId: c.id, channel: d.channels.ofConversation(c.channel)?.name ?? c.channel, status: 'unsupported' };
     },
   });
 
@@ -369,48 +372,15 @@ async function withReplies(q: ConversationQueries, accountId: string, messages: 
   });
 }
 
-/** What the caller can do in the conversation now: a cap or an opt-out that blocks sending says so (docs/messaging.md#caps). */
-async function capabilities(d: MessagingDeps, c: ConversationView) {
-  const [settings, optOuts] = await Promise.all([d.settings.of(c.accountId), d.queries.optOuts(c.accountId, c.participant)]);
-  const optedOut = optOuts.find((o) => o.numberId === null || o.numberId === c.phoneNumberId);
-  const reason = optedOut
-    ? `The recipient opted out (${optedOut.keyword}) at ${optedOut.at}; sends are accepted and then fail until they text START.`
-    : capRefusal(c, settings, d.clock.now().toISOString());
-  return {
-    canSendMessages: reason === null,
-    media: true,
-    reactions: true,
-    emojiReactions: true,
-    sendDisabledReason: reason,
-    sendChannel: 'sms',
-    availableChannels: ['sms', 'mms'],
-    mediaChannels: ['mms'],
-    chatappWindowExpiresAt: null,
-  };
-}
-
-function capRefusal(c: ConversationView, settings: MessagingSettings, now: string): string | null {
-  const state = {
-    exists: true as const,
-    conversationId: c.id,
-    accountId: c.accountId,
+/** What the caller can do in the conversation now, as its channels say (docs/messaging.md#reading). */
+async function capabilities(d: MessagingDeps, ctx: RequestContext, c: ConversationView) {
+  const n = await d.numbers.get(ctx.accountId, c.phoneNumberId);
+  const line = {
     numberId: c.phoneNumberId,
-    participant: c.participant,
-    isGroup: c.isGroup,
-    groupName: c.groupName,
-    createdAt: c.createdAt,
-    lastMessageAt: c.lastMessageAt,
-    messageCount: c.messageCount,
-    inboundCount: c.inboundCount,
-    outboundSinceReply: c.outboundSinceReply,
-    reengagementLocked: c.reengagementLocked,
-    conversationState: c.conversationState,
-    recentMessageIds: [],
+    phoneNumber: c.phoneNumber,
+    agentId: c.agentId,
+    native: n ? { country: n.country } : null,
+    field: 'number_id' as const,
   };
-  const refusal = outboundRefusal(
-    state,
-    { streakLimit: settings.streakLimit, inboundOnly: settings.inboundOnlyNumberIds.includes(c.phoneNumberId) },
-    now,
-  );
-  return refusal ? `${refusal.code}: ${refusal.message}` : null;
+  return d.channels.capabilities(c, line, d.clock.now().toISOString());
 }

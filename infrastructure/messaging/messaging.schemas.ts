@@ -1,4 +1,5 @@
 import { AREA_CODES, PREMIUM_CODES, TOLL_FREE_CODES } from '../../domain/phone-number/north-american-area-codes.js';
+import { E164 } from '../agents/agent.schemas.js';
 import { z } from '../http/openapi.js';
 
 /** Limits of a send (docs/messaging.md#sending). */
@@ -31,25 +32,53 @@ export const NanpE164 = z
 
 const HttpsUrl = z.url({ protocol: /^https?$/ }).max(2048);
 
+/** The channels a send may name (docs/messaging.md#channels); each is a MessageChannel of its capability. */
+export const SEND_CHANNELS = ['sms', 'chatapp'] as const;
+
+const TemplateValue = z.string().max(1024);
+export const SendTemplate = z
+  .object({
+    name: z.string().min(1).max(512),
+    language: z.string().min(2).max(16),
+    variables: z
+      .union([z.array(TemplateValue).max(100), z.record(z.string().min(1).max(64), TemplateValue)])
+      .nullish()
+      .openapi({ description: 'an array for a positional template ({{1}}, {{2}}, …), an object for a named one ({{order_id}})' }),
+  })
+  .openapi('SendTemplate', { description: 'an approved chat-app template (docs/chatapp.md#sending-a-template)' });
+
 export const SendMessageRequest = z
   .object({
     agent_id: z.string().min(1).max(100).nullish(),
     number_id: z.string().min(1).max(100).nullish(),
-    from_number: NanpE164.nullish(),
-    to_number: NanpE164.nullish(),
+    // texts take US and Canadian numbers only (the sms channel says so); a chat-app number or recipient may be any E.164
+    from_number: E164.nullish(),
+    to_number: E164.nullish(),
     recipients: z.array(NanpE164).min(1).max(MAX_GROUP).nullish(),
     body: z.string().max(MAX_BODY).default(''),
     media_url: HttpsUrl.nullish().openapi({ description: 'deprecated: use media_urls' }),
     media_urls: z.array(HttpsUrl).max(MAX_MEDIA).nullish(),
     send_style: z.enum(SEND_STYLES).nullish(),
     reply_to_message_id: z.string().min(1).max(100).nullish(),
+    channel: z
+      .enum(SEND_CHANNELS)
+      .nullish()
+      .openapi({ description: "default: the channel of the recipient's most recent conversation on the number, else sms" }),
+    template: SendTemplate.nullish(),
   })
   .superRefine((b, ctx) => {
+    const media = !!b.media_url || !!(b.media_urls && b.media_urls.length > 0);
     if (!b.to_number && !b.recipients)
       ctx.addIssue({ code: 'custom', path: ['to_number'], message: 'to_number (or recipients for a group) is required' });
     if (b.to_number && b.recipients)
       ctx.addIssue({ code: 'custom', path: ['recipients'], message: 'give to_number or recipients, not both' });
-    if (b.body.trim() === '' && !b.media_url && !(b.media_urls && b.media_urls.length > 0))
+    if (b.template) {
+      if (b.body.trim() !== '') ctx.addIssue({ code: 'custom', path: ['body'], message: 'give body or template, not both' });
+      if (media) ctx.addIssue({ code: 'custom', path: ['media_urls'], message: 'a template send carries no media' });
+      if (b.recipients) ctx.addIssue({ code: 'custom', path: ['recipients'], message: 'a template goes to one recipient (to_number)' });
+      if (b.channel && b.channel !== 'chatapp')
+        ctx.addIssue({ code: 'custom', path: ['channel'], message: 'templates go by the chatapp channel' });
+    } else if (b.body.trim() === '' && !media)
       ctx.addIssue({ code: 'custom', path: ['body'], message: 'body must not be empty unless media is attached' });
   })
   .openapi('SendMessageRequest');
@@ -68,8 +97,9 @@ export const SendMessageResponse = z
     recipients: z.array(z.string()).nullable(),
     encoding: z
       .enum(['GSM-7', 'UCS-2'])
-      .openapi({ description: 'GSM-7 fits 160 characters a segment (153 when split); UCS-2 fits 70 (67)' }),
-    segments: z.number().int().openapi({ description: 'billable SMS segments of the body' }),
+      .nullable()
+      .openapi({ description: 'GSM-7 fits 160 characters a segment (153 when split); UCS-2 fits 70 (67); null on the chatapp channel' }),
+    segments: z.number().int().nullable().openapi({ description: 'billable SMS segments of the body; null on the chatapp channel' }),
   })
   .openapi('SendMessageResponse');
 

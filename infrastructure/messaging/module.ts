@@ -1,9 +1,11 @@
 import { CarrierEventsHandler } from '../../application/messaging/carrier-events.js';
+import { MessageChannels } from '../../application/messaging/message-channels.js';
 import { MessageCommands } from '../../application/messaging/message-commands.js';
 import { MessageSender } from '../../application/messaging/message-sender.js';
 import { messagingWebhookMappings } from '../../application/messaging/messaging.mappings.js';
 import { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import { SendRateLimiter } from '../../application/messaging/send-rate.js';
+import { SmsChannel } from '../../application/messaging/sms-channel.js';
 import type { MessagingErrorCode } from '../../domain/conversation/errors.js';
 import { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
 import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
@@ -31,7 +33,7 @@ const replyAfterReply = 'Sending resumes when the recipient replies; this cap do
 /**
  * Text messaging (docs/messaging.md): sends and their caps, the carrier submission (MessageSender), inbound
  * texts, reactions and receipts from the carrier (CarrierEventsHandler), opt-out keywords, conversations and
- * their read models, the messaging analytics, `agent.message` / `agent.reaction` webhook events, and the
+ * their read models, the send path's channel list (texts are its first channel: docs/messaging.md#channels), the messaging analytics, `agent.message` / `agent.reaction` webhook events, and the
  * conversation context of every webhook payload.
  */
 export const messaging = {
@@ -48,16 +50,13 @@ export const messaging = {
     );
     b.toClass(MESSAGING.Idempotency, KyselyIdempotencyStore);
     b.factory(
+      MESSAGING.SmsChannel,
+      (r) => new SmsChannel(r(PLATFORM.Executor), r(PLATFORM.Ids), r(MESSAGING.Queries), r(MESSAGING.Settings), r(MESSAGING.SendRate)),
+    );
+    b.factory(MESSAGING.Channels, (r) => new MessageChannels(r(PLATFORM.MessageChannels)));
+    b.factory(
       MESSAGING.Commands,
-      (r) =>
-        new MessageCommands(
-          r(PLATFORM.Executor),
-          r(PLATFORM.Ids),
-          r(NUMBERS.Queries),
-          r(MESSAGING.Queries),
-          r(MESSAGING.Settings),
-          r(MESSAGING.SendRate),
-        ),
+      (r) => new MessageCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(NUMBERS.Queries), r(MESSAGING.Queries), r(MESSAGING.Channels)),
     );
     b.factory(
       MESSAGING.CarrierEvents,
@@ -88,7 +87,7 @@ export const messaging = {
       messagingRoutes(api, {
         commands: r(MESSAGING.Commands),
         queries: r(MESSAGING.Queries),
-        settings: r(MESSAGING.Settings),
+        channels: r(MESSAGING.Channels),
         numbers: r(NUMBERS.Queries),
         agents: r(AGENTS.Queries),
         idempotency: r(MESSAGING.Idempotency),
@@ -98,6 +97,7 @@ export const messaging = {
     admin: (api, r) => messagingAdminRoutes(api, { settings: r(MESSAGING.Settings), accounts: r(ACCOUNTS.Queries) }),
   },
   projectors: [messagingProjector, messageStatsProjector],
+  messageChannels: (r) => [r(MESSAGING.SmsChannel)],
   reactors: (r, cfg) => [
     new MessageSender(r(PLATFORM.Executor), r(MESSAGING.Carrier), r(REGISTRATION.Status), r(PLATFORM.Logger), {
       registerUrl: cfg.REGISTER_URL ?? `${cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`}/docs#tag/registration`,

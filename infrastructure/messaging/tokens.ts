@@ -1,10 +1,12 @@
 import type { CarrierEventsHandler } from '../../application/messaging/carrier-events.js';
 import type { ConversationQueries } from '../../application/messaging/conversation-queries.port.js';
 import type { IdempotencyStorePort } from '../../application/messaging/idempotency.port.js';
+import type { MessageChannels } from '../../application/messaging/message-channels.js';
 import type { MessageCommands } from '../../application/messaging/message-commands.js';
 import type { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import type { SendRateLimiter } from '../../application/messaging/send-rate.js';
 import type { SmsCarrierPort } from '../../application/messaging/sms-carrier.port.js';
+import type { SmsChannel } from '../../application/messaging/sms-channel.js';
 import type { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
 import { token } from '../capabilities/token.js';
 
@@ -13,6 +15,10 @@ export const MESSAGING = {
   Queries: token<ConversationQueries>('ConversationQueries'),
   KyselyQueries: token<KyselyConversationQueries>('KyselyConversationQueries'),
   Commands: token<MessageCommands>('MessageCommands'),
+  /** texts as a channel of the send path */
+  SmsChannel: token<SmsChannel>('SmsChannel'),
+  /** every channel of the send path (texts, then the other capabilities' channels) */
+  Channels: token<MessageChannels>('MessageChannels'),
   Settings: token<MessagingSettingsService>('MessagingSettings'),
   SendRate: token<SendRateLimiter>('SendRateLimiter'),
   Idempotency: token<IdempotencyStorePort>('IdempotencyStore'),

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
+import type { MessageChannel } from '../../application/messaging/message-channel.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
@@ -40,4 +41,6 @@ export const PLATFORM = {
   /** every capability's projectors and webhook mappings, gathered by the composition root */
   Projectors: token<readonly Projector[]>('Projectors'),
   WebhookMappings: token<readonly WebhookMapping[]>('WebhookMappings'),
+  /** every capability's channels of the send path, in the capability list's order */
+  MessageChannels: token<readonly MessageChannel[]>('MessageChannelList'),
 } as const;

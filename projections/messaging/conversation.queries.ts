@@ -165,6 +165,35 @@ export class KyselyConversationQueries implements ConversationQueries {
     return rows.map((r) => ({ numberId: r.number_id === '' ? null : r.number_id, keyword: r.keyword, at: iso(r.opted_out_at) }));
   }
 
+  async latestChannel(accountId: string, numberId: string, participant: string): Promise<string | null> {
+    const r = await this.db
+      .selectFrom('conversations')
+      .select('channel')
+      .where('account_id', '=', accountId)
+      .where('phone_number_id', '=', numberId)
+      .where('participant', '=', participant)
+      .orderBy('last_message_at', 'desc')
+      .orderBy('conversation_id')
+      .limit(1)
+      .executeTakeFirst();
+    return r?.channel ?? null;
+  }
+
+  async latestLine(accountId: string, numberIds: readonly string[], participant: string): Promise<string | null> {
+    if (numberIds.length === 0) return null;
+    const r = await this.db
+      .selectFrom('conversations')
+      .select('phone_number_id')
+      .where('account_id', '=', accountId)
+      .where('phone_number_id', 'in', [...numberIds])
+      .where('participant', '=', participant)
+      .orderBy('last_message_at', 'desc')
+      .orderBy('conversation_id')
+      .limit(1)
+      .executeTakeFirst();
+    return r?.phone_number_id ?? null;
+  }
+
   /** `recentHistory` of webhook payloads: the latest messages of the conversation, oldest first. */
   async recentHistory(q: {
     accountId: string;

@@ -80,7 +80,7 @@ export const messagingProjector = defineProjector<ConversationEvent | MessageEve
           phone_number: d.phoneNumber,
           agent_id: d.agentId,
           participant: d.participant,
-          channel: 'native',
+          channel: d.channel,
           is_group: d.isGroup,
           group_id: d.groupId,
           group_name: d.groupName,
@@ -271,7 +271,11 @@ export const messagingProjector = defineProjector<ConversationEvent | MessageEve
 
 type Counted = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>;
 
+/** Channels the account's usage does not count: the chat platform's operator bills the customer's business account for them (docs/chatapp.md#billing). */
+const UNCOUNTED_CHANNELS: ReadonlySet<string> = new Set(['chatapp']);
+
 async function count(db: Kysely<ReadDb>, e: RecordedEvent<Counted>, direction: 'inbound' | 'outbound', at: string): Promise<void> {
+  if (UNCOUNTED_CHANNELS.has(e.data.channel)) return;
   await db
     .insertInto('message_stats_daily')
     .values({
@@ -281,12 +285,12 @@ async function count(db: Kysely<ReadDb>, e: RecordedEvent<Counted>, direction: '
       agent_id: e.data.agentId ?? '',
       direction,
       messages: '1',
-      segments: String(e.data.segments),
+      segments: String(e.data.segments ?? 0),
     })
     .onConflict((oc) =>
       oc.columns(['account_id', 'day', 'number_id', 'agent_id', 'direction']).doUpdateSet({
         messages: sql`message_stats_daily.messages + 1`,
-        segments: sql`message_stats_daily.segments + ${e.data.segments}`,
+        segments: sql`message_stats_daily.segments + ${e.data.segments ?? 0}`,
       }),
     )
     .execute();
@@ -294,7 +298,8 @@ async function count(db: Kysely<ReadDb>, e: RecordedEvent<Counted>, direction: '
 
 /**
  * Analytics: messages and segments per account, UTC day, number, agent and direction (`message_stats_daily`),
- * read by GET /v1/usage. Outbound counts what was accepted for sending (automatic STOP/HELP/START answers included).
+ * read by GET /v1/usage. Outbound counts what was accepted for sending (automatic STOP/HELP/START answers included);
+ * messages of the chat-application channel are not counted (its billing is the platform operator's).
  * Increments rely on the engine's exactly-once batches.
  */
 export const messageStatsProjector = defineProjector<Counted>({

@@ -35,6 +35,9 @@ const factories: Record<string, Factory> = {
   },
   message_id: async (app, o) => (await textOf(app, o)).id,
   conversation_id: async (app, o) => (await textOf(app, o)).conversation_id,
+  connection_id: async (app, o) => (await chatOf(app, o)).connectionId,
+  chatapp_number_id: async (app, o) => (await chatOf(app, o)).numberId,
+  template_id: async (app, o) => (await chatOf(app, o)).templateId,
   contact_id: async (app, o) =>
     (
       await app.call('POST', '/v1/contacts', {
@@ -67,6 +70,41 @@ function textOf(app: TestApp, o: Owner) {
   return texts.get(k)!;
 }
 
+/** a chat-app connection of the owner, a number bound on it (its own, added to the sandbox business account) and a template, made once per owner */
+const chats = new Map<string, Promise<{ connectionId: string; numberId: string; templateId: string }>>();
+let chatNumbers = 0;
+function chatOf(app: TestApp, o: Owner) {
+  const k = `${o.accountId}|${JSON.stringify(o.headers)}`;
+  if (!chats.has(k))
+    chats.set(
+      k,
+      (async () => {
+        const as = { key: o.apiKey, headers: o.headers };
+        const c = await app.call('POST', '/integrations/chatapp/connections', {
+          ...as,
+          body: { business_account_id: '200000000000002', access_token: 'matrix-token' },
+        });
+        if (c.status !== 200) throw new Error(`connect: ${c.status} ${JSON.stringify(c.body)}`);
+        const added = await app.call('POST', '/sandbox/chatapp/business-accounts/200000000000002/numbers', {
+          key: ADMIN_TOKEN,
+          body: { phone_number: `+4477009009${String(10 + chatNumbers++)}` },
+        });
+        const n = await app.call('POST', `/integrations/chatapp/${c.body.id}/numbers`, {
+          ...as,
+          body: { phone_number_id: added.body.phoneNumberId },
+        });
+        if (n.status !== 200) throw new Error(`bind: ${n.status} ${JSON.stringify(n.body)}`);
+        const t = await app.call('POST', `/integrations/chatapp/${c.body.id}/templates`, {
+          ...as,
+          body: { name: 'b_template', language: 'en', category: 'utility', body: 'Hi {{1}}' },
+        });
+        if (t.status !== 200) throw new Error(`template: ${t.status} ${JSON.stringify(t.body)}`);
+        return { connectionId: c.body.id, numberId: n.body.id, templateId: t.body.id };
+      })(),
+    );
+  return chats.get(k)!;
+}
+
 /** a plausible body for each write, so the request passes validation and reaches the ownership check */
 const bodies: Record<string, unknown> = {
   'PATCH /v1/agents/{agent_id}': { name: 'stolen' },
@@ -79,6 +117,8 @@ const bodies: Record<string, unknown> = {
   'POST /v1/messages/{message_id}/reactions': { reaction: '👍' },
   'PATCH /v1/conversations/{conversation_id}': { conversationState: { stolen: true } },
   'PUT /v1/sub-accounts/{sub_account_id}/call-limit': { maxConcurrentCalls: 1 },
+  'POST /integrations/chatapp/{connection_id}/numbers': { phone_number_id: '300000000000022' },
+  'POST /integrations/chatapp/{connection_id}/templates': { name: 'stolen', language: 'en', category: 'utility', body: 'x' },
 };
 
 type Operation = { method: string; path: string; params: string[] };

@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import { type AccountEvent, accountEventTypes } from '../../domain/account/account.decider.js';
 import { type AgentEvent, agentEventTypes } from '../../domain/agent/agent.decider.js';
 import { type CallEvent, callEventTypes } from '../../domain/call/call.decider.js';
+import { type ChatappNumberEvent, chatappNumberEventTypes } from '../../domain/chatapp/chatapp-number.decider.js';
+import { type ConnectionEvent, connectionEventTypes } from '../../domain/chatapp/connection.decider.js';
+import { type TemplateEvent, templateEventTypes } from '../../domain/chatapp/template.decider.js';
 import { type ContactEvent, contactEventTypes } from '../../domain/contact/contact.decider.js';
 import { type ConsentEvent, consentEventTypes } from '../../domain/conversation/consent.decider.js';
 import { type ConversationEvent, conversationEventTypes } from '../../domain/conversation/conversation.decider.js';
@@ -17,6 +20,7 @@ import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
 import { callsProjector } from '../../projections/calls/calls.projector.js';
+import { chatappProjector } from '../../projections/chatapp/chatapp.projector.js';
 import { contactsProjector } from '../../projections/contacts/contacts.projector.js';
 import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
@@ -49,7 +53,10 @@ const listsAreUnions: [
   Same<(typeof consentEventTypes)[number], ConsentEvent['type']>,
   Same<(typeof callEventTypes)[number], CallEvent['type']>,
   Same<(typeof recordingAddOnEventTypes)[number], RecordingAddOnEvent['type']>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<(typeof connectionEventTypes)[number], ConnectionEvent['type']>,
+  Same<(typeof chatappNumberEventTypes)[number], ChatappNumberEvent['type']>,
+  Same<(typeof templateEventTypes)[number], TemplateEvent['type']>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 const noop = async () => undefined;
 
@@ -71,6 +78,7 @@ describe('typed projector definitions', () => {
       [messageStatsProjector, ['OutboundMessageAccepted', 'InboundMessageReceived']],
       [callsProjector, [...callEventTypes, 'AgentDeleted']],
       [recordingAddOnProjector, recordingAddOnEventTypes],
+      [chatappProjector, [...connectionEventTypes, ...chatappNumberEventTypes, ...templateEventTypes, 'InboundMessageReceived']],
     ];
     for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
     expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());

@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { ChatappNumberEvent } from '../../domain/chatapp/chatapp-number.decider.js';
+import type { ConnectionEvent } from '../../domain/chatapp/connection.decider.js';
+import type { TemplateEvent } from '../../domain/chatapp/template.decider.js';
+import type { ConversationEvent } from '../../domain/conversation/conversation.decider.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
+import './tables.js';
+
+type Inbound = Extract<ConversationEvent, { type: 'InboundMessageReceived' }>;
+export type ChatappProjected = ConnectionEvent | ChatappNumberEvent | TemplateEvent | Inbound;
+
+const connection = (db: Kysely<ReadDb>, e: RecordedEvent<ConnectionEvent>) =>
+  db.updateTable('chatapp_connections').where('connection_id', '=', e.data.connectionId).where('revision', '<', rowRevision(e));
+const binding = (db: Kysely<ReadDb>, e: RecordedEvent<ChatappNumberEvent>) =>
+  db.updateTable('chatapp_numbers').where('binding_id', '=', e.data.bindingId).where('revision', '<', rowRevision(e));
+const template = (db: Kysely<ReadDb>, e: RecordedEvent<TemplateEvent>) =>
+  db.updateTable('chatapp_templates').where('template_id', '=', e.data.templateId).where('revision', '<', rowRevision(e));
+
+/**
+ * The chat-application channel's read models (docs/chatapp.md): connections, numbers, templates, each row guarded by
+ * the revision of its own stream (a replay changes nothing), and `chatapp_windows`, the last inbound message of each
+ * chat conversation, guarded by the conversation stream's revision.
+ */
+export const chatappProjector = defineProjector<ChatappProjected>({
+  name: 'chatapp_v1',
+  tables: ['chatapp_connections', 'chatapp_numbers', 'chatapp_templates', 'chatapp_windows'],
+  on: {
+    async ChatappConnectionRequested(db, e) {
+      const d = e.data;
+      const values = {
+        business_account_id: d.businessAccountId,
+        status: 'pending',
+        failure_reason: null,
+        updated_at: d.requestedAt,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('chatapp_connections')
+        .values({ connection_id: d.connectionId, account_id: d.accountId, business_name: null, created_at: d.requestedAt, ...values })
+        .onConflict((oc) =>
+          oc
+            .column('connection_id')
+            .doUpdateSet({
+              ...values,
+              // a connection made again after its deletion starts anew
+              created_at: sql`case when chatapp_connections.status = 'deleted' then ${d.requestedAt}::timestamptz else chatapp_connections.created_at end`,
+            })
+            .where('chatapp_connections.revision', '<', rowRevision(e)),
+        )
+        .execute();
+    },
+    async ChatappConnectionActivated(db, e) {
+      await connection(db, e)
+        .set({ status: 'active', business_name: e.data.businessName, updated_at: e.data.activatedAt, revision: rowRevision(e) })
+        .execute();
+    },
+    async ChatappConnectionFailed(db, e) {
+      await connection(db, e)
+        .set({ status: 'failed', failure_reason: e.data.reason, updated_at: e.data.failedAt, revision: rowRevision(e) })
+        .execute();
+    },
+    async ChatappConnectionDeleted(db, e) {
+      await connection(db, e)
+        .set({ status: 'deleted', updated_at: e.data.deletedAt, revision: rowRevision(e) })
+        .execute();
+    },
+
+    async ChatappNumberBindRequested(db, e) {
+      const d = e.data;
+      const values = {
+        account_id: d.accountId,
+        connection_id: d.connectionId,
+        phone_number_id: d.phoneNumberId,
+        agent_id: d.agentId,
+        status: 'pending',
+        failure_reason: null,
+        phone_number: null,
+        verified_name: null,
+        line_id: null,
+        native_number_id: null,
+        created_at: d.requestedAt,
+        updated_at: d.requestedAt,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('chatapp_numbers')
+        .values({ binding_id: d.bindingId, ...values })
+        .onConflict((oc) => oc.column('binding_id').doUpdateSet(values).where('chatapp_numbers.revision', '<', rowRevision(e)))
+        .execute();
+    },
+    async ChatappNumberBound(db, e) {
+      const d = e.data;
+      await binding(db, e)
+        .set({
+          status: 'bound',
+          phone_number: d.phoneNumber,
+          verified_name: d.verifiedName,
+          line_id: d.lineId,
+          native_number_id: d.nativeNumberId,
+          updated_at: d.boundAt,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
+    async ChatappNumberBindFailed(db, e) {
+      await binding(db, e)
+        .set({ status: 'failed', failure_reason: e.data.reason, updated_at: e.data.failedAt, revision: rowRevision(e) })
+        .execute();
+    },
+    async ChatappNumberAgentSet(db, e) {
+      await binding(db, e)
+        .set({ agent_id: e.data.agentId, updated_at: e.data.setAt, revision: rowRevision(e) })
+        .execute();
+    },
+    async ChatappNumberUnbound(db, e) {
+      await binding(db, e)
+        .set({ status: 'unbound', updated_at: e.data.unboundAt, revision: rowRevision(e) })
+        .execute();
+    },
+
+    async ChatappTemplateCreated(db, e) {
+      const d = e.data;
+      const values = {
+        account_id: d.accountId,
+        connection_id: d.connectionId,
+        name: d.name,
+        language: d.language,
+        category: d.category,
+        body: d.body,
+        header: d.header,
+        buttons: JSON.stringify(d.buttons),
+        parameter_format: d.variables.format,
+        variables: JSON.stringify(d.variables),
+        status: 'pending',
+        rejection_reason: null,
+        platform_template_id: null,
+        submission: d.submission,
+        created_at: d.createdAt,
+        updated_at: d.createdAt,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('chatapp_templates')
+        .values({ template_id: d.templateId, ...values })
+        .onConflict((oc) => oc.column('template_id').doUpdateSet(values).where('chatapp_templates.revision', '<', rowRevision(e)))
+        .execute();
+    },
+    async ChatappTemplateSubmitted(db, e) {
+      await template(db, e)
+        .set({ platform_template_id: e.data.platformTemplateId, updated_at: e.data.submittedAt, revision: rowRevision(e) })
+        .execute();
+    },
+    async ChatappTemplateApproved(db, e) {
+      await template(db, e)
+        .set({ status: 'approved', updated_at: e.data.approvedAt, revision: rowRevision(e) })
+        .execute();
+    },
+    async ChatappTemplateRejected(db, e) {
+      await template(db, e)
+        .set({ status: 'rejected', rejection_reason: e.data.reason, updated_at: e.data.rejectedAt, revision: rowRevision(e) })
+        .execute();
+    },
+
+    async InboundMessageReceived(db, e) {
+      const d = e.data;
+      if (d.channel !== 'chatapp') return;
+      const values = {
+        last_inbound_at: sql<string>`greatest(chatapp_windows.last_inbound_at, ${d.receivedAt}::timestamptz)`,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('chatapp_windows')
+        .values({
+          conversation_id: d.conversationId,
+          account_id: e.metadata.accountId,
+          line_id: d.numberId,
+          participant: d.from,
+          last_inbound_at: d.receivedAt,
+          revision: rowRevision(e),
+        })
+        .onConflict((oc) => oc.column('conversation_id').doUpdateSet(values).where('chatapp_windows.revision', '<', rowRevision(e)))
+        .execute();
+    },
+  },
+});
