@@ -3,6 +3,8 @@ import type { ErrorCode } from '../../domain/shared/errors.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import { accounts } from '../accounts/module.js';
 import { agents } from '../agents/module.js';
+import { analytics } from '../analytics/module.js';
+import { audit } from '../audit/module.js';
 import { calls } from '../calls/module.js';
 import { contacts } from '../contacts/module.js';
 import type { PLATFORM_ERRORS } from '../http/errors.js';
@@ -39,6 +41,8 @@ export const capabilities = [
   sandboxSms,
   sandboxVoice,
   sandboxClock,
+  analytics,
+  audit,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */

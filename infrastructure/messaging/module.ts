@@ -6,7 +6,7 @@ import { MessagingSettingsService } from '../../application/messaging/messaging-
 import { SendRateLimiter } from '../../application/messaging/send-rate.js';
 import type { MessagingErrorCode } from '../../domain/conversation/errors.js';
 import { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
-import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
@@ -97,7 +97,8 @@ export const messaging = {
       }),
     admin: (api, r) => messagingAdminRoutes(api, { settings: r(MESSAGING.Settings), accounts: r(ACCOUNTS.Queries) }),
   },
-  projectors: [messagingProjector, messageStatsProjector],
+  // texts are counted by the analytics projectors (infrastructure/analytics/module.ts); 070's message_stats_daily is dropped by 120
+  projectors: [messagingProjector],
   reactors: (r, cfg) => [
     new MessageSender(r(PLATFORM.Executor), r(MESSAGING.Carrier), r(REGISTRATION.Status), r(PLATFORM.Logger), {
       registerUrl: cfg.REGISTER_URL ?? `${cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`}/docs#tag/registration`,

@@ -64,7 +64,15 @@ describe('keep-alive clients and a server that closes idle connections', () => {
     const ac = new AbortController();
     try {
       const turn = async () => {
-        const r = await client.post({ url, secret: 's', webhookId: 'wh_1', timestamp: 1, body: '{}', firstByteTimeoutMs: 3000, signal: ac.signal });
+        const r = await client.post({
+          url,
+          secret: 's',
+          webhookId: 'wh_1',
+          timestamp: 1,
+          body: '{}',
+          firstByteTimeoutMs: 3000,
+          signal: ac.signal,
+        });
         const out: unknown[] = [];
         for await (const o of r.objects) out.push(o);
         return out;
