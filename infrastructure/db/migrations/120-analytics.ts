@@ -52,10 +52,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       agent_id text,
       day date not null,
       at timestamptz not null,
-      request_ms integer,
-      first_byte_ms integer,
-      speech_start_ms integer,
-      total_ms integer,
+      request_ms double precision,
+      first_byte_ms double precision,
+      speech_start_ms double precision,
+      total_ms double precision,
       primary key (call_id, turn_id)
     )`.execute(db);
   await sql`create index analytics_call_turns_day_idx on analytics_call_turns (account_id, day)`.execute(db);
