@@ -6,6 +6,7 @@ import { agents } from '../agents/module.js';
 import { analytics } from '../analytics/module.js';
 import { audit } from '../audit/module.js';
 import { calls } from '../calls/module.js';
+import { webConsole } from '../console/module.js';
 import { contacts } from '../contacts/module.js';
 import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
@@ -43,6 +44,7 @@ export const capabilities = [
   sandboxClock,
   analytics,
   audit,
+  webConsole,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */
