@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     const lines = [
       `Agent platform listening on ${base} (${mode}, role ${cfg.ROLE})`,
       `API docs: ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
-      `Console: ${base}/console  (sign in with an API key)`,
+      `Console: ${base}/console`,
     ];
     if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
     if (local.adminTokenCreated) lines.push(`Admin token (for /admin and /sandbox, kept in ${local.adminTokenFile}): ${cfg.ADMIN_TOKEN}`);
