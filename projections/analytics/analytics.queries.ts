@@ -183,9 +183,13 @@ export class KyselyAnalyticsQueries implements AnalyticsQueries {
       this.db.selectFrom('phone_numbers').select(['number_id', 'phone_number']).where('account_id', '=', accountId).execute(),
     ]);
     const e164 = new Map(numbers.map((x) => [x.number_id, x.phone_number]));
+    const byKey = new Map<string, Record<string, number>>();
+    for (const f of failures.rows) {
+      const k = `${f.date}|${f.number_id}`;
+      byKey.set(k, { ...byKey.get(k), [String(f.category)]: n(f.n) });
+    }
     return rows.rows.map((x) => {
-      const failuresByCategory: Record<string, number> = {};
-      for (const f of failures.rows) if (f.date === x.date && f.number_id === x.number_id) failuresByCategory[String(f.category)] = n(f.n);
+      const failuresByCategory = byKey.get(`${x.date}|${x.number_id}`) ?? {};
       const sent = n(x.sent);
       const delivered = n(x.delivered);
       const failed = n(x.failed);
