@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       `Agent platform listening on ${base} (${mode}, role ${cfg.ROLE})`,
       `API docs: ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
       `Web call demo: ${base}/web-call  (talk to an agent in the browser)`,
+      `Console: ${base}/console`,
     ];
     if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
     if (local.adminTokenCreated) lines.push(`Admin token (for /admin and /sandbox, kept in ${local.adminTokenFile}): ${cfg.ADMIN_TOKEN}`);

@@ -9,6 +9,8 @@ type Attempt = Insertable<WebhookDeliveryAttemptsTable>;
 /** What the batch does to a delivery's timeline row: put a new one, move the existing one, or remove it. */
 type DueChange =
   | { op: 'insert'; row: Insertable<WebhookDueAttemptsTable> }
+  /** put the row whether or not it is there (a finished delivery sent again) */
+  | { op: 'upsert'; row: Insertable<WebhookDueAttemptsTable> }
   | { op: 'update'; attempt: number; dueAt: string; revision: string }
   | { op: 'delete' };
 
@@ -30,6 +32,7 @@ const revisionOf = (r: Pick<Selectable<WebhookDeliveriesTable>, 'revision'>) => 
  * | WebhookDeliveryScheduled | created, `pending` | | created, attempt 1 due at once (not for test sends) |
  * | WebhookAttemptSucceeded/Failed | the attempt's outcome, `attempt_count` | created | a failed attempt with a next try moves it to that try, unclaimed |
  * | WebhookDeliverySucceeded/Failed | `success`/`failed`, finished | | removed |
+ * | WebhookDeliveryRetryRequested | `pending` again, not finished | | put: the requested attempt due at once |
  */
 async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEvent<WebhookDeliveryEvent>[]): Promise<void> {
   const ids = [...new Set(events.map((e) => e.data.deliveryId))];
@@ -116,9 +119,12 @@ async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEven
         if (failed?.nextAttemptAt) {
           const before = due.get(a.deliveryId);
           const next = { attempt: a.attempt + 1, dueAt: failed.nextAttemptAt, revision };
-          // a timeline row created in this same batch is created at its latest due attempt
-          if (before?.op === 'insert')
-            due.set(a.deliveryId, { op: 'insert', row: { ...before.row, attempt: next.attempt, due_at: next.dueAt, revision } });
+          // a timeline row put in this same batch is put at its latest due attempt
+          if (before?.op === 'insert' || before?.op === 'upsert')
+            due.set(a.deliveryId, {
+              op: before.op,
+              row: { ...before.row, attempt: next.attempt, due_at: next.dueAt, claimed_by: null, claimed_until: null, revision },
+            });
           else if (before?.op !== 'delete') due.set(a.deliveryId, { op: 'update', ...next });
         }
         break;
@@ -129,7 +135,7 @@ async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEven
         break;
       case 'WebhookDeliveryFailed': {
         const f = e.data;
-        const abandoned = f.reason !== 'exhausted';
+        const abandoned = f.reason === 'webhook_deleted' || f.reason === 'webhook_disabled';
         rows.set(f.deliveryId, {
           ...current,
           status: 'failed',
@@ -141,6 +147,24 @@ async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEven
             : {}),
         });
         finish(due, f.deliveryId);
+        break;
+      }
+      case 'WebhookDeliveryRetryRequested': {
+        // sent again: pending once more, with one attempt due at once (docs/webhooks.md#sending-a-delivery-again)
+        const r = e.data;
+        rows.set(r.deliveryId, { ...current, status: 'pending', next_retry_at: r.requestedAt, finished_at: null, revision });
+        due.set(r.deliveryId, {
+          op: 'upsert',
+          row: {
+            delivery_id: r.deliveryId,
+            account_id: r.accountId,
+            attempt: r.attempt,
+            due_at: r.requestedAt,
+            claimed_by: null,
+            claimed_until: null,
+            revision,
+          },
+        });
         break;
       }
     }
@@ -193,6 +217,21 @@ async function write(
       .values(part)
       .onConflict((oc) => oc.column('delivery_id').doNothing())
       .execute();
+  const upserts = changes.flatMap(([, c]) => (c.op === 'upsert' ? [c.row] : []));
+  for (const part of chunks(upserts))
+    await db
+      .insertInto('webhook_due_attempts')
+      .values(part)
+      .onConflict((oc) =>
+        oc.column('delivery_id').doUpdateSet((eb) => ({
+          attempt: eb.ref('excluded.attempt'),
+          due_at: eb.ref('excluded.due_at'),
+          claimed_by: null,
+          claimed_until: null,
+          revision: eb.ref('excluded.revision'),
+        })),
+      )
+      .execute();
   // workers own only the claim columns; a new due attempt clears them (one statement per retry: retries are
   // the rare path, and the query builder keeps the statement in the projector's schema during a rebuild)
   for (const [id, c] of changes)
@@ -221,6 +260,7 @@ export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent>(
     WebhookAttemptFailed: (db, e) => applyDeliveries(db, [e]),
     WebhookDeliverySucceeded: (db, e) => applyDeliveries(db, [e]),
     WebhookDeliveryFailed: (db, e) => applyDeliveries(db, [e]),
+    WebhookDeliveryRetryRequested: (db, e) => applyDeliveries(db, [e]),
   },
   batch: applyDeliveries,
 });

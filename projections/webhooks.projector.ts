@@ -86,5 +86,16 @@ export const webhooksProjector = defineProjector<WebhookEvent>({
         .set({ status: 'active', consecutive_failures: 0, revision: rowRevision(e) })
         .execute();
     },
+    // the warning and its e-mail are notices (webhook_notices_v1); the configuration only moves its revision
+    async WebhookDisableWarned(db, e) {
+      await scope(db, e)
+        .set({ revision: rowRevision(e) })
+        .execute();
+    },
+    async WebhookWarningMailed(db, e) {
+      await scope(db, e)
+        .set({ revision: rowRevision(e) })
+        .execute();
+    },
   },
 });

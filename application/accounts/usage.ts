@@ -1,8 +1,8 @@
 import { MICROS_PER_DOLLAR } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
+import { type AnalyticsQueries, type UsageCounts, zeroCounts } from '../analytics/analytics.port.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import type { AccountQueries } from './account-queries.port.js';
-import type { UsageMetric, UsageQueries } from './usage.port.js';
 
 /** The self-serve plan's published limits (docs/accounts.md#usage: the number limit, and this service's own limits). */
 export const SELF_SERVE_PLAN = {
@@ -13,12 +13,15 @@ export const SELF_SERVE_PLAN = {
 const day = (d: Date) => d.toISOString().slice(0, 10);
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
 
-/** GET /v1/usage: plan, numbers (limit of the billing account), stats from analytics projections, balance. */
+/**
+ * GET /v1/usage: plan, numbers (limit of the billing account), stats from the analytics projections by the one
+ * counting rule (docs/analytics.md#the-counting-rule, the same as /v1/usage/daily and the delivery statistics), balance.
+ */
 export class UsageReport {
   constructor(
     private readonly clock: ClockPort,
     private readonly accounts: AccountQueries,
-    private readonly usage: UsageQueries,
+    private readonly analytics: AnalyticsQueries,
   ) {}
 
   async forAccount(accountId: string) {
@@ -27,50 +30,51 @@ export class UsageReport {
     const billing = me.parentAccountId ? await this.accounts.get(me.parentAccountId) : me;
     if (!billing) throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
     const now = this.clock.now();
+    const today = day(now);
     const tomorrow = day(addDays(now, 1));
-    const windows = async (metric: UsageMetric) => {
-      const [total, d1, d7, d30] = await Promise.all([
-        this.usage.count(accountId, metric, null, tomorrow),
-        this.usage.count(accountId, metric, day(now), tomorrow),
-        this.usage.count(accountId, metric, day(addDays(now, -6)), tomorrow),
-        this.usage.count(accountId, metric, day(addDays(now, -29)), tomorrow),
-      ]);
-      return { total, d1, d7, d30 };
-    };
-    const [messages, sent, received, segments, calls, deliveries, succeeded, failed] = await Promise.all([
-      windows('messages'),
-      windows('messages_sent'),
-      windows('messages_received'),
-      windows('message_segments'),
-      windows('calls'),
-      this.usage.count(accountId, 'webhook_deliveries', null, tomorrow),
-      this.usage.count(accountId, 'webhook_deliveries_succeeded', null, tomorrow),
-      this.usage.count(accountId, 'webhook_deliveries_failed', null, tomorrow),
+    const [all, last30] = await Promise.all([
+      this.analytics.totals(accountId, null, tomorrow),
+      this.analytics.series(accountId, 'day', day(addDays(now, -29)), tomorrow),
     ]);
+    // whole UTC days: "24h" is today, "7d" today and the 6 days before, "30d" today and the 29 before
+    const since = (from: string) => {
+      const sum = zeroCounts();
+      for (const [d, c] of last30) if (d >= from && d <= today) for (const k of Object.keys(sum) as (keyof UsageCounts)[]) sum[k] += c[k];
+      return sum;
+    };
+    const d1 = since(today);
+    const d7 = since(day(addDays(now, -6)));
+    const d30 = since(day(addDays(now, -29)));
     const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     const periodEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     return {
       plan: { name: SELF_SERVE_PLAN.name, limits: { numbers: billing.numberLimit, ...SELF_SERVE_PLAN.limits } },
       numbers: { used: billing.numbersUsed, limit: billing.numberLimit, remaining: Math.max(0, billing.numberLimit - billing.numbersUsed) },
       stats: {
-        totalMessages: messages.total,
-        messagesLast24h: messages.d1,
-        messagesLast7d: messages.d7,
-        messagesLast30d: messages.d30,
+        totalMessages: all.messages,
+        messagesLast24h: d1.messages,
+        messagesLast7d: d7.messages,
+        messagesLast30d: d30.messages,
         // beyond the public fields: the split by direction and the SMS segments (docs/messaging-encoding.md)
-        messagesSent: sent.total,
-        messagesSentLast30d: sent.d30,
-        messagesReceived: received.total,
-        messagesReceivedLast30d: received.d30,
-        messageSegments: segments.total,
-        messageSegmentsLast30d: segments.d30,
-        totalCalls: calls.total,
-        callsLast24h: calls.d1,
-        callsLast7d: calls.d7,
-        callsLast30d: calls.d30,
-        totalWebhookDeliveries: deliveries,
-        successfulWebhookDeliveries: succeeded,
-        failedWebhookDeliveries: failed,
+        messagesSent: all.messagesSent,
+        messagesSentLast30d: d30.messagesSent,
+        messagesReceived: all.messagesReceived,
+        messagesReceivedLast30d: d30.messagesReceived,
+        messageSegments: all.segments,
+        messageSegmentsLast30d: d30.segments,
+        totalCalls: all.calls,
+        callsLast24h: d1.calls,
+        callsLast7d: d7.calls,
+        callsLast30d: d30.calls,
+        // beyond the public fields: call seconds, lookups and money spent (docs/analytics.md)
+        callSeconds: all.callSeconds,
+        callSecondsLast30d: d30.callSeconds,
+        totalWebhookDeliveries: all.webhooks,
+        successfulWebhookDeliveries: all.webhooksSucceeded,
+        failedWebhookDeliveries: all.webhooksFailed,
+        lookups: all.lookups,
+        spentMicros: all.spentMicros,
+        spentMicrosLast30d: d30.spentMicros,
       },
       periodStart: periodStart.toISOString(),
       periodEnd: periodEnd.toISOString(),

@@ -50,6 +50,8 @@ export type DeliveryView = Readonly<{
   createdAt: string;
   webhookId: string;
   agentId: string | null;
+  /** a test send (`POST /v1/webhooks/test`): listed, never counted (docs/analytics.md#the-counting-rule) */
+  test: boolean;
   attempts: DeliveryAttemptView[];
 }>;
 
@@ -78,7 +80,15 @@ export interface WebhookQueries {
   ): Promise<{ items: DeliveryView[]; total: number }>;
   /** deliveries sent to the agent's own webhook, newest first */
   agentDeliveries(accountId: string, agentId: string, limit: number): Promise<DeliveryView[]>;
+  /** one delivery of the account, with its attempts; null when it is not the account's */
+  delivery(accountId: string, deliveryId: string): Promise<DeliveryView | null>;
+  /** ids of the account's deliveries (test sends left out) that ended failed at or after `since`, oldest first */
+  failedSince(accountId: string, since: string, limit: number): Promise<{ ids: string[]; more: boolean }>;
+  /** health notices of the account's webhooks, newest first */
+  notices(accountId: string, limit: number): Promise<WebhookNoticeView[]>;
+  /** counts of the deliveries created in [since, now], test sends left out (docs/analytics.md#the-counting-rule) */
   stats(accountId: string, since: string, now: string): Promise<DeliveryStats>;
+  /** counts of every delivery, test sends left out */
   allTime(accountId: string): Promise<AllTimeStats>;
 }
 
@@ -145,3 +155,21 @@ export function pickWebhook(candidates: readonly WebhookView[], agentId: string 
     existed(agentId ? candidates.find((w) => w.agentId === agentId) : undefined) ?? existed(candidates.find((w) => w.agentId === null))
   );
 }
+/** Where to write to an account (its owner's e-mail address, else its parent's); null when it has none. */
+export interface AccountAddressesPort {
+  addressOf(accountId: string): Promise<string | null>;
+}
+
+/** A notice about a webhook's health in the delivery log (docs/webhooks.md#notices). */
+export type WebhookNoticeView = Readonly<{
+  id: string;
+  kind: 'disable_warning' | 'disabled' | 'recovered';
+  webhookId: string;
+  agentId: string | null;
+  url: string | null;
+  consecutiveFailures: number | null;
+  message: string;
+  /** for a warning: `pending` until the e-mail went out, `sent`, or `no_address` */
+  email: Readonly<{ status: 'pending' | 'sent' | 'no_address'; to: string | null }> | null;
+  at: string;
+}>;

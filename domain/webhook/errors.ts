@@ -2,6 +2,9 @@
 declare module '../shared/errors.js' {
   interface ErrorCodes {
     WEBHOOK_NOT_FOUND: true;
+    WEBHOOK_DELIVERY_NOT_FOUND: true;
+    WEBHOOK_DELIVERY_PENDING: true;
+    WEBHOOK_NOT_SENDABLE: true;
   }
 }
-export type WebhookErrorCode = 'WEBHOOK_NOT_FOUND';
+export type WebhookErrorCode = 'WEBHOOK_NOT_FOUND' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_DELIVERY_PENDING' | 'WEBHOOK_NOT_SENDABLE';

@@ -40,12 +40,22 @@ export type AttemptResult =
     }>;
 
 export type AbandonReason = 'webhook_deleted' | 'webhook_disabled';
+/**
+ * Why a delivery ended failed: its scheduled attempts ran out (`exhausted`, which counts towards the webhook's
+ * status), its webhook went away, or a manual retry's one attempt failed (`retry_failed`, which does not count
+ * again: the delivery was counted when its schedule ran out).
+ */
+export type FailureReason = 'exhausted' | 'retry_failed' | AbandonReason;
+/** Who asked for a delivery to be sent again (docs/webhooks.md#sending-a-delivery-again). */
+export type RetrySource = 'retry' | 'recover';
 
 export type WebhookDeliveryCommand =
   | Command<'ScheduleDelivery', { deliveryId: string; maxAttempts?: number; test?: boolean } & DeliveryTarget & DeliveryDescription>
   | Command<'RecordAttempt', { deliveryId: string; attempt: number; result: AttemptResult }>
   /** The webhook went away (deleted or disabled) before the delivery finished: stop without sending. */
-  | Command<'AbandonDelivery', { deliveryId: string; reason: AbandonReason }>;
+  | Command<'AbandonDelivery', { deliveryId: string; reason: AbandonReason }>
+  /** Send a finished delivery once more, as a new attempt with the same id (docs/webhooks.md#sending-a-delivery-again). */
+  | Command<'RetryDelivery', { deliveryId: string; source: RetrySource }>;
 
 export type WebhookDeliveryEvent =
   | Event<
@@ -97,8 +107,23 @@ export type WebhookDeliveryEvent =
         accountId: string;
         attempts: number;
         test: boolean;
-        reason: 'exhausted' | AbandonReason;
+        reason: FailureReason;
         failedAt: string;
+      } & DeliveryTarget
+    >
+  /** A finished delivery is to be sent once more: one more attempt, due at once, with the same delivery id. */
+  | Event<
+      'WebhookDeliveryRetryRequested',
+      {
+        deliveryId: string;
+        accountId: string;
+        /** the number of the attempt this adds */
+        attempt: number;
+        /** how the delivery had ended before */
+        previousStatus: 'succeeded' | 'failed';
+        source: RetrySource;
+        test: boolean;
+        requestedAt: string;
       } & DeliveryTarget
     >;
 
@@ -108,6 +133,7 @@ export const webhookDeliveryEventTypes = [
   'WebhookAttemptFailed',
   'WebhookDeliverySucceeded',
   'WebhookDeliveryFailed',
+  'WebhookDeliveryRetryRequested',
 ] as const satisfies readonly WebhookDeliveryEvent['type'][];
 
 type Known = {
@@ -120,6 +146,8 @@ type Known = {
   attempts: number;
   body: string;
   channel: string | null;
+  /** the delivery is on a manual retry: its one attempt ends it */
+  retrying: boolean;
 };
 export type WebhookDeliveryState =
   | { status: 'none' }
@@ -144,7 +172,7 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
       }
       return [{ type: 'WebhookDeliveryScheduled', data: { ...rest, accountId, maxAttempts, test, scheduledAt: now, firstAttemptAt: now } }];
     }
-    if (s.status === 'none' || s.accountId !== accountId) throw new DomainError('NOT_FOUND', 'Delivery not found');
+    if (s.status === 'none' || s.accountId !== accountId) throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', 'Delivery not found');
     switch (cmd.type) {
       case 'RecordAttempt': {
         const { attempt, result } = cmd.data;
@@ -199,7 +227,7 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
           failed,
           {
             type: 'WebhookDeliveryFailed',
-            data: { ...finished, reason: 'exhausted', failedAt: now },
+            data: { ...finished, reason: s.retrying ? 'retry_failed' : 'exhausted', failedAt: now },
           },
         ];
       }
@@ -217,6 +245,28 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
               test: s.test,
               reason: cmd.data.reason,
               failedAt: now,
+            },
+          },
+        ];
+      case 'RetryDelivery':
+        if (s.status === 'pending')
+          throw new DomainError(
+            'WEBHOOK_DELIVERY_PENDING',
+            `This delivery is still being attempted (next attempt at ${s.nextAttemptAt}); it can be sent again once it has finished.`,
+          );
+        return [
+          {
+            type: 'WebhookDeliveryRetryRequested',
+            data: {
+              deliveryId: s.deliveryId,
+              accountId: s.accountId,
+              webhookId: s.webhookId,
+              webhookAgentId: s.webhookAgentId,
+              attempt: s.attempts + 1,
+              previousStatus: s.status,
+              source: cmd.data.source,
+              test: s.test,
+              requestedAt: now,
             },
           },
         ];
@@ -240,6 +290,7 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
           attempts: 0,
           body: d.body,
           channel: d.channel,
+          retrying: false,
           nextAttemptAt: d.firstAttemptAt,
         };
       }
@@ -251,6 +302,11 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
         return s.status === 'none' ? s : { ...stripNext(s), status: 'succeeded' };
       case 'WebhookDeliveryFailed':
         return s.status === 'none' ? s : { ...stripNext(s), status: 'failed' };
+      case 'WebhookDeliveryRetryRequested':
+        // exactly one more attempt: maxAttempts becomes this attempt's number, so its failure ends the delivery
+        return s.status === 'none'
+          ? s
+          : { ...stripNext(s), status: 'pending', retrying: true, maxAttempts: e.data.attempt, nextAttemptAt: e.data.requestedAt };
       default:
         return s;
     }
@@ -258,6 +314,6 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
 };
 
 const stripNext = (s: Exclude<WebhookDeliveryState, { status: 'none' }>): Known => {
-  const { deliveryId, accountId, webhookId, webhookAgentId, test, maxAttempts, attempts, body, channel } = s;
-  return { deliveryId, accountId, webhookId, webhookAgentId, test, maxAttempts, attempts, body, channel };
+  const { deliveryId, accountId, webhookId, webhookAgentId, test, maxAttempts, attempts, body, channel, retrying } = s;
+  return { deliveryId, accountId, webhookId, webhookAgentId, test, maxAttempts, attempts, body, channel, retrying };
 };

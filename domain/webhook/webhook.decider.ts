@@ -1,6 +1,13 @@
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
-import { CONTEXT_LIMIT, DISABLE_AFTER_EXHAUSTED, MAX_WEBHOOK_EVENTS, TIMEOUT_SECONDS, type WebhookStatus } from './webhook.js';
+import {
+  CONTEXT_LIMIT,
+  DISABLE_AFTER_EXHAUSTED,
+  MAX_WEBHOOK_EVENTS,
+  TIMEOUT_SECONDS,
+  WARN_AFTER_EXHAUSTED,
+  type WebhookStatus,
+} from './webhook.js';
 
 /**
  * A webhook configuration. One aggregate per scope: the account's master webhook lives on
@@ -24,7 +31,12 @@ export type WebhookCommand =
    * Outcome of a finished delivery, fed back by the health reactor. `position` is a sortable key of the
    * outcome event's place in the global log: outcomes at or before the last one counted are replays.
    */
-  | Command<'RecordDeliveryOutcome', { webhookId: string; deliveryId: string; outcome: 'delivered' | 'exhausted'; position: string }>;
+  | Command<'RecordDeliveryOutcome', { webhookId: string; deliveryId: string; outcome: 'delivered' | 'exhausted'; position: string }>
+  /**
+   * The outcome of the e-mail about a disable warning (the warning's event id), fed back by the warning mailer:
+   * the address it went to, or null when the account has none.
+   */
+  | Command<'RecordWarningMail', { warningId: string; to: string | null }>;
 
 export type WebhookEvent =
   | Event<'WebhookCreated', { webhookId: string; accountId: string; agentId: string | null; createdAt: string } & WebhookSettings>
@@ -37,6 +49,21 @@ export type WebhookEvent =
       { webhookId: string; accountId: string; deliveryId: string; consecutiveFailures: number; position: string; at: string }
     >
   | Event<'WebhookDisabled', { webhookId: string; accountId: string; consecutiveFailures: number; disabledAt: string }>
+  /** One more exhausted delivery in a row will disable the webhook: the account is warned. */
+  | Event<
+      'WebhookDisableWarned',
+      {
+        webhookId: string;
+        accountId: string;
+        agentId: string | null;
+        url: string;
+        consecutiveFailures: number;
+        disableAfter: number;
+        warnedAt: string;
+      }
+    >
+  /** The warning's e-mail went out (`to`), or could not (`to` null: the account has no address). */
+  | Event<'WebhookWarningMailed', { webhookId: string; accountId: string; warningId: string; to: string | null; mailedAt: string }>
   /** A delivery succeeded while `failing`: the webhook is `active` again. */
   | Event<'WebhookRecovered', { webhookId: string; accountId: string; deliveryId: string; position: string; recoveredAt: string }>;
 
@@ -47,6 +74,8 @@ export const webhookEventTypes = [
   'WebhookDeliveryExhausted',
   'WebhookDisabled',
   'WebhookRecovered',
+  'WebhookDisableWarned',
+  'WebhookWarningMailed',
 ] as const satisfies readonly WebhookEvent['type'][];
 
 export type WebhookState =
@@ -59,6 +88,8 @@ export type WebhookState =
       settings: WebhookSettings;
       consecutiveFailures: number;
       lastPosition: string;
+      /** the id of the latest disable warning whose e-mail outcome is recorded */
+      lastWarningMailed?: string | null;
     }
   | { status: 'deleted'; webhookId: string; accountId: string; agentId: string | null; lastPosition: string };
 
@@ -99,7 +130,7 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
     const { now, accountId } = cmd.metadata;
     // a webhook of another account is indistinguishable from a missing one
     const live = s.status === 'active' || s.status === 'failing' || s.status === 'disabled' ? s : null;
-    if (live && live.accountId !== accountId && cmd.type !== 'RecordDeliveryOutcome') throw notFound();
+    if (live && live.accountId !== accountId && cmd.type !== 'RecordDeliveryOutcome' && cmd.type !== 'RecordWarningMail') throw notFound();
     switch (cmd.type) {
       case 'ConfigureWebhook': {
         const { webhookId, agentId, ...settings } = cmd.data;
@@ -128,10 +159,35 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
             data: { webhookId, accountId: live.accountId, deliveryId, consecutiveFailures, position, at: now },
           },
         ];
+        if (consecutiveFailures === WARN_AFTER_EXHAUSTED) {
+          events.push({
+            type: 'WebhookDisableWarned',
+            data: {
+              webhookId,
+              accountId: live.accountId,
+              agentId: live.agentId,
+              url: live.settings.url,
+              consecutiveFailures,
+              disableAfter: DISABLE_AFTER_EXHAUSTED,
+              warnedAt: now,
+            },
+          });
+        }
         if (consecutiveFailures >= DISABLE_AFTER_EXHAUSTED) {
           events.push({ type: 'WebhookDisabled', data: { webhookId, accountId: live.accountId, consecutiveFailures, disabledAt: now } });
         }
         return events;
+      }
+      case 'RecordWarningMail': {
+        if (s.status === 'none' || (live?.lastWarningMailed ?? null) === cmd.data.warningId) return [];
+        const owner = live ?? (s.status === 'deleted' ? s : null);
+        if (!owner) return [];
+        return [
+          {
+            type: 'WebhookWarningMailed',
+            data: { webhookId: owner.webhookId, accountId: owner.accountId, warningId: cmd.data.warningId, to: cmd.data.to, mailedAt: now },
+          },
+        ];
       }
       default:
         return assertNever(cmd);
@@ -176,6 +232,10 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
         return s.status === 'none' || s.status === 'deleted'
           ? { ...s, lastPosition: e.data.position }
           : { ...s, status: 'active', consecutiveFailures: 0, lastPosition: e.data.position };
+      case 'WebhookDisableWarned':
+        return s;
+      case 'WebhookWarningMailed':
+        return s.status === 'none' || s.status === 'deleted' ? s : { ...s, lastWarningMailed: e.data.warningId };
       default:
         return s;
     }

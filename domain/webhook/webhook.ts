@@ -19,6 +19,11 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
 /** Consecutive exhausted deliveries (each about 20 hours of failed attempts) after which a webhook is disabled. */
 export const DISABLE_AFTER_EXHAUSTED = 5;
+/**
+ * At this many exhausted deliveries in a row the account is warned that the next one disables the webhook
+ * (docs/webhooks.md#status): a notice in the delivery log and an e-mail to the account's address.
+ */
+export const WARN_AFTER_EXHAUSTED = DISABLE_AFTER_EXHAUSTED - 1;
 
 /** Public event names (docs/webhooks.md#which-events-are-sent: a separate, explicit map from domain events). */
 export type WebhookEventName =

@@ -62,6 +62,14 @@ const UsageResponse = z
       messagesReceivedLast30d: z.number().int(),
       messageSegments: z.number().int().openapi({ description: 'SMS segments of the texts sent and received (what carriers bill by)' }),
       messageSegmentsLast30d: z.number().int(),
+      callSeconds: z.number().int().openapi({ description: 'seconds of the calls counted (from answer to end)' }),
+      callSecondsLast30d: z.number().int(),
+      lookups: z.number().int().openapi({ description: 'numbers looked up and charged' }),
+      spentMicros: z
+        .number()
+        .int()
+        .openapi({ description: "everything charged to this account (a sub-account's charges are its parent's)" }),
+      spentMicrosLast30d: z.number().int(),
     }),
     periodStart: z.string(),
     periodEnd: z.string(),

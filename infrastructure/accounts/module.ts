@@ -3,9 +3,8 @@ import { Billing } from '../../application/accounts/billing.js';
 import { UsageReport } from '../../application/accounts/usage.js';
 import type { AccountErrorCode } from '../../domain/account/errors.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
+import { KyselyAnalyticsQueries } from '../../projections/analytics/analytics.queries.js';
 import { KyselyAccountQueries } from '../../projections/queries/account.queries.js';
-import { KyselyUsageQueries } from '../../projections/queries/usage.queries.js';
-import { usageProjector } from '../../projections/usage.projector.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m003 from '../db/migrations/003-account-ledger.js';
 import * as m004 from '../db/migrations/004-api-key-usage.js';
@@ -22,13 +21,15 @@ export const accounts = {
   name: 'accounts',
   bind: (b) => {
     b.factory(ACCOUNTS.Queries, (r) => new KyselyAccountQueries(r(PLATFORM.ReadDb)));
-    b.factory(ACCOUNTS.UsageQueries, (r) => new KyselyUsageQueries(r(PLATFORM.ReadDb)));
     b.factory(ACCOUNTS.Billing, (r) => new Billing(r(PLATFORM.Executor)));
     b.factory(
       ACCOUNTS.Commands,
       (r) => new AccountCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(PLATFORM.ApiKeySecrets), r(ACCOUNTS.Queries)),
     );
-    b.factory(ACCOUNTS.UsageReport, (r) => new UsageReport(r(PLATFORM.Clock), r(ACCOUNTS.Queries), r(ACCOUNTS.UsageQueries)));
+    b.factory(
+      ACCOUNTS.UsageReport,
+      (r) => new UsageReport(r(PLATFORM.Clock), r(ACCOUNTS.Queries), new KyselyAnalyticsQueries(r(PLATFORM.ReadDb))),
+    );
   },
   routes: {
     v1: (api, r) =>
@@ -40,7 +41,8 @@ export const accounts = {
       }),
     admin: (api, r) => adminRoutes(api, { accounts: r(ACCOUNTS.Commands) }),
   },
-  projectors: [accountsProjector, usageProjector],
+  // usage is counted by the analytics projectors (infrastructure/analytics/module.ts); 005's table is dropped by 120
+  projectors: [accountsProjector],
   migrations: { '003-account-ledger': m003, '004-api-key-usage': m004, '005-usage-daily': m005 },
   errors: {
     ACCOUNT_NOT_FOUND: { ...httpError.notFound, fix: 'Check the account id.' },

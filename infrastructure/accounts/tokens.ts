@@ -2,7 +2,6 @@ import type { AccountCommands } from '../../application/accounts/account-command
 import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import type { Billing } from '../../application/accounts/billing.js';
 import type { UsageReport } from '../../application/accounts/usage.js';
-import type { UsageQueries } from '../../application/accounts/usage.port.js';
 import { token } from '../capabilities/token.js';
 
 /** The accounts capability's tokens (its module binds them). */
@@ -10,6 +9,5 @@ export const ACCOUNTS = {
   Commands: token<AccountCommands>('AccountCommands'),
   Queries: token<AccountQueries>('AccountQueries'),
   Billing: token<Billing>('Billing'),
-  UsageQueries: token<UsageQueries>('UsageQueries'),
   UsageReport: token<UsageReport>('UsageReport'),
 } as const;

@@ -3,8 +3,11 @@ import type { ErrorCode } from '../../domain/shared/errors.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import { accounts } from '../accounts/module.js';
 import { agents } from '../agents/module.js';
+import { analytics } from '../analytics/module.js';
+import { audit } from '../audit/module.js';
 import { calls } from '../calls/module.js';
 import { chatapp } from '../chatapp/module.js';
+import { webConsole } from '../console/module.js';
 import { contacts } from '../contacts/module.js';
 import type { PLATFORM_ERRORS } from '../http/errors.js';
 import { messaging } from '../messaging/module.js';
@@ -43,6 +46,9 @@ export const capabilities = [
   sandboxSms,
   sandboxVoice,
   sandboxClock,
+  analytics,
+  audit,
+  webConsole,
 ] as const satisfies readonly Capability[];
 
 /** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */

@@ -32,40 +32,6 @@ const print = (v: unknown) =>
 
 const program = new Command().name('cli').description('Operator commands for the agent platform');
 
-program
-  .command('history')
-  .description("print a stream's events in order (the audit trail of any aggregate)")
-  .argument('<stream>', 'stream name, e.g. agent-agt_… or account-acc_…')
-  .option('--json', 'one JSON object per line')
-  .action(async (stream: string, o: { json?: boolean }) => {
-    await withRuntime(
-      async (rt) => {
-        const events = await rt.store.readStream(stream);
-        if (events.length === 0) {
-          process.stderr.write(`stream ${stream} has no events\n`);
-          process.exitCode = 1;
-          return;
-        }
-        for (const e of events) {
-          const row = {
-            revision: e.streamRevision.toString(),
-            type: e.type,
-            at: e.createdAt,
-            id: e.id,
-            metadata: e.metadata,
-            data: e.data,
-          };
-          process.stdout.write(
-            o.json
-              ? `${JSON.stringify(row)}\n`
-              : `#${row.revision}  ${row.at}  ${row.type}  by ${e.metadata.actor}${e.metadata.requestId ? ` (${e.metadata.requestId})` : ''}\n    ${JSON.stringify(e.data)}\n`,
-          );
-        }
-      },
-      { projectors: false },
-    );
-  });
-
 const projections = program.command('projections').description('read models');
 projections
   .command('list')

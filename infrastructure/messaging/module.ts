@@ -8,7 +8,7 @@ import { SendRateLimiter } from '../../application/messaging/send-rate.js';
 import { SmsChannel } from '../../application/messaging/sms-channel.js';
 import type { MessagingErrorCode } from '../../domain/conversation/errors.js';
 import { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
-import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
@@ -96,7 +96,8 @@ export const messaging = {
       }),
     admin: (api, r) => messagingAdminRoutes(api, { settings: r(MESSAGING.Settings), accounts: r(ACCOUNTS.Queries) }),
   },
-  projectors: [messagingProjector, messageStatsProjector],
+  // texts are counted by the analytics projectors (infrastructure/analytics/module.ts); 070's message_stats_daily is dropped by 120
+  projectors: [messagingProjector],
   messageChannels: (r) => [r(MESSAGING.SmsChannel)],
   reactors: (r, cfg) => [
     new MessageSender(r(PLATFORM.Executor), r(MESSAGING.Carrier), r(REGISTRATION.Status), r(PLATFORM.Logger), {

@@ -1,3 +1,4 @@
+import { DeliveryReplay } from '../../application/webhooks/delivery-replay.js';
 import { WebhookEventRegistry } from '../../application/webhooks/registry.js';
 import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
 import { WebhookCommands } from '../../application/webhooks/webhook-commands.js';
@@ -5,9 +6,12 @@ import { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.j
 import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
 import { WebhookHealthReactor } from '../../application/webhooks/webhook-health.js';
 import { WebhookTestSend } from '../../application/webhooks/webhook-test-send.js';
+import { WebhookWarningMailer } from '../../application/webhooks/webhook-warning-mailer.js';
 import type { WebhookErrorCode } from '../../domain/webhook/errors.js';
+import { KyselyAccountAddresses } from '../../projections/queries/account-address.queries.js';
 import { KyselyWebhookQueries } from '../../projections/queries/webhook.queries.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhookNoticesProjector } from '../../projections/webhook-notices.projector.js';
 import { webhooksProjector } from '../../projections/webhooks.projector.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
@@ -15,8 +19,10 @@ import type { Capability, Resolve } from '../capabilities/capability.js';
 import type { Config } from '../config/config.js';
 import * as m010 from '../db/migrations/010-webhooks.js';
 import * as m031 from '../db/migrations/031-webhook-events.js';
+import * as m121 from '../db/migrations/121-webhook-notices.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { SIGNUP } from '../signup/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
 import { type Destinations, WebhookUrlPolicy } from './address-policy.js';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './delivery-worker.js';
@@ -106,17 +112,19 @@ export const webhooks = {
           },
         ),
     );
+    b.factory(WEBHOOKS.Replay, (r) => new DeliveryReplay(r(PLATFORM.Executor), r(WEBHOOKS.Queries), r(PLATFORM.ReadModels)));
   },
   routes: {
     v1: (api, r) =>
       webhookRoutes(api, {
         commands: r(WEBHOOKS.Commands),
+        replay: r(WEBHOOKS.Replay),
         queries: r(WEBHOOKS.Queries),
         agents: r(AGENTS.Queries),
         clock: r(PLATFORM.Clock),
       }),
   },
-  projectors: [webhooksProjector, webhookDeliveriesProjector],
+  projectors: [webhooksProjector, webhookDeliveriesProjector, webhookNoticesProjector],
   reactors: (r, cfg) => [
     new WebhookDispatcher(
       r(PLATFORM.Executor),
@@ -130,9 +138,11 @@ export const webhooks = {
     new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.BaseClock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {
       defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000,
     }),
+    // the warning before a webhook is disabled goes to the account's address through the sign-up mailer
+    new WebhookWarningMailer(r(PLATFORM.Executor), new KyselyAccountAddresses(r(PLATFORM.ReadDb)), r(SIGNUP.Mailer)),
   ],
   workers: (r, cfg) => (cfg.WEBHOOK_CONCURRENCY > 0 ? [deliveryWorker(r)] : []),
-  migrations: { '010-webhooks': m010, '031-webhook-events': m031 },
+  migrations: { '010-webhooks': m010, '031-webhook-events': m031, '121-webhook-notices': m121 },
   // the sender keeps connections to receivers alive between deliveries; they close with the process
   close: (r) => {
     const sender = r(WEBHOOKS.Sender);
@@ -140,5 +150,8 @@ export const webhooks = {
   },
   errors: {
     WEBHOOK_NOT_FOUND: { ...httpError.notFound, fix: 'Configure one first with POST /v1/webhooks or POST /v1/agents/{agent_id}/webhook.' },
+    WEBHOOK_DELIVERY_NOT_FOUND: { ...httpError.notFound, fix: 'List the deliveries with GET /v1/webhooks/deliveries.' },
+    WEBHOOK_DELIVERY_PENDING: { ...httpError.conflict, fix: 'Wait until the delivery has succeeded or failed, then send it again.' },
+    WEBHOOK_NOT_SENDABLE: { ...httpError.conflict, fix: 'Configure the webhook again (POST /v1/webhooks), then send the delivery again.' },
   } satisfies Record<WebhookErrorCode, unknown>,
 } as const satisfies Capability;

@@ -1,3 +1,4 @@
+import type { DeliveryReplay } from '../../application/webhooks/delivery-replay.js';
 import type {
   ConversationContextPort,
   WebhookQueries,
@@ -12,6 +13,7 @@ import { token } from '../capabilities/token.js';
 export const WEBHOOKS = {
   Queries: token<WebhookQueries>('WebhookQueries'),
   Commands: token<WebhookCommands>('WebhookCommands'),
+  Replay: token<DeliveryReplay>('DeliveryReplay'),
   Sender: token<WebhookSenderPort>('WebhookSenderPort'),
   Secrets: token<WebhookSecretsPort>('WebhookSecretsPort'),
   UrlPolicy: token<WebhookUrlPolicyPort>('WebhookUrlPolicyPort'),

@@ -97,6 +97,7 @@ export const WebhookDeliveryResponse = z
     createdAt: z.string(),
     webhookId: z.string(),
     agentId: z.string().nullable(),
+    test: z.boolean().openapi({ description: 'a test send: listed in the log, never counted in statistics or usage' }),
     attempts: z.array(DeliveryAttempt),
     // the names the public MCP server reads, derived from the fields above (docs/compatibility.md)
     event: z.string().nullable().openapi({ description: 'same as eventType' }),
@@ -107,6 +108,23 @@ export const WebhookDeliveryResponse = z
   })
   .openapi('WebhookDeliveryResponse');
 
+export const WebhookNotice = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['disable_warning', 'disabled', 'recovered']),
+    webhookId: z.string(),
+    agentId: z.string().nullable(),
+    url: z.string().nullable(),
+    consecutiveFailures: z.number().int().nullable(),
+    message: z.string(),
+    email: z
+      .object({ status: z.enum(['pending', 'sent', 'no_address']), to: z.string().nullable() })
+      .nullable()
+      .openapi({ description: "a warning's e-mail to the account: pending, sent (to), or no_address" }),
+    at: z.string(),
+  })
+  .openapi('WebhookNotice');
+
 export const PaginatedDeliveriesResponse = z
   .object({
     items: z.array(WebhookDeliveryResponse),
@@ -114,8 +132,38 @@ export const PaginatedDeliveriesResponse = z
     offset: z.number().int(),
     limit: z.number().int(),
     data: z.array(WebhookDeliveryResponse).openapi({ description: 'the same list as items, for clients that read `data`' }),
+    notices: z.array(WebhookNotice).openapi({
+      description:
+        "the latest notices about the account's webhooks (a warning before one is disabled, a disable, a recovery), newest first",
+    }),
   })
   .openapi('PaginatedDeliveriesResponse');
+
+export const NoticesQuery = z.object({ limit: queryInt({ min: 1, max: 100, def: 20 }) });
+export const NoticesResponse = z.object({ data: z.array(WebhookNotice) }).openapi('WebhookNoticesResponse');
+
+export const DeliveryIdParams = z.object({ delivery_id: z.string().min(1).max(128) });
+
+export const RecoverRequest = z
+  .object({
+    since: z.iso
+      .datetime({ offset: true })
+      .openapi({ description: 'send again every delivery that ended failed at or after this date-time (test sends left out)' }),
+  })
+  .openapi('RecoverDeliveriesRequest');
+
+export const RecoverResponse = z
+  .object({
+    since: z.string(),
+    queued: z.number().int().openapi({ description: 'deliveries sent again as a new attempt each' }),
+    skipped: z
+      .number()
+      .int()
+      .openapi({ description: 'failed deliveries whose webhook is deleted or disabled, or that were already sent again' }),
+    hasMore: z.boolean().openapi({ description: 'more failed deliveries remain beyond this request (at most 500 each): ask again' }),
+    deliveryIds: z.array(z.string()),
+  })
+  .openapi('RecoverDeliveriesResponse');
 
 export const DeliveriesQuery = z.object({
   limit: queryInt({ min: 1, max: 100, def: 50 }),

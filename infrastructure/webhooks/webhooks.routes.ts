@@ -1,5 +1,6 @@
 import type { AgentQueries } from '../../application/agents/agent-queries.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
+import type { DeliveryReplay } from '../../application/webhooks/delivery-replay.js';
 import type { WebhookQueries } from '../../application/webhooks/webhook.port.js';
 import type { WebhookCommands } from '../../application/webhooks/webhook-commands.js';
 import { DomainError } from '../../domain/shared/errors.js';
@@ -12,8 +13,13 @@ import {
   AllTimeStatsResponse,
   DeleteWebhookResponse,
   DeliveriesQuery,
+  DeliveryIdParams,
   MaybeWebhookResponse,
+  NoticesQuery,
+  NoticesResponse,
   PaginatedDeliveriesResponse,
+  RecoverRequest,
+  RecoverResponse,
   StatsQuery,
   WebhookCreateRequest,
   WebhookDeliveryResponse,
@@ -27,7 +33,7 @@ const HOUR_MS = 3_600_000;
 
 export function webhookRoutes(
   api: Api,
-  deps: { commands: WebhookCommands; queries: WebhookQueries; agents: AgentQueries; clock: ClockPort },
+  deps: { commands: WebhookCommands; replay: DeliveryReplay; queries: WebhookQueries; agents: AgentQueries; clock: ClockPort },
 ): void {
   const tag = 'webhooks';
   const agentTag = 'agent-webhooks';
@@ -71,14 +77,47 @@ export function webhookRoutes(
     query: DeliveriesQuery,
     response: PaginatedDeliveriesResponse,
     handler: async ({ query, ctx }) => {
-      const r = await deps.queries.deliveries(ctx.accountId, {
-        limit: query.limit,
-        offset: query.offset,
-        since: query.hours ? since(query.hours) : null,
-      });
+      const [r, notices] = await Promise.all([
+        deps.queries.deliveries(ctx.accountId, {
+          limit: query.limit,
+          offset: query.offset,
+          since: query.hours ? since(query.hours) : null,
+        }),
+        deps.queries.notices(ctx.accountId, 10),
+      ]);
       const items = r.items.map(deliveryCompat);
-      return { items, total: r.total, offset: query.offset, limit: query.limit, data: items };
+      return { items, total: r.total, offset: query.offset, limit: query.limit, data: items, notices };
     },
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/webhooks/notices',
+    tag,
+    summary: "Notices about the account's webhooks: warnings before one is disabled, disables, recoveries (newest first)",
+    query: NoticesQuery,
+    response: NoticesResponse,
+    handler: async ({ query, ctx }) => ({ data: await deps.queries.notices(ctx.accountId, query.limit) }),
+  });
+  api.route({
+    method: 'post',
+    path: '/v1/webhooks/deliveries/recover',
+    tag,
+    summary: 'Send again every delivery that ended failed since a date-time (at most 500 per request)',
+    body: RecoverRequest,
+    response: RecoverResponse,
+    status: 202,
+    handler: ({ body, ctx }) => deps.replay.recover(ctx, new Date(body.since).toISOString()),
+  });
+  api.route({
+    method: 'post',
+    path: '/v1/webhooks/deliveries/:delivery_id/retry',
+    tag,
+    summary: 'Send a finished delivery again, as a new attempt with the same X-Webhook-ID',
+    params: DeliveryIdParams,
+    response: WebhookDeliveryResponse,
+    status: 202,
+    errors: [404, 409],
+    handler: async ({ params, ctx }) => deliveryCompat(await deps.replay.retry(ctx, params.delivery_id)),
   });
   api.route({
     method: 'get',

@@ -87,17 +87,6 @@ export interface OptOutsTable {
   revision: string;
 }
 
-export interface MessageStatsDailyTable {
-  account_id: string;
-  day: Date | string;
-  number_id: string;
-  /** '' when the number had no agent */
-  agent_id: string;
-  direction: string;
-  messages: string | bigint;
-  segments: string | bigint;
-}
-
 export interface IdempotencyKeysTable {
   account_id: string;
   key: string;
@@ -114,7 +103,6 @@ declare module '../shared/read-db.js' {
     message_reactions: MessageReactionsTable;
     message_carrier_ids: MessageCarrierIdsTable;
     opt_outs: OptOutsTable;
-    message_stats_daily: MessageStatsDailyTable;
     idempotency_keys: IdempotencyKeysTable;
   }
 }

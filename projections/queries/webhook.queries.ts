@@ -7,9 +7,12 @@ import type {
   DeliveryStats,
   DeliveryStatus,
   DeliveryView,
+  WebhookNoticeView,
   WebhookQueries,
   WebhookView,
 } from '../../application/webhooks/webhook.port.js';
+import { DISABLE_AFTER_EXHAUSTED } from '../../domain/webhook/webhook.js';
+import '../webhook-notices.projector.js';
 import type { WebhookStatus } from '../../domain/webhook/webhook.js';
 import type { ReadDb, WebhookDeliveriesTable, WebhooksTable } from '../shared/read-db.js';
 import { webhooksProjector } from '../webhooks.projector.js';
@@ -129,8 +132,77 @@ export class KyselyWebhookQueries implements WebhookQueries {
       createdAt: iso(r.created_at),
       webhookId: r.webhook_id,
       agentId: r.agent_id,
+      test: r.test,
       attempts: byDelivery.get(r.delivery_id) ?? [],
     }));
+  }
+
+  async delivery(accountId: string, deliveryId: string): Promise<DeliveryView | null> {
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('delivery_id', '=', deliveryId)
+      .execute();
+    return (await this.withAttempts(rows))[0] ?? null;
+  }
+
+  async failedSince(accountId: string, since: string, limit: number): Promise<{ ids: string[]; more: boolean }> {
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .select('delivery_id')
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'failed')
+      .where('test', '=', false)
+      .where('finished_at', '>=', since)
+      .orderBy('finished_at')
+      .orderBy('delivery_id')
+      .limit(limit + 1)
+      .execute();
+    return { ids: rows.slice(0, limit).map((r) => r.delivery_id), more: rows.length > limit };
+  }
+
+  async notices(accountId: string, limit: number): Promise<WebhookNoticeView[]> {
+    const rows = await this.db
+      .selectFrom('webhook_notices as n')
+      .leftJoin('webhooks as w', (j) => j.onRef('w.webhook_id', '=', 'n.webhook_id').onRef('w.account_id', '=', 'n.account_id'))
+      .select([
+        'n.notice_id',
+        'n.kind',
+        'n.webhook_id',
+        'n.consecutive_failures',
+        'n.at',
+        'n.mail_status',
+        'n.mailed_to',
+        'w.url',
+        'w.agent_id',
+      ])
+      .where('n.account_id', '=', accountId)
+      .orderBy('n.at', 'desc')
+      .orderBy('n.notice_id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => {
+      const kind = r.kind as WebhookNoticeView['kind'];
+      const n = r.consecutive_failures;
+      const message =
+        kind === 'disable_warning'
+          ? `${n} deliveries in a row failed every attempt: one more and the webhook is disabled (at ${DISABLE_AFTER_EXHAUSTED}).`
+          : kind === 'disabled'
+            ? `${n} deliveries in a row failed every attempt: the webhook is disabled. Configure it again to make it active.`
+            : 'A delivery succeeded: the webhook is active again.';
+      return {
+        id: r.notice_id,
+        kind,
+        webhookId: r.webhook_id,
+        agentId: r.agent_id ?? null,
+        url: r.url ?? null,
+        consecutiveFailures: n,
+        message,
+        email: r.mail_status ? { status: r.mail_status as 'pending' | 'sent' | 'no_address', to: r.mailed_to } : null,
+        at: iso(r.at),
+      };
+    });
   }
 
   async deliveries(accountId: string, q: { limit: number; offset: number; since: string | null }) {
@@ -162,6 +234,7 @@ export class KyselyWebhookQueries implements WebhookQueries {
       .selectFrom('webhook_deliveries')
       .select(['event_type', 'status', hour.as('hour'), (eb) => eb.fn.countAll<string>().as('n')])
       .where('account_id', '=', accountId)
+      .where('test', '=', false)
       .where('created_at', '>=', since)
       .groupBy(['event_type', 'status', sql`3`])
       .execute();
@@ -202,6 +275,7 @@ export class KyselyWebhookQueries implements WebhookQueries {
       .selectFrom('webhook_deliveries')
       .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
       .where('account_id', '=', accountId)
+      .where('test', '=', false)
       .groupBy('status')
       .execute();
     const get = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);

@@ -55,12 +55,6 @@ export interface ApiKeyUsageTable {
   key_id: string;
   last_used_at: Date | string;
 }
-export interface UsageDailyTable {
-  account_id: string;
-  day: string | Date;
-  metric: string;
-  count: string | bigint;
-}
 export interface SignupsTable {
   verification_id: string;
   email: string;
@@ -160,7 +154,6 @@ export interface ReadDb extends NumberTables {
   account_ledger: AccountLedgerTable;
   api_keys: ApiKeysTable;
   api_key_usage: ApiKeyUsageTable;
-  usage_daily: UsageDailyTable;
   signups: SignupsTable;
   sandbox_outbox: SandboxOutboxTable;
   agents: AgentsTable;

@@ -170,5 +170,100 @@ describe('Webhook delivery decider', () => {
   it("treats another account's delivery as missing", () =>
     given([scheduled])
       .when({ ...record(1, ok), metadata: { now: T0, accountId: 'acc_2' } })
-      .thenThrows('NOT_FOUND'));
+      .thenThrows('WEBHOOK_DELIVERY_NOT_FOUND'));
+
+  describe('sending a finished delivery again', () => {
+    const T1 = '2026-01-02T00:00:00.000Z';
+    const retry = (source: 'retry' | 'recover' = 'retry'): WebhookDeliveryCommand => ({
+      type: 'RetryDelivery',
+      data: { deliveryId: 'whd_1', source },
+      metadata: at(T1),
+    });
+    const exhaustedRun = (): WebhookDeliveryEvent[] => {
+      const past: WebhookDeliveryEvent[] = [scheduled];
+      for (let attempt = 1; attempt <= 6; attempt++) past.push(failed(attempt, T0, attempt < 6 ? T0 : null));
+      past.push({
+        type: 'WebhookDeliveryFailed',
+        data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 6, test: false, reason: 'exhausted', failedAt: T0 },
+      });
+      return past;
+    };
+    const requested = (
+      previousStatus: 'succeeded' | 'failed',
+      attempt: number,
+      source: 'retry' | 'recover' = 'retry',
+    ): WebhookDeliveryEvent => ({
+      type: 'WebhookDeliveryRetryRequested',
+      data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempt, previousStatus, source, test: false, requestedAt: T1 },
+    });
+
+    it('adds one attempt, due at once, to a failed delivery', () =>
+      given(exhaustedRun())
+        .when(retry('recover'))
+        .then([requested('failed', 7, 'recover')]));
+
+    it('sends a delivered one again too', () =>
+      given([
+        scheduled,
+        {
+          type: 'WebhookAttemptSucceeded',
+          data: {
+            deliveryId: 'whd_1',
+            accountId: 'acc_1',
+            attempt: 1,
+            httpStatus: 200,
+            responseBody: 'ok',
+            durationMs: 5,
+            attemptedAt: T0,
+          },
+        },
+        {
+          type: 'WebhookDeliverySucceeded',
+          data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 1, test: false, deliveredAt: T0 },
+        },
+      ])
+        .when(retry())
+        .then([requested('succeeded', 2)]));
+
+    it('refuses while the delivery is still being attempted', () =>
+      given([scheduled]).when(retry()).thenThrows('WEBHOOK_DELIVERY_PENDING'));
+
+    it("treats another account's delivery as missing", () =>
+      given(exhaustedRun())
+        .when({ ...retry(), metadata: { now: T1, accountId: 'acc_2' } })
+        .thenThrows('WEBHOOK_DELIVERY_NOT_FOUND'));
+
+    it('ends the delivery after the one attempt fails, as a failed retry (which the webhook does not count again)', () =>
+      given([...exhaustedRun(), requested('failed', 7)])
+        .when(record(7, fail(), T1))
+        .then([
+          failed(7, T1, null),
+          {
+            type: 'WebhookDeliveryFailed',
+            data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 7, test: false, reason: 'retry_failed', failedAt: T1 },
+          },
+        ]));
+
+    it('ends the delivery delivered when the attempt succeeds', () =>
+      given([...exhaustedRun(), requested('failed', 7)])
+        .when(record(7, ok, T1))
+        .then([
+          {
+            type: 'WebhookAttemptSucceeded',
+            data: {
+              deliveryId: 'whd_1',
+              accountId: 'acc_1',
+              attempt: 7,
+              httpStatus: 200,
+              responseBody: 'ok',
+              durationMs: 12,
+              attemptedAt: T1,
+            },
+          },
+          {
+            type: 'WebhookDeliverySucceeded',
+            data: { deliveryId: 'whd_1', accountId: 'acc_1', ...target, attempts: 7, test: false, deliveredAt: T1 },
+          },
+        ]));
+  });
 });

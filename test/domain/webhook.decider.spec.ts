@@ -1,5 +1,5 @@
 import { type WebhookCommand, type WebhookEvent, webhookDecider } from '../../domain/webhook/webhook.decider.js';
-import { DISABLE_AFTER_EXHAUSTED } from '../../domain/webhook/webhook.js';
+import { DISABLE_AFTER_EXHAUSTED, WARN_AFTER_EXHAUSTED } from '../../domain/webhook/webhook.js';
 import { deciderSpec } from '../support/decider-spec.js';
 
 const { given } = deciderSpec(webhookDecider);
@@ -209,5 +209,55 @@ describe('Webhook decider', () => {
       given([created, deleted])
         .when(outcome('d1', 'exhausted', 1))
         .then([]));
+  });
+
+  describe('the warning before a webhook is disabled', () => {
+    const warned: WebhookEvent = {
+      type: 'WebhookDisableWarned',
+      data: {
+        webhookId: 'whk_1',
+        accountId: 'acc_1',
+        agentId: null,
+        url: settings.url,
+        consecutiveFailures: WARN_AFTER_EXHAUSTED,
+        disableAfter: DISABLE_AFTER_EXHAUSTED,
+        warnedAt: metadata.now,
+      },
+    };
+    const inARow = (n: number) => Array.from({ length: n }, (_, i) => exhausted(`d${i + 1}`, i + 1, i + 1));
+
+    it('warns at the exhausted delivery before the one that disables', () =>
+      given([created, ...inARow(WARN_AFTER_EXHAUSTED - 1)])
+        .when(outcome('d8', 'exhausted', 8))
+        .then([exhausted('d8', 8, WARN_AFTER_EXHAUSTED), warned]));
+
+    it('does not warn earlier', () =>
+      given([created, ...inARow(WARN_AFTER_EXHAUSTED - 2)])
+        .when(outcome('d8', 'exhausted', 8))
+        .then([exhausted('d8', 8, WARN_AFTER_EXHAUSTED - 1)]));
+
+    it('records where the warning was mailed, once', () => {
+      const mail: WebhookCommand = { type: 'RecordWarningMail', data: { warningId: 'evt_warn', to: 'ada@example.com' }, metadata };
+      const mailed: WebhookEvent = {
+        type: 'WebhookWarningMailed',
+        data: { webhookId: 'whk_1', accountId: 'acc_1', warningId: 'evt_warn', to: 'ada@example.com', mailedAt: metadata.now },
+      };
+      given([created, ...inARow(WARN_AFTER_EXHAUSTED), warned])
+        .when(mail)
+        .then([mailed]);
+      given([created, ...inARow(WARN_AFTER_EXHAUSTED), warned, mailed])
+        .when(mail)
+        .then([]);
+    });
+
+    it('records a warning that had no address to go to', () =>
+      given([created, warned])
+        .when({ type: 'RecordWarningMail', data: { warningId: 'evt_warn', to: null }, metadata })
+        .then([
+          {
+            type: 'WebhookWarningMailed',
+            data: { webhookId: 'whk_1', accountId: 'acc_1', warningId: 'evt_warn', to: null, mailedAt: metadata.now },
+          },
+        ]));
   });
 });

@@ -57,9 +57,20 @@ describe('npm start and the CLI, end to end (embedded)', function () {
       expect(out).to.match(/API docs: http:\/\/\S+\/docs/);
       const demo = /Web call demo: (http:\/\/\S+\/web-call)/.exec(out)?.[1];
       expect(demo, 'the web call demo URL is printed').to.be.a('string');
-      const page = await fetch(demo!);
+      const demoPage = await fetch(demo!);
+      expect(demoPage.status).to.equal(200);
+      expect(demoPage.headers.get('content-type')).to.match(/^text\/html/);
+      // the console is built by the server itself on the first request (docs/console.md)
+      const consoleUrl = /Console: (http:\/\/\S+\/console)/.exec(out)?.[1];
+      expect(consoleUrl).to.be.a('string');
+      const page = await fetch(consoleUrl as string);
       expect(page.status).to.equal(200);
-      expect(page.headers.get('content-type')).to.match(/^text\/html/);
+      const html = await page.text();
+      const script = /src="(\/console\/app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+      expect(script, html).to.be.a('string');
+      const js = await fetch(new URL(script as string, consoleUrl));
+      expect(js.headers.get('content-type')).to.match(/javascript/);
+      expect((await js.text()).length).to.be.greaterThan(10_000);
       const adminToken = /Admin token \(for \/admin and \/sandbox, kept in (\S+)\): (adm_\S+)/.exec(out);
       expect(adminToken?.[1]).to.equal(join(dataDir, 'admin-token'));
       expect(adminToken?.[2]).to.equal(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim());
@@ -120,6 +131,16 @@ describe('npm start and the CLI, end to end (embedded)', function () {
       .split('\n')
       .map((l) => JSON.parse(l) as { revision: string; type: string });
     expect(lines.map((l) => [l.revision, l.type])).to.deep.equal([['0', 'AgentCreated']]);
+  });
+
+  it('replays a projector as it was at an instant into a scratch schema, with progress', () => {
+    const now = cli('replay', 'agents', '--until', new Date(Date.now() + 60_000).toISOString());
+    expect(now.status, now.stderr).to.equal(0);
+    expect(JSON.parse(now.stdout)).to.deep.include({ projector: 'agents_v1', schema: 'replay_agents_v1', rows: { agents: 1 } });
+    expect(now.stderr).to.match(/agents_v1 until .* 100%/);
+    const before = cli('replay', 'agents', '--until', '2000-01-01T00:00:00Z');
+    expect(JSON.parse(before.stdout)).to.deep.include({ rows: { agents: 0 }, events: 0 });
+    expect(cli('replay', 'agents', '--until', 'yesterday').status).to.not.equal(0);
   });
 
   it('creates an account from the CLI and rebuilds a projector to equal tables', () => {

@@ -33,6 +33,13 @@ const factories: Record<string, Factory> = {
     if (r.status !== 200) throw new Error(`call: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body.id;
   },
+  /** a test send to a closed local port: one failed delivery, recorded synchronously */
+  delivery_id: async (app, o) => {
+    await app.call('POST', '/v1/webhooks', { key: o.apiKey, headers: o.headers, body: { url: 'http://127.0.0.1:9/hook' } });
+    const r = await app.call('POST', '/v1/webhooks/test', { key: o.apiKey, headers: o.headers });
+    if (r.status !== 200) throw new Error(`test send: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.deliveryId;
+  },
   message_id: async (app, o) => (await textOf(app, o)).id,
   conversation_id: async (app, o) => (await textOf(app, o)).conversation_id,
   connection_id: async (app, o) => (await chatOf(app, o)).connectionId,

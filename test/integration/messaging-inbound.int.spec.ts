@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { MESSAGING } from '../../infrastructure/messaging/tokens.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
-import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { analyticsMessagesProjector } from '../../projections/analytics/analytics.projectors.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, type Line, messageWhen, messagingLine, settings } from '../support/messaging.js';
@@ -351,7 +352,7 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
 
   describe('rebuild (after everything above)', () => {
     it('replays the messaging read models from the log into equal tables', async () => {
-      for (const p of [messagingProjector, messageStatsProjector]) {
+      for (const p of [messagingProjector, analyticsMessagesProjector]) {
         const r = await rebuildProjector(app.rt.get(PLATFORM.ReadDb), app.rt.store, p, { checkOnly: true });
         expect(r.events, p.name).to.be.greaterThan(10);
         expect(r.equal, `${p.name}: ${JSON.stringify(r.differences)}`).to.equal(true);

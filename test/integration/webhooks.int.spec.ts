@@ -379,6 +379,7 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
         offset: 0,
         limit: 50,
         data: [],
+        notices: [],
       });
       expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({
         total: 0,
@@ -389,29 +390,45 @@ describe('webhooks over HTTP: configuration, test sends, delivery log', () => {
       expect((await app.call('GET', '/v1/webhooks/deliveries/stats', { key: apiKey })).body.total).to.equal(0);
     });
 
-    it('pages the log, filters by hours, and counts by event type and hour', async () => {
+    it('pages the log, filters by hours, and counts by event type and hour, leaving test sends out of the counts', async () => {
       const { apiKey } = await app.newAccount('Stats');
-      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url } });
-      for (let i = 0; i < 3; i++) await app.call('POST', '/v1/webhooks/test', { key: apiKey });
+      await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: rx.url, events: ['agent.created'] } });
+      for (let i = 0; i < 3; i++) await agent(`Counted ${i}`, apiKey);
+      await eventually(
+        async () => (await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body.success === 3,
+        10_000,
+        'three delivered',
+      );
+      // a test send is listed but never counted (docs/analytics.md#the-counting-rule)
+      expect((await app.call('POST', '/v1/webhooks/test', { key: apiKey })).body.success).to.equal(true);
       const bad = await startReceiver(() => ({ status: 500 }));
       try {
-        await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: bad.url } });
-        await app.call('POST', '/v1/webhooks/test', { key: apiKey });
+        await app.call('POST', '/v1/webhooks', { key: apiKey, body: { url: bad.url, events: ['agent.created'] } });
+        await agent('Failing once', apiKey);
+        await bad.waitFor(1);
       } finally {
         await bad.close();
       }
+      const log = async () => (await app.call('GET', '/v1/webhooks/deliveries?limit=100', { key: apiKey })).body;
+      await eventually(
+        async () =>
+          (await log()).items.some((d: { attemptCount: number; status: string }) => d.status === 'pending' && d.attemptCount === 1),
+        10_000,
+        'first attempt failed',
+      );
       const page = await app.call('GET', '/v1/webhooks/deliveries?limit=2&offset=1&hours=1', { key: apiKey });
-      expect(page.body).to.include({ total: 4, offset: 1, limit: 2 });
+      expect(page.body).to.include({ total: 5, offset: 1, limit: 2 });
       expect(page.body.items).to.have.length(2);
+      expect((await log()).items.filter((d: { test: boolean }) => d.test)).to.have.length(1);
       const stats = (await app.call('GET', '/v1/webhooks/deliveries/stats', { key: apiKey })).body;
-      expect(stats).to.include({ total: 4, success: 3, failed: 1, pending: 0, successRate: 75 });
-      expect(stats.byEventType).to.deep.equal({ 'agent.message': { total: 4, success: 3, failed: 1, pending: 0 } });
+      expect(stats).to.include({ total: 4, success: 3, failed: 0, pending: 1, successRate: 75 });
+      expect(stats.byEventType).to.deep.equal({ 'agent.created': { total: 4, success: 3, failed: 0, pending: 1 } });
       expect(stats.byHour.length).to.be.within(24, 25);
       expect(stats.byHour.reduce((n: number, h: { total: number }) => n + h.total, 0)).to.equal(4);
       expect((await app.call('GET', '/v1/webhooks/deliveries/all-time', { key: apiKey })).body).to.deep.equal({
         total: 4,
         success: 3,
-        failed: 1,
+        failed: 0,
         successRate: 75,
       });
     });

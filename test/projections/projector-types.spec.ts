@@ -19,18 +19,24 @@ import { type WebhookDeliveryEvent, webhookDeliveryEventTypes } from '../../doma
 import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents.projector.js';
+import {
+  analyticsCallsProjector,
+  analyticsMessagesProjector,
+  analyticsSpendProjector,
+  analyticsWebhooksProjector,
+} from '../../projections/analytics/analytics.projectors.js';
 import { callsProjector } from '../../projections/calls/calls.projector.js';
 import { chatappProjector } from '../../projections/chatapp/chatapp.projector.js';
 import { contactsProjector } from '../../projections/contacts/contacts.projector.js';
-import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
 import { recordingAddOnProjector } from '../../projections/recording-addon/recording-addon.projector.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
 import { signupsProjector } from '../../projections/signups.projector.js';
 import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
-import { usageProjector } from '../../projections/usage.projector.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhookNoticesProjector } from '../../projections/webhook-notices.projector.js';
 import { webhooksProjector } from '../../projections/webhooks.projector.js';
 
 /** true only when A and B are the same set of string literals */
@@ -71,11 +77,27 @@ describe('typed projector definitions', () => {
       [sipTrunksProjector, sipTrunkEventTypes],
       [webhooksProjector, webhookEventTypes],
       [webhookDeliveriesProjector, webhookDeliveryEventTypes],
-      [usageProjector, ['WebhookDeliverySucceeded', 'WebhookDeliveryFailed']],
+      [webhookNoticesProjector, ['WebhookDisableWarned', 'WebhookDisabled', 'WebhookRecovered', 'WebhookWarningMailed']],
       [registrationsProjector, registrationEventTypes],
       [contactsProjector, contactEventTypes],
       [messagingProjector, [...conversationEventTypes, ...messageEventTypes, ...consentEventTypes]],
-      [messageStatsProjector, ['OutboundMessageAccepted', 'InboundMessageReceived']],
+      [
+        analyticsMessagesProjector,
+        ['OutboundMessageAccepted', 'InboundMessageReceived', 'MessageSubmitted', 'MessageDelivered', 'MessageRead', 'MessageFailed'],
+      ],
+      [analyticsCallsProjector, ['CallPlaced', 'AgentTurnRecorded', 'CallEnded', 'CallFailed']],
+      [
+        analyticsWebhooksProjector,
+        [
+          'WebhookDeliveryScheduled',
+          'WebhookAttemptSucceeded',
+          'WebhookAttemptFailed',
+          'WebhookDeliverySucceeded',
+          'WebhookDeliveryFailed',
+          'WebhookDeliveryRetryRequested',
+        ],
+      ],
+      [analyticsSpendProjector, ['AccountCharged']],
       [callsProjector, [...callEventTypes, 'AgentDeleted']],
       [recordingAddOnProjector, recordingAddOnEventTypes],
       [chatappProjector, [...connectionEventTypes, ...chatappNumberEventTypes, ...templateEventTypes, 'InboundMessageReceived']],

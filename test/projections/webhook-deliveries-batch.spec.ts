@@ -58,14 +58,24 @@ function histories(seed: number, deliveries: number): RecordedEvent<WebhookDeliv
       durationMs: Math.floor(rnd() * 900),
       retryAfterS: null,
     });
-    for (let attempt = 1; state.status === 'pending' && rnd() < 0.85; attempt++) {
-      if (rnd() < 0.05) {
-        run({ type: 'AbandonDelivery', data: { deliveryId, reason: pick(['webhook_deleted', 'webhook_disabled'] as const) } });
-        break;
+    let attempt = 1;
+    const attemptsWhilePending = () => {
+      for (; state.status === 'pending' && rnd() < 0.85; attempt++) {
+        if (rnd() < 0.05) {
+          run({ type: 'AbandonDelivery', data: { deliveryId, reason: pick(['webhook_deleted', 'webhook_disabled'] as const) } });
+          break;
+        }
+        const result: AttemptResult =
+          rnd() < 0.4 ? { ok: true, httpStatus: 200, responseBody: pick([null, 'ok']), durationMs: Math.floor(rnd() * 300) } : fail();
+        run({ type: 'RecordAttempt', data: { deliveryId, attempt, result } });
       }
-      const result: AttemptResult =
-        rnd() < 0.4 ? { ok: true, httpStatus: 200, responseBody: pick([null, 'ok']), durationMs: Math.floor(rnd() * 300) } : fail();
-      run({ type: 'RecordAttempt', data: { deliveryId, attempt, result } });
+    };
+    attemptsWhilePending();
+    // a finished delivery sent again (retry or recover), sometimes more than once
+    while (state.status !== 'pending' && state.status !== 'none' && rnd() < 0.3) {
+      run({ type: 'RetryDelivery', data: { deliveryId, source: pick(['retry', 'recover'] as const) } });
+      attempt = state.status === 'pending' ? state.attempts + 1 : attempt;
+      attemptsWhilePending();
     }
     return out.map((e, revision) => ({ e, deliveryId, accountId, revision }));
   });

@@ -121,7 +121,7 @@ export const oneStatementPerEvent = defineProjector<WebhookDeliveryEvent>({
       if (applied) await db.deleteFrom('webhook_due_attempts').where('delivery_id', '=', e.data.deliveryId).execute();
     },
     async WebhookDeliveryFailed(db, e) {
-      const abandoned = e.data.reason !== 'exhausted';
+      const abandoned = e.data.reason === 'webhook_deleted' || e.data.reason === 'webhook_disabled';
       const applied = await matched(
         delivery(db, e).set({
           status: 'failed',
@@ -136,6 +136,18 @@ export const oneStatementPerEvent = defineProjector<WebhookDeliveryEvent>({
         }),
       );
       if (applied) await db.deleteFrom('webhook_due_attempts').where('delivery_id', '=', e.data.deliveryId).execute();
+    },
+    async WebhookDeliveryRetryRequested(db, e) {
+      const d = e.data;
+      const revision = rowRevision(e);
+      const applied = await matched(delivery(db, e).set({ status: 'pending', next_retry_at: d.requestedAt, finished_at: null, revision }));
+      if (!applied) return;
+      const due = { attempt: d.attempt, due_at: d.requestedAt, claimed_by: null, claimed_until: null, revision };
+      await db
+        .insertInto('webhook_due_attempts')
+        .values({ delivery_id: d.deliveryId, account_id: d.accountId, ...due })
+        .onConflict((oc) => oc.column('delivery_id').doUpdateSet(due))
+        .execute();
     },
   },
 });
