@@ -48,7 +48,7 @@ export const analyticsMessagesProjector = defineProjector<
           direction: 'outbound',
           channel: d.channel,
           counted: countsAsUsage(d.channel),
-          segments: d.segments,
+          segments: d.segments ?? 0, // a chat-app message has no segments
           status: 'accepted',
           failure_category: null,
           revision: '-1',
@@ -70,7 +70,7 @@ export const analyticsMessagesProjector = defineProjector<
           direction: 'inbound',
           channel: d.channel,
           counted: countsAsUsage(d.channel),
-          segments: d.segments,
+          segments: d.segments ?? 0, // a chat-app message has no segments
           status: 'received',
           failure_category: null,
           revision: '-1',

@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { compareCheckpoints, START } from '../../application/ports/event-store.port.js';
+import { START } from '../../application/ports/event-store.port.js';
 import type {
   AllTimeStats,
   DeliveryAttemptView,

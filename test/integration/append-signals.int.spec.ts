@@ -4,7 +4,6 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { type RecordedEvent, START, type Subscription } from '../../application/ports/event-store.port.js';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
-import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { APPLICATION_NAME, type AppendSignals, PgNotifySignals } from '../../infrastructure/event-store/append-signals.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { createLogger } from '../../infrastructure/logger.js';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
+import { analyticsMessagesProjector } from '../../projections/analytics/analytics.projectors.js';
 import { chatappProjector } from '../../projections/chatapp/chatapp.projector.js';
-import { messageStatsProjector, messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import {
   advanceClock,
@@ -512,11 +513,15 @@ describe('chat-app channel: connections, numbers, templates, the window and send
       expect((await app.call('GET', '/v1/billing/ledger', { key: k })).body).to.deep.equal(ledgerBefore);
       const rows = await app.rt
         .get(PLATFORM.ReadDb)
-        .selectFrom('message_stats_daily')
-        .selectAll()
+        .selectFrom('analytics_messages')
+        .select(['channel', 'counted'])
         .where('account_id', '=', fresh.accountId)
         .execute();
-      expect(rows, 'usage projection rows').to.deep.equal([]);
+      expect(rows.length, 'the analytics record the chat messages').to.be.greaterThan(0);
+      expect(
+        rows.filter((r) => r.counted || r.channel !== 'chatapp'),
+        'none counted as usage',
+      ).to.deep.equal([]);
     });
   });
 
@@ -553,7 +558,7 @@ describe('chat-app channel: connections, numbers, templates, the window and send
 
   describe('rebuild (after everything above)', () => {
     it('replays the chat-app read models and the messaging read models from the log into equal tables', async () => {
-      for (const p of [chatappProjector, messagingProjector, messageStatsProjector]) {
+      for (const p of [chatappProjector, messagingProjector, analyticsMessagesProjector]) {
         const r = await rebuildProjector(app.rt.get(PLATFORM.ReadDb), app.rt.store, p, { checkOnly: true });
         expect(r.equal, `${p.name}: ${JSON.stringify(r)}`).to.equal(true);
       }

@@ -74,7 +74,8 @@ function histories(seed: number, deliveries: number): RecordedEvent<WebhookDeliv
     // a finished delivery sent again (retry or recover), sometimes more than once
     while (state.status !== 'pending' && state.status !== 'none' && rnd() < 0.3) {
       run({ type: 'RetryDelivery', data: { deliveryId, source: pick(['retry', 'recover'] as const) } });
-      attempt = state.status === 'pending' ? state.attempts + 1 : attempt;
+      const now = state as { status: string; attempts?: number }; // moved by run()
+      if (now.status === 'pending') attempt = (now.attempts ?? 0) + 1;
       attemptsWhilePending();
     }
     return out.map((e, revision) => ({ e, deliveryId, accountId, revision }));
