@@ -103,6 +103,10 @@ describe('a web call in a real browser (chromium, fake microphone)', function ()
       timeout: 30_000,
     });
 
+    // and heard to its end (hanging up while it still plays would record the part spoken so far)
+    await page.waitForFunction(() => /^In a call/.test((globalThis as any).document.getElementById('status').textContent), undefined, {
+      timeout: 30_000,
+    });
     await page.click('#hangup');
     await page.waitForSelector('body[data-call-state=ended]', { timeout: 30_000 });
 
