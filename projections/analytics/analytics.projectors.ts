@@ -9,6 +9,8 @@ import { LOOKUP_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
 import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
+import { insertNew, RowFold } from './row-fold.js';
+import type { AnalyticsCallsTable, AnalyticsMessagesTable, AnalyticsWebhookDeliveriesTable } from './tables.js';
 import './tables.js';
 
 /**
@@ -17,6 +19,10 @@ import './tables.js';
  * that does nothing when the row exists, or an update that applies only while the row reflects an older
  * revision of its stream. So replaying an event changes nothing, whatever the engine's delivery guarantee, and
  * `rebuild` gives equal tables. Sums, rates and percentiles are computed when read (analytics.queries.ts).
+ *
+ * Those handlers are the rules; the engine applies a batch with each projector's `batch`, which folds the same
+ * rules over the batch's rows in memory and writes them back in a few statements (row-fold.ts,
+ * docs/analytics.md#batches). test/projections/analytics-batch.spec.ts holds the two to equal tables.
  */
 
 const day = (iso: string) => iso.slice(0, 10);
@@ -27,12 +33,13 @@ type MessageStatusEvent = Extract<MessageEvent, { type: 'MessageSubmitted' | 'Me
 const messageRow = (db: Kysely<ReadDb>, e: RecordedEvent<MessageStatusEvent>) =>
   db.updateTable('analytics_messages').where('message_id', '=', e.data.messageId).where('revision', '<', rowRevision(e));
 
+type MessageFacts = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }> | MessageStatusEvent;
+
 /** Messages: recorded on their conversation (direction, channel, counted), then moved by their own stream's outcome. */
-export const analyticsMessagesProjector = defineProjector<
-  Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }> | MessageStatusEvent
->({
+export const analyticsMessagesProjector = defineProjector<MessageFacts>({
   name: 'analytics_messages_v1',
   tables: ['analytics_messages'],
+  batch: messagesBatch,
   on: {
     async OutboundMessageAccepted(db, e) {
       const d = e.data;
@@ -101,14 +108,129 @@ export const analyticsMessagesProjector = defineProjector<
   },
 });
 
+type Fold<T> = T & { revision: string };
+
+async function messagesBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<MessageFacts>[]): Promise<void> {
+  const rows = new RowFold<Fold<AnalyticsMessagesTable>>('analytics_messages', 'message_id', ['status', 'failure_category']);
+  await rows.load(
+    db,
+    events.map((e) => e.data.messageId),
+  );
+  for (const e of events) {
+    const revision = rowRevision(e);
+    switch (e.type) {
+      case 'OutboundMessageAccepted':
+      case 'InboundMessageReceived': {
+        const d = e.data;
+        const outbound = e.type === 'OutboundMessageAccepted';
+        const at = outbound ? e.data.acceptedAt : e.data.receivedAt;
+        rows.create({
+          message_id: d.messageId,
+          account_id: e.metadata.accountId,
+          day: day(at),
+          at,
+          number_id: d.numberId,
+          agent_id: d.agentId,
+          direction: outbound ? 'outbound' : 'inbound',
+          channel: d.channel,
+          counted: countsAsUsage(d.channel),
+          segments: d.segments ?? 0,
+          status: outbound ? 'accepted' : 'received',
+          failure_category: null,
+          revision: '-1',
+        });
+        break;
+      }
+      case 'MessageSubmitted':
+        rows.move(e.data.messageId, revision, { status: 'sent' });
+        break;
+      case 'MessageDelivered':
+        rows.move(e.data.messageId, revision, { status: 'delivered' });
+        break;
+      case 'MessageRead':
+        rows.move(e.data.messageId, revision, { status: 'read' });
+        break;
+      case 'MessageFailed':
+        rows.move(e.data.messageId, revision, { status: 'failed', failure_category: e.data.failureCategory });
+        break;
+    }
+  }
+  await rows.write(db);
+}
+
 type CallEnd = Extract<CallEvent, { type: 'CallEnded' | 'CallFailed' }>;
 const callRow = (db: Kysely<ReadDb>, e: RecordedEvent<CallEnd>) =>
   db.updateTable('analytics_calls').where('call_id', '=', e.data.callId).where('revision', '<', rowRevision(e));
 
 /** Calls (placed or answered, then how they ended) and the latency of every agent turn that measured one. */
-export const analyticsCallsProjector = defineProjector<Extract<CallEvent, { type: 'CallPlaced' | 'AgentTurnRecorded' }> | CallEnd>({
+type CallFacts = Extract<CallEvent, { type: 'CallPlaced' | 'AgentTurnRecorded' }> | CallEnd;
+
+/** Total latency of a turn that measured every part, else null. */
+const totalMs = (l: { requestMs: number | null; firstByteMs: number | null; speechStartMs: number | null }) =>
+  l.requestMs !== null && l.firstByteMs !== null && l.speechStartMs !== null ? l.requestMs + l.firstByteMs + l.speechStartMs : null;
+
+async function callsBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<CallFacts>[]): Promise<void> {
+  const calls = new RowFold<Fold<AnalyticsCallsTable>>('analytics_calls', 'call_id', ['status', 'reason', 'duration_seconds']);
+  await calls.load(
+    db,
+    events.map((e) => e.data.callId),
+  );
+  const turns: Record<string, unknown>[] = [];
+  for (const e of events) {
+    const revision = rowRevision(e);
+    switch (e.type) {
+      case 'CallPlaced': {
+        const d = e.data;
+        calls.create({
+          call_id: d.callId,
+          account_id: d.accountId,
+          day: day(d.placedAt),
+          started_at: d.placedAt,
+          number_id: d.numberId,
+          agent_id: d.agentId,
+          direction: d.direction,
+          status: 'in-progress',
+          reason: null,
+          duration_seconds: 0,
+          revision,
+        });
+        break;
+      }
+      case 'CallEnded':
+        calls.move(e.data.callId, revision, { status: 'completed', reason: e.data.reason, duration_seconds: e.data.durationSeconds });
+        break;
+      case 'CallFailed':
+        calls.move(e.data.callId, revision, { status: 'failed', reason: e.data.reason, duration_seconds: 0 });
+        break;
+      case 'AgentTurnRecorded': {
+        const d = e.data;
+        const l = d.latency;
+        const call = calls.get(d.callId);
+        if (!l || !call) break; // nothing measured (the greeting), or a call this projector never saw
+        turns.push({
+          call_id: d.callId,
+          turn_id: d.turnId,
+          account_id: call.account_id,
+          agent_id: call.agent_id,
+          day: day(d.startedAt),
+          at: d.startedAt,
+          request_ms: l.requestMs,
+          first_byte_ms: l.firstByteMs,
+          speech_start_ms: l.speechStartMs,
+          total_ms: totalMs(l),
+        });
+        break;
+      }
+    }
+  }
+  await calls.write(db);
+  await insertNew(db, 'analytics_call_turns', ['call_id', 'turn_id'], turns);
+}
+
+export const analyticsCallsProjector = defineProjector<CallFacts>({
   name: 'analytics_calls_v1',
   tables: ['analytics_calls', 'analytics_call_turns'],
+  batch: callsBatch,
   on: {
     async CallPlaced(db, e) {
       const d = e.data;
@@ -144,8 +266,7 @@ export const analyticsCallsProjector = defineProjector<Extract<CallEvent, { type
       const d = e.data;
       const l = d.latency;
       if (!l) return; // nothing measured (the greeting)
-      const total =
-        l.requestMs !== null && l.firstByteMs !== null && l.speechStartMs !== null ? l.requestMs + l.firstByteMs + l.speechStartMs : null;
+      const total = totalMs(l);
       // the turn takes its account and agent from its call's row, in the same statement
       await db
         .insertInto('analytics_call_turns')
@@ -218,12 +339,75 @@ async function attempted(db: Kysely<ReadDb>, e: RecordedEvent<Attempt>): Promise
     .execute();
 }
 
+type DeliveryFacts = Extract<WebhookDeliveryEvent, { type: 'WebhookDeliveryScheduled' }> | DeliveryEnd | Attempt;
+
+async function webhooksBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<DeliveryFacts>[]): Promise<void> {
+  const deliveries = new RowFold<Fold<AnalyticsWebhookDeliveriesTable>>('analytics_webhook_deliveries', 'delivery_id', [
+    'status',
+    'attempts',
+  ]);
+  await deliveries.load(
+    db,
+    events.map((e) => e.data.deliveryId),
+  );
+  const attempts: Record<string, unknown>[] = [];
+  for (const e of events) {
+    const revision = rowRevision(e);
+    switch (e.type) {
+      case 'WebhookDeliveryScheduled': {
+        const d = e.data;
+        deliveries.create({
+          delivery_id: d.deliveryId,
+          account_id: d.accountId,
+          webhook_id: d.webhookId,
+          day: day(d.scheduledAt),
+          created_at: d.scheduledAt,
+          event_type: d.eventType,
+          test: d.test,
+          status: 'pending',
+          attempts: 0,
+          revision,
+        });
+        break;
+      }
+      case 'WebhookAttemptSucceeded':
+      case 'WebhookAttemptFailed': {
+        const d = e.data;
+        const delivery = deliveries.get(d.deliveryId);
+        if (!delivery) break;
+        attempts.push({
+          delivery_id: d.deliveryId,
+          attempt: d.attempt,
+          account_id: delivery.account_id,
+          webhook_id: delivery.webhook_id,
+          day: day(d.attemptedAt),
+          attempted_at: d.attemptedAt,
+          ok: e.type === 'WebhookAttemptSucceeded',
+          http_status: d.httpStatus,
+          duration_ms: d.durationMs,
+        });
+        break;
+      }
+      case 'WebhookDeliverySucceeded':
+        deliveries.move(e.data.deliveryId, revision, { status: 'success', attempts: e.data.attempts });
+        break;
+      case 'WebhookDeliveryFailed':
+        deliveries.move(e.data.deliveryId, revision, { status: 'failed', attempts: e.data.attempts });
+        break;
+      case 'WebhookDeliveryRetryRequested':
+        deliveries.move(e.data.deliveryId, revision, { status: 'pending' });
+        break;
+    }
+  }
+  await deliveries.write(db);
+  await insertNew(db, 'analytics_webhook_attempts', ['delivery_id', 'attempt'], attempts);
+}
+
 /** Webhook deliveries (scheduled day, latest outcome) and every attempt with its duration. */
-export const analyticsWebhooksProjector = defineProjector<
-  Extract<WebhookDeliveryEvent, { type: 'WebhookDeliveryScheduled' }> | DeliveryEnd | Attempt
->({
+export const analyticsWebhooksProjector = defineProjector<DeliveryFacts>({
   name: 'analytics_webhooks_v1',
   tables: ['analytics_webhook_deliveries', 'analytics_webhook_attempts'],
+  batch: webhooksBatch,
   on: {
     async WebhookDeliveryScheduled(db, e) {
       const d = e.data;
@@ -265,23 +449,29 @@ export const analyticsWebhooksProjector = defineProjector<
 });
 
 /** Money spent: every charge of the paying account, with what it bought (numbers looked up for a lookup). */
-export const analyticsSpendProjector = defineProjector<Extract<AccountEvent, { type: 'AccountCharged' }>>({
+type Charged = Extract<AccountEvent, { type: 'AccountCharged' }>;
+const chargeRow = (e: RecordedEvent<Charged>) => {
+  const d = e.data;
+  return {
+    charge_id: d.chargeId,
+    account_id: d.accountId,
+    day: day(d.chargedAt),
+    at: d.chargedAt,
+    kind: d.kind,
+    amount_micros: String(d.amountMicros),
+    quantity: d.kind === 'number_lookup' ? Math.round(d.amountMicros / LOOKUP_PRICE_MICROS) : 1,
+  };
+};
+
+export const analyticsSpendProjector = defineProjector<Charged>({
   name: 'analytics_spend_v1',
   tables: ['analytics_charges'],
+  batch: (db, events) => insertNew(db, 'analytics_charges', ['charge_id'], events.map(chargeRow)),
   on: {
     async AccountCharged(db, e) {
-      const d = e.data;
       await db
         .insertInto('analytics_charges')
-        .values({
-          charge_id: d.chargeId,
-          account_id: d.accountId,
-          day: day(d.chargedAt),
-          at: d.chargedAt,
-          kind: d.kind,
-          amount_micros: String(d.amountMicros),
-          quantity: d.kind === 'number_lookup' ? Math.round(d.amountMicros / LOOKUP_PRICE_MICROS) : 1,
-        })
+        .values(chargeRow(e))
         .onConflict((oc) => oc.column('charge_id').doNothing())
         .execute();
     },

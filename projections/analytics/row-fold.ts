@@ -1,0 +1,76 @@
+import type { Kysely } from 'kysely';
+import type { ReadDb } from '../shared/read-db.js';
+
+/** Rows go to PostgreSQL in chunks, well inside its 65,535 parameters per statement. */
+const CHUNK = 500;
+const chunks = <T>(xs: readonly T[]): T[][] =>
+  Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
+
+type Table = keyof ReadDb & string;
+type Row = Record<string, unknown>;
+/** The one untyped door: table and column names are the fold's parameters, checked by its typed users. */
+const loose = (db: Kysely<ReadDb>) => db as unknown as Kysely<Record<string, Row>>;
+
+/**
+ * A batch's rows of one table, folded in memory (docs/analytics.md#batches): the rows the batch touches are read
+ * once, every event of the batch is applied to them in log order with the same rules as the projector's
+ * one-statement handlers (create once; move only while the row reflects an older revision of its stream), and the
+ * rows that changed are written back in a few statements.
+ */
+export class RowFold<R extends { revision: string | bigint }> {
+  private readonly stored = new Map<string, R>();
+  private readonly changed = new Map<string, R>();
+
+  constructor(
+    private readonly table: Table,
+    private readonly key: keyof R & string,
+    /** the columns an event may move after the row was created */
+    private readonly moving: readonly (keyof R & string)[],
+  ) {}
+
+  async load(db: Kysely<ReadDb>, ids: Iterable<string>): Promise<void> {
+    for (const part of chunks([...new Set(ids)]))
+      for (const r of await loose(db).selectFrom(this.table).selectAll().where(this.key as string, 'in', part as never).execute())
+        this.stored.set(String(r[this.key]), r as unknown as R);
+  }
+
+  get(id: string): R | undefined {
+    return this.changed.get(id) ?? this.stored.get(id);
+  }
+
+  /** Creates the row unless it exists (an insert that does nothing on conflict). */
+  create(row: R): void {
+    const id = String(row[this.key]);
+    if (!this.get(id)) this.changed.set(id, row);
+  }
+
+  /** Moves the row when it exists and reflects an older revision than `revision` (a guarded update). */
+  move(id: string, revision: string, patch: Partial<R>): void {
+    const current = this.get(id);
+    if (!current || BigInt(current.revision) >= BigInt(revision)) return;
+    this.changed.set(id, { ...current, ...patch, revision });
+  }
+
+  async write(db: Kysely<ReadDb>): Promise<void> {
+    for (const part of chunks([...this.changed.values()]))
+      await loose(db)
+        .insertInto(this.table)
+        .values(part as unknown as Row[])
+        .onConflict((oc) =>
+          oc
+            .column(this.key)
+            .doUpdateSet((eb) => Object.fromEntries([...this.moving, 'revision'].map((c) => [c, eb.ref(`excluded.${c}`)]))),
+        )
+        .execute();
+  }
+}
+
+/** Insert-only rows (an attempt, a turn, a charge): written in chunks, a row that exists stays as it is. */
+export async function insertNew(db: Kysely<ReadDb>, table: Table, conflict: readonly string[], rows: readonly Row[]): Promise<void> {
+  for (const part of chunks(rows))
+    await loose(db)
+      .insertInto(table)
+      .values(part)
+      .onConflict((oc) => oc.columns(conflict as string[]).doNothing())
+      .execute();
+}
