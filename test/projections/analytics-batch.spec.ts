@@ -19,7 +19,10 @@ function history(seed: number): RecordedEvent[] {
   const rnd = seededRandom(seed);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
   let clock = Date.parse('2026-03-01T22:00:00.000Z');
-  const at = () => new Date((clock += Math.floor(rnd() * 600_000))).toISOString();
+  const at = () => {
+    clock += Math.floor(rnd() * 600_000);
+    return new Date(clock).toISOString();
+  };
   const things: Draft[][] = [];
   for (let i = 0; i < 30; i++) {
     const accountId = `acc_${i % 3}`;
