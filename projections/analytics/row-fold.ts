@@ -30,7 +30,11 @@ export class RowFold<R extends { revision: string | bigint }> {
 
   async load(db: Kysely<ReadDb>, ids: Iterable<string>): Promise<void> {
     for (const part of chunks([...new Set(ids)]))
-      for (const r of await loose(db).selectFrom(this.table).selectAll().where(this.key as string, 'in', part as never).execute())
+      for (const r of await loose(db)
+        .selectFrom(this.table)
+        .selectAll()
+        .where(this.key as string, 'in', part as never)
+        .execute())
         this.stored.set(String(r[this.key]), r as unknown as R);
   }
 
