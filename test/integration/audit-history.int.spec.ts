@@ -20,9 +20,11 @@ type Entry = {
 };
 type History = { kind: string; id: string; stream: string; at: string | null; status: string | null; record: any; events: Entry[] };
 
-/** The latest instant of the history before its last event's time, and the status the history had then. */
+/** An instant before the step that gave the record its final status, and the status the history had then. */
 function anEarlierInstant(h: History): { at: string; status: string } | null {
-  const last = Date.parse(h.events.at(-1)!.time);
+  // before the step that gave the record its final status (events may follow it: a late receipt, say)
+  const final = h.events.find((e) => e.status === h.status) ?? h.events.at(-1)!;
+  const last = Date.parse(final.time);
   const earlier = h.events.filter((e) => Date.parse(e.time) < last);
   const e = earlier.at(-1);
   return e ? { at: e.time, status: e.status } : null;
