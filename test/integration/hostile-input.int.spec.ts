@@ -16,12 +16,16 @@ describe('hostile input at the edge', () => {
   });
   after(() => app.close());
 
-  /** Runs `send` and checks the event store did not move and the agent list is unchanged. */
+  /**
+   * Runs `send` and checks that no event was recorded for the account and the agent list is unchanged. (Not the
+   * log's head: on EventStoreDB the log is shared by the whole run, and other apps' workers may append to it.)
+   */
   const nothingWritten = async <T>(send: () => Promise<T>): Promise<T> => {
     const head = await app.rt.store.headCheckpoint();
     const agents = await app.call('GET', '/v1/agents', { key });
     const r = await send();
-    expect(await app.rt.store.headCheckpoint()).to.equal(head);
+    const since = await app.rt.store.readAll({ after: head, maxCount: 100_000 });
+    expect(since.filter((e) => e.metadata.accountId === accountId).map((e) => e.type)).to.deep.equal([]);
     expect((await app.call('GET', '/v1/agents', { key })).body).to.deep.equal(agents.body);
     return r;
   };

@@ -77,7 +77,10 @@ describe('safe defaults', function () {
         });
         statuses.push(r.status);
       }
-      expect(statuses).to.deep.equal([200, 200, 429, 429]);
+      // trusted, each forwarded address would be a new client and all four would pass; ignored, the socket's
+      // address is the one client (on EventStoreDB, sign-ups of earlier tests from it may already count)
+      expect(statuses.filter((s) => s === 200).length).to.be.at.most(2);
+      expect(statuses.slice(2)).to.deep.equal([429, 429]);
       const rows = (await app.rt.database.db.selectFrom('signups').select('client_address').where('email', 'like', 'xff%').execute()).map(
         (r) => r.client_address,
       );
