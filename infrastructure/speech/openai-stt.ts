@@ -1,9 +1,8 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Recognition, RecognitionStream, SpeechToTextPort } from '../../application/calls/speech-to-text.port.js';
 import { SpeechUnavailableError } from '../../application/calls/text-to-speech.port.js';
+import { excerpt, refusal, type SpeechApi, unreachable } from './speech-api-errors.js';
 import { encodeWav } from './wav.js';
-
-const BODY_EXCERPT = 200;
 
 /** The confidence in an answer's token log probabilities (gpt-4o transcription models) or segments' (verbose answers). */
 export function confidenceOf(answer: { logprobs?: unknown; segments?: unknown }): number | null {
@@ -86,10 +85,10 @@ export class OpenAiSpeechToText implements SpeechToTextPort {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       text = await res.text();
-      if (!res.ok) throw new SpeechUnavailableError(this.refusal(res.status, text));
+      if (!res.ok) throw new SpeechUnavailableError(refusal(this.api, res.status, text));
     } catch (e) {
       if (e instanceof SpeechUnavailableError) throw e;
-      throw new SpeechUnavailableError(this.unreachable(e));
+      throw new SpeechUnavailableError(unreachable(this.api, e));
     }
     let answer: { text?: unknown; logprobs?: unknown; segments?: unknown };
     try {
@@ -103,36 +102,14 @@ export class OpenAiSpeechToText implements SpeechToTextPort {
     return { text: words, confidence: words ? confidenceOf(answer) : null };
   }
 
-  private refusal(status: number, text: string): string {
-    const hint =
-      status === 401 || status === 403
-        ? this.o.apiKey
-          ? ' (check STT_API_KEY)'
-          : ' (STT_API_KEY is not set)'
-        : status === 404
-          ? ' (check STT_BASE_URL and STT_MODEL)'
-          : '';
-    return `transcription API ${this.url} (STT_MODEL=${this.o.model}) answered ${status}${hint}: ${excerpt(text)}`;
+  private get api(): SpeechApi {
+    return {
+      name: 'transcription API',
+      url: this.url,
+      settings: 'STT',
+      model: this.o.model,
+      apiKey: this.o.apiKey,
+      timeoutMs: this.timeoutMs,
+    };
   }
-
-  private unreachable(e: unknown): string {
-    const err = e as Error & { cause?: { code?: string; message?: string } };
-    if (err?.name === 'TimeoutError') return `transcription API ${this.url} did not answer within ${this.timeoutMs} ms`;
-    const why = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
-    return `transcription API ${this.url} could not be reached (${why}): check STT_BASE_URL`;
-  }
-}
-
-/** The API's `{ error: { message } }` if it sent one, else the body's start, on one line. */
-function excerpt(text: string): string {
-  let shown = text;
-  try {
-    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof m === 'string') shown = m;
-  } catch {
-    // not JSON: the raw body is shown
-  }
-  shown = shown.replace(/\s+/g, ' ').trim();
-  if (shown === '') return '(empty body)';
-  return shown.length > BODY_EXCERPT ? `${shown.slice(0, BODY_EXCERPT)}…` : shown;
 }

@@ -1,5 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { type Pcm, SpeechUnavailableError, type TextToSpeechPort } from '../../application/calls/text-to-speech.port.js';
+import { refusal, type SpeechApi, unreachable } from './speech-api-errors.js';
 import { decodeWav, WavFormatError } from './wav.js';
 
 /** The speech API's voices (`voice` of POST /audio/speech); one of them passed as a voice id is used as it is. */
@@ -20,7 +21,6 @@ export const openAiVoiceFor = (voiceId: string): string =>
 
 /** the words a minute of the API's `speed: 1` (its range is 0.25–4) */
 const WPM_AT_SPEED_1 = 160;
-const BODY_EXCERPT = 200;
 
 /**
  * Speech from an OpenAI-compatible speech API: POST `{baseUrl}/audio/speech` with
@@ -63,11 +63,11 @@ export class OpenAiTextToSpeech implements TextToSpeechPort {
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      if (!res.ok) throw new SpeechUnavailableError(this.refusal(res.status, await res.text().catch(() => '')));
+      if (!res.ok) throw new SpeechUnavailableError(refusal(this.api, res.status, await res.text().catch(() => '')));
       audio = new Uint8Array(await res.arrayBuffer());
     } catch (e) {
       if (e instanceof SpeechUnavailableError) throw e;
-      throw new SpeechUnavailableError(this.unreachable(e));
+      throw new SpeechUnavailableError(unreachable(this.api, e));
     }
     try {
       return decodeWav(audio);
@@ -81,36 +81,7 @@ export class OpenAiTextToSpeech implements TextToSpeechPort {
     }
   }
 
-  private refusal(status: number, text: string): string {
-    const hint =
-      status === 401 || status === 403
-        ? this.o.apiKey
-          ? ' (check TTS_API_KEY)'
-          : ' (TTS_API_KEY is not set)'
-        : status === 404
-          ? ' (check TTS_BASE_URL and TTS_MODEL)'
-          : '';
-    return `speech API ${this.url} (TTS_MODEL=${this.o.model}) answered ${status}${hint}: ${excerpt(text)}`;
+  private get api(): SpeechApi {
+    return { name: 'speech API', url: this.url, settings: 'TTS', model: this.o.model, apiKey: this.o.apiKey, timeoutMs: this.timeoutMs };
   }
-
-  private unreachable(e: unknown): string {
-    const err = e as Error & { cause?: { code?: string; message?: string } };
-    if (err?.name === 'TimeoutError') return `speech API ${this.url} did not answer within ${this.timeoutMs} ms`;
-    const why = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
-    return `speech API ${this.url} could not be reached (${why}): check TTS_BASE_URL`;
-  }
-}
-
-/** The API's `{ error: { message } }` if it sent one, else the body's start, on one line. */
-function excerpt(text: string): string {
-  let shown = text;
-  try {
-    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof m === 'string') shown = m;
-  } catch {
-    // not JSON: the raw body is shown
-  }
-  shown = shown.replace(/\s+/g, ' ').trim();
-  if (shown === '') return '(empty body)';
-  return shown.length > BODY_EXCERPT ? `${shown.slice(0, BODY_EXCERPT)}…` : shown;
 }

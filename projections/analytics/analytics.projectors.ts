@@ -42,46 +42,16 @@ export const analyticsMessagesProjector = defineProjector<MessageFacts>({
   batch: messagesBatch,
   on: {
     async OutboundMessageAccepted(db, e) {
-      const d = e.data;
       await db
         .insertInto('analytics_messages')
-        .values({
-          message_id: d.messageId,
-          account_id: e.metadata.accountId,
-          day: day(d.acceptedAt),
-          at: d.acceptedAt,
-          number_id: d.numberId,
-          agent_id: d.agentId,
-          direction: 'outbound',
-          channel: d.channel,
-          counted: countsAsUsage(d.channel),
-          segments: d.segments ?? 0, // a chat-app message has no segments
-          status: 'accepted',
-          failure_category: null,
-          revision: '-1',
-        })
+        .values(newMessageRow(e))
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
     async InboundMessageReceived(db, e) {
-      const d = e.data;
       await db
         .insertInto('analytics_messages')
-        .values({
-          message_id: d.messageId,
-          account_id: e.metadata.accountId,
-          day: day(d.receivedAt),
-          at: d.receivedAt,
-          number_id: d.numberId,
-          agent_id: d.agentId,
-          direction: 'inbound',
-          channel: d.channel,
-          counted: countsAsUsage(d.channel),
-          segments: d.segments ?? 0, // a chat-app message has no segments
-          status: 'received',
-          failure_category: null,
-          revision: '-1',
-        })
+        .values(newMessageRow(e))
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
@@ -110,6 +80,29 @@ export const analyticsMessagesProjector = defineProjector<MessageFacts>({
 
 type Fold<T> = T & { revision: string };
 
+type MessageCreated = Extract<MessageFacts, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>;
+/** A message's row as its conversation records it. */
+const newMessageRow = (e: RecordedEvent<MessageCreated>): Fold<AnalyticsMessagesTable> => {
+  const d = e.data;
+  const outbound = e.type === 'OutboundMessageAccepted';
+  const at = e.type === 'OutboundMessageAccepted' ? e.data.acceptedAt : e.data.receivedAt;
+  return {
+    message_id: d.messageId,
+    account_id: e.metadata.accountId,
+    day: day(at),
+    at,
+    number_id: d.numberId,
+    agent_id: d.agentId,
+    direction: outbound ? 'outbound' : 'inbound',
+    channel: d.channel,
+    counted: countsAsUsage(d.channel),
+    segments: d.segments ?? 0, // a chat-app message has no segments
+    status: outbound ? 'accepted' : 'received',
+    failure_category: null,
+    revision: '-1',
+  };
+};
+
 async function messagesBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<MessageFacts>[]): Promise<void> {
   const rows = new RowFold<Fold<AnalyticsMessagesTable>>('analytics_messages', 'message_id', ['status', 'failure_category']);
   await rows.load(
@@ -120,27 +113,9 @@ async function messagesBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<
     const revision = rowRevision(e);
     switch (e.type) {
       case 'OutboundMessageAccepted':
-      case 'InboundMessageReceived': {
-        const d = e.data;
-        const outbound = e.type === 'OutboundMessageAccepted';
-        const at = outbound ? e.data.acceptedAt : e.data.receivedAt;
-        rows.create({
-          message_id: d.messageId,
-          account_id: e.metadata.accountId,
-          day: day(at),
-          at,
-          number_id: d.numberId,
-          agent_id: d.agentId,
-          direction: outbound ? 'outbound' : 'inbound',
-          channel: d.channel,
-          counted: countsAsUsage(d.channel),
-          segments: d.segments ?? 0,
-          status: outbound ? 'accepted' : 'received',
-          failure_category: null,
-          revision: '-1',
-        });
+      case 'InboundMessageReceived':
+        rows.create(newMessageRow(e));
         break;
-      }
       case 'MessageSubmitted':
         rows.move(e.data.messageId, revision, { status: 'sent' });
         break;
@@ -169,6 +144,24 @@ type CallFacts = Extract<CallEvent, { type: 'CallPlaced' | 'AgentTurnRecorded' }
 const totalMs = (l: { requestMs: number | null; firstByteMs: number | null; speechStartMs: number | null }) =>
   l.requestMs !== null && l.firstByteMs !== null && l.speechStartMs !== null ? l.requestMs + l.firstByteMs + l.speechStartMs : null;
 
+/** A call's row as its placing records it. */
+const newCallRow = (e: RecordedEvent<Extract<CallFacts, { type: 'CallPlaced' }>>): Fold<AnalyticsCallsTable> => {
+  const d = e.data;
+  return {
+    call_id: d.callId,
+    account_id: d.accountId,
+    day: day(d.placedAt),
+    started_at: d.placedAt,
+    number_id: d.numberId,
+    agent_id: d.agentId,
+    direction: d.direction,
+    status: 'in-progress',
+    reason: null,
+    duration_seconds: 0,
+    revision: rowRevision(e),
+  };
+};
+
 async function callsBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<CallFacts>[]): Promise<void> {
   const calls = new RowFold<Fold<AnalyticsCallsTable>>('analytics_calls', 'call_id', ['status', 'reason', 'duration_seconds']);
   await calls.load(
@@ -179,23 +172,9 @@ async function callsBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<Cal
   for (const e of events) {
     const revision = rowRevision(e);
     switch (e.type) {
-      case 'CallPlaced': {
-        const d = e.data;
-        calls.create({
-          call_id: d.callId,
-          account_id: d.accountId,
-          day: day(d.placedAt),
-          started_at: d.placedAt,
-          number_id: d.numberId,
-          agent_id: d.agentId,
-          direction: d.direction,
-          status: 'in-progress',
-          reason: null,
-          duration_seconds: 0,
-          revision,
-        });
+      case 'CallPlaced':
+        calls.create(newCallRow(e));
         break;
-      }
       case 'CallEnded':
         calls.move(e.data.callId, revision, { status: 'completed', reason: e.data.reason, duration_seconds: e.data.durationSeconds });
         break;
@@ -233,22 +212,9 @@ export const analyticsCallsProjector = defineProjector<CallFacts>({
   batch: callsBatch,
   on: {
     async CallPlaced(db, e) {
-      const d = e.data;
       await db
         .insertInto('analytics_calls')
-        .values({
-          call_id: d.callId,
-          account_id: d.accountId,
-          day: day(d.placedAt),
-          started_at: d.placedAt,
-          number_id: d.numberId,
-          agent_id: d.agentId,
-          direction: d.direction,
-          status: 'in-progress',
-          reason: null,
-          duration_seconds: 0,
-          revision: rowRevision(e),
-        })
+        .values(newCallRow(e))
         .onConflict((oc) => oc.column('call_id').doNothing())
         .execute();
     },
@@ -341,6 +307,25 @@ async function attempted(db: Kysely<ReadDb>, e: RecordedEvent<Attempt>): Promise
 
 type DeliveryFacts = Extract<WebhookDeliveryEvent, { type: 'WebhookDeliveryScheduled' }> | DeliveryEnd | Attempt;
 
+/** A delivery's row as its scheduling records it. */
+const newDeliveryRow = (
+  e: RecordedEvent<Extract<DeliveryFacts, { type: 'WebhookDeliveryScheduled' }>>,
+): Fold<AnalyticsWebhookDeliveriesTable> => {
+  const d = e.data;
+  return {
+    delivery_id: d.deliveryId,
+    account_id: d.accountId,
+    webhook_id: d.webhookId,
+    day: day(d.scheduledAt),
+    created_at: d.scheduledAt,
+    event_type: d.eventType,
+    test: d.test,
+    status: 'pending',
+    attempts: 0,
+    revision: rowRevision(e),
+  };
+};
+
 async function webhooksBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<DeliveryFacts>[]): Promise<void> {
   const deliveries = new RowFold<Fold<AnalyticsWebhookDeliveriesTable>>('analytics_webhook_deliveries', 'delivery_id', [
     'status',
@@ -354,22 +339,9 @@ async function webhooksBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<
   for (const e of events) {
     const revision = rowRevision(e);
     switch (e.type) {
-      case 'WebhookDeliveryScheduled': {
-        const d = e.data;
-        deliveries.create({
-          delivery_id: d.deliveryId,
-          account_id: d.accountId,
-          webhook_id: d.webhookId,
-          day: day(d.scheduledAt),
-          created_at: d.scheduledAt,
-          event_type: d.eventType,
-          test: d.test,
-          status: 'pending',
-          attempts: 0,
-          revision,
-        });
+      case 'WebhookDeliveryScheduled':
+        deliveries.create(newDeliveryRow(e));
         break;
-      }
       case 'WebhookAttemptSucceeded':
       case 'WebhookAttemptFailed': {
         const d = e.data;
@@ -410,21 +382,9 @@ export const analyticsWebhooksProjector = defineProjector<DeliveryFacts>({
   batch: webhooksBatch,
   on: {
     async WebhookDeliveryScheduled(db, e) {
-      const d = e.data;
       await db
         .insertInto('analytics_webhook_deliveries')
-        .values({
-          delivery_id: d.deliveryId,
-          account_id: d.accountId,
-          webhook_id: d.webhookId,
-          day: day(d.scheduledAt),
-          created_at: d.scheduledAt,
-          event_type: d.eventType,
-          test: d.test,
-          status: 'pending',
-          attempts: 0,
-          revision: rowRevision(e),
-        })
+        .values(newDeliveryRow(e))
         .onConflict((oc) => oc.column('delivery_id').doNothing())
         .execute();
     },

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type Kysely, sql } from 'kysely';
 import { makeCheckpoint, type RecordedEvent } from '../../application/ports/event-store.port.js';
-import { openDatabase } from '../../infrastructure/db/database.js';
-import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { analyticsProjectors } from '../../projections/analytics/analytics.projectors.js';
-import type { ReadDb } from '../../projections/shared/read-db.js';
 import { seededRandom } from '../support/fixtures.js';
+import { scratchSchemas } from '../support/scratch-schemas.js';
 
 type Draft = { stream: string; type: string; data: Record<string, unknown>; accountId: string };
 
@@ -171,12 +168,6 @@ function history(seed: number): RecordedEvent[] {
 }
 
 const TABLES = [...new Set(analyticsProjectors.flatMap((p) => [...p.tables]))];
-const dump = async (db: Kysely<ReadDb>, schema: string) => {
-  const out: Record<string, unknown[]> = {};
-  for (const t of TABLES)
-    out[t] = (await sql.raw(`select * from ${schema}.${t} order by 1, 2`).execute(db)).rows.map((r) => JSON.parse(JSON.stringify(r)));
-  return out;
-};
 
 /**
  * The analytics projectors' set-based batches (projections/analytics/row-fold.ts) against their own
@@ -185,28 +176,18 @@ const dump = async (db: Kysely<ReadDb>, schema: string) => {
  */
 describe('analytics projectors: set-based batches equal one statement per event', function () {
   this.timeout(120_000);
-  let db: Kysely<ReadDb>;
-  let close: () => Promise<void>;
+  let scratch: Awaited<ReturnType<typeof scratchSchemas>>;
   before(async () => {
-    const h = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
-    await migrateToLatest(h.db as never);
-    db = h.db as unknown as Kysely<ReadDb>;
-    close = h.close;
+    scratch = await scratchSchemas(['oracle_a', 'batch_a'], TABLES);
   });
-  after(async () => {
-    for (const s of ['oracle_a', 'batch_a']) await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
-    await close();
-  });
+  after(() => scratch.close());
 
   for (const seed of [1, 2, 3, 4]) {
     it(`history ${seed}: messages, calls, deliveries and charges in random batches with replays`, async () => {
       const log = history(seed);
       const rnd = seededRandom(seed * 104_729);
-      for (const s of ['oracle_a', 'batch_a']) {
-        await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
-        await sql.raw(`create schema ${s}`).execute(db);
-        for (const t of TABLES) await sql.raw(`create table ${s}.${t} (like public.${t} including all)`).execute(db);
-      }
+      await scratch.fresh();
+      const { db } = scratch;
       const oracle = db.withSchema('oracle_a');
       for (const e of log) for (const p of analyticsProjectors) await p.apply(oracle, e);
 
@@ -219,11 +200,11 @@ describe('analytics projectors: set-based batches equal one statement per event'
         if (rnd() < 0.2) for (const p of analyticsProjectors) await p.applyBatch(db.withSchema('batch_a'), batch); // a replay changes nothing
         i += n;
       }
-      const expected = await dump(db, 'oracle_a');
+      const expected = await scratch.dump('oracle_a');
       expect(expected.analytics_messages!.length, 'messages').to.be.greaterThan(15);
       expect(expected.analytics_call_turns!.length, 'turns').to.be.greaterThan(5);
       expect(expected.analytics_webhook_attempts!.length, 'attempts').to.be.greaterThan(10);
-      expect(await dump(db, 'batch_a')).to.deep.equal(expected);
+      expect(await scratch.dump('batch_a')).to.deep.equal(expected);
     });
   }
 });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type Kysely, sql } from 'kysely';
 import { makeCheckpoint, type RecordedEvent } from '../../application/ports/event-store.port.js';
 import {
   type AttemptResult,
@@ -8,11 +7,9 @@ import {
   type WebhookDeliveryEvent,
   webhookDeliveryDecider,
 } from '../../domain/webhook/webhook-delivery.decider.js';
-import { openDatabase } from '../../infrastructure/db/database.js';
-import { migrateToLatest } from '../../infrastructure/db/migrate.js';
-import type { ReadDb } from '../../projections/shared/read-db.js';
 import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
 import { seededRandom } from '../support/fixtures.js';
+import { scratchSchemas } from '../support/scratch-schemas.js';
 import { oneStatementPerEvent } from './webhook-deliveries-oracle.js';
 
 /** Delivery histories as the decider writes them, interleaved across deliveries as a log would hold them. */
@@ -103,12 +100,6 @@ function histories(seed: number, deliveries: number): RecordedEvent<WebhookDeliv
 }
 
 const TABLES = ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_due_attempts'] as const;
-const dump = async (db: Kysely<ReadDb>, schema: string) => {
-  const out: Record<string, unknown[]> = {};
-  for (const t of TABLES)
-    out[t] = (await sql.raw(`select * from ${schema}.${t} order by 1, 2`).execute(db)).rows.map((r) => JSON.parse(JSON.stringify(r)));
-  return out;
-};
 
 /**
  * The delivery log's set-based batches (projections/webhook-deliveries.projector.ts) against the oracle: the same
@@ -117,28 +108,18 @@ const dump = async (db: Kysely<ReadDb>, schema: string) => {
  */
 describe('webhook delivery log: set-based batches equal one statement per event', function () {
   this.timeout(120_000);
-  let db: Kysely<ReadDb>;
-  let close: () => Promise<void>;
+  let scratch: Awaited<ReturnType<typeof scratchSchemas>>;
   before(async () => {
-    const h = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
-    await migrateToLatest(h.db as never);
-    db = h.db as unknown as Kysely<ReadDb>;
-    close = h.close;
+    scratch = await scratchSchemas(['oracle_t', 'batch_t'], TABLES);
   });
-  after(async () => {
-    for (const s of ['oracle_t', 'batch_t']) await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
-    await close();
-  });
+  after(() => scratch.close());
 
   for (const seed of [1, 2, 3, 4, 5]) {
     it(`history ${seed}: 40 deliveries, random batches and replays`, async () => {
       const log = histories(seed, 40);
       const rnd = seededRandom(seed * 7919);
-      for (const s of ['oracle_t', 'batch_t']) {
-        await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
-        await sql.raw(`create schema ${s}`).execute(db);
-        for (const t of TABLES) await sql.raw(`create table ${s}.${t} (like public.${t} including all)`).execute(db);
-      }
+      await scratch.fresh();
+      const { db } = scratch;
       const oracle = db.withSchema('oracle_t');
       for (const e of log) await oneStatementPerEvent.apply(oracle, e);
 
@@ -151,9 +132,9 @@ describe('webhook delivery log: set-based batches equal one statement per event'
         i += n;
       }
       expect(log.length).to.be.greaterThan(60);
-      const expected = await dump(db, 'oracle_t');
+      const expected = await scratch.dump('oracle_t');
       expect(expected.webhook_deliveries).to.have.length(40);
-      const actual = await dump(db, 'batch_t');
+      const actual = await scratch.dump('batch_t');
       expect(actual).to.deep.equal(expected);
     });
   }

@@ -1,0 +1,36 @@
+import { type Kysely, sql } from 'kysely';
+import { openDatabase } from '../../infrastructure/db/database.js';
+import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+
+/**
+ * A migrated database (PGlite, or DATABASE_URL) with scratch schemas that copy read-model tables, for tests that
+ * apply the same log two ways and compare the tables (a projector's batches against its one-event handlers).
+ */
+export async function scratchSchemas(names: readonly string[], tables: readonly string[]) {
+  const h = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
+  await migrateToLatest(h.db as never);
+  const db = h.db as unknown as Kysely<ReadDb>;
+  return {
+    db,
+    /** every scratch schema dropped and created again, with empty copies of the tables */
+    async fresh(): Promise<void> {
+      for (const s of names) {
+        await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
+        await sql.raw(`create schema ${s}`).execute(db);
+        for (const t of tables) await sql.raw(`create table ${s}.${t} (like public.${t} including all)`).execute(db);
+      }
+    },
+    /** the tables of one schema, rows ordered by their first two columns, as JSON values */
+    async dump(schema: string): Promise<Record<string, unknown[]>> {
+      const out: Record<string, unknown[]> = {};
+      for (const t of tables)
+        out[t] = (await sql.raw(`select * from ${schema}.${t} order by 1, 2`).execute(db)).rows.map((r) => JSON.parse(JSON.stringify(r)));
+      return out;
+    },
+    async close(): Promise<void> {
+      for (const s of names) await sql.raw(`drop schema if exists ${s} cascade`).execute(db);
+      await h.close();
+    },
+  };
+}
