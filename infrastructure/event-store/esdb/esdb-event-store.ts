@@ -42,9 +42,33 @@ export type EsdbEventStoreOptions = Readonly<{
   reconnect?: Readonly<{ maxAttempts?: number; baseDelayMs?: number }>;
   /** First wait before an idle, not-yet-caught-up subscription asks `readAll` whether anything is left (doubles). */
   caughtUpProbeMs?: number;
+  /** How long an append may go unanswered before it fails as unavailable (default 10 s; see `appendToStream`). */
+  appendTimeoutMs?: number;
 }>;
 
 const DEFAULT_READ_ALL_MAX = 1000;
+const DEFAULT_APPEND_TIMEOUT_MS = 10_000;
+
+/**
+ * The client sends appends over one shared batch-append stream; an append written just as that stream drops can
+ * be left unanswered for ever (its promise is registered after the stream's error already rejected the others).
+ * An append that gets no answer within the deadline fails as unavailable instead (a 503 to an API client, a retry
+ * for a worker). Its outcome is unknown: it may have been written, and a retry with the same event ids is
+ * idempotent (docs/event-store.md#eventstoredb).
+ */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          Object.assign(new Error(`EventStoreDB did not answer an append within ${ms} ms; its outcome is unknown`), { code: 'ETIMEDOUT' }),
+        ),
+      ms,
+    );
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 const DEFAULT_BATCH_SIZE = 500;
 const HEAD_PAGE = 16;
 
@@ -68,23 +92,38 @@ const HEAD_PAGE = 16;
 export class EsdbEventStore implements EventStorePort {
   readonly kind = 'eventstoredb' as const;
   private readonly client: EventStoreDBClient;
+  /** Appends have a client of their own, replaced when its shared append stream stops answering. */
+  private appender: EventStoreDBClient;
   private readonly subscriptions = new Set<CatchUpSubscription>();
 
   constructor(
-    connectionString: string,
+    private readonly connectionString: string,
     private readonly o: EsdbEventStoreOptions = {},
   ) {
     this.client = EventStoreDBClient.connectionString(connectionString);
+    this.appender = EventStoreDBClient.connectionString(connectionString);
+  }
+
+  /** A fresh append client after an unanswered append; the stuck one is disposed (its waiting appends fail). */
+  private replaceAppender(stuck: EventStoreDBClient): void {
+    if (this.appender !== stuck) return; // replaced already
+    this.appender = EventStoreDBClient.connectionString(this.connectionString);
+    void stuck.dispose().catch(() => undefined);
   }
 
   async appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     const data = events.map(toJsonEvent);
     let result: Awaited<ReturnType<EventStoreDBClient['appendToStream']>>;
+    const appender = this.appender;
     try {
-      result = await this.client.appendToStream(stream, data, { expectedRevision: toEsdbExpected(o.expectedRevision) });
+      result = await withDeadline(
+        appender.appendToStream(stream, data, { expectedRevision: toEsdbExpected(o.expectedRevision) }),
+        this.o.appendTimeoutMs ?? DEFAULT_APPEND_TIMEOUT_MS,
+      );
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(stream, o.expectedRevision, err.actualVersion);
+      if ((err as { code?: unknown }).code === 'ETIMEDOUT') this.replaceAppender(appender);
       throw err;
     }
     const checkpoint = result.position
@@ -205,6 +244,6 @@ export class EsdbEventStore implements EventStorePort {
 
   async close(): Promise<void> {
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
-    await this.client.dispose();
+    await Promise.all([this.client.dispose(), this.appender.dispose()]);
   }
 }
