@@ -121,7 +121,14 @@ export async function placeCall(app: TestApp, line: VoiceLine, body: Record<stri
 
 /** Waits until the call has ended and answers its record (with turns). */
 export async function endedCall(app: TestApp, key: string, callId: string, timeoutS = 15): Promise<any> {
-  const r = await app.call('GET', `/v1/calls/${callId}?wait=true&timeout=${timeoutS}`, { key });
+  // an inbound call is answered to the engine before the read models show it (docs/sandbox.md#voice): until
+  // they do, the call is not found
+  const shownBy = Date.now() + timeoutS * 1000;
+  let r = await app.call('GET', `/v1/calls/${callId}?wait=true&timeout=${timeoutS}`, { key });
+  while (r.status === 404 && Date.now() < shownBy) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    r = await app.call('GET', `/v1/calls/${callId}?wait=true&timeout=${timeoutS}`, { key });
+  }
   if (r.status !== 200) throw new Error(`get call: ${r.status} ${JSON.stringify(r.body)}`);
   if (r.body.status === 'in-progress') throw new Error(`call ${callId} still in progress after ${timeoutS} s: ${JSON.stringify(r.body)}`);
   return r.body;
