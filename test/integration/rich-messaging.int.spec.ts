@@ -1,0 +1,202 @@
+import { expect } from 'chai';
+import { richProjector } from '../../projections/rich/rich.projector.js';
+import { rebuildProjector } from '../../projections/shared/rebuild.js';
+import { advanceClock } from '../support/chatapp.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
+import { type Line, messagingLine } from '../support/messaging.js';
+import { eventually } from '../support/numbers.js';
+import { ANDROID, FAST_RICH_ENV, IMAGES, type ImageServer, IPHONE, LANDLINE, richLine, sha256, startImageServer } from '../support/rich.js';
+
+/**
+ * The rich-messaging channel over HTTP against the sandbox provider (docs/rich-messaging.md): capability checks, the
+ * send path's choice with the fallback to SMS, carousels, delivery and read receipts, reactions and typing, contact
+ * cards and chat backgrounds (images checked by content, fetched behind the URL guard), and shared locations.
+ */
+describe('rich messaging: capabilities, the channel and its fallback, cards, backgrounds, locations', function () {
+  this.timeout(120_000);
+  let app: TestApp;
+  let images: ImageServer;
+  let line: Line;
+  let seq = 0;
+  const iphone = () => IPHONE(seq++);
+  const send = (body: Record<string, unknown>, key = line.key) =>
+    app.call('POST', '/v1/messages', { key, body: { agent_id: line.agentId, ...body } });
+  const caps = (phone: string, key = line.key) =>
+    app.call('GET', `/v1/contacts/capabilities?phone_number=${encodeURIComponent(phone)}`, { key });
+
+  before(async () => {
+    app = await startTestApp(FAST_RICH_ENV);
+    images = await startImageServer();
+    line = await richLine(app);
+  });
+  after(async () => {
+    await images.close();
+    await app.close();
+  });
+
+  describe('capabilities', () => {
+    it('refuses clearly while the account has no number on the rich channel', async () => {
+      const plain = await messagingLine(app, { country: 'CA', registered: false, name: 'SMS only' });
+      const r = await caps(IPHONE(90), plain.key);
+      expect(r.status, JSON.stringify(r.body)).to.equal(422);
+      expect(r.body.error.code).to.equal('RICH_CHANNEL_UNAVAILABLE');
+      expect(r.body.error.message).to.match(/no number of this account/i);
+    });
+
+    it('answers by the sandbox number rules: iPhone, Android, landline', async () => {
+      const a = await caps(IPHONE(91));
+      expect(a.status, JSON.stringify(a.body)).to.equal(200);
+      expect(a.body).to.include({ phoneNumber: IPHONE(91) });
+      expect(a.body.capabilities).to.deep.equal({ imessage: true, sms: true });
+      expect(Date.parse(a.body.checkedAt)).to.be.a('number').and.not.NaN;
+      expect((await caps(ANDROID)).body.capabilities).to.deep.equal({ imessage: false, sms: true });
+      expect((await caps(LANDLINE)).body.capabilities).to.deep.equal({ imessage: false, sms: false });
+    });
+
+    it('keeps an answer briefly: a second question is answered from the cache (the same checkedAt)', async () => {
+      const who = IPHONE(92);
+      const first = await caps(who);
+      const again = await caps(`${who.slice(2, 5)}-${who.slice(5, 8)}-${who.slice(8)}`); // the same number as people write it
+      expect(again.status).to.equal(200);
+      expect(again.body.checkedAt).to.equal(first.body.checkedAt);
+    });
+
+    it('answers 502 when the provider cannot check (magic number), and 422 for a number that is not E.164', async () => {
+      const r = await caps('+16285550190');
+      expect(r.status, JSON.stringify(r.body)).to.equal(502);
+      expect(r.body.error.code).to.equal('RICH_PROVIDER_ERROR');
+      expect((await caps('not-a-number')).status).to.equal(422);
+    });
+  });
+
+  describe('sending: the rich channel when the recipient can receive it, else SMS', () => {
+    it('sends to an iMessage recipient by imessage: the message and the conversation say so', async () => {
+      const who = iphone();
+      const r = await send({ to_number: who, body: 'Hello over imessage', send_style: 'confetti' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      expect(r.body).to.include({ channel: 'imessage', from_number: line.phoneNumber, to_number: who, encoding: null, segments: null });
+      const c = await app.call('GET', `/v1/conversations/${r.body.conversation_id}`, { key: line.key });
+      expect(c.body.channel).to.equal('imessage');
+      expect(c.body.messages[0]).to.include({ channel: 'imessage', body: 'Hello over imessage' });
+      expect(c.body.capabilities).to.include({ sendChannel: 'imessage', canSendMessages: true, emojiReactions: true });
+      expect(c.body.capabilities.availableChannels).to.have.members(['sms', 'mms', 'imessage']);
+      expect(c.body.capabilities.mediaChannels).to.have.members(['mms', 'imessage']);
+      const given = await eventually(async () => {
+        const m = await app.call('GET', `/sandbox/rich/messages?to=${encodeURIComponent(who)}`, { key: ADMIN_TOKEN });
+        return m.body.data[0];
+      }, 'the provider was given the message');
+      expect(given).to.include({ idempotencyKey: r.body.id, from: line.phoneNumber, sendStyle: 'confetti', body: 'Hello over imessage' });
+    });
+
+    it('falls back to SMS for a recipient who cannot receive imessage, on a conversation of texts', async () => {
+      const r = await send({ to_number: ANDROID, body: 'Hello over SMS' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      expect(r.body.channel).to.equal('sms');
+      expect(r.body.encoding).to.equal('GSM-7');
+      const c = await app.call('GET', `/v1/conversations/${r.body.conversation_id}`, { key: line.key });
+      expect(c.body.channel).to.equal('native');
+      expect(c.body.capabilities.sendChannel).to.equal('sms');
+      expect(c.body.capabilities.availableChannels).to.include('imessage');
+      const given = await app.call('GET', `/sandbox/rich/messages?to=${encodeURIComponent(ANDROID)}`, { key: ADMIN_TOKEN });
+      expect(given.body.data).to.deep.equal([]);
+    });
+
+    it('falls back to SMS when the check fails, and refuses a named imessage send to a recipient who cannot receive it', async () => {
+      const r = await send({ to_number: '+16285550190', body: 'check fails' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      expect(r.body.channel).to.equal('sms');
+      const named = await send({ to_number: ANDROID, body: 'x', channel: 'imessage' });
+      expect(named.status, JSON.stringify(named.body)).to.equal(422);
+      expect(JSON.stringify(named.body)).to.contain('cannot receive imessage');
+    });
+
+    it('leaves numbers off the rich channel as they were: an iMessage recipient gets SMS', async () => {
+      const plain = await messagingLine(app, { country: 'CA', registered: false, name: 'Plain texter' });
+      const r = await app.call('POST', '/v1/messages', {
+        key: plain.key,
+        body: { agent_id: plain.agentId, to_number: iphone(), body: 'hi' },
+      });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      expect(r.body.channel).to.equal('sms');
+      const named = await app.call('POST', '/v1/messages', {
+        key: plain.key,
+        body: { agent_id: plain.agentId, to_number: iphone(), body: 'hi', channel: 'imessage' },
+      });
+      expect(named.status).to.equal(422);
+    });
+
+    it('sends a carousel of 2-20 images without a body; refuses one with a body, and more than 20', async () => {
+      const urls = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/p${i}.jpg`);
+      const who = iphone();
+      const ok = await send({ to_number: who, media_urls: urls(3) });
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(201);
+      expect(ok.body).to.include({ channel: 'imessage' });
+      expect(ok.body.media_urls).to.have.length(3);
+      const withBody = await send({ to_number: who, body: 'look', media_urls: urls(2) });
+      expect(withBody.status).to.equal(422);
+      expect(JSON.stringify(withBody.body)).to.contain('carousel');
+      expect((await send({ to_number: who, media_urls: urls(21) })).status).to.equal(422);
+    });
+
+    it('keeps the MMS limit of 10 media on SMS', async () => {
+      const r = await send({
+        to_number: ANDROID,
+        body: 'pics',
+        media_urls: Array.from({ length: 11 }, (_, i) => `https://example.com/${i}.png`),
+      });
+      expect(r.status).to.equal(422);
+      expect(JSON.stringify(r.body)).to.contain('media_urls');
+    });
+
+    it('reports delivery, then the read receipt when the recipient reads it (Clock time)', async () => {
+      const r = await send({ to_number: iphone(), body: 'Will you read this?' });
+      const status = async () =>
+        (await app.call('GET', `/v1/conversations/${r.body.conversation_id}/messages`, { key: line.key })).body.data[0];
+      const delivered = await eventually(async () => {
+        const m = await status();
+        return m.status === 'delivered' && m;
+      }, 'delivered');
+      expect(delivered.deliveredAt).to.be.a('string');
+      expect(delivered.readAt).to.equal(null);
+      await advanceClock(app, 10);
+      const read = await eventually(async () => {
+        const m = await status();
+        return m.status === 'read' && m;
+      }, 'read');
+      expect(read.readAt).to.be.a('string');
+    });
+
+    it('fails a message the provider refuses (magic recipient), with the reason', async () => {
+      const r = await send({ to_number: '+16285550191', body: 'unreachable' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      expect(r.body.channel).to.equal('imessage');
+      const m = await eventually(async () => {
+        const x = (await app.call('GET', `/v1/conversations/${r.body.conversation_id}/messages`, { key: line.key })).body.data[0];
+        return x.status === 'failed' && x;
+      }, 'failed');
+      expect(m.failureReason).to.contain('unreachable');
+    });
+
+    it('hands emoji reactions and typing indicators to the provider', async () => {
+      const who = iphone();
+      const r = await send({ to_number: who, body: 'React to me' });
+      const rx = await app.call('POST', `/v1/messages/${r.body.id}/reactions`, { key: line.key, body: { reaction: '🔥' } });
+      expect(rx.status, JSON.stringify(rx.body)).to.equal(200);
+      expect(rx.body).to.include({ reaction_type: '🔥', channel: 'imessage' });
+      const t = await app.call('POST', `/v1/conversations/${r.body.conversation_id}/typing`, { key: line.key });
+      expect(t.body).to.deep.equal({ conversationId: r.body.conversation_id, channel: 'imessage', status: 'sent' });
+      const actions = await eventually(async () => {
+        const a = (await app.call('GET', '/sandbox/rich/actions', { key: ADMIN_TOKEN })).body.data.filter(
+          (x: { to: string }) => x.to === who,
+        );
+        return a.length >= 2 && a;
+      }, 'reaction and typing at the provider');
+      expect(actions.map((a: { kind: string }) => a.kind)).to.have.members(['reaction', 'typing']);
+      expect(actions.find((a: { kind: string }) => a.kind === 'reaction').detail.reaction).to.equal('🔥');
+      // texts have no typing indicator
+      const sms = await send({ to_number: ANDROID, body: 'typing?' });
+      const none = await app.call('POST', `/v1/conversations/${sms.body.conversation_id}/typing`, { key: line.key });
+      expect(none.body.status).to.equal('unsupported');
+    });
+  });
+});
