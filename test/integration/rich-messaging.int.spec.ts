@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { PLATFORM } from '../../infrastructure/platform/tokens.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { richProjector } from '../../projections/rich/rich.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { advanceClock } from '../support/chatapp.js';
@@ -197,6 +199,213 @@ describe('rich messaging: capabilities, the channel and its fallback, cards, bac
       const sms = await send({ to_number: ANDROID, body: 'typing?' });
       const none = await app.call('POST', `/v1/conversations/${sms.body.conversation_id}/typing`, { key: line.key });
       expect(none.body.status).to.equal('unsupported');
+    });
+  });
+
+  describe('contact cards', () => {
+    const card = (key = line.key, numberId = line.numberId) => app.call('GET', `/v1/numbers/${numberId}/contact-card`, { key });
+    const put = (body: Record<string, unknown>, numberId = line.numberId) =>
+      app.call('PUT', `/v1/numbers/${numberId}/contact-card`, { key: line.key, body });
+    const atProvider = async () =>
+      (await app.call('GET', `/sandbox/rich/contact-cards/${encodeURIComponent(line.phoneNumber)}`, { key: ADMIN_TOKEN })).body;
+
+    it('reads an empty card before one is set', async () => {
+      const r = await card();
+      expect(r.status).to.equal(200);
+      expect(r.body).to.deep.equal({ firstName: null, lastName: null, displayName: null, hasAvatar: false });
+    });
+
+    it('sets names and an avatar fetched once, checked by content, stored and served to the provider', async () => {
+      const r = await put({ firstName: 'Ada', lastName: 'Lovelace', displayName: 'Acme Support', avatarUrl: images.url('/jpeg.txt') });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body).to.deep.equal({ firstName: 'Ada', lastName: 'Lovelace', displayName: 'Acme Support', hasAvatar: true });
+      expect(images.hits.get('/jpeg.txt')).to.equal(1);
+      expect((await card()).body).to.deep.equal(r.body);
+      const held = await eventually(async () => {
+        const c = await atProvider();
+        return c.version >= 1 && c;
+      }, 'the provider holds the card');
+      expect(held.card).to.deep.equal({ firstName: 'Ada', lastName: 'Lovelace', displayName: 'Acme Support' });
+      expect(held.avatar).to.deep.equal({ contentType: 'image/jpeg', bytes: IMAGES.jpeg.length, sha256: sha256(IMAGES.jpeg) });
+    });
+
+    for (const [what, url, words] of [
+      ['a file that is not an image, whatever its name', '/text.png', 'not a JPEG, PNG'],
+      ['an image over 10 MB', '/huge.png', 'larger than'],
+      ['a redirect', '/redirect.png', 'redirect'],
+    ] as const)
+      it(`refuses ${what} (422) and leaves the card as it was`, async () => {
+        const r = await put({ firstName: 'Mallory', avatarUrl: images.url(url) });
+        expect(r.status, JSON.stringify(r.body)).to.equal(422);
+        expect(r.body.error.code).to.equal('RICH_MEDIA_REJECTED');
+        expect(r.body.error.message).to.contain(words);
+        expect((await card()).body).to.include({ firstName: 'Ada', hasAvatar: true });
+      });
+
+    for (const url of [
+      'http://10.0.0.7/a.png',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[fd00::1]/a.png',
+      'ftp://example.com/a.png',
+    ])
+      it(`never fetches from an internal address or another scheme: ${url}`, async () => {
+        const r = await put({ firstName: 'Mallory', avatarUrl: url });
+        expect(r.status, JSON.stringify(r.body)).to.equal(422);
+        expect((await card()).body).to.include({ firstName: 'Ada' });
+      });
+
+    it('refuses a number that is not on the rich channel, and another account’s number is a 404', async () => {
+      const plain = await messagingLine(app, { country: 'CA', registered: false, name: 'Card-less' });
+      const r = await app.call('PUT', `/v1/numbers/${plain.numberId}/contact-card`, { key: plain.key, body: { firstName: 'X' } });
+      expect(r.status).to.equal(422);
+      expect(r.body.error.code).to.equal('RICH_CHANNEL_UNAVAILABLE');
+      expect((await card(plain.key, line.numberId)).status).to.equal(404);
+    });
+
+    it('replaces the whole card on PUT, then deletes it (204, twice)', async () => {
+      const r = await put({ displayName: 'Acme' });
+      expect(r.body).to.deep.equal({ firstName: null, lastName: null, displayName: 'Acme', hasAvatar: false });
+      const del = await app.call('DELETE', `/v1/numbers/${line.numberId}/contact-card`, { key: line.key });
+      expect(del.status).to.equal(204);
+      expect((await app.call('DELETE', `/v1/numbers/${line.numberId}/contact-card`, { key: line.key })).status).to.equal(204);
+      expect((await card()).body).to.deep.equal({ firstName: null, lastName: null, displayName: null, hasAvatar: false });
+      await eventually(async () => (await atProvider()).card === null, 'the provider removed the card');
+    });
+  });
+
+  describe('chat backgrounds', () => {
+    let conversationId: string;
+    let who: string;
+    const set = (imageUrl: string, id = conversationId) =>
+      app.call('POST', `/v1/conversations/${id}/background`, { key: line.key, body: { image_url: imageUrl } });
+    before(async () => {
+      who = iphone();
+      conversationId = (await send({ to_number: who, body: 'Nice wallpaper?' })).body.conversation_id;
+    });
+
+    it('sets a background (checked by content: a PNG served as .bin), then keeps it when set again (changed false)', async () => {
+      const r = await set(images.url('/png.bin'));
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body).to.include({ conversationId, channel: 'imessage', hasBackground: true, backgroundVersion: 1, changed: true });
+      const again = await set(images.url('/png.bin'));
+      expect(again.body).to.include({ backgroundVersion: 1, changed: false, backgroundId: r.body.backgroundId });
+      const held = (await app.call('GET', `/sandbox/rich/backgrounds?line=${encodeURIComponent(line.phoneNumber)}`, { key: ADMIN_TOKEN }))
+        .body.data;
+      expect(held.find((b: { participant: string }) => b.participant === who)).to.include({
+        status: 'set',
+        contentType: 'image/png',
+        sha256: sha256(IMAGES.png),
+      });
+    });
+
+    for (const [kind, type] of [
+      ['jpeg', 'image/jpeg'],
+      ['gif', 'image/gif'],
+      ['webp', 'image/webp'],
+      ['heic', 'image/heic'],
+    ] as const)
+      it(`takes ${type} by its bytes and replaces the background with the next version`, async () => {
+        const before = (await set(images.url(`/${kind}.png`))).body;
+        expect(before).to.include({ changed: true });
+        const held = (await app.call('GET', `/sandbox/rich/backgrounds?line=${encodeURIComponent(line.phoneNumber)}`, { key: ADMIN_TOKEN }))
+          .body.data;
+        expect(held.find((b: { participant: string }) => b.participant === who)).to.include({
+          contentType: type,
+          sha256: sha256(IMAGES[kind]),
+        });
+      });
+
+    it('refuses what is not an image by content, over 10 MB, or at an internal address (422), and keeps the background', async () => {
+      for (const url of [images.url('/text.jpg'), images.url('/huge.png'), 'http://192.168.1.10/wall.png']) {
+        const r = await set(url);
+        expect(r.status, `${url}: ${JSON.stringify(r.body)}`).to.equal(422);
+        expect(r.body.error.code).to.equal('RICH_MEDIA_REJECTED');
+      }
+      const again = await set(images.url('/heic.x'));
+      expect(again.body.changed).to.equal(false);
+    });
+
+    it('refuses a conversation of texts (422); another account’s conversation is a 404', async () => {
+      const sms = await send({ to_number: ANDROID, body: 'plain' });
+      const r = await set(images.url('/png.png'), sms.body.conversation_id);
+      expect(r.status).to.equal(422);
+      expect(r.body.error.code).to.equal('RICH_CHANNEL_UNAVAILABLE');
+      const other = await messagingLine(app, { country: 'CA', registered: false, name: 'Nosy' });
+      const nosy = await app.call('POST', `/v1/conversations/${conversationId}/background`, {
+        key: other.key,
+        body: { image_url: images.url('/png.png') },
+      });
+      expect(nosy.status).to.equal(404);
+    });
+
+    it('removes the background (204), and a second removal is a no-op (204)', async () => {
+      const del = await app.call('DELETE', `/v1/conversations/${conversationId}/background`, { key: line.key });
+      expect(del.status).to.equal(204);
+      expect((await app.call('DELETE', `/v1/conversations/${conversationId}/background`, { key: line.key })).status).to.equal(204);
+      await eventually(async () => {
+        const held = (await app.call('GET', `/sandbox/rich/backgrounds?line=${encodeURIComponent(line.phoneNumber)}`, { key: ADMIN_TOKEN }))
+          .body.data;
+        return held.find((b: { participant: string }) => b.participant === who)?.status === 'cleared';
+      }, 'the provider cleared it');
+      const r = await set(images.url('/png.bin'));
+      expect(r.body).to.include({ changed: true, backgroundVersion: 7 }); // png, jpeg, gif, webp, heic, removed, png again
+    });
+  });
+
+  describe('shared locations', () => {
+    const get = (phone: string, key = line.key) => app.call('GET', `/v1/location/${encodeURIComponent(phone)}`, { key });
+    const refresh = (key = line.key) => app.call('POST', '/v1/location/refresh', { key });
+
+    it('refuses a refresh without a rich line, and knows no location before one', async () => {
+      const plain = await messagingLine(app, { country: 'CA', registered: false, name: 'No locations' });
+      expect((await refresh(plain.key)).status).to.equal(422);
+      const r = await get('+14155550140', plain.key);
+      expect(r.status).to.equal(404);
+      expect(r.body.error.code).to.equal('LOCATION_NOT_FOUND');
+    });
+
+    it('refreshes: the documented contacts share where they are, and they move on the Clock', async () => {
+      const r = await refresh();
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body).to.deep.equal({ success: true, pollAfterSeconds: 20 });
+      const first = await eventually(async () => {
+        const x = await get('+14155550140');
+        return x.status === 200 && x.body;
+      }, 'a location');
+      expect(first).to.include({ phoneNumber: '+14155550140', status: 'active' });
+      expect(first.latitude).to.be.within(37.787, 37.789);
+      expect(first.longitude).to.be.within(-122.408, -122.406);
+      expect(first.lastUpdated).to.be.a('number');
+      await advanceClock(app, 150);
+      await refresh();
+      const later = await eventually(async () => {
+        const x = (await get('+14155550140')).body;
+        return x.lastUpdated >= first.lastUpdated + 150 && x;
+      }, 'a newer location');
+      expect([later.latitude, later.longitude]).not.to.deep.equal([first.latitude, first.longitude]);
+      expect((await get('4155550140')).body.phoneNumber).to.equal('+14155550140');
+      expect((await get('+14155550199')).status).to.equal(404);
+    });
+
+    it('shows a contact who stopped sharing as not_sharing, without a position', async () => {
+      const now = new Date((await app.call('GET', '/sandbox/clock', { key: ADMIN_TOKEN })).body.now);
+      const toHalfPast = ((90 - now.getUTCMinutes()) % 60) * 60 + 30; // into the second half of an hour
+      await advanceClock(app, toHalfPast);
+      await refresh();
+      const x = await eventually(async () => {
+        const l = (await get('+13125550142')).body;
+        return l.status === 'not_sharing' && l;
+      }, 'stopped sharing');
+      expect(x).to.include({ latitude: null, longitude: null });
+    });
+  });
+
+  describe('rebuild (after everything above)', () => {
+    it('rebuilds the rich read models equal to the live ones', async () => {
+      for (const p of [richProjector, messagingProjector]) {
+        const r = await rebuildProjector(app.rt.get(PLATFORM.ReadDb), app.rt.store, p, { checkOnly: true });
+        expect(r.equal, `${p.name}: ${JSON.stringify(r)}`).to.equal(true);
+      }
     });
   });
 });
