@@ -400,6 +400,22 @@ describe('rich messaging: capabilities, the channel and its fallback, cards, bac
     });
   });
 
+  describe('billing', () => {
+    it('counts imessage messages in usage as texts are counted (docs/rich-messaging.md#billing)', async () => {
+      const fresh = await richLine(app, 'Usage account');
+      const before = (await app.call('GET', '/v1/usage', { key: fresh.key })).body.stats.totalMessages;
+      const r = await app.call('POST', '/v1/messages', {
+        key: fresh.key,
+        body: { agent_id: fresh.agentId, to_number: iphone(), body: 'counted' },
+      });
+      expect(r.body.channel).to.equal('imessage');
+      await eventually(
+        async () => (await app.call('GET', '/v1/usage', { key: fresh.key })).body.stats.totalMessages === before + 1,
+        'counted in usage',
+      );
+    });
+  });
+
   describe('rebuild (after everything above)', () => {
     it('rebuilds the rich read models equal to the live ones', async () => {
       for (const p of [richProjector, messagingProjector]) {
