@@ -55,6 +55,15 @@ export interface RichProviderPort {
 export interface RichEventsPort {
   lineActivated(phoneNumber: string): Promise<{ numberId: string } | null>;
   lineDeactivated(phoneNumber: string): Promise<{ numberId: string } | null>;
+  /** A message someone sent to a rich line; null when it is dropped (the number is not a rich line here). */
+  inbound(m: {
+    providerMessageId: string;
+    from: string;
+    to: string;
+    body: string;
+    mediaUrls: readonly string[];
+    receivedAt: string;
+  }): Promise<{ messageId: string } | null>;
   /** true when recorded (false: the message is not known here) */
   status(s: {
     receiptId: string;

@@ -47,3 +47,5 @@ export const richLineDecider: Decider<RichLineCommand, RichLineEvent, RichLineSt
     }
   },
 };
+
+export const richLineEventTypes = ['RichLineActivated', 'RichLineDeactivated'] as const satisfies readonly RichLineEvent['type'][];

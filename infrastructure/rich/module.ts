@@ -80,7 +80,7 @@ export const rich = {
           r(RICH.Commands),
         ),
     );
-    b.factory(RICH.Events, (r) => new RichEventsHandler(r(PLATFORM.Executor), r(NUMBERS.Queries), r(PLATFORM.Logger)));
+    b.factory(RICH.Events, (r) => new RichEventsHandler(r(PLATFORM.Executor), r(PLATFORM.Ids), r(NUMBERS.Queries), r(PLATFORM.Logger)));
   },
   routes: {
     v1: (api, r) => richRoutes(api, { commands: r(RICH.Commands), capabilities: r(RICH.Capabilities) }),

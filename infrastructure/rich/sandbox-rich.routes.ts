@@ -68,6 +68,35 @@ export function sandboxRichRoutes(api: Api, d: { provider: SandboxRichProvider; 
     },
   });
   api.route({
+    method: 'post',
+    path: '/sandbox/rich/inbound',
+    tag,
+    auth: false,
+    status: 201,
+    summary: 'A person sends a message to a line the provider serves, as the provider reports it',
+    body: z
+      .object({
+        from: LooseE164,
+        to: LooseE164.openapi({ description: 'the line' }),
+        body: z.string().max(4096).default(''),
+        media_urls: z.array(z.url().max(2048)).max(20).optional(),
+      })
+      .refine((b) => b.body.trim() !== '' || (b.media_urls?.length ?? 0) > 0, {
+        message: 'a message needs a body or media_urls',
+        path: ['body'],
+      }),
+    errors: [401, 403, 404],
+    response: z.object({ messageId: z.string(), providerMessageId: z.string() }),
+    handler: async ({ body }) => {
+      const served = (await d.provider.lines()).some((l) => l.phoneNumber === body.to);
+      if (!served) throw new DomainError('NOT_FOUND', `The sandbox rich provider does not serve ${body.to}`);
+      const m = await d.provider.inbound({ from: body.from, to: body.to, body: body.body, mediaUrls: body.media_urls ?? [] });
+      const stored = await d.events().inbound({ ...m, from: body.from, to: body.to, body: body.body, mediaUrls: body.media_urls ?? [] });
+      if (!stored) throw new DomainError('NOT_FOUND', `${body.to} is not a rich line of the platform: the message was dropped`);
+      return { messageId: stored.messageId, providerMessageId: m.providerMessageId };
+    },
+  });
+  api.route({
     method: 'get',
     path: '/sandbox/rich/messages',
     tag,

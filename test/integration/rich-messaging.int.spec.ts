@@ -8,6 +8,7 @@ import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { type Line, messagingLine } from '../support/messaging.js';
 import { eventually } from '../support/numbers.js';
 import { ANDROID, FAST_RICH_ENV, IMAGES, type ImageServer, IPHONE, LANDLINE, richLine, sha256, startImageServer } from '../support/rich.js';
+import { startReceiver } from '../support/webhook-receiver.js';
 
 /**
  * The rich-messaging channel over HTTP against the sandbox provider (docs/rich-messaging.md): capability checks, the
@@ -177,6 +178,34 @@ describe('rich messaging: capabilities, the channel and its fallback, cards, bac
         return x.status === 'failed' && x;
       }, 'failed');
       expect(m.failureReason).to.contain('unreachable');
+    });
+
+    it('receives a message on the imessage conversation (agent.message with channel imessage), and the answer follows it', async () => {
+      const rx = await startReceiver();
+      try {
+        await app.call('POST', '/v1/webhooks', { key: line.key, body: { url: rx.url } });
+        const who = iphone();
+        const r = await app.call('POST', '/sandbox/rich/inbound', {
+          key: ADMIN_TOKEN,
+          body: { from: who, to: line.phoneNumber, body: 'Do you have a table for two?' },
+        });
+        expect(r.status, JSON.stringify(r.body)).to.equal(201);
+        const hook = await eventually(
+          async () => rx.received.map((x) => JSON.parse(x.body)).find((b) => b.data?.from === who),
+          'agent.message',
+        );
+        expect(hook).to.deep.include({ event: 'agent.message', channel: 'imessage' });
+        expect(hook.data).to.include({ messageId: r.body.messageId, message: 'Do you have a table for two?', to: line.phoneNumber });
+        const answer = await send({ to_number: who, body: 'Yes, at 8pm.' });
+        expect(answer.body).to.include({ channel: 'imessage', conversation_id: hook.data.conversationId });
+        const dropped = await app.call('POST', '/sandbox/rich/inbound', {
+          key: ADMIN_TOKEN,
+          body: { from: who, to: '+12045550119', body: 'x' },
+        });
+        expect(dropped.status).to.equal(404);
+      } finally {
+        await rx.close();
+      }
     });
 
     it('hands emoji reactions and typing indicators to the provider', async () => {

@@ -170,6 +170,19 @@ export class SandboxRichProvider implements RichProviderPort {
       .execute();
   }
 
+  /** A person writes to a line: the provider's id of the message, logged as an action. */
+  async inbound(m: {
+    from: string;
+    to: string;
+    body: string;
+    mediaUrls: readonly string[];
+  }): Promise<{ providerMessageId: string; receivedAt: string }> {
+    await this.requireLine(m.to);
+    const providerMessageId = `IM${this.ids.uuid().replace(/-/g, '')}`;
+    await this.act('inbound', m.from, m.to, { providerMessageId, body: m.body, mediaUrls: m.mediaUrls });
+    return { providerMessageId, receivedAt: this.now().toISOString() };
+  }
+
   // --- the provider ---
 
   async checkCapabilities(q: { line: string; phoneNumber: string }): Promise<{ imessage: boolean; sms: boolean }> {
