@@ -16,6 +16,8 @@ export const RICH_CHANNEL = 'imessage';
 const unavailable = (message: string) => new DomainError('RICH_CHANNEL_UNAVAILABLE', message);
 const rejected = (field: string, reason: string) =>
   new DomainError('RICH_MEDIA_REJECTED', `${field}: ${reason}`, [{ field: `body.${field}`, message: reason, type: 'value_error' }]);
+const replaced = (what: string) =>
+  new DomainError('CONCURRENCY_CONFLICT', `Another change to this ${what} came while this one was pending and replaced it; read it again.`);
 const slow = (what: string) =>
   new DomainError('RICH_PROVIDER_ERROR', `${what} did not finish in time; it goes on in the background. Read it again shortly.`);
 
@@ -69,7 +71,15 @@ export class RichCommands {
       { type: 'RequestContactCard', data: { numberId, changeId, linePhoneNumber: n.phoneNumber, names, avatarUrl } },
       ctx,
     );
-    const out = await awaitOutcome(this.exec, contactCardDecider, stream, (s) => s.decided.includes(changeId), this.o.providerTimeoutMs);
+    const out = await awaitOutcome(
+      this.exec,
+      contactCardDecider,
+      stream,
+      // done when decided, or when a later change replaced this one while it was pending
+      (s) => s.decided.includes(changeId) || s.pending?.changeId !== changeId,
+      this.o.providerTimeoutMs,
+    );
+    if (!out.timedOut && !out.state.decided.includes(changeId)) throw replaced('contact card');
     const outcome = out.events.find(
       (e) => (e.type === 'ContactCardSet' || e.type === 'ContactCardChangeRejected') && e.data.changeId === changeId,
     );
@@ -127,9 +137,11 @@ export class RichCommands {
       this.exec,
       richConversationDecider,
       stream,
-      (s) => s.settled.includes(changeId),
+      // done when settled, or when a later request replaced this one while it was pending
+      (s) => s.settled.includes(changeId) || s.pending?.changeId !== changeId,
       this.o.providerTimeoutMs,
     );
+    if (!out.timedOut && !out.state.settled.includes(changeId)) throw replaced('chat background');
     const base = { conversationId, channel: RICH_CHANNEL, hasBackground: true };
     for (const e of out.events) {
       if (!('changeId' in e.data) || e.data.changeId !== changeId) continue;

@@ -7,7 +7,18 @@ import { advanceClock } from '../support/chatapp.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { type Line, messagingLine } from '../support/messaging.js';
 import { eventually } from '../support/numbers.js';
-import { ANDROID, FAST_RICH_ENV, IMAGES, type ImageServer, IPHONE, LANDLINE, richLine, sha256, startImageServer } from '../support/rich.js';
+import {
+  ANDROID,
+  addRichLine,
+  FAST_RICH_ENV,
+  IMAGES,
+  type ImageServer,
+  IPHONE,
+  LANDLINE,
+  richLine,
+  sha256,
+  startImageServer,
+} from '../support/rich.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -426,6 +437,55 @@ describe('rich messaging: capabilities, the channel and its fallback, cards, bac
         return l.status === 'not_sharing' && l;
       }, 'stopped sharing');
       expect(x).to.include({ latitude: null, longitude: null });
+    });
+  });
+
+  describe('concurrency and lines that stop', () => {
+    it('settles two card writes at once: each answers the card or 409, and the card is one of them', async () => {
+      const names = ['First', 'Second'];
+      const answers = await Promise.all(
+        names.map((firstName, i) =>
+          app.call('PUT', `/v1/numbers/${line.numberId}/contact-card`, {
+            key: line.key,
+            body: { firstName, avatarUrl: images.url(i === 0 ? '/png.png' : '/gif.png') },
+          }),
+        ),
+      );
+      for (const a of answers) expect([200, 409], JSON.stringify(a.body)).to.include(a.status);
+      const ok = answers.filter((a) => a.status === 200).map((a) => a.body.firstName);
+      expect(ok).to.not.be.empty;
+      const now = (await app.call('GET', `/v1/numbers/${line.numberId}/contact-card`, { key: line.key })).body;
+      expect(ok).to.include(now.firstName);
+    });
+
+    it('settles two background requests at once: each answers or 409, and the provider holds the last one set', async () => {
+      const who = iphone();
+      const conv = (await send({ to_number: who, body: 'two wallpapers' })).body.conversation_id;
+      const answers = await Promise.all(
+        ['/jpeg.a', '/webp.b'].map((u) =>
+          app.call('POST', `/v1/conversations/${conv}/background`, { key: line.key, body: { image_url: images.url(u) } }),
+        ),
+      );
+      for (const a of answers) expect([200, 409], JSON.stringify(a.body)).to.include(a.status);
+      expect(answers.some((a) => a.status === 200)).to.equal(true);
+    });
+
+    it('sends by SMS again once the provider stops serving the number; its imessage conversations say they cannot send', async () => {
+      const who = iphone();
+      const first = await send({ to_number: who, body: 'on imessage' });
+      expect(first.body.channel).to.equal('imessage');
+      const off = await app.call('DELETE', `/sandbox/rich/lines/${encodeURIComponent(line.phoneNumber)}`, { key: ADMIN_TOKEN });
+      expect(off.body).to.include({ removed: true, numberId: line.numberId });
+      try {
+        const next = await send({ to_number: who, body: 'now by text' });
+        expect(next.body.channel).to.equal('sms');
+        const c = (await app.call('GET', `/v1/conversations/${first.body.conversation_id}`, { key: line.key })).body;
+        expect(c.capabilities).to.include({ canSendMessages: false, sendChannel: 'imessage' });
+        expect(c.capabilities.availableChannels).to.deep.equal(['sms', 'mms']);
+        expect((await caps(who)).body.error.code).to.equal('RICH_CHANNEL_UNAVAILABLE');
+      } finally {
+        await addRichLine(app, line.phoneNumber);
+      }
     });
   });
 
