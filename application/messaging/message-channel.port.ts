@@ -33,6 +33,9 @@ export type SendInput = Readonly<{
   messageId?: string;
 }>;
 
+/** How many media URLs a message carries unless its channel says otherwise (texts: MMS). */
+export const MAX_MEDIA_PER_MESSAGE = 10;
+
 export type SendAnswer = Readonly<{
   id: string;
   status: 'accepted';
@@ -96,6 +99,18 @@ export interface MessageChannel {
 
   /** What can be done now in a conversation of this channel. */
   capabilities(c: ConversationView, now: string): Promise<ChannelCapabilities>;
+
+  /** the most media URLs one message may carry on it (default MAX_MEDIA_PER_MESSAGE) */
+  readonly maxMedia?: number;
+
+  /**
+   * Whether this channel, available on the line, claims a send that names no channel and has no earlier conversation
+   * with the recipient to follow (the rich channel, when the recipient can receive it); absent: never.
+   */
+  prefers?(ctx: RequestContext, line: SendingLine, input: SendInput): Promise<boolean>;
+
+  /** Shows a typing indicator in a conversation of this channel (absent: the channel has none, `unsupported`). */
+  typing?(ctx: RequestContext, c: ConversationView): Promise<string>;
 
   /**
    * Facts this channel adds to the capabilities of any conversation on a line where it is available (the chat

@@ -10,7 +10,7 @@ import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { ConversationQueries, ConversationView } from './conversation-queries.port.js';
-import type { MessageChannel, SendAnswer, SendInput, SendingLine } from './message-channel.port.js';
+import { MAX_MEDIA_PER_MESSAGE, type MessageChannel, type SendAnswer, type SendInput, type SendingLine } from './message-channel.port.js';
 import type { MessageChannels } from './message-channels.js';
 import { invalid } from './sms-channel.js';
 
@@ -35,13 +35,17 @@ export class MessageCommands {
   async send(ctx: RequestContext, input: SendInput): Promise<SendAnswer> {
     const line = await this.sendingLine(ctx, input);
     const channel = await this.channelFor(ctx, line, input);
+    const maxMedia = channel.maxMedia ?? MAX_MEDIA_PER_MESSAGE;
+    if (input.mediaUrls.length > maxMedia)
+      throw invalid('media_urls', `The ${channel.name} channel carries at most ${maxMedia} media URLs in one message`);
     return channel.send(ctx, line, { ...input, messageId: input.messageId ?? this.ids.id('msg') });
   }
 
   /**
    * The channel a send uses (docs/messaging.md#channels): the one named by `channel`; for a `template`, the line's
-   * channel that sends templates; else the channel of the recipient's most recent conversation on the line; else the
-   * first channel available on it (texts before the others).
+   * channel that sends templates; else the channel of the recipient's most recent conversation on the line; else a
+   * channel that claims the recipient (the rich channel when they can receive it); else the first channel available
+   * on it (texts before the others).
    */
   private async channelFor(ctx: RequestContext, line: SendingLine, input: SendInput): Promise<MessageChannel> {
     const available = await this.channels.availableOn(ctx.accountId, line);
@@ -60,7 +64,10 @@ export class MessageCommands {
     if (available.length === 0) throw invalid(line.field, 'The number is not active: it cannot send messages');
     if (available.length === 1 || !input.toNumber) return available[0]!;
     const latest = await this.conversations.latestChannel(ctx.accountId, line.numberId, input.toNumber);
-    return available.find((c) => c.conversationChannel === latest) ?? available[0]!;
+    const following = available.find((c) => c.conversationChannel === latest);
+    if (following) return following;
+    for (const c of available) if (c.prefers && (await c.prefers(ctx, line, input))) return c;
+    return available[0]!;
   }
 
   /**

@@ -5,11 +5,12 @@
  */
 
 /**
- * Message channels that draw on the account's credit: texts the platform's carrier sends and receives. A
+ * Message channels that draw on the account's credit: texts the platform's carrier sends and receives, and the
+ * rich-messaging channel's messages, which are treated as texts are (docs/rich-messaging.md#billing). A
  * message on any other channel (the chat-application channel, billed by the chat platform to the customer's
  * own business account) is never usage and never money here.
  */
-export const CREDIT_CHANNELS: readonly string[] = ['sms', 'mms'];
+export const CREDIT_CHANNELS: readonly string[] = ['sms', 'mms', 'imessage'];
 
 /** A message counts in usage when its channel draws on credit. */
 export const countsAsUsage = (channel: string): boolean => CREDIT_CHANNELS.includes(channel);

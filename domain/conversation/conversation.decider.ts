@@ -12,8 +12,9 @@ import { AWAITING_REPLY_LIMIT, addDays, type ConsentKeyword, INACTIVITY_DAYS } f
  * A conversation has one channel (docs/messaging.md#channels): `native` (texts: SMS and MMS, under the caps above)
  * or `chatapp` (the chat platform's messages, under its session window instead of the caps: docs/chatapp.md).
  */
-export type Channel = 'sms' | 'mms' | 'chatapp';
-export type ConversationChannel = 'native' | 'chatapp';
+export type Channel = 'sms' | 'mms' | 'chatapp' | 'imessage';
+/** `imessage`: the rich-messaging channel's conversations, under the caps of texts (docs/rich-messaging.md#sending) */
+export type ConversationChannel = 'native' | 'chatapp' | 'imessage';
 export type OutboundKind = 'message' | 'auto_reply';
 /** The caps of texts (docs/messaging.md#caps): the account's streak limit, and whether the number is inbound-only. */
 export type CapRules = { streakLimit: number; inboundOnly: boolean };

@@ -15,6 +15,7 @@ import { numbers } from '../numbers/module.js';
 import { platform } from '../platform/module.js';
 import { recordingAddOn } from '../recording-addon/module.js';
 import { registration } from '../registration/module.js';
+import { rich } from '../rich/module.js';
 import { sandboxClock } from '../sandbox-clock/module.js';
 import { sandboxSms } from '../sandbox-sms/module.js';
 import { sandboxVoice } from '../sandbox-voice/module.js';
@@ -40,6 +41,7 @@ export const capabilities = [
   calls,
   webCalls,
   registration,
+  rich,
   contacts,
   recordingAddOn,
   chatapp,

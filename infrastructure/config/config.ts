@@ -84,6 +84,25 @@ export const ConfigSchema = z.object({
   SANDBOX_CHATAPP_STATUS_DELAY_MS: int(1000, 0, 3_600_000),
   SANDBOX_CHATAPP_POLL_INTERVAL_MS: int(250, 5, 60_000),
   SANDBOX_CHATAPP_REPORT_LEASE_MS: int(30_000, 1000, 3_600_000),
+  /**
+   * the rich-messaging channel's provider (docs/rich-messaging.md#the-provider): `sandbox` (the simulated provider; the
+   * default in sandbox mode) or `none` (the channel is off: no number is on it; the default in live mode)
+   */
+  RICH_PROVIDER: z.enum(['sandbox', 'none']).optional(),
+  /** how long a capability check answers later questions about the same number (docs/rich-messaging.md#capabilities) */
+  RICH_CAPABILITY_CACHE_SECONDS: int(60, 0, 86_400),
+  /** how long a request waits for the provider (a check, a contact card, a background) before answering 502 */
+  RICH_PROVIDER_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** what POST /v1/location/refresh answers as `pollAfterSeconds` */
+  RICH_LOCATION_POLL_AFTER_SECONDS: int(20, 1, 3600),
+  /** fetching an avatar or a chat background: no complete answer within this long refuses the image */
+  RICH_MEDIA_FETCH_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** sandbox rich provider: a message is reported delivered this long (Clock time) after it was given */
+  SANDBOX_RICH_DELIVERY_DELAY_MS: int(500, 0, 3_600_000),
+  /** sandbox rich provider: and read this long after it was delivered */
+  SANDBOX_RICH_READ_DELAY_SECONDS: int(5, 0, 86_400),
+  SANDBOX_RICH_POLL_INTERVAL_MS: int(250, 5, 60_000),
+  SANDBOX_RICH_REPORT_LEASE_MS: int(30_000, 1000, 3_600_000),
   /** sandbox clock: how often a process re-reads the offset another process may have advanced; 0 reads it at start only */
   SANDBOX_CLOCK_REFRESH_MS: int(1000, 0, 60_000),
   /** real e-mail (sign-up codes) through SMTP; without it, e-mail goes to the sandbox outbox */

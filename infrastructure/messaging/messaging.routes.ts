@@ -227,14 +227,16 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
     method: 'post',
     path: '/v1/conversations/:conversation_id/typing',
     tag: 'conversations',
-    summary: 'Show a typing indicator where the channel has one (none has yet: answered `unsupported`)',
+    summary: 'Show a typing indicator where the channel has one (imessage); elsewhere answered `unsupported`',
     params: ConversationIdParams,
     response: SendTypingResponse,
     errors: [404],
     handler: async ({ params, ctx }) => {
       const c = await d.queries.get(ctx.accountId, params.conversation_id);
       if (!c) throw notFound();
-      return { conversationId: c.id, channel: d.channels.ofConversation(c.channel)?.name ?? c.channel, status: 'unsupported' };
+      const channel = d.channels.ofConversation(c.channel);
+      const status = channel?.typing ? await channel.typing(ctx, c) : 'unsupported';
+      return { conversationId: c.id, channel: channel?.name ?? c.channel, status };
     },
   });
 

@@ -4,7 +4,8 @@ import { z } from '../http/openapi.js';
 
 /** Limits of a send (docs/messaging.md#sending). */
 export const MAX_BODY = 1600;
-export const MAX_MEDIA = 10;
+/** the most media URLs the request takes: a carousel of the imessage channel; each channel checks its own limit */
+export const MAX_MEDIA = 20;
 export const MAX_GROUP = 20;
 export const SEND_STYLES = [
   'celebration',
@@ -33,7 +34,7 @@ export const NanpE164 = z
 const HttpsUrl = z.url({ protocol: /^https?$/ }).max(2048);
 
 /** The channels a send may name (docs/messaging.md#channels); each is a MessageChannel of its capability. */
-export const SEND_CHANNELS = ['sms', 'chatapp'] as const;
+export const SEND_CHANNELS = ['sms', 'chatapp', 'imessage'] as const;
 
 const TemplateValue = z.string().max(1024);
 export const SendTemplate = z

@@ -45,6 +45,19 @@ const factories: Record<string, Factory> = {
   connection_id: async (app, o) => (await chatOf(app, o)).connectionId,
   chatapp_number_id: async (app, o) => (await chatOf(app, o)).numberId,
   template_id: async (app, o) => (await chatOf(app, o)).templateId,
+  /** a contact who shares a location with the owner's rich line (docs/sandbox.md#rich-messaging-the-sandbox-provider) */
+  phone_number: async (app, o) => {
+    await richLineOf(app, o);
+    const r = await app.call('POST', '/v1/location/refresh', { key: o.apiKey, headers: o.headers });
+    if (r.status !== 200) throw new Error(`refresh: ${r.status} ${JSON.stringify(r.body)}`);
+    const phone = '+14155550140';
+    for (let i = 0; i < 200; i++) {
+      const l = await app.call('GET', `/v1/location/${encodeURIComponent(phone)}`, { key: o.apiKey, headers: o.headers });
+      if (l.status === 200) return phone;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    throw new Error('no shared location');
+  },
   contact_id: async (app, o) =>
     (
       await app.call('POST', '/v1/contacts', {
@@ -56,7 +69,7 @@ const factories: Record<string, Factory> = {
 };
 
 /** one text sent by the owner (an agent, its number, then the text), made once per owner */
-const texts = new Map<string, Promise<{ id: string; conversation_id: string }>>();
+const texts = new Map<string, Promise<{ id: string; conversation_id: string; from_number: string }>>();
 function textOf(app: TestApp, o: Owner) {
   const k = `${o.accountId}|${JSON.stringify(o.headers)}`;
   if (!texts.has(k))
@@ -75,6 +88,23 @@ function textOf(app: TestApp, o: Owner) {
       })(),
     );
   return texts.get(k)!;
+}
+
+/** the owner's text line (made by textOf) served by the sandbox rich provider, made once per owner */
+const richLines = new Map<string, Promise<void>>();
+function richLineOf(app: TestApp, o: Owner) {
+  const k = `${o.accountId}|${JSON.stringify(o.headers)}`;
+  if (!richLines.has(k))
+    richLines.set(
+      k,
+      (async () => {
+        const text = await textOf(app, o);
+        const from = text.from_number;
+        const r = await app.call('POST', '/sandbox/rich/lines', { key: ADMIN_TOKEN, body: { phone_number: from } });
+        if (r.status !== 200 || !r.body.numberId) throw new Error(`rich line: ${r.status} ${JSON.stringify(r.body)}`);
+      })(),
+    );
+  return richLines.get(k)!;
 }
 
 /** a chat-app connection of the owner, a number bound on it (its own, added to the sandbox business account) and a template, made once per owner */
@@ -123,6 +153,8 @@ const bodies: Record<string, unknown> = {
   'PATCH /v1/contacts/{contact_id}': { name: 'stolen' },
   'POST /v1/messages/{message_id}/reactions': { reaction: '👍' },
   'PATCH /v1/conversations/{conversation_id}': { conversationState: { stolen: true } },
+  'POST /v1/conversations/{conversation_id}/background': { image_url: 'https://example.com/wall.png' },
+  'PUT /v1/numbers/{number_id}/contact-card': { firstName: 'stolen' },
   'PUT /v1/sub-accounts/{sub_account_id}/call-limit': { maxConcurrentCalls: 1 },
   'POST /integrations/chatapp/{connection_id}/numbers': { phone_number_id: '300000000000022' },
   'POST /integrations/chatapp/{connection_id}/templates': { name: 'stolen', language: 'en', category: 'utility', body: 'x' },

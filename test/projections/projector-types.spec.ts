@@ -12,6 +12,7 @@ import { type MessageEvent, messageEventTypes } from '../../domain/message/messa
 import { type PhoneNumberEvent, phoneNumberEventTypes } from '../../domain/phone-number/phone-number.decider.js';
 import { type RecordingAddOnEvent, recordingAddOnEventTypes } from '../../domain/recording-addon/recording-addon.decider.js';
 import { type RegistrationEvent, registrationEventTypes } from '../../domain/registration/registration.decider.js';
+import { type RichLineEvent, richLineEventTypes } from '../../domain/rich/rich-line.decider.js';
 import { type SignUpEvent, signUpEventTypes } from '../../domain/signup/signup.decider.js';
 import { type SipTrunkEvent, sipTrunkEventTypes } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { type WebhookEvent, webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
@@ -32,6 +33,7 @@ import { messagingProjector } from '../../projections/messaging/messaging.projec
 import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
 import { recordingAddOnProjector } from '../../projections/recording-addon/recording-addon.projector.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
+import { richProjector } from '../../projections/rich/rich.projector.js';
 import { defineProjector } from '../../projections/shared/projector.js';
 import { signupsProjector } from '../../projections/signups.projector.js';
 import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
@@ -62,7 +64,8 @@ const listsAreUnions: [
   Same<(typeof connectionEventTypes)[number], ConnectionEvent['type']>,
   Same<(typeof chatappNumberEventTypes)[number], ChatappNumberEvent['type']>,
   Same<(typeof templateEventTypes)[number], TemplateEvent['type']>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<(typeof richLineEventTypes)[number], RichLineEvent['type']>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 
 const noop = async () => undefined;
 
@@ -101,6 +104,10 @@ describe('typed projector definitions', () => {
       [callsProjector, [...callEventTypes, 'AgentDeleted']],
       [recordingAddOnProjector, recordingAddOnEventTypes],
       [chatappProjector, [...connectionEventTypes, ...chatappNumberEventTypes, ...templateEventTypes, 'InboundMessageReceived']],
+      [
+        richProjector,
+        [...richLineEventTypes, 'ContactCapabilitiesChecked', 'ContactCardSet', 'ContactCardDeleted', 'ContactLocationsReported'],
+      ],
     ];
     for (const [p, types] of cases) expect([...p.handles].sort(), p.name).to.deep.equal([...types].sort());
     expect(cases.map(([p]) => p.name).sort()).to.deep.equal(allProjectors.map((p) => p.name).sort());

@@ -1,0 +1,117 @@
+import type { CapabilityCheckEvent } from '../../domain/rich/capability-check.decider.js';
+import type { ContactCardEvent } from '../../domain/rich/contact-card.decider.js';
+import type { LocationRefreshEvent } from '../../domain/rich/location-refresh.decider.js';
+import type { RichLineEvent } from '../../domain/rich/rich-line.decider.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import './tables.js';
+
+export type RichProjected =
+  | RichLineEvent
+  | Extract<CapabilityCheckEvent, { type: 'ContactCapabilitiesChecked' }>
+  | Extract<ContactCardEvent, { type: 'ContactCardSet' | 'ContactCardDeleted' }>
+  | Extract<LocationRefreshEvent, { type: 'ContactLocationsReported' }>;
+
+const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+/**
+ * The rich channel's read models (docs/rich-messaging.md): its lines and contact cards, each row guarded by its own
+ * stream's revision; the latest capability check of each number an account asked about and the latest shared
+ * location of each contact, guarded by the time the provider answered (many streams write one row, and the newest
+ * answer wins whatever order they are applied in). A replay changes nothing.
+ */
+export const richProjector = defineProjector<RichProjected>({
+  name: 'rich_v1',
+  tables: ['rich_lines', 'rich_capabilities', 'rich_contact_cards', 'rich_locations'],
+  on: {
+    async RichLineActivated(db, e) {
+      const d = e.data;
+      const values = {
+        account_id: d.accountId,
+        phone_number: d.phoneNumber,
+        status: 'active',
+        activated_at: d.activatedAt,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('rich_lines')
+        .values({ number_id: d.numberId, ...values })
+        .onConflict((oc) => oc.column('number_id').doUpdateSet(values).where('rich_lines.revision', '<', rowRevision(e)))
+        .execute();
+    },
+    async RichLineDeactivated(db, e) {
+      await db
+        .updateTable('rich_lines')
+        .set({ status: 'inactive', revision: rowRevision(e) })
+        .where('number_id', '=', e.data.numberId)
+        .where('revision', '<', rowRevision(e))
+        .execute();
+    },
+    async ContactCapabilitiesChecked(db, e) {
+      const d = e.data;
+      const values = { imessage: d.imessage, sms: d.sms, checked_at: d.checkedAt, check_id: d.checkId };
+      await db
+        .insertInto('rich_capabilities')
+        .values({ account_id: d.accountId, phone_number: d.phoneNumber, ...values })
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'phone_number']).doUpdateSet(values).where('rich_capabilities.checked_at', '<', d.checkedAt),
+        )
+        .execute();
+    },
+    async ContactCardSet(db, e) {
+      const d = e.data;
+      const values = {
+        account_id: d.accountId,
+        status: 'set',
+        first_name: d.names.firstName,
+        last_name: d.names.lastName,
+        display_name: d.names.displayName,
+        has_avatar: d.avatar !== null,
+        version: d.version,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('rich_contact_cards')
+        .values({ number_id: d.numberId, ...values })
+        .onConflict((oc) => oc.column('number_id').doUpdateSet(values).where('rich_contact_cards.revision', '<', rowRevision(e)))
+        .execute();
+    },
+    async ContactCardDeleted(db, e) {
+      const d = e.data;
+      const values = {
+        account_id: d.accountId,
+        status: 'deleted',
+        first_name: null,
+        last_name: null,
+        display_name: null,
+        has_avatar: false,
+        version: d.version,
+        revision: rowRevision(e),
+      };
+      await db
+        .insertInto('rich_contact_cards')
+        .values({ number_id: d.numberId, ...values })
+        .onConflict((oc) => oc.column('number_id').doUpdateSet(values).where('rich_contact_cards.revision', '<', rowRevision(e)))
+        .execute();
+    },
+    async ContactLocationsReported(db, e) {
+      const d = e.data;
+      for (const l of d.locations) {
+        const values = {
+          number_id: l.numberId,
+          status: l.sharing ? 'active' : 'not_sharing',
+          latitude: l.sharing ? l.latitude : null,
+          longitude: l.sharing ? l.longitude : null,
+          last_updated: seconds(l.fixAt ?? d.reportedAt),
+          reported_at: d.reportedAt,
+        };
+        await db
+          .insertInto('rich_locations')
+          .values({ account_id: d.accountId, phone_number: l.phoneNumber, ...values })
+          .onConflict((oc) =>
+            oc.columns(['account_id', 'phone_number']).doUpdateSet(values).where('rich_locations.reported_at', '<', d.reportedAt),
+          )
+          .execute();
+      }
+    },
+  },
+});

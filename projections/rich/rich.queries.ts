@@ -1,0 +1,72 @@
+import type { Kysely } from 'kysely';
+import type { CapabilityView, ContactCardView, LocationView, RichLineView, RichQueries } from '../../application/rich/rich-queries.port.js';
+import type { ReadDb } from '../shared/read-db.js';
+import './tables.js';
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+/** The rich channel's queries over its read models; each filters on the account. */
+export class KyselyRichQueries implements RichQueries {
+  constructor(private readonly db: Kysely<ReadDb>) {}
+
+  async lines(accountId: string): Promise<RichLineView[]> {
+    const rows = await this.db
+      .selectFrom('rich_lines')
+      .select(['number_id', 'phone_number', 'activated_at'])
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'active')
+      .orderBy('activated_at')
+      .orderBy('number_id')
+      .execute();
+    return rows.map((r) => ({ numberId: r.number_id, phoneNumber: r.phone_number, activatedAt: iso(r.activated_at) }));
+  }
+
+  async line(accountId: string, numberId: string): Promise<RichLineView | null> {
+    const r = await this.db
+      .selectFrom('rich_lines')
+      .select(['number_id', 'phone_number', 'activated_at'])
+      .where('account_id', '=', accountId)
+      .where('number_id', '=', numberId)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    return r ? { numberId: r.number_id, phoneNumber: r.phone_number, activatedAt: iso(r.activated_at) } : null;
+  }
+
+  async capability(accountId: string, phoneNumber: string): Promise<CapabilityView | null> {
+    const r = await this.db
+      .selectFrom('rich_capabilities')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('phone_number', '=', phoneNumber)
+      .executeTakeFirst();
+    return r ? { phoneNumber: r.phone_number, imessage: r.imessage, sms: r.sms, checkedAt: iso(r.checked_at) } : null;
+  }
+
+  async card(accountId: string, numberId: string): Promise<ContactCardView | null> {
+    const r = await this.db
+      .selectFrom('rich_contact_cards')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('number_id', '=', numberId)
+      .where('status', '=', 'set')
+      .executeTakeFirst();
+    return r ? { firstName: r.first_name, lastName: r.last_name, displayName: r.display_name, hasAvatar: r.has_avatar } : null;
+  }
+
+  async location(accountId: string, phoneNumber: string): Promise<LocationView | null> {
+    const r = await this.db
+      .selectFrom('rich_locations')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('phone_number', '=', phoneNumber)
+      .executeTakeFirst();
+    if (!r) return null;
+    return {
+      phoneNumber: r.phone_number,
+      latitude: r.latitude === null ? null : Number(r.latitude),
+      longitude: r.longitude === null ? null : Number(r.longitude),
+      status: r.status as LocationView['status'],
+      lastUpdated: Number(r.last_updated),
+    };
+  }
+}
