@@ -16,6 +16,10 @@
  *    (`ROLE=worker`, the same binary as `npm start`), each in a scratch database created and dropped here;
  *    this process only appends events and runs the receiver.
  * Each load stops waiting after BENCH_SCENARIO_SECONDS (default 15) and reports what arrived by then.
+ *
+ * With DATABASE_URL it also measures, on the same server and receiver, the floor: a bare job-queue loop (INSERT the
+ * jobs, SELECT … FOR UPDATE SKIP LOCKED, POST, UPDATE; bench/support/job-queue-floor.ts) with one and two workers,
+ * and prints the burst figures as ratios of it.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -33,6 +37,7 @@ import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
 import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
+import { jobQueueFloor } from './support/job-queue-floor.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
@@ -263,10 +268,12 @@ async function main(): Promise<void> {
   process.stdout.write('latency = append committed -> receiver answered 200 (dispatch, schedule, claim, signed POST)\n\n');
   const rx = await startReceiver();
   const results: Result[] = [];
+  const floors = new Map<number, number>();
   try {
     if (process.env.BENCH_SKIP_EMBEDDED !== '1') results.push(...(await onPglite(rx)));
     const url = process.env.DATABASE_URL;
     if (url) {
+      for (const workers of [1, 2]) floors.set(workers, await jobQueueFloor(url, rx.url, EVENTS, workers));
       results.push(...(await onServer(url, 1, rx)));
       results.push(...(await onServer(url, 2, rx)));
     }
@@ -274,6 +281,16 @@ async function main(): Promise<void> {
     await rx.close();
   }
   print(results);
+  if (floors.size > 0) {
+    process.stdout.write(
+      `\nfloor on the same server and receiver: a bare job queue (SELECT … FOR UPDATE SKIP LOCKED, POST, UPDATE), ${EVENTS} jobs\n`,
+    );
+    for (const [workers, perSecond] of floors) {
+      const ours = results.find((r) => r.scenario.startsWith(`${workers} worker`) && r.load.startsWith('burst'));
+      const ratio = ours ? ` | ours ${ours.perSecond.toFixed(0)}/s = ${(ours.perSecond / perSecond).toFixed(2)}x the floor` : '';
+      process.stdout.write(`  ${workers} worker${workers > 1 ? 's' : ''}: ${perSecond.toFixed(0)} jobs/s${ratio}\n`);
+    }
+  }
   if (!process.env.DATABASE_URL) {
     process.stdout.write(
       '\nThe one- and two-worker-process figures need a PostgreSQL server: set DATABASE_URL (the role needs CREATEDB).\n',
