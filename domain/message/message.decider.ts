@@ -167,7 +167,12 @@ export const messageDecider: Decider<MessageCommand, MessageEvent, MessageState>
         if (!advances(s.status, r.status)) return [{ type: 'MessageReceiptRecorded', data: { ...base, outcome: 'stale' } }];
         const out: MessageEvent[] = [{ type: 'MessageReceiptRecorded', data: { ...base, outcome: 'applied' } }];
         if (r.status === 'delivered') out.push({ type: 'MessageDelivered', data: { messageId: r.messageId, deliveredAt: r.at } });
-        if (r.status === 'read') out.push({ type: 'MessageRead', data: { messageId: r.messageId, readAt: r.at } });
+        if (r.status === 'read') {
+          // a read message was delivered: a read receipt that overtook the delivery receipt records both, at the
+          // read's time, and the delivery receipt arriving later is stale (docs/messaging.md#receipts)
+          if (RANK[s.status] < RANK.delivered) out.push({ type: 'MessageDelivered', data: { messageId: r.messageId, deliveredAt: r.at } });
+          out.push({ type: 'MessageRead', data: { messageId: r.messageId, readAt: r.at } });
+        }
         if (r.status === 'failed') {
           const f = r.failure ?? {
             failureReason: 'The carrier reported an unknown delivery error.',

@@ -71,6 +71,18 @@ describe('Message decider: status only moves forward, every receipt is kept', ()
     expect(statusOf(h)).to.equal('read');
   });
 
+  it('records the delivery too when a read receipt overtakes it, at the read time; the late delivery receipt is stale', () => {
+    const h = afterReceipts(receipt('r1', 'sent'), receipt('r3', 'read'), receipt('r2', 'delivered'));
+    const delivered = h.filter((e) => e.type === 'MessageDelivered');
+    const read = h.filter((e) => e.type === 'MessageRead');
+    expect(delivered).to.have.length(1);
+    expect(read).to.have.length(1);
+    expect(h.indexOf(delivered[0]!)).to.be.lessThan(h.indexOf(read[0]!));
+    expect((delivered[0]!.data as { deliveredAt: string }).deliveredAt).to.equal((read[0]!.data as { readAt: string }).readAt);
+    expect((h.at(-1)!.data as { outcome: string }).outcome).to.equal('stale');
+    expect(statusOf(h)).to.equal('read');
+  });
+
   it('keeps an out-of-order receipt as stale: sent after delivered leaves the message delivered', () => {
     const h = afterReceipts(receipt('r2', 'delivered'), receipt('r1', 'sent'));
     expect(statusOf(h)).to.equal('delivered');
