@@ -36,7 +36,7 @@ export async function rebuildProjector(
 ): Promise<RebuildReport> {
   const schema = `rebuild_${p.name}`;
   const filter = { eventTypes: [...p.handles] };
-  const batchSize = o.batchSize ?? 500;
+  const batchSize = o.batchSize ?? 1000;
   await ensureCheckpoint(db, p.name);
 
   // how much there is to do, for the progress bar
@@ -58,11 +58,15 @@ export async function rebuildProjector(
 
   let cursor: Checkpoint = START;
   let done = 0;
+  // the next page is read while this one is applied (on a server they are two connections' work at once)
+  let next = store.readAll({ after: cursor, filter, maxCount: batchSize });
   for (;;) {
-    const batch = await store.readAll({ after: cursor, filter, maxCount: batchSize });
+    const batch = await next;
     if (batch.length === 0) break;
-    await db.transaction().execute((trx) => apply(trx, batch));
     cursor = batch[batch.length - 1]!.checkpoint;
+    next = store.readAll({ after: cursor, filter, maxCount: batchSize });
+    next.catch(() => undefined); // awaited on the next turn; a failure of this turn's write must not leave it unhandled
+    await db.transaction().execute((trx) => apply(trx, batch));
     done += batch.length;
     o.onProgress?.(done, Math.max(total, done));
   }
