@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { endedCall, FAR_END, placeCall, voiceLine } from '../support/calls.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, messageWhen, messagingLine } from '../support/messaging.js';
+import { eventually as until } from '../support/numbers.js';
 import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 type Entry = {
@@ -97,8 +98,11 @@ describe('audit histories: messages, calls, conversations (docs/audit.md)', func
     const line = await messagingLine(app, { country: 'CA', registered: false, name: 'Inbound audit' });
     const r = await inbound(app, { from: '+13125550171', to: line.phoneNumber, body: 'Hello there' });
     expect(r.status).to.equal(201);
-    const inboundMessage = await history(line.key, `/v1/messages/${r.body.messageId}/history`);
-    expect(inboundMessage.status).to.equal(200);
+    // the carrier's report is answered before the read models that place the message in the account show it
+    const inboundMessage = await until(async () => {
+      const h = await history(line.key, `/v1/messages/${r.body.messageId}/history`);
+      return h.status === 200 ? h : undefined;
+    }, 'the inbound message known to its account');
     expect(inboundMessage.body.status).to.equal('received');
     expect(inboundMessage.body.events[0]!.type).to.equal('InboundMessageReceived');
 
