@@ -5,7 +5,14 @@ import { conversationDecider } from '../../domain/conversation/conversation.deci
 import { DomainError } from '../../domain/shared/errors.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { ConversationQueries, ConversationView } from '../messaging/conversation-queries.port.js';
-import type { ChannelCapabilities, MessageChannel, SendAnswer, SendInput, SendingLine } from '../messaging/message-channel.port.js';
+import {
+  acceptedForOne,
+  type ChannelCapabilities,
+  type MessageChannel,
+  type SendAnswer,
+  type SendInput,
+  type SendingLine,
+} from '../messaging/message-channel.port.js';
 import type { NumberQueries } from '../numbers/number-queries.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -134,20 +141,7 @@ export class ChatappChannel implements MessageChannel {
       ctx,
       { readYourWrites: true },
     );
-    return {
-      id: input.messageId,
-      status: 'accepted',
-      channel: 'chatapp',
-      from_number: line.phoneNumber,
-      to_number: to,
-      conversation_id: conversationId,
-      media_urls: [...input.mediaUrls],
-      reply_to_message_id: input.replyToMessageId,
-      reply_parent_unresolved: input.replyToMessageId ? replyTo === null : null,
-      recipients: null,
-      encoding: null,
-      segments: null,
-    };
+    return acceptedForOne(input, { channel: 'chatapp', from: line.phoneNumber, to, conversationId, replyFound: replyTo !== null });
   }
 
   /** Free-form messages while the window is open; otherwise only templates, which `canSendMessages` does not cover. */

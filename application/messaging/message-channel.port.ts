@@ -52,6 +52,30 @@ export type SendAnswer = Readonly<{
 }>;
 
 /**
+ * The answer for a message accepted for one recipient on a channel without segments (the chat-app and rich
+ * channels): what `POST /v1/messages` shows the sender.
+ */
+export function acceptedForOne(
+  input: SendInput & { messageId: string },
+  o: Readonly<{ channel: string; from: string; to: string; conversationId: string; replyFound: boolean }>,
+): SendAnswer {
+  return {
+    id: input.messageId,
+    status: 'accepted',
+    channel: o.channel,
+    from_number: o.from,
+    to_number: o.to,
+    conversation_id: o.conversationId,
+    media_urls: [...input.mediaUrls],
+    reply_to_message_id: input.replyToMessageId,
+    reply_parent_unresolved: input.replyToMessageId ? !o.replyFound : null,
+    recipients: null,
+    encoding: null,
+    segments: null,
+  };
+}
+
+/**
  * What a message goes from: a line. Conversations carry its id as `phoneNumberId`. Most lines are the account's
  * native phone numbers; a channel may add lines of its own (a chat-only number, whose id is its binding's).
  */

@@ -1,7 +1,14 @@
 import { conversationDecider, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { ConversationQueries, ConversationView } from '../messaging/conversation-queries.port.js';
-import type { ChannelCapabilities, MessageChannel, SendAnswer, SendInput, SendingLine } from '../messaging/message-channel.port.js';
+import {
+  acceptedForOne,
+  type ChannelCapabilities,
+  type MessageChannel,
+  type SendAnswer,
+  type SendInput,
+  type SendingLine,
+} from '../messaging/message-channel.port.js';
 import type { MessagingSettingsService } from '../messaging/messaging-settings.js';
 import { invalid } from '../messaging/sms-channel.js';
 import type { IdsPort } from '../ports/ids.port.js';
@@ -104,20 +111,7 @@ export class RichChannel implements MessageChannel {
       ctx,
       { readYourWrites: true },
     );
-    return {
-      id: input.messageId,
-      status: 'accepted',
-      channel: RICH_CHANNEL,
-      from_number: line.phoneNumber,
-      to_number: to,
-      conversation_id: conversationId,
-      media_urls: [...input.mediaUrls],
-      reply_to_message_id: input.replyToMessageId,
-      reply_parent_unresolved: input.replyToMessageId ? replyTo === null : null,
-      recipients: null,
-      encoding: null,
-      segments: null,
-    };
+    return acceptedForOne(input, { channel: RICH_CHANNEL, from: line.phoneNumber, to, conversationId, replyFound: replyTo !== null });
   }
 
   /** The caps of texts decide, while the number is still a rich line. */
