@@ -359,7 +359,9 @@ describe('usage and analytics against hand-counted fixtures', function () {
           t.latency.requestMs + t.latency.firstByteMs + t.latency.speechStartMs,
       )
       .sort((x: number, y: number) => x - y);
-    expect(a.turnLatencyMs.total.max).to.be.closeTo(totals.at(-1), 1);
+    // The calls read model rounds each of the three parts to a whole millisecond; analytics sums them
+    // unrounded, so the two totals can differ by up to 1.5 ms (docs/analytics.md).
+    expect(a.turnLatencyMs.total.max).to.be.closeTo(totals.at(-1), 1.5);
   });
 
   it('rebuilds every analytics projector into tables equal to the live ones', async () => {
