@@ -401,7 +401,7 @@ async function main(): Promise<void> {
   console.log(
     `projections bench: node ${process.version}, scale ${SCALE}; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
   );
-  console.log('events = analytics events applied (a rebuild also counts them first); rows = rows of the rebuilt tables');
+  console.log('events = analytics events applied (a rebuild first counts them with one count(*)); rows = rows of the rebuilt tables');
   const started = performance.now();
   const results = [...(await onPglite()), ...(url ? await onServer(url) : [])];
   console.log('');

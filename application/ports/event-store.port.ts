@@ -111,6 +111,8 @@ export interface EventStorePort {
   /** Several whole streams, forwards, in one go where the store can (a missing stream reads as `[]`). */
   readStreams(streams: readonly string[]): Promise<Map<string, RecordedEvent[]>>;
   readAll(o?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** How many events `readAll` with this filter would read from the start now (a rebuild's progress total). */
+  countAll(o?: { filter?: EventFilter }): Promise<number>;
   /** Catch-up subscription: delivers batches in checkpoint order, first the backlog, then live events. */
   subscribe(o: SubscribeOptions, handler: SubscriptionHandler): Subscription;
   /** The checkpoint of the newest event visible to readers now (START on an empty store). */

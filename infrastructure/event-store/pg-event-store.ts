@@ -285,6 +285,17 @@ export class PgEventStore implements EventStorePort {
     return rows.map(toRecorded);
   }
 
+  async countAll(o: { filter?: EventFilter } = {}): Promise<number> {
+    const q = applyFilter(
+      this.db
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`),
+      o.filter,
+    );
+    return Number((await q.executeTakeFirstOrThrow()).n);
+  }
+
   async headCheckpoint(): Promise<Checkpoint> {
     const row = await this.db
       .selectFrom('events')
@@ -324,12 +335,10 @@ export class PgEventStore implements EventStorePort {
 
 function applyFilter<Q extends { where: (...a: never[]) => unknown }>(q: Q, filter?: EventFilter): Q {
   if (!filter) return q;
-  const qq = q as unknown as { where: (c: string, op: string, v: readonly string[]) => Q };
-  if ('eventTypes' in filter)
-    return filter.eventTypes.length ? qq.where('event_type', 'in', filter.eventTypes) : qq.where('event_type', 'in', ['\u0000']);
-  return filter.streamCategories.length
-    ? qq.where('stream_category', 'in', filter.streamCategories)
-    : qq.where('stream_category', 'in', ['\u0000']);
+  const qq = q as unknown as { where: ((c: string, op: string, v: readonly string[]) => Q) & ((e: unknown) => Q) };
+  const [column, values] = 'eventTypes' in filter ? ['event_type', filter.eventTypes] : ['stream_category', filter.streamCategories];
+  // an empty list matches nothing
+  return values.length ? qq.where(column, 'in', values) : qq.where(sql<boolean>`false`);
 }
 
 /** `appendMany` answers a stream's conflict in its place; anything else fails the call. */

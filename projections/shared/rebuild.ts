@@ -39,14 +39,8 @@ export async function rebuildProjector(
   const batchSize = o.batchSize ?? 1000;
   await ensureCheckpoint(db, p.name);
 
-  // how much there is to do, for the progress bar
-  let total = 0;
-  for (let after = START; ; ) {
-    const page = await store.readAll({ after, filter, maxCount: 5000 });
-    total += page.length;
-    if (page.length < 5000) break;
-    after = page[page.length - 1]!.checkpoint;
-  }
+  // how much there is to do, for the progress bar (a count on PostgreSQL, a read on EventStoreDB)
+  const total = await store.countAll({ filter });
 
   await sql.raw(`drop schema if exists ${ident(schema)} cascade`).execute(db);
   await sql.raw(`create schema ${ident(schema)}`).execute(db);

@@ -201,6 +201,16 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
       const got = await store.readAll({ filter: { eventTypes: [T('A'), T('C')] } });
       expect(types(got)).to.deep.equal([T('A'), T('C')]);
     });
+
+    it('counts what a filtered read from the start reads', async () => {
+      await store.appendToStream(s('1'), [ev(T('A')), ev(T('B')), ev(T('A'))], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`o${cat}-1`, [ev(T('A'))], { expectedRevision: 'no_stream' });
+      expect(await store.countAll({ filter: { eventTypes: [T('A')] } })).to.equal(3);
+      expect(await store.countAll({ filter: { eventTypes: [T('B'), T('C')] } })).to.equal(1);
+      expect(await store.countAll({ filter: { streamCategories: [cat] } })).to.equal(3);
+      expect(await store.countAll({ filter: { eventTypes: [] } })).to.equal(0);
+      expect(await store.readAll({ filter: { eventTypes: [] } })).to.deep.equal([]);
+    });
   });
 
   describe('catch-up subscription', () => {

@@ -18,6 +18,7 @@ import {
   type AppendResult,
   type Checkpoint,
   compareCheckpoints,
+  type EventFilter,
   type EventStorePort,
   type ExpectedRevision,
   makeCheckpoint,
@@ -71,6 +72,8 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 const DEFAULT_BATCH_SIZE = 500;
 const HEAD_PAGE = 16;
+/** Page size of `countAll`'s read. */
+const COUNT_PAGE = 5000;
 
 /**
  * Event store on EventStoreDB through `@eventstore/db-client` 6.2.1 (gRPC, server 21.10 or newer).
@@ -199,6 +202,17 @@ export class EsdbEventStore implements EventStorePort {
       }
       if (page.length < ask) return out; // the end of $all
       // a full page, thinned on the client (system events in user-named streams): read on after it
+    }
+  }
+
+  /** EventStoreDB has no count of a filtered `$all`: the events are read and counted, a page at a time. */
+  async countAll(o: { filter?: EventFilter } = {}): Promise<number> {
+    let total = 0;
+    for (let after: Checkpoint = START; ; ) {
+      const page = await this.readAll({ after, maxCount: COUNT_PAGE, ...(o.filter ? { filter: o.filter } : {}) });
+      total += page.length;
+      if (page.length < COUNT_PAGE) return total;
+      after = page[page.length - 1]!.checkpoint;
     }
   }
 
