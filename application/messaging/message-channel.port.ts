@@ -1,4 +1,6 @@
+import type { ConversationCommand } from '../../domain/conversation/conversation.decider.js';
 import type { RequestContext } from '../shared/context.js';
+import type { CommandInput } from '../shared/execute.js';
 import type { ConversationView } from './conversation-queries.port.js';
 
 /**
@@ -72,6 +74,49 @@ export function acceptedForOne(
     recipients: null,
     encoding: null,
     segments: null,
+  };
+}
+
+type RecordOutbound = Extract<ConversationCommand, { type: 'RecordOutbound' }>;
+
+/**
+ * The conversation's record of a message for one recipient on a channel without segments (the chat-app and rich
+ * channels); `decidedBy` is the channel's rule: the caps of texts (`rules`) or a chat session (`session`).
+ */
+export function outboundToOne(
+  o: Readonly<{
+    conversationId: string;
+    line: SendingLine;
+    to: string;
+    input: SendInput & { messageId: string };
+    body: string;
+    channel: RecordOutbound['data']['channel'] & NonNullable<RecordOutbound['data']['conversationChannel']>;
+    replyToMessageId: string | null;
+  }>,
+  decidedBy: Pick<RecordOutbound['data'], 'rules' | 'session'>,
+): CommandInput<RecordOutbound> {
+  return {
+    type: 'RecordOutbound',
+    data: {
+      conversationId: o.conversationId,
+      messageId: o.input.messageId,
+      numberId: o.line.numberId,
+      phoneNumber: o.line.phoneNumber,
+      agentId: o.line.agentId,
+      participant: o.to,
+      participants: null,
+      groupName: null,
+      body: o.body,
+      mediaUrls: o.input.mediaUrls,
+      channel: o.channel,
+      encoding: null,
+      segments: null,
+      replyToMessageId: o.replyToMessageId,
+      sendStyle: o.input.sendStyle,
+      kind: 'message',
+      conversationChannel: o.channel,
+      ...decidedBy,
+    } as RecordOutbound['data'],
   };
 }
 
