@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { EventMetadata, NewEvent, StreamAppend } from '../../application/ports/event-store.port.js';
 import { CommandExecutor } from '../../application/shared/execute.js';
 import { accountDecider } from '../../domain/account/account.decider.js';
+import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
 import { streams } from '../../domain/shared/streams.js';
 import type { DatabaseHandle } from '../../infrastructure/db/database.js';
 import { KyselySnapshotStore } from '../../infrastructure/event-store/kysely-snapshot-store.js';
@@ -36,7 +37,10 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
 export type LoadFigures = Readonly<{ events: number; fullFoldMs: number; snapshotP50Ms: number; snapshotP99Ms: number; loads: number }>;
 
-/** An account with `n` charges (nine in ten are lookups), loaded from the start once, then many times from its snapshot. */
+/**
+ * An account with `n` charges, loaded from the start once, then many times from its snapshot: nine in ten are lookups,
+ * the tenth a monthly charge of one of its 10 numbers (an account holds at most its lifetime slots), month after month.
+ */
 export async function loadLongAggregate(store: PgEventStore, handle: DatabaseHandle, n: number): Promise<LoadFigures> {
   const accountId = `acc_bench_${randomUUID().slice(0, 8)}`;
   const stream = streams.account(accountId);
@@ -61,7 +65,8 @@ export async function loadLongAggregate(store: PgEventStore, handle: DatabaseHan
         type: 'AccountCharged',
         data: {
           accountId,
-          chargeId: monthly ? `number_monthly:pn_${i + k}:0` : `number_lookup:${randomUUID()}`,
+          // the account's 10 numbers (its lifetime slots), each charged month after month
+          chargeId: monthly ? monthlyChargeId(`pn_${((i + k) / 10) % 10}`, Math.floor((i + k) / 100)) : `number_lookup:${randomUUID()}`,
           amountMicros: 10,
           balanceMicros: balance,
           kind: monthly ? 'number_monthly' : 'number_lookup',

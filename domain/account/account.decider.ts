@@ -1,3 +1,4 @@
+import { monthlyChargeOf } from '../phone-number/pricing.js';
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { formatDollars, MAX_AMOUNT_MICROS, MAX_BALANCE_MICROS } from './money.js';
@@ -97,8 +98,13 @@ export type OpenAccountState = {
   /** slots held by numbers (lifetime: a released number keeps its slot; a failed provisioning gives it back) */
   slots: Readonly<Record<string, 'held' | 'returned'>>;
   slotsUsed: number;
-  /** ids of the charges applied, so a retried charge applies once (lookup charges, new per request, are not kept) */
+  /**
+   * ids of the charges applied, so a retried charge applies once (docs/event-store.md#snapshots): lookup charges, new per
+   * request, are not kept, and a number's monthly charges are kept as `monthsCharged`
+   */
   charges: ReadonlySet<string>;
+  /** per number, the last billing period charged: its periods are charged in order, so one figure answers for all */
+  monthsCharged: Readonly<Record<string, number>>;
 };
 export type AccountState = { status: 'none' } | OpenAccountState;
 
@@ -163,6 +169,13 @@ export function numberSlotRefusal(s: AccountState, requiredBalanceMicros: number
 }
 
 /** Why the account cannot pay `amountMicros` now, or null (a pre-check before paying an upstream provider). */
+/** A charge applied before: its id remembered, or a number's month at or before the last one charged. */
+function alreadyCharged(s: OpenAccountState, chargeId: string): boolean {
+  const month = monthlyChargeOf(chargeId);
+  if (month) return month.period <= (s.monthsCharged[month.numberId] ?? -1);
+  return s.charges.has(chargeId);
+}
+
 export function chargeRefusal(s: AccountState, amountMicros: number): DomainError | null {
   if (s.status !== 'open') return notFound();
   return s.balanceMicros < amountMicros ? insufficientBalance(amountMicros, s.balanceMicros) : null;
@@ -214,7 +227,7 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         ];
       }
       case 'ChargeAccount': {
-        if (s.charges.has(cmd.data.chargeId)) return [];
+        if (alreadyCharged(s, cmd.data.chargeId)) return [];
         positiveMicros(cmd.data.amountMicros, 'amountMicros');
         if (s.balanceMicros < cmd.data.amountMicros) throw insufficientBalance(cmd.data.amountMicros, s.balanceMicros);
         const { chargeId, amountMicros, kind, description, reference } = cmd.data;
@@ -282,6 +295,7 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         slots: {},
         slotsUsed: 0,
         charges: new Set(),
+        monthsCharged: {},
       };
     }
     if (s.status === 'none') return s;
@@ -294,11 +308,18 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         return { ...s, status: 'closed' };
       case 'AccountCredited':
         return { ...s, balanceMicros: e.data.balanceMicros };
-      case 'AccountCharged':
+      case 'AccountCharged': {
         // a lookup's charge id is new for every request, so it is never asked about again: not remembered
-        return e.data.kind === 'number_lookup'
-          ? { ...s, balanceMicros: e.data.balanceMicros }
-          : { ...s, balanceMicros: e.data.balanceMicros, charges: new Set([...s.charges, e.data.chargeId]) };
+        if (e.data.kind === 'number_lookup') return { ...s, balanceMicros: e.data.balanceMicros };
+        const month = monthlyChargeOf(e.data.chargeId);
+        if (month)
+          return {
+            ...s,
+            balanceMicros: e.data.balanceMicros,
+            monthsCharged: { ...s.monthsCharged, [month.numberId]: Math.max(month.period, s.monthsCharged[month.numberId] ?? -1) },
+          };
+        return { ...s, balanceMicros: e.data.balanceMicros, charges: new Set(s.charges).add(e.data.chargeId) };
+      }
       case 'ApiKeyIssued':
         return { ...s, keys: { ...s.keys, [e.data.keyId]: 'active' } };
       case 'ApiKeyRevoked':
@@ -316,7 +337,7 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
 
   // an account gains an event for every lookup charge: loads fold from a snapshot (docs/event-store.md#snapshots)
   snapshot: {
-    version: 1,
+    version: 2,
     encode: (s) => (s.status === 'none' ? s : { ...s, charges: [...s.charges] }),
     decode: (json) => {
       const s = json as AccountState | (Omit<OpenAccountState, 'charges'> & { charges: string[] });

@@ -25,3 +25,9 @@ export function addMonths(iso: string, months: number): string {
 
 /** Charge ids make charges idempotent: one per number and billing period (period 0 is the first month). */
 export const monthlyChargeId = (numberId: string, period: number) => `number_monthly:${numberId}:${period}`;
+
+/** The number and period a monthly charge id names (null for any other id): `monthlyChargeId` read back. */
+export function monthlyChargeOf(chargeId: string): { numberId: string; period: number } | null {
+  const m = /^number_monthly:(.+):(0|[1-9][0-9]{0,8})$/.exec(chargeId);
+  return m ? { numberId: m[1]!, period: Number(m[2]) } : null;
+}

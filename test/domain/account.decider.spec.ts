@@ -284,8 +284,24 @@ describe('Account decider: snapshots (docs/event-store.md#snapshots)', () => {
     expect(accountDecider.decide(again, restored)).to.deep.equal([]);
   });
 
-  it('keeps the ids of retried charges only: a lookup charge id, new for every request, is not kept', () => {
-    const s = fold(history);
-    expect(s.status === 'open' && [...s.charges]).to.deep.equal(['number_monthly:pn_1:0']);
+  it('keeps what retried charges need only: a lookup charge id, new for every request, is not kept; a month is kept per number', () => {
+    const s = fold([...history, charged('a2p_registration:acc_1:1', 'number_monthly', 970)]);
+    expect(s.status === 'open' && [...s.charges]).to.deep.equal(['a2p_registration:acc_1:1']);
+    expect(s.status === 'open' && s.monthsCharged).to.deep.equal({ pn_1: 0 });
+  });
+
+  it('keeps one figure per number however many months it was charged, and still charges each month once', () => {
+    const months = Array.from({ length: 24 }, (_, p) => charged(`number_monthly:pn_1:${p}`, 'number_monthly', 1000 - p));
+    const s = codec.decode(JSON.parse(JSON.stringify(codec.encode(fold([opened, ...months])))));
+    expect(s.status === 'open' && s.monthsCharged).to.deep.equal({ pn_1: 23 });
+    const charge = (chargeId: string): AccountCommand => ({
+      type: 'ChargeAccount',
+      metadata,
+      data: { accountId: 'acc_1', chargeId, amountMicros: 10, kind: 'number_monthly', description: 'n', reference: 'pn_1' },
+    });
+    expect(accountDecider.decide(charge('number_monthly:pn_1:7'), s)).to.deep.equal([]);
+    expect(accountDecider.decide(charge('number_monthly:pn_1:23'), s)).to.deep.equal([]);
+    expect(accountDecider.decide(charge('number_monthly:pn_1:24'), s).map((e) => e.type)).to.deep.equal(['AccountCharged']);
+    expect(accountDecider.decide(charge('number_monthly:pn_2:0'), s).map((e) => e.type)).to.deep.equal(['AccountCharged']);
   });
 });
