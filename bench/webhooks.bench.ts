@@ -16,6 +16,8 @@
  *    (`ROLE=worker`, the same binary as `npm start`), each in a scratch database created and dropped here;
  *    this process only appends events and runs the receiver.
  * Each load stops waiting after BENCH_SCENARIO_SECONDS (default 15) and reports what arrived by then.
+ * BENCH_WORKER_NODE_ARGS adds node flags to the worker processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to
+ * profile them (docs/testing.md#webhooks).
  *
  * With DATABASE_URL it also measures, on the same server and receiver, the floor: a bare job-queue loop (INSERT the
  * jobs, SELECT … FOR UPDATE SKIP LOCKED, POST, UPDATE; bench/support/job-queue-floor.ts) with one and two workers,
@@ -183,7 +185,8 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
 }
 
 function spawnWorker(databaseUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], {
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'infrastructure/main.ts'], {
     env: { ...process.env, ROLE: 'worker', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DEV_ACCOUNT: 'false', SECRETS_KEY },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
