@@ -29,6 +29,7 @@ export class LogTail {
   constructor(
     private readonly readTable: (after: Checkpoint, maxCount: number) => Promise<RecordedEvent[]>,
     private readonly head: () => Promise<Checkpoint>,
+    private readonly keep: number = TAIL_EVENTS,
   ) {}
 
   /** The events after `after` matching `filter` (at most `maxCount`), or null when the tail does not reach back that far. */
@@ -36,6 +37,9 @@ export class LogTail {
     await this.open();
     if (compareCheckpoints(after, this.start!) < 0) return null;
     await this.refresh();
+    // the refresh (this reader's or one it joined) may have dropped the oldest events, the cursor's among them:
+    // the events after the cursor are then no longer all here, and the table answers
+    if (compareCheckpoints(after, this.start!) < 0) return null;
     if (compareCheckpoints(after, this.end!) > 0) return null;
     const out: RecordedEvent[] = [];
     for (let i = this.firstAfter(after); i < this.events.length && out.length < maxCount; i++) {
@@ -66,7 +70,7 @@ export class LogTail {
           }
           if (page.length < PAGE) break;
         }
-        const over = this.events.length - TAIL_EVENTS;
+        const over = this.events.length - this.keep;
         if (over > 0) {
           this.start = this.events[over - 1]!.checkpoint;
           this.events = this.events.slice(over);
