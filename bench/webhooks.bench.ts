@@ -29,6 +29,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Kysely } from 'kysely';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
 import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
 import { deliveryIdFor } from '../domain/webhook/webhook.js';
@@ -37,8 +38,10 @@ import { loadConfig } from '../infrastructure/config/config.js';
 import { openDatabase } from '../infrastructure/db/database.js';
 import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { createLogger } from '../infrastructure/logger.js';
+import { PLATFORM } from '../infrastructure/platform/tokens.js';
 import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
 import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
+import type { ReadDb } from '../projections/shared/read-db.js';
 import { jobQueueFloor } from './support/job-queue-floor.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
@@ -107,6 +110,7 @@ async function run(
   scenario: string,
   load: Load,
   store: EventStorePort,
+  db: Kysely<ReadDb>,
   accountId: string,
   rx: Awaited<ReturnType<typeof startReceiver>>,
   notes: string,
@@ -161,8 +165,35 @@ async function run(
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
-    notes: latencies.length < EVENTS ? `${notes}; only ${latencies.length}/${EVENTS} within ${SCENARIO_MS / 1000} s` : notes,
+    notes:
+      latencies.length < EVENTS
+        ? `${notes}; only ${latencies.length}/${EVENTS} within ${SCENARIO_MS / 1000} s (the others: ${await whereAreThey(
+            db,
+            [...appendedAt.keys()].filter((id) => !rx.answered.has(id)),
+          )})`
+        : notes,
   };
+}
+
+/** What the delivery log says of deliveries that did not arrive: their status and the last attempt's error, counted. */
+async function whereAreThey(db: Kysely<ReadDb>, ids: readonly string[]): Promise<string> {
+  const seen = new Map<string, number>();
+  let found = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'attempt_count', 'error_message'])
+      .where('delivery_id', 'in', ids.slice(i, i + 500))
+      .execute();
+    found += rows.length;
+    for (const r of rows) {
+      const k = `${r.status} after ${r.attempt_count} attempt(s)${r.error_message ? `: ${r.error_message.slice(0, 80)}` : ''}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    }
+  }
+  const parts = [...seen].map(([k, n]) => `${n} ${k}`);
+  if (found < ids.length) parts.push(`${ids.length - found} not in the delivery log yet`);
+  return parts.join('; ');
 }
 
 const percentile = (xs: readonly number[], p: number): number => {
@@ -177,7 +208,17 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
     const accountId = await setUpAccount(rt, rx.url);
     const out: Result[] = [];
     for (const load of loads)
-      out.push(await run('1 process, PGlite (embedded)', load, rt.store, accountId, rx, `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}`));
+      out.push(
+        await run(
+          '1 process, PGlite (embedded)',
+          load,
+          rt.store,
+          rt.get(PLATFORM.ReadDb),
+          accountId,
+          rx,
+          `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}`,
+        ),
+      );
     return out;
   } finally {
     await rt.close();
@@ -232,6 +273,7 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
             `${workers} worker process${workers > 1 ? 'es' : ''}, PostgreSQL server`,
             load,
             rt.store,
+            rt.get(PLATFORM.ReadDb),
             accountId,
             rx,
             `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
