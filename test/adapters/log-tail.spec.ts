@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { type Checkpoint, compareCheckpoints, makeCheckpoint, type RecordedEvent, START } from '../../application/ports/event-store.port.js';
+import {
+  type Checkpoint,
+  compareCheckpoints,
+  makeCheckpoint,
+  type RecordedEvent,
+  START,
+} from '../../application/ports/event-store.port.js';
 import { LogTail } from '../../infrastructure/event-store/log-tail.js';
 
 /**
