@@ -2,9 +2,8 @@ import type { AccountQueries } from '../../application/accounts/account-queries.
 import type { ChatappCommands } from '../../application/chatapp/chatapp-commands.js';
 import type { ChatappNumberView, ConnectionView, TemplateView } from '../../application/chatapp/chatapp-queries.port.js';
 import type { ChatappSettingsService } from '../../application/chatapp/chatapp-settings.js';
-import { DomainError } from '../../domain/shared/errors.js';
+import { adminSettingsRoutes } from '../http/admin-settings.routes.js';
 import type { Api } from '../http/api.js';
-import { z } from '../http/openapi.js';
 import { offsetEnvelope, offsetQuery, toOffsetPage } from '../http/pagination.js';
 import {
   BindRequest,
@@ -201,40 +200,18 @@ export function chatappRoutes(api: Api, d: { commands: ChatappCommands; settings
   });
 }
 
-const AccountIdParams = z.object({ account_id: z.string().min(1).max(100) });
-
 /** Operators switch the channel for an account (docs/chatapp.md#switching-it-off). */
 export function chatappAdminRoutes(api: Api, d: { settings: ChatappSettingsService; accounts: AccountQueries }): void {
-  const requireAccount = async (accountId: string) => {
-    if (!(await d.accounts.get(accountId))) throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
-  };
-  api.route({
-    method: 'get',
-    path: '/admin/accounts/:account_id/chatapp',
-    tag: 'admin',
-    auth: false,
-    summary: 'Whether the chat-app channel is switched on for an account',
-    params: AccountIdParams,
-    response: SettingsBody,
-    errors: [401, 403, 404],
-    handler: async ({ params }) => {
-      await requireAccount(params.account_id);
-      return d.settings.of(params.account_id);
+  adminSettingsRoutes(api, {
+    accounts: d.accounts,
+    segment: 'chatapp',
+    summaries: {
+      get: 'Whether the chat-app channel is switched on for an account',
+      patch: 'Switch the chat-app channel on or off for an account',
     },
-  });
-  api.route({
-    method: 'patch',
-    path: '/admin/accounts/:account_id/chatapp',
-    tag: 'admin',
-    auth: false,
-    summary: 'Switch the chat-app channel on or off for an account',
-    params: AccountIdParams,
+    response: SettingsBody,
     body: SettingsBody,
-    response: SettingsBody,
-    errors: [401, 403, 404],
-    handler: async ({ params, body, ctx }) => {
-      await requireAccount(params.account_id);
-      return d.settings.set({ ...ctx, actor: 'admin' }, params.account_id, body.enabled);
-    },
+    read: (accountId) => d.settings.of(accountId),
+    change: (ctx, accountId, body) => d.settings.set(ctx, accountId, body.enabled),
   });
 }
