@@ -1,9 +1,12 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { CapabilityCheckEvent } from '../../domain/rich/capability-check.decider.js';
 import type { ContactCardEvent } from '../../domain/rich/contact-card.decider.js';
 import type { LocationRefreshEvent } from '../../domain/rich/location-refresh.decider.js';
 import type { RichLineEvent } from '../../domain/rich/rich-line.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
-import './tables.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { RichContactCardsTable } from './tables.js';
 
 export type RichProjected =
   | RichLineEvent
@@ -12,6 +15,21 @@ export type RichProjected =
   | Extract<LocationRefreshEvent, { type: 'ContactLocationsReported' }>;
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+type CardEvent = RecordedEvent<Extract<RichProjected, { type: 'ContactCardSet' | 'ContactCardDeleted' }>>;
+/** A number's contact card as its stream last had it: created, or moved only by a later revision of that stream. */
+const putContactCard = (
+  db: Kysely<ReadDb>,
+  e: CardEvent,
+  card: Pick<Insertable<RichContactCardsTable>, 'status' | 'first_name' | 'last_name' | 'display_name' | 'has_avatar'>,
+) => {
+  const values = { account_id: e.data.accountId, ...card, version: e.data.version, revision: rowRevision(e) };
+  return db
+    .insertInto('rich_contact_cards')
+    .values({ number_id: e.data.numberId, ...values })
+    .onConflict((oc) => oc.column('number_id').doUpdateSet(values).where('rich_contact_cards.revision', '<', rowRevision(e)))
+    .execute();
+};
 
 /**
  * The rich channel's read models (docs/rich-messaging.md): its lines and contact cards, each row guarded by its own
@@ -59,39 +77,16 @@ export const richProjector = defineProjector<RichProjected>({
     },
     async ContactCardSet(db, e) {
       const d = e.data;
-      const values = {
-        account_id: d.accountId,
+      await putContactCard(db, e, {
         status: 'set',
         first_name: d.names.firstName,
         last_name: d.names.lastName,
         display_name: d.names.displayName,
         has_avatar: d.avatar !== null,
-        version: d.version,
-        revision: rowRevision(e),
-      };
-      await db
-        .insertInto('rich_contact_cards')
-        .values({ number_id: d.numberId, ...values })
-        .onConflict((oc) => oc.column('number_id').doUpdateSet(values).where('rich_contact_cards.revision', '<', rowRevision(e)))
-        .execute();
+      });
     },
     async ContactCardDeleted(db, e) {
-      const d = e.data;
-      const values = {
-        account_id: d.accountId,
-        status: 'deleted',
-        first_name: null,
-        last_name: null,
-        display_name: null,
-        has_avatar: false,
-        version: d.version,
-        revision: rowRevision(e),
-      };
-      await db
-        .insertInto('rich_contact_cards')
-        .values({ number_id: d.numberId, ...values })
-        .onConflict((oc) => oc.column('number_id').doUpdateSet(values).where('rich_contact_cards.revision', '<', rowRevision(e)))
-        .execute();
+      await putContactCard(db, e, { status: 'deleted', first_name: null, last_name: null, display_name: null, has_avatar: false });
     },
     async ContactLocationsReported(db, e) {
       const d = e.data;
