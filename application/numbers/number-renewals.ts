@@ -1,3 +1,4 @@
+import type { AccountEvent } from '../../domain/account/account.decider.js';
 import { type PhoneNumberCommand, paidThrough, phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
 import { DomainError } from '../../domain/shared/errors.js';
@@ -5,7 +6,7 @@ import { streams } from '../../domain/shared/streams.js';
 import type { Billing } from '../accounts/billing.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
-import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { CommandExecutor, CommandInput, ExecuteResult } from '../shared/execute.js';
 import type { NumberQueries } from './number-queries.port.js';
 
 export type RenewalPass = Readonly<{ renewed: number; paymentFailed: number }>;
@@ -55,15 +56,19 @@ export class NumberRenewals {
    * one, and returns once the read model shows the number as its stream has it.
    */
   async renew(numberId: string, now: string): Promise<RenewalPass> {
+    const charges: ExecuteResult<AccountEvent, unknown>[] = [];
     try {
-      return await this.renewPeriods(numberId, now);
+      return await this.renewPeriods(numberId, now, charges);
     } finally {
+      // the pass shows whole: the number as its stream has it, and the ledger with the pass's last charge
       const { events } = await this.load(numberId);
       await this.exec.settle(events.slice(-1));
+      const last = charges.at(-1);
+      if (last) await this.exec.settleResult(last);
     }
   }
 
-  private async renewPeriods(numberId: string, now: string): Promise<RenewalPass> {
+  private async renewPeriods(numberId: string, now: string, charges: ExecuteResult<AccountEvent, unknown>[]): Promise<RenewalPass> {
     let renewed = 0;
     for (let guard = 0; guard < 120; guard++) {
       const { state: s } = await this.load(numberId);
@@ -77,13 +82,14 @@ export class NumberRenewals {
         actor: 'system:number-renewal',
       };
       try {
-        await this.billing.charge(ctx, s.accountId, {
+        const paid = await this.billing.charge(ctx, s.accountId, {
           chargeId,
           amountMicros: NUMBER_MONTHLY_PRICE_MICROS,
           kind: 'number_monthly',
           reference: numberId,
           description: `Phone number ${s.phoneNumber}: month ${period + 1} (from ${paidThrough(s).slice(0, 10)})`,
         });
+        charges.push(paid);
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'INSUFFICIENT_BALANCE')) throw err;
         const r = await this.record(ctx, {

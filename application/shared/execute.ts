@@ -180,4 +180,9 @@ export class CommandExecutor {
     const last = events.at(-1);
     if (last) await this.readModels.waitFor(last.checkpoint, [...new Set(events.map((e) => e.type))]);
   }
+
+  /** The same for what `execute` appended without waiting: its result's events, at its checkpoint. */
+  async settleResult(r: Pick<ExecuteResult<Event, unknown>, 'events' | 'checkpoint'>): Promise<void> {
+    if (r.checkpoint) await this.readModels.waitFor(r.checkpoint, [...new Set(r.events.map((e) => e.type))]);
+  }
 }
