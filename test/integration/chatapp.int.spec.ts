@@ -189,6 +189,12 @@ describe('chat-app channel: connections, numbers, templates, the window and send
       expect(conv.body.capabilities.availableChannels).to.deep.equal(['sms', 'mms', 'chatapp']);
       const inbound = await chatInbound(app, { phone_number_id: added.body.phoneNumberId, from: who, body: 'Hola' });
       expect(inbound.status, JSON.stringify(inbound.body)).to.equal(201);
+      // the sandbox platform's report is answered once stored; the send path routes by the read models, which
+      // follow (docs/sandbox.md#the-chat-platforms-control-api-and-cli): the reply is sent once they show the chat message
+      await eventually(async () => {
+        const list = await app.call('GET', '/v1/conversations?limit=100', { key: native.key });
+        return list.body.data.some((c: { channel: string; participant: string }) => c.channel === 'chatapp' && c.participant === who);
+      }, 'the chat conversation in the read models');
       // the reply goes by chat: the recipient's most recent conversation on the number is a chat one
       const reply = await app.call('POST', '/v1/messages', {
         key: native.key,
