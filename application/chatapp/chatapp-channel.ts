@@ -117,7 +117,7 @@ export class ChatappChannel implements MessageChannel {
       conversationDecider,
       streams.conversation(conversationId),
       outboundToOne(
-        { conversationId, line, to, input, body: body, channel: 'chatapp', replyToMessageId: replyTo ? replyTo.id : null },
+        { conversationId, line, to, input, body, channel: 'chatapp', replyToMessageId: replyTo ? replyTo.id : null },
         { session: { windowHours: SESSION_WINDOW_HOURS, template } },
       ),
       ctx,
