@@ -12,6 +12,7 @@ import type { Capability, Resolve } from '../capabilities/capability.js';
 import type { Config } from '../config/config.js';
 import * as m110 from '../db/migrations/110-rich.js';
 import * as m111 from '../db/migrations/111-sandbox-rich.js';
+import * as m112 from '../db/migrations/112-sandbox-rich-report-order.js';
 import { httpError } from '../http/errors.js';
 import { MESSAGING } from '../messaging/tokens.js';
 import { NUMBERS } from '../numbers/tokens.js';
@@ -104,7 +105,7 @@ export const rich = {
           }),
         ]
       : [],
-  migrations: { '110-rich': m110, '111-sandbox-rich': m111 },
+  migrations: { '110-rich': m110, '111-sandbox-rich': m111, '112-sandbox-rich-report-order': m112 },
   errors: {
     RICH_CHANNEL_UNAVAILABLE: {
       ...httpError.unprocessable,

@@ -268,6 +268,24 @@ describe('sandbox SMS carrier', function () {
     expect(mine.slice(0, 12).every((c) => c.endsWith(':sent'))).to.equal(true);
   });
 
+  it("leaves a message's delivered receipt alone while its sent receipt is claimed and unreported", async () => {
+    const { carrierMessageId } = await carrier.submit(sms('+14155550107'));
+    clock.advance(SENT + DELIVERY);
+    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX_SMS.Receipts);
+    // other tests' receipts that fall due meanwhile are let go again at once, for the worker to report
+    const mine = async (workerId: string) => {
+      const claimed = await receipts.claim({ now: clock.now(), limit: 100, workerId, leaseMs: LEASE });
+      for (const c of claimed) if (c.carrierMessageId !== carrierMessageId) await receipts.failed(c, workerId, clock.now(), 'not this test');
+      return claimed.filter((c) => c.carrierMessageId === carrierMessageId);
+    };
+    const first = await mine('worker-a');
+    expect(first.map((c) => c.status)).to.deep.equal(['sent']);
+    expect(await mine('worker-b')).to.deep.equal([]);
+    const [sent] = first;
+    if (sent) await receipts.reported(sent, 'worker-a', clock.now());
+    expect((await mine('worker-b')).map((c) => c.status)).to.deep.equal(['delivered']);
+  });
+
   it('reports each due receipt once when two workers claim at the same time', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 15; i++) ids.push((await carrier.submit(sms('+14155550111'))).carrierMessageId);

@@ -17,7 +17,8 @@ export type ClaimedReport = Readonly<{ reportId: string; attempts: number; paylo
  * The sandbox chat platform's reports still to make (statuses of sent messages, template reviews), as a timeline of
  * rows due on the Clock. A claim locks due rows no live lease holds (`FOR UPDATE SKIP LOCKED`, chosen once in a
  * materialized CTE, as the sandbox SMS carrier's receipts are) and leases them to one worker; a worker that dies
- * leaves its lease to expire and the report is made again (at least once).
+ * leaves its lease to expire and the report is made again (at least once). Only a subject's earliest unmade
+ * report can be claimed, so a message's statuses are made in order (docs/sandbox.md#sms-receipts).
  */
 @injectable()
 export class SandboxChatappReports {
@@ -32,10 +33,14 @@ export class SandboxChatappReports {
     const until = new Date(o.now.getTime() + o.leaseMs).toISOString();
     const r = await sql<{ report_id: string; attempts: number; payload: unknown; due_at: Date | string }>`
       with due as materialized (
-        select report_id from sandbox_chatapp_reports
+        select report_id from sandbox_chatapp_reports s
          where reported_at is null
            and due_at <= ${now}::timestamptz
            and (claimed_until is null or claimed_until <= ${now}::timestamptz)
+           and not exists (
+             select 1 from sandbox_chatapp_reports e
+              where e.subject = s.subject and e.reported_at is null
+                and (e.due_at, e.report_id) < (s.due_at, s.report_id))
          order by due_at, report_id
          limit ${o.limit}
          for update skip locked

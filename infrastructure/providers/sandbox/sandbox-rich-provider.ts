@@ -330,6 +330,8 @@ export class SandboxRichProvider implements RichProviderPort {
 
   // --- the reports worker's side ---
 
+  /** Only a message's earliest unmade report can be claimed, so `read` never comes before `delivered` (docs/sandbox.md#rich-reports). */
+
   async claim(o: { now: Date; limit: number; workerId: string; leaseMs: number }): Promise<ClaimedRichReport[]> {
     const now = o.now.toISOString();
     const until = new Date(o.now.getTime() + o.leaseMs).toISOString();
@@ -342,10 +344,14 @@ export class SandboxRichProvider implements RichProviderPort {
       attempts: number;
     }>`
       with due as materialized (
-        select report_id from sandbox_rich_reports
+        select report_id from sandbox_rich_reports s
          where reported_at is null
            and due_at <= ${now}::timestamptz
            and (claimed_until is null or claimed_until <= ${now}::timestamptz)
+           and not exists (
+             select 1 from sandbox_rich_reports e
+              where e.message_id = s.message_id and e.reported_at is null
+                and (e.due_at, e.report_id) < (s.due_at, s.report_id))
          order by due_at, report_id
          limit ${o.limit}
          for update skip locked

@@ -19,6 +19,9 @@ export type ClaimedReceipt = SmsReceipt & Readonly<{ copy: number; attempts: num
  * and every scan after the first skips the rows just leased and takes the next ones, past the limit and out of
  * due order. A worker that dies between
  * the claim and the report leaves the lease to expire, and the receipt is reported again (at least once).
+ * A message's receipts are reported one after another in due order: only the earliest unreported receipt of a
+ * message can be claimed, so two workers never report a message's `delivered` before its `sent` (a report that
+ * failed falls due again later, and the receipts due before its retry go first; docs/sandbox.md#sms-receipts).
  */
 @injectable()
 export class SandboxSmsReceipts {
@@ -44,10 +47,14 @@ export class SandboxSmsReceipts {
       attempts: number;
     }>`
       with due as materialized (
-        select receipt_id, copy from sandbox_sms_receipts
+        select receipt_id, copy from sandbox_sms_receipts s
          where reported_at is null
            and due_at <= ${now}::timestamptz
            and (claimed_until is null or claimed_until <= ${now}::timestamptz)
+           and not exists (
+             select 1 from sandbox_sms_receipts e
+              where e.carrier_message_id = s.carrier_message_id and e.reported_at is null
+                and (e.due_at, e.receipt_id, e.copy) < (s.due_at, s.receipt_id, s.copy))
          order by due_at, receipt_id, copy
          limit ${o.limit}
          for update skip locked
