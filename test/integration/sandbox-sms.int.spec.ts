@@ -275,7 +275,8 @@ describe('sandbox SMS carrier', function () {
     // other tests' receipts that fall due meanwhile are let go again at once, for the worker to report
     const mine = async (workerId: string) => {
       const claimed = await receipts.claim({ now: clock.now(), limit: 100, workerId, leaseMs: LEASE });
-      for (const c of claimed) if (c.carrierMessageId !== carrierMessageId) await receipts.failed(c, workerId, clock.now(), 'not this test');
+      for (const c of claimed)
+        if (c.carrierMessageId !== carrierMessageId) await receipts.failed(c, workerId, clock.now(), 'not this test');
       return claimed.filter((c) => c.carrierMessageId === carrierMessageId);
     };
     const first = await mine('worker-a');
