@@ -224,7 +224,8 @@ describe('delivery replay: retry, recover, and the warning before a webhook is d
     await walkToTheEnd(key, [id]);
     const ended = (await deliveries(key)).find((d) => d.id === id)!;
     expect(ended).to.include({ status: 'failed', attemptCount: 6 });
-    expect((await app.call('GET', '/v1/webhooks', { key })).body.status).to.equal('failing');
+    // the health reactor marks the webhook after the delivery log shows the failure
+    await eventually(async () => (await app.call('GET', '/v1/webhooks', { key })).body.status === 'failing', 20_000, 'the webhook failing');
 
     failing = false;
     const sentBefore = rx.received.length;
@@ -324,13 +325,21 @@ describe('delivery replay: retry, recover, and the warning before a webhook is d
     const mail = (await app.call('GET', `/sandbox/outbox?email=${encodeURIComponent(email)}`, { key: ADMIN_TOKEN })).body.data[0];
     expect(mail.subject).to.include('will be disabled');
     expect(mail.body).to.include(rx.url);
-    expect((await app.call('GET', '/v1/webhooks', { key })).body.status).to.equal('failing');
+    await eventually(async () => (await app.call('GET', '/v1/webhooks', { key })).body.status === 'failing', 20_000, 'the webhook failing');
 
     // the next exhausted delivery disables it; a disabled webhook takes no retry
     const [fifth] = (await newDeliveries(key, 1)) as [string];
     await walkToTheEnd(key, [fifth]);
     await eventually(async () => (await app.call('GET', '/v1/webhooks', { key })).body.status === 'disabled', 10_000, 'disabled');
-    const kinds = (await app.call('GET', '/v1/webhooks/notices', { key })).body.data.map((x: { kind: string }) => x.kind);
+    // the notices are another projector's: it may show the disabling a moment after the webhook does
+    const kinds = await eventually(
+      async () => {
+        const k = (await app.call('GET', '/v1/webhooks/notices', { key })).body.data.map((x: { kind: string }) => x.kind) as string[];
+        return k.length >= 2 ? k : undefined;
+      },
+      20_000,
+      'the disabled notice',
+    );
     expect(kinds).to.deep.equal(['disabled', 'disable_warning']);
     const refused = await app.call('POST', `/v1/webhooks/deliveries/${fifth}/retry`, { key });
     expect(refused.status).to.equal(409);
