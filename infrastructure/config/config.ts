@@ -32,6 +32,8 @@ export const ConfigSchema = z.object({
   /** how long a write waits for the read models before answering 503 */
   READ_MODEL_TIMEOUT_MS: int(5000, 1, 120_000),
   EVENT_POLL_INTERVAL_MS: int(1000, 5, 60_000),
+  /** unset: 4 ms embedded (PGlite), 0 on a server (docs/event-store.md#wake-ups) */
+  EVENT_BATCH_LINGER_MS: z.coerce.number().int().min(0).max(1000).optional(),
   EVENT_APPEND_CONCURRENCY: int(4, 1, 64),
   /** endpoint throttle: requests per key (or client address) per window */
   THROTTLE_MAX_REQUESTS: int(600, 1),
@@ -118,7 +120,7 @@ export const ConfigSchema = z.object({
   /** how long a claimed attempt is kept from other workers; longer than any deadline (120 s) */
   WEBHOOK_LEASE_SECONDS: int(150, 130, 3600),
   /** attempts sent at once by this process's delivery worker; 0 runs no delivery worker here */
-  WEBHOOK_CONCURRENCY: int(16, 0, 1000),
+  WEBHOOK_CONCURRENCY: int(64, 0, 1000),
   /** how often the delivery worker looks for due attempts appended by other processes */
   WEBHOOK_POLL_INTERVAL_MS: int(1000, 5, 60_000),
   /** texts: each number's send rate (token bucket: messages a second, and the burst allowed) */

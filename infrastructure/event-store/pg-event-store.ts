@@ -88,7 +88,7 @@ export class PgEventStore implements EventStorePort {
   constructor(
     private readonly db: Kysely<Db>,
     private readonly clock: ClockPort,
-    private readonly o: { pollIntervalMs?: number; signals?: AppendSignals; appendConcurrency?: number } = {},
+    private readonly o: { pollIntervalMs?: number; signals?: AppendSignals; appendConcurrency?: number; batchLingerMs?: number } = {},
   ) {
     this.signals = o.signals ?? new InProcessSignals();
     this.maxInFlight = o.appendConcurrency ?? 4;
@@ -324,6 +324,7 @@ export class PgEventStore implements EventStorePort {
       horizon: () => this.horizon(),
       listen: (fn) => this.signals.listen(fn),
       handler,
+      lingerMs: this.o.batchLingerMs ?? 0,
       ...(o.onError ? { onError: o.onError } : {}),
     });
   }

@@ -32,6 +32,11 @@ export function runSubscriptionLoop(o: {
   listen: (fn: (n: AppendNotice) => void) => () => void;
   handler: SubscriptionHandler;
   onError?: (err: unknown) => void;
+  /**
+   * After a batch during which more events were notified, wait this long before reading again, so that a busy
+   * subscription takes its events in batches rather than one by one (docs/event-store.md#wake-ups). 0: never.
+   */
+  lingerMs?: number;
 }): Subscription {
   let stopped = false;
   let cursor = o.after;
@@ -97,6 +102,7 @@ export function runSubscriptionLoop(o: {
         if (batch.length > 0) {
           await o.handler(batch);
           cursor = batch[batch.length - 1]!.checkpoint;
+          if (batch.length < o.batchSize && o.lingerMs) await new Promise((r) => setTimeout(r, o.lingerMs));
         }
         if (batch.length < o.batchSize) {
           resolveCaughtUp();

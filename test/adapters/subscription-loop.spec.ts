@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import {
+  type Checkpoint,
+  compareCheckpoints,
+  makeCheckpoint,
+  type RecordedEvent,
+  START,
+} from '../../application/ports/event-store.port.js';
+import type { AppendNotice } from '../../infrastructure/event-store/append-signals.js';
+import { runSubscriptionLoop } from '../../infrastructure/event-store/subscription-loop.js';
+
+/**
+ * The subscription loop's batching (docs/event-store.md#batch-linger): after a batch it waits `lingerMs` before
+ * reading again, so events that come meanwhile are handled together.
+ */
+describe('subscription loop: linger after a batch', () => {
+  /** an in-memory log whose appends notify at once, as the embedded signals do */
+  function log() {
+    const events: RecordedEvent[] = [];
+    const listeners = new Set<(n: AppendNotice) => void>();
+    return {
+      append(type = 'Happened') {
+        const checkpoint = makeCheckpoint(BigInt(events.length + 1), BigInt(events.length + 1));
+        events.push({
+          id: String(events.length),
+          type,
+          streamName: 's-1',
+          revision: BigInt(events.length),
+          checkpoint,
+          data: {},
+          metadata: { accountId: 'acc', correlationId: 'c', causationId: null, requestId: null, actor: 't' },
+          createdAt: new Date(0).toISOString(),
+        } as unknown as RecordedEvent);
+        for (const l of listeners) l({ checkpoint, types: [type], categories: ['s'] });
+      },
+      read: async (after: Checkpoint, maxCount: number) =>
+        events.filter((e) => compareCheckpoints(e.checkpoint, after) > 0).slice(0, maxCount),
+      horizon: async () => makeCheckpoint(BigInt(events.length + 1), 0n),
+      listen: (fn: (n: AppendNotice) => void) => {
+        listeners.add(fn);
+        return () => listeners.delete(fn);
+      },
+    };
+  }
+
+  /** Appends one event, then two more while the first is handled and a fourth 5 ms after its handler returns. */
+  async function batchesWith(lingerMs: number): Promise<number[]> {
+    const l = log();
+    const sizes: number[] = [];
+    let handled = 0;
+    const sub = runSubscriptionLoop({
+      after: START,
+      batchSize: 100,
+      pollIntervalMs: 60_000,
+      read: l.read,
+      horizon: l.horizon,
+      listen: l.listen,
+      lingerMs,
+      handler: async (batch) => {
+        sizes.push(batch.length);
+        handled += batch.length;
+        if (sizes.length === 1) {
+          l.append();
+          l.append();
+          setTimeout(() => l.append(), 5);
+        }
+      },
+    });
+    await sub.caughtUp;
+    l.append();
+    const deadline = Date.now() + 2000;
+    while (handled < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    await sub.stop();
+    return sizes;
+  }
+
+  it('takes the events that come within lingerMs of a batch in the next batch', async () => {
+    expect(await batchesWith(200)).to.deep.equal([1, 3]);
+  });
+
+  it('without a linger, reads again at once', async () => {
+    expect(await batchesWith(0)).to.deep.equal([1, 2, 1]);
+  });
+});
