@@ -7,7 +7,6 @@ import { compareCheckpoints } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
-import { oncePerKey } from '../shared/once-per-key.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
 import type { WebhookEventRegistry } from './registry.js';
@@ -53,11 +52,8 @@ export class WebhookDispatcher implements Reactor {
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     if (batch.length === 0) return;
     await this.configCaughtUp(batch.at(-1)!.checkpoint);
-    // the batch's webhooks are looked up once per account and agent; its deliveries scheduled in one append
-    const lookup: Lookup = oncePerKey(
-      (accountId, agentId) => `${accountId}|${agentId ?? ''}`,
-      (accountId, agentId) => this.webhooks.candidates(accountId, agentId),
-    );
+    // the batch's webhooks are looked up once per account; its deliveries scheduled in one append
+    const lookup = await this.lookUpWebhooks(batch);
     const scheduled: Schedule[] = [];
     await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => {
       const s = await this.plan(e, lookup);
@@ -72,6 +68,23 @@ export class WebhookDispatcher implements Reactor {
         { deliveryId: s.input.data.deliveryId, event: s.input.data.eventType, source: s.ctx.causationId },
         'webhook delivery scheduled',
       );
+  }
+
+  /** The webhooks the batch's events may go to: one look-up per account, for all the agents its events are about. */
+  private async lookUpWebhooks(batch: readonly RecordedEvent[]): Promise<Lookup> {
+    const agentsOf = new Map<string, Set<string>>();
+    for (const e of batch) {
+      const d = this.registry.get(e.type)?.describe(e);
+      if (!d) continue;
+      const agents = agentsOf.get(e.metadata.accountId) ?? new Set<string>();
+      if (d.agentId) agents.add(d.agentId);
+      agentsOf.set(e.metadata.accountId, agents);
+    }
+    const found = new Map<string, WebhookView[]>();
+    await forEachLimited([...agentsOf], this.o.concurrency ?? 8, async ([accountId, agents]) => {
+      found.set(accountId, await this.webhooks.candidates(accountId, [...agents]));
+    });
+    return async (accountId, agentId) => (found.get(accountId) ?? []).filter((w) => w.agentId === null || w.agentId === agentId);
   }
 
   /**
@@ -92,7 +105,7 @@ export class WebhookDispatcher implements Reactor {
 
   /** Schedules the event's delivery on its own; returns the delivery id, or null when the event goes nowhere. */
   async dispatch(e: RecordedEvent): Promise<string | null> {
-    const s = await this.plan(e, (accountId, agentId) => this.webhooks.candidates(accountId, agentId));
+    const s = await this.plan(e, (accountId, agentId) => this.webhooks.candidates(accountId, agentId ? [agentId] : []));
     if (!s) return null;
     await this.exec.execute(webhookDeliveryDecider, streams.webhookDelivery(s.input.data.deliveryId), s.input, s.ctx);
     return s.input.data.deliveryId;

@@ -70,8 +70,11 @@ export interface WebhookQueries {
   /** the agent's own webhook */
   ofAgent(accountId: string, agentId: string): Promise<WebhookView | null>;
   byId(accountId: string, webhookId: string): Promise<WebhookView | null>;
-  /** The webhooks an event about `agentId` may go to: the agent's own and the account's master (see `pickWebhook`). */
-  candidates(accountId: string, agentId: string | null): Promise<WebhookView[]>;
+  /**
+   * The webhooks events about these agents may go to, in one look-up: each agent's own and the account's master
+   * (see `pickWebhook`, which picks among them).
+   */
+  candidates(accountId: string, agentIds: readonly string[]): Promise<WebhookView[]>;
   /** how far the webhook configurations are projected (the checkpoint of the webhooks projector) */
   configCheckpoint(): Promise<string>;
   deliveries(

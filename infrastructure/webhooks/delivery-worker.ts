@@ -33,6 +33,8 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
   private stopped = true;
   private wakeUp: (() => void) | null = null;
   private woken = false;
+  /** free slots that make a finished attempt wake the loop for another claim */
+  private readonly refillAt: number;
 
   constructor(
     private readonly timeline: DueAttemptsPort,
@@ -42,6 +44,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     private readonly o: DeliveryWorkerOptions,
   ) {
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.refillAt = Math.max(1, Math.floor(o.concurrency / 4));
   }
 
   /** Look for due attempts now (new timeline rows, a moved test clock). */
@@ -63,6 +66,10 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
       this.woken = false;
       let claimed: ClaimedAttempt[] = [];
       const free = this.o.concurrency - this.inFlight.size;
+      if (free < this.refillAt && this.inFlight.size > 0) {
+        await this.sleep(); // a finished attempt wakes the loop once enough slots are free
+        continue;
+      }
       try {
         claimed = await this.claim(free);
       } catch (err) {
@@ -96,7 +103,8 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         )
         .finally(() => {
           this.inFlight.delete(p);
-          this.wake();
+          // refill in batches, not one claim (and one read) per finished attempt; docs/webhooks.md#how-deliveries-flow
+          if (this.inFlight.size === 0 || this.o.concurrency - this.inFlight.size >= this.refillAt) this.wake();
         });
       this.inFlight.add(p);
     });

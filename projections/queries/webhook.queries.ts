@@ -70,11 +70,11 @@ export class KyselyWebhookQueries implements WebhookQueries {
     return r ? this.view(r) : null;
   }
 
-  async candidates(accountId: string, agentId: string | null): Promise<WebhookView[]> {
-    // one query for both: the agent's own (scope = agent id) and the master (scope = account id)
+  async candidates(accountId: string, agentIds: readonly string[]): Promise<WebhookView[]> {
+    // one query for all: the agents' own (scope = agent id) and the master (scope = account id)
     return (
       await this.live(accountId)
-        .where('scope_key', 'in', agentId ? [agentId, accountId] : [accountId])
+        .where('scope_key', 'in', [accountId, ...new Set(agentIds)])
         .execute()
     ).map(this.view);
   }

@@ -74,11 +74,11 @@ describe('webhook dispatcher', () => {
     derived: (p: string, ...parts: string[]) => `${p}_${parts.join(':')}`,
   };
 
-  async function appendMessage(): Promise<RecordedEvent> {
+  async function appendMessage(agentId = 'agt_1'): Promise<RecordedEvent> {
     const stream = `test_message-${randomUUID()}`;
     await sut.store.appendToStream(
       stream,
-      [ev('TestMessageReceived', { messageId: 'msg_1', conversationId: 'conv_1', agentId: 'agt_1', body: 'hi' })],
+      [ev('TestMessageReceived', { messageId: 'msg_1', conversationId: 'conv_1', agentId, body: 'hi' })],
       { expectedRevision: 'no_stream' },
     );
     return (await sut.store.readStream(stream))[0]!;
@@ -98,7 +98,7 @@ describe('webhook dispatcher', () => {
     const seen: unknown[] = [];
     await dispatcher(webhook(2), seen).handleBatch([e]);
     await dispatcher(webhook(2)).handleBatch([e]); // a replayed batch
-    expect(seen[0]).to.deep.equal(['acc_test', 'agt_1']);
+    expect(seen[0]).to.deep.equal(['acc_test', ['agt_1']]);
     const stream = await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`);
     expect(stream.map((x) => x.type)).to.deep.equal(['WebhookDeliveryScheduled']);
     const data = stream[0]!.data as { body: string; eventType: string; channel: string; messageId: string; webhookId: string };
@@ -121,6 +121,31 @@ describe('webhook dispatcher', () => {
     expect(await dispatcher(listing(['agent.created', 'number.released'])).dispatch(await appendMessage())).to.equal(null);
     expect(await dispatcher(listing(DEFAULT_WEBHOOK_EVENTS)).dispatch(await appendMessage())).to.be.a('string');
     expect(await dispatcher(listing(['*'])).dispatch(await appendMessage())).to.be.a('string');
+  });
+
+  it("looks up a batch's webhooks once per account, for all the agents its events are about, and picks each agent's own", async () => {
+    const events = [await appendMessage('agt_a'), await appendMessage('agt_b'), await appendMessage('agt_a')];
+    const seen: unknown[] = [];
+    const own: WebhookView = { ...webhook(0), id: 'whk_b', agentId: 'agt_b' };
+    const d = new WebhookDispatcher(
+      new CommandExecutor(sut.store, ids, new TestClock(), noReadModels),
+      sut.store,
+      new WebhookEventRegistry([messageReceived]),
+      {
+        candidates: async (...a: unknown[]) => {
+          seen.push(a);
+          return [webhook(0), own];
+        },
+        configCheckpoint: async () => sut.store.headCheckpoint(),
+      } as unknown as WebhookQueries,
+      context,
+      silent,
+    );
+    await d.handleBatch(events);
+    expect(seen).to.deep.equal([['acc_test', ['agt_a', 'agt_b']]]);
+    const webhookOf = async (e: RecordedEvent) =>
+      ((await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`))[0]?.data as { webhookId: string } | undefined)?.webhookId;
+    expect(await Promise.all(events.map(webhookOf))).to.deep.equal(['whk_1', 'whk_b', 'whk_1']);
   });
 
   it('sends no history when contextLimit is 0', async () => {
