@@ -32,6 +32,7 @@ import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
 import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
+import { streams } from '../domain/shared/streams.js';
 import { deliveryIdFor } from '../domain/webhook/webhook.js';
 import { ACCOUNTS } from '../infrastructure/accounts/tokens.js';
 import { loadConfig } from '../infrastructure/config/config.js';
@@ -62,6 +63,10 @@ type Result = {
   perSecond: number;
   p50: number;
   p99: number;
+  /** append committed -> delivery scheduled (the dispatch reactor's hop), p50 / p99 ms */
+  dispatch: [number, number];
+  /** delivery scheduled -> receiver answered 200 (timeline projector, claim, signed POST), p50 / p99 ms */
+  send: [number, number];
   notes: string;
 };
 
@@ -157,6 +162,7 @@ async function run(
     last = Math.max(last, at);
   }
   const seconds = (last - t0) / 1000;
+  const { dispatch, send } = await hops(store, rx.answered, appendedAt);
   return {
     scenario,
     load: load.name,
@@ -165,6 +171,8 @@ async function run(
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    dispatch,
+    send,
     notes:
       latencies.length < EVENTS
         ? `${notes}; only ${latencies.length}/${EVENTS} within ${SCENARIO_MS / 1000} s (the others: ${await whereAreThey(
@@ -173,6 +181,32 @@ async function run(
           )})`
         : notes,
   };
+}
+
+/**
+ * Splits each answered delivery's latency at the moment its WebhookDeliveryScheduled was appended (the event's
+ * createdAt, taken just before that append on the same machine's clock): where the time goes.
+ */
+async function hops(
+  store: EventStorePort,
+  answered: ReadonlyMap<string, number>,
+  appendedAt: ReadonlyMap<string, number>,
+): Promise<{ dispatch: [number, number]; send: [number, number] }> {
+  const dispatch: number[] = [];
+  const send: number[] = [];
+  const ids = [...answered.keys()].filter((id) => appendedAt.has(id));
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const read = await store.readStreams(chunk.map((id) => streams.webhookDelivery(id)));
+    for (const id of chunk) {
+      const scheduled = read.get(streams.webhookDelivery(id))?.[0];
+      if (!scheduled) continue;
+      const at = Date.parse(scheduled.createdAt);
+      dispatch.push(at - appendedAt.get(id)!);
+      send.push(answered.get(id)! - at);
+    }
+  }
+  return { dispatch: [percentile(dispatch, 50), percentile(dispatch, 99)], send: [percentile(send, 50), percentile(send, 99)] };
 }
 
 /** What the delivery log says of deliveries that did not arrive: their status and the last attempt's error, counted. */
@@ -202,7 +236,15 @@ const percentile = (xs: readonly number[], p: number): number => {
 };
 
 async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<Result[]> {
-  const cfg = loadConfig({ DATA_DIR: 'memory://', LOG_LEVEL: 'silent', DEV_ACCOUNT: 'false', ROLE: 'all', SECRETS_KEY });
+  const cfg = loadConfig({
+    DATA_DIR: 'memory://',
+    LOG_LEVEL: 'silent',
+    DEV_ACCOUNT: 'false',
+    ROLE: 'all',
+    SECRETS_KEY,
+    EVENT_BATCH_LINGER_MS: process.env.EVENT_BATCH_LINGER_MS,
+    WEBHOOK_CONCURRENCY: process.env.WEBHOOK_CONCURRENCY,
+  });
   const rt = await createRuntime(cfg, createLogger('silent'));
   try {
     const accountId = await setUpAccount(rt, rx.url);
@@ -216,7 +258,7 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
           rt.get(PLATFORM.ReadDb),
           accountId,
           rx,
-          `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}`,
+          `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}, EVENT_BATCH_LINGER_MS ${cfg.EVENT_BATCH_LINGER_MS ?? 4}`,
         ),
       );
     return out;
@@ -262,6 +304,8 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
       ROLE: 'api',
       DATABASE_POOL_SIZE: '16',
       SECRETS_KEY,
+      EVENT_BATCH_LINGER_MS: process.env.EVENT_BATCH_LINGER_MS,
+      WEBHOOK_CONCURRENCY: process.env.WEBHOOK_CONCURRENCY,
     });
     const rt = await createRuntime(cfg, createLogger('silent'));
     try {
@@ -276,7 +320,7 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
             rt.get(PLATFORM.ReadDb),
             accountId,
             rx,
-            `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
+            `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_BATCH_LINGER_MS ${cfg.EVENT_BATCH_LINGER_MS ?? 0}`,
           ),
         );
       }
@@ -289,7 +333,19 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
 }
 
 function print(results: readonly Result[]): void {
-  const header = ['scenario', 'load', 'delivered', 'time s', 'deliveries/s', 'p50 ms', 'p99 ms', 'notes'];
+  const header = [
+    'scenario',
+    'load',
+    'delivered',
+    'time s',
+    'deliveries/s',
+    'p50 ms',
+    'p99 ms',
+    'dispatch p50/p99',
+    'send p50/p99',
+    'notes',
+  ];
+  const pair = ([a, b]: [number, number]) => `${a.toFixed(0)}/${b.toFixed(0)}`;
   const rows = results.map((r) => [
     r.scenario,
     r.load,
@@ -298,6 +354,8 @@ function print(results: readonly Result[]): void {
     r.perSecond.toFixed(0),
     r.p50.toFixed(1),
     r.p99.toFixed(1),
+    pair(r.dispatch),
+    pair(r.send),
     r.notes,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -310,7 +368,10 @@ async function main(): Promise<void> {
   process.stdout.write(
     `webhook delivery bench: a burst of ${EVENTS} events (${APPENDERS} appenders), then ${PACED} events at ${PACED_RATE}/s; local receiver answering 200\n`,
   );
-  process.stdout.write('latency = append committed -> receiver answered 200 (dispatch, schedule, claim, signed POST)\n\n');
+  process.stdout.write('latency = append committed -> receiver answered 200 (dispatch, schedule, claim, signed POST)\n');
+  process.stdout.write(
+    'dispatch = append committed -> WebhookDeliveryScheduled appended; send = that -> receiver answered 200 (projector, claim, POST)\n\n',
+  );
   const rx = await startReceiver();
   const results: Result[] = [];
   const floors = new Map<number, number>();
