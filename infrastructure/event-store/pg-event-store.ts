@@ -79,6 +79,7 @@ export class PgEventStore implements EventStorePort {
   private readonly signals: AppendSignals;
   private readonly queue: QueuedAppend[] = [];
   private inFlight = 0;
+  private pumpScheduled = false;
   private readonly maxInFlight: number;
   private readonly tail = new LogTail(
     (after, maxCount) => this.readTable(after, maxCount),
@@ -88,7 +89,14 @@ export class PgEventStore implements EventStorePort {
   constructor(
     private readonly db: Kysely<Db>,
     private readonly clock: ClockPort,
-    private readonly o: { pollIntervalMs?: number; signals?: AppendSignals; appendConcurrency?: number; batchLingerMs?: number } = {},
+    private readonly o: {
+      pollIntervalMs?: number;
+      signals?: AppendSignals;
+      appendConcurrency?: number;
+      batchLingerMs?: number;
+      /** start an idle append only once this turn of the event loop is over, so that appends made in the same turn go together */
+      gatherAppends?: boolean;
+    } = {},
   ) {
     this.signals = o.signals ?? new InProcessSignals();
     this.maxInFlight = o.appendConcurrency ?? 4;
@@ -98,7 +106,14 @@ export class PgEventStore implements EventStorePort {
     if (events.length === 0) return Promise.reject(new Error('appendToStream needs at least one event'));
     return new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ stream, events, expectedRevision: o.expectedRevision, resolve, reject });
-      this.pump();
+      if (!this.o.gatherAppends) this.pump();
+      else if (!this.pumpScheduled) {
+        this.pumpScheduled = true;
+        setImmediate(() => {
+          this.pumpScheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
@@ -112,7 +127,7 @@ export class PgEventStore implements EventStorePort {
   /**
    * Group commit (docs/event-store.md#appending): at most `appendConcurrency` append statements run at once;
    * appends that arrive meanwhile wait and go together in the next statement, one transaction and one commit
-   * for all of them. A lone append goes at once, alone.
+   * for all of them. A lone append goes at once, alone (with `gatherAppends`, at the end of the event loop turn).
    */
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {

@@ -51,6 +51,8 @@ export const platform = {
             pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
             // embedded, one thread runs every stage: batches halve the work per event there; on a server, measured, no gain
             batchLingerMs: cfg.EVENT_BATCH_LINGER_MS ?? (r(PLATFORM.Database).kind === 'pglite' ? 4 : 0),
+            // embedded, appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
+            gatherAppends: r(PLATFORM.Database).kind === 'pglite',
             // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
             appendConcurrency: r(PLATFORM.Database).kind === 'pglite' ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
             signals: r(PLATFORM.AppendSignals),
