@@ -9,12 +9,14 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
-import type { WebhookEventRegistry } from './registry.js';
+import type { WebhookDescription, WebhookEventRegistry, WebhookMapping } from './registry.js';
 import { type ConversationContextPort, pickWebhook, type WebhookQueries, type WebhookView } from './webhook.port.js';
 
 export const WEBHOOK_ACTOR = 'system:webhooks';
 
 type Lookup = (accountId: string, agentId: string | null) => Promise<WebhookView[]>;
+/** An event that a webhook event is mapped to, with what it says of itself. */
+type Described = Readonly<{ e: RecordedEvent; mapping: WebhookMapping; d: WebhookDescription }>;
 type Schedule = Readonly<{ input: Extract<CommandInput<WebhookDeliveryCommand>, { type: 'ScheduleDelivery' }>; ctx: RequestContext }>;
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
@@ -53,10 +55,14 @@ export class WebhookDispatcher implements Reactor {
     if (batch.length === 0) return;
     await this.configCaughtUp(batch.at(-1)!.checkpoint);
     // the batch's webhooks are looked up once per account; its deliveries scheduled in one append
-    const lookup = await this.lookUpWebhooks(batch);
+    const described = batch.flatMap((e) => {
+      const x = this.describe(e);
+      return x ? [x] : [];
+    });
+    const lookup = await this.lookUpWebhooks(described);
     const scheduled: Schedule[] = [];
-    await forEachLimited(batch, this.o.concurrency ?? 8, async (e) => {
-      const s = await this.plan(e, lookup);
+    await forEachLimited(described, this.o.concurrency ?? 8, async (x) => {
+      const s = await this.plan(x, lookup);
       if (s) scheduled.push(s);
     });
     await this.exec.executeMany(
@@ -71,11 +77,9 @@ export class WebhookDispatcher implements Reactor {
   }
 
   /** The webhooks the batch's events may go to: one look-up per account, for all the agents its events are about. */
-  private async lookUpWebhooks(batch: readonly RecordedEvent[]): Promise<Lookup> {
+  private async lookUpWebhooks(described: readonly Described[]): Promise<Lookup> {
     const agentsOf = new Map<string, Set<string>>();
-    for (const e of batch) {
-      const d = this.registry.get(e.type)?.describe(e);
-      if (!d) continue;
+    for (const { e, d } of described) {
       const agents = agentsOf.get(e.metadata.accountId) ?? new Set<string>();
       if (d.agentId) agents.add(d.agentId);
       agentsOf.set(e.metadata.accountId, agents);
@@ -105,17 +109,22 @@ export class WebhookDispatcher implements Reactor {
 
   /** Schedules the event's delivery on its own; returns the delivery id, or null when the event goes nowhere. */
   async dispatch(e: RecordedEvent): Promise<string | null> {
-    const s = await this.plan(e, (accountId, agentId) => this.webhooks.candidates(accountId, agentId ? [agentId] : []));
+    const x = this.describe(e);
+    const s = x && (await this.plan(x, (accountId, agentId) => this.webhooks.candidates(accountId, agentId ? [agentId] : [])));
     if (!s) return null;
     await this.exec.execute(webhookDeliveryDecider, streams.webhookDelivery(s.input.data.deliveryId), s.input, s.ctx);
     return s.input.data.deliveryId;
   }
 
-  /** What the event's delivery is: the webhook it goes to and the envelope; null when it goes nowhere. */
-  private async plan(e: RecordedEvent, lookup: Lookup): Promise<Schedule | null> {
+  /** The event's mapping and what it says of itself; null when no webhook event is mapped to it. */
+  private describe(e: RecordedEvent): Described | null {
     const mapping = this.registry.get(e.type);
     const d = mapping?.describe(e) ?? null;
-    if (!mapping || !d) return null;
+    return mapping && d ? { e, mapping, d } : null;
+  }
+
+  /** What the event's delivery is: the webhook it goes to and the envelope; null when it goes nowhere. */
+  private async plan({ e, mapping, d }: Described, lookup: Lookup): Promise<Schedule | null> {
     const accountId = e.metadata.accountId;
     const target = pickWebhook(await lookup(accountId, d.agentId), d.agentId, e.checkpoint);
     if (!target || target.status === 'disabled') return null;

@@ -32,7 +32,7 @@ export const ConfigSchema = z.object({
   /** how long a write waits for the read models before answering 503 */
   READ_MODEL_TIMEOUT_MS: int(5000, 1, 120_000),
   EVENT_POLL_INTERVAL_MS: int(1000, 5, 60_000),
-  /** unset: 4 ms embedded (PGlite), 0 on a server (docs/event-store.md#wake-ups) */
+  /** unset: 4 ms embedded (PGlite), 0 on a server (docs/event-store.md#batch-linger) */
   EVENT_BATCH_LINGER_MS: z.coerce.number().int().min(0).max(1000).optional(),
   EVENT_APPEND_CONCURRENCY: int(4, 1, 64),
   /** endpoint throttle: requests per key (or client address) per window */

@@ -33,8 +33,9 @@ export function runSubscriptionLoop(o: {
   handler: SubscriptionHandler;
   onError?: (err: unknown) => void;
   /**
-   * After a batch during which more events were notified, wait this long before reading again, so that a busy
-   * subscription takes its events in batches rather than one by one (docs/event-store.md#wake-ups). 0: never.
+   * After a batch, wait this long before reading again, so that a busy subscription takes its events in batches
+   * rather than one by one; an event that comes while it is idle is read at once (docs/event-store.md#batch-linger).
+   * 0: never.
    */
   lingerMs?: number;
 }): Subscription {

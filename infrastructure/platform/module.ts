@@ -44,20 +44,21 @@ export const platform = {
     b.factory(PLATFORM.AppendSignals, (r) =>
       cfg.DATABASE_URL ? new PgNotifySignals(cfg.DATABASE_URL, r(PLATFORM.Logger)) : new InProcessSignals(),
     );
-    b.factory(PLATFORM.EventStore, (r) =>
-      cfg.EVENTSTORE_URL
-        ? new EsdbEventStore(cfg.EVENTSTORE_URL)
-        : new PgEventStore(r(PLATFORM.Database).db, r(PLATFORM.Clock), {
-            pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
-            // embedded, one thread runs every stage: batches halve the work per event there; on a server, measured, no gain
-            batchLingerMs: cfg.EVENT_BATCH_LINGER_MS ?? (r(PLATFORM.Database).kind === 'pglite' ? 4 : 0),
-            // embedded, appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
-            gatherAppends: r(PLATFORM.Database).kind === 'pglite',
-            // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
-            appendConcurrency: r(PLATFORM.Database).kind === 'pglite' ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
-            signals: r(PLATFORM.AppendSignals),
-          }),
-    );
+    b.factory(PLATFORM.EventStore, (r) => {
+      if (cfg.EVENTSTORE_URL) return new EsdbEventStore(cfg.EVENTSTORE_URL);
+      const { db, kind } = r(PLATFORM.Database);
+      const embedded = kind === 'pglite';
+      return new PgEventStore(db, r(PLATFORM.Clock), {
+        pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
+        // embedded, one thread runs every stage: batches halve the work per event there; on a server, measured, no gain
+        batchLingerMs: cfg.EVENT_BATCH_LINGER_MS ?? (embedded ? 4 : 0),
+        // embedded, appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
+        gatherAppends: embedded,
+        // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
+        appendConcurrency: embedded ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
+        signals: r(PLATFORM.AppendSignals),
+      });
+    });
     b.factory(PLATFORM.ProjectionEngine, (r) => {
       const engine = new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
         leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,

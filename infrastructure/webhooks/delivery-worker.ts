@@ -65,11 +65,11 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     while (!this.stopped) {
       this.woken = false;
       let claimed: ClaimedAttempt[] = [];
-      const free = this.o.concurrency - this.inFlight.size;
-      if (free < this.refillAt && this.inFlight.size > 0) {
+      if (!this.mayRefill()) {
         await this.sleep(); // a finished attempt wakes the loop once enough slots are free
         continue;
       }
+      const free = this.o.concurrency - this.inFlight.size;
       try {
         claimed = await this.claim(free);
       } catch (err) {
@@ -79,6 +79,11 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
       if (claimed.length > 0) this.track(claimed);
       if (claimed.length === 0 || claimed.length === free) await this.sleep();
     }
+  }
+
+  /** Whether to claim again: nothing in flight, or a quarter of the slots free (not one claim per finished send). */
+  private mayRefill(): boolean {
+    return this.inFlight.size === 0 || this.o.concurrency - this.inFlight.size >= this.refillAt;
   }
 
   private claim(limit: number): Promise<ClaimedAttempt[]> {
@@ -103,8 +108,8 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         )
         .finally(() => {
           this.inFlight.delete(p);
-          // refill in batches, not one claim (and one read) per finished attempt; docs/webhooks.md#how-deliveries-flow
-          if (this.inFlight.size === 0 || this.o.concurrency - this.inFlight.size >= this.refillAt) this.wake();
+          // docs/webhooks.md#how-deliveries-flow
+          if (this.mayRefill()) this.wake();
         });
       this.inFlight.add(p);
     });

@@ -331,7 +331,6 @@ export class SandboxRichProvider implements RichProviderPort {
   // --- the reports worker's side ---
 
   /** Only a message's earliest unmade report can be claimed, so `read` never comes before `delivered` (docs/sandbox.md#rich-reports). */
-
   async claim(o: { now: Date; limit: number; workerId: string; leaseMs: number }): Promise<ClaimedRichReport[]> {
     const now = o.now.toISOString();
     const until = new Date(o.now.getTime() + o.leaseMs).toISOString();
