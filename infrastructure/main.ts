@@ -35,10 +35,11 @@ async function main(): Promise<void> {
       `Web call demo: ${base}/web-call  (talk to an agent in the browser)`,
       `Console: ${base}/console`,
     ];
-    if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
     if (local.adminTokenCreated) lines.push(`Admin token (for /admin and /sandbox, kept in ${local.adminTokenFile}): ${cfg.ADMIN_TOKEN}`);
     else if (local.adminTokenFile) lines.push(`Admin token (for /admin and /sandbox): in ${local.adminTokenFile}`);
     else if (!cfg.ADMIN_TOKEN) lines.push('Admin and sandbox APIs disabled: set ADMIN_TOKEN to use them');
+    // the key is shown once: last, so nothing printed at start pushes it out of sight (docs/operations.md#what-start-up-prints)
+    if (dev) lines.push(`Development account ${dev.accountId} created. API key (shown once, save it): ${dev.apiKey}`);
     process.stdout.write(`${lines.join('\n')}\n`);
   } else {
     process.stdout.write(`Agent platform worker running (${mode})\n`);

@@ -100,6 +100,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
   const clock = get(PLATFORM.Clock);
   const app = buildApp({
     log,
+    accessLogLevel: cfg.ACCESS_LOG_LEVEL ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'debug' : 'info'),
     capabilities,
     resolve: get,
     publicUrl: cfg.PUBLIC_URL,

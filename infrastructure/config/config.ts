@@ -27,6 +27,8 @@ export const ConfigSchema = z.object({
   /** failed API-key authentications allowed per client address per THROTTLE_WINDOW_SECONDS before 429 */
   AUTH_FAILURES_PER_CLIENT: int(20, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** the level of the one log line per request; unset: debug in sandbox mode, info in live mode (docs/operations.md#logs) */
+  ACCESS_LOG_LEVEL: z.enum(['info', 'debug']).optional(),
   /** api: serve HTTP; worker: run projectors (and later reactors); all: both (the default) */
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   /** how long a write waits for the read models before answering 503 */

@@ -13,6 +13,8 @@ import { buildDocument, OpenAPIRegistry } from './openapi.js';
 
 export type AppDeps = Readonly<{
   log: LoggerPort;
+  /** the level of the per-request log line (docs/operations.md#logs) */
+  accessLogLevel?: 'info' | 'debug';
   capabilities: readonly Capability[];
   resolve: Resolve;
   publicUrl?: string | undefined;
@@ -37,7 +39,7 @@ export function buildApp(d: AppDeps): Express {
   // the raw body stays beside the parsed one for callbacks signed over their exact bytes (docs/chatapp.md#receiving-from-the-real-platform)
   app.use(
     requestId,
-    accessLog(d.log),
+    accessLog(d.log, d.accessLogLevel),
     express.json({
       limit: '1mb',
       verify: (req, _res, buf) => {

@@ -27,14 +27,14 @@ export const httpDuration = new client.Histogram({
 
 /** One log line and one metric sample per request, labelled by the route pattern (never the raw path). */
 export const accessLog =
-  (log: LoggerPort): RequestHandler =>
+  (log: LoggerPort, level: 'info' | 'debug' = 'info'): RequestHandler =>
   (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
       httpDuration.observe({ method: req.method, route: `${req.baseUrl}${route}`, status: String(res.statusCode) }, seconds);
-      log.info(
+      log[level](
         {
           requestId: res.locals.requestId,
           method: req.method,
