@@ -23,9 +23,12 @@ export const ValidationErrorBody = ErrorEnvelope.extend({
 
 export const PlainError = z.object({ detail: z.string(), request_id: z.string() }).openapi('PlainError');
 
+/** Operator and sandbox operations: listed after the public API's (docs/api.md#the-api-description-openapijson-and-docs). */
+const OPERATOR_TAGS = new Set(['admin', 'sandbox']);
+
 export function buildDocument(registry: OpenAPIRegistry, serverUrl: string | undefined) {
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Agent voice and messaging platform',
@@ -36,6 +39,14 @@ export function buildDocument(registry: OpenAPIRegistry, serverUrl: string | und
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearerAuth: [] }],
   });
+  // the docs page opens on the public API: its paths and tags first, the operator's and the sandbox's last
+  const tagsOf = (item: object) => Object.values(item).flatMap((op) => ((op as { tags?: string[] }).tags ?? []) as string[]);
+  const operatorOnly = (item: object) => tagsOf(item).some((t) => OPERATOR_TAGS.has(t));
+  const entries = Object.entries(doc.paths ?? {});
+  doc.paths = Object.fromEntries([...entries.filter(([, i]) => !operatorOnly(i)), ...entries.filter(([, i]) => operatorOnly(i))]);
+  const tags = [...new Set(entries.flatMap(([, i]) => tagsOf(i)))];
+  doc.tags = [...tags.filter((t) => !OPERATOR_TAGS.has(t)), ...tags.filter((t) => OPERATOR_TAGS.has(t))].map((name) => ({ name }));
+  return doc;
 }
 
 export { OpenAPIRegistry };

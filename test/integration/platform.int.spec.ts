@@ -137,6 +137,18 @@ describe('HTTP platform', () => {
       expect(doc.components.schemas.CreateAgentRequest.required).to.include('name');
       expect(Object.keys(create.responses)).to.include.members(['200', '401', '422']);
     });
+    it('opens on the public API: its paths and tags come before the operator and sandbox ones', async () => {
+      const doc = (await app.call('GET', '/openapi.json')).body;
+      const operator = (item: Record<string, { tags?: string[] }>) =>
+        Object.values(item).some((op) => (op.tags ?? []).some((t) => t === 'admin' || t === 'sandbox'));
+      const kinds = Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>).map(operator);
+      expect(kinds[0], Object.keys(doc.paths)[0]).to.equal(false);
+      expect(kinds.indexOf(true)).to.be.greaterThan(0);
+      expect(kinds.slice(kinds.indexOf(true)).every(Boolean), 'no public path after the first operator path').to.equal(true);
+      const tags = (doc.tags as { name: string }[]).map((t) => t.name);
+      expect(tags.slice(-2).sort()).to.deep.equal(['admin', 'sandbox']);
+      expect(tags).to.include('messages');
+    });
     it('exposes Prometheus metrics including request durations', async () => {
       await app.call('GET', '/v1/agents', { key: acme.apiKey });
       const m = await app.call('GET', '/metrics');
