@@ -31,6 +31,7 @@ const page = (script: string, style: string | null) =>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Agent platform console</title>
+  <link rel="icon" href="/favicon.ico">
   ${style ? `<link rel="stylesheet" href="/console/${style}">` : ''}
 </head>
 <body>

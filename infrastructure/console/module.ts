@@ -14,6 +14,12 @@ const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
+/** The site's icon (a 32-pixel PNG), for the console and every other page of this server. */
+const FAVICON = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAYAAABzenr0AAAAcElEQVR42mNgwAHMDRb/pyZmIAZQ21KSHEMvy7E6gt6WYzhiZDtgoCyHO2LIOwAE6O4AfIDmDiAG0MwBpACqO4AcMOoAqjmAEjAaBcPHAQNeDgyKknBQ1AWDojYcbZAMm3bhaLN88HTNBkXndKC65wCv6tTwJgq0dgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
 /**
  * The web console at `/console` (docs/console.md): built once per process, in memory, on the first request, and
  * served as static files by the API process itself. The page needs no key to load; everything it shows comes
@@ -39,6 +45,9 @@ export const webConsole = {
         }
         res.send(f.body);
       };
+      api.router.get('/favicon.ico', (_req, res) => {
+        res.set({ 'content-type': 'image/png', 'cache-control': 'public, max-age=86400' }).send(FAVICON);
+      });
       api.router.get(['/console', '/console/', '/console/index.html'], async (req, res) => {
         const f = (await load()).get('index.html') as ConsoleFile;
         send(req, res, f, 'no-cache');

@@ -238,4 +238,56 @@ describe('the web console in a real browser', function () {
     expect(pixelsOf(byNumber, GREEN), 'the calls bar').to.be.greaterThan(100);
     await shot(page, 'usage');
   });
+
+  it("lists an agent's own webhook and names each delivery's webhook, shows chat-app numbers, an unjoined web call, and an icon", async () => {
+    const agents = (await app.call('GET', '/v1/agents', { key })).body.data as { id: string; name: string }[];
+    const concierge = agents.find((a) => a.name === 'Concierge')!;
+    expect((await app.call('POST', `/v1/agents/${concierge.id}/webhook`, { key, body: { url: `${rx.url}/own` } })).status).to.equal(200);
+    const connection = await app.call('POST', '/integrations/chatapp/connections', {
+      key,
+      body: { business_account_id: '200000000000001', access_token: 'sandbox-token' },
+    });
+    const bound = await app.call('POST', `/integrations/chatapp/${connection.body.id}/numbers`, {
+      key,
+      body: { phone_number_id: '300000000000011', agent_id: concierge.id },
+    });
+    expect(bound.body.status).to.equal('bound');
+    const web = await app.call('POST', '/v1/calls/web', { key, body: { agentId: concierge.id } });
+    // nobody joins: once its token has expired (on the sandbox clock) the sweeper ends it
+    await app.call('POST', '/sandbox/clock', { key: ADMIN_TOKEN, body: { advanceSeconds: 120 } });
+    await eventually(
+      async () =>
+        (await app.call('GET', `/v1/calls/${web.body.callId}`, { key })).body.disconnectionReason === 'canceled' ? true : undefined,
+      'the unjoined web call ended',
+      60_000,
+    );
+
+    await page.goto(`${app.url}/console#/webhooks`);
+    const own = page.locator('[data-table="agent-webhooks"]');
+    await own.getByText('Concierge').waitFor({ timeout: 30_000 });
+    expect(await own.innerText()).to.include(`${rx.url}/own`);
+    // the texts' deliveries went to the master webhook; the web call's end went to the agent's own
+    await page.locator('tr[data-delivery] td.webhook', { hasText: "Concierge's webhook" }).first().waitFor({ timeout: 30_000 });
+    expect(new Set(await page.locator('tr[data-delivery] td.webhook').allInnerTexts())).to.deep.equal(
+      new Set(['master webhook', "Concierge's webhook"]),
+    );
+
+    await page.goto(`${app.url}/console#/numbers`);
+    const chat = page.locator('[data-table="chatapp-numbers"]');
+    await chat.getByText('+447700900501').waitFor({ timeout: 30_000 });
+    expect(await chat.innerText())
+      .to.include('Sandbox Coffee Co.')
+      .and.include('Concierge');
+
+    await page.goto(`${app.url}/console#/calls`);
+    const row = page.locator('[data-table="calls"] tr', { hasText: web.body.callId });
+    await row.waitFor();
+    expect(await row.locator('.badge').innerText()).to.equal('not joined');
+    expect(pixelsOf(await shot(row.locator('.badge'), 'unjoined-web-call'), RED), 'no red badge').to.equal(0);
+
+    const icon = await fetch(`${app.url}/favicon.ico`);
+    expect(icon.status).to.equal(200);
+    expect(icon.headers.get('content-type')).to.equal('image/png');
+    expect(PNG.sync.read(Buffer.from(await icon.arrayBuffer())).width).to.equal(32);
+  });
 });

@@ -13,6 +13,7 @@ export function tone(status: string | null | undefined): string {
     case 'completed':
     case 'received':
     case 'active':
+    case 'bound':
     case 'recovered':
       return 'good';
     case 'failed':
@@ -21,6 +22,10 @@ export function tone(status: string | null | undefined): string {
       return 'bad';
     case 'failing':
       return 'warn';
+    case 'not joined':
+    case 'released':
+    case 'unbound':
+      return 'idle';
     default:
       return 'busy';
   }

@@ -25,6 +25,9 @@ type Turn = {
   startedAt: string;
 };
 
+/** A web call nobody joined ends `failed` with reason `canceled` (docs/calls.md#web-calls): nothing went wrong. */
+const shownStatus = (c: CallRow) => (c.direction === 'web' && c.disconnectionReason === 'canceled' ? 'not joined' : c.status);
+
 /** The account's calls, newest first. */
 export function CallsPage() {
   const list = useApi<{ data: CallRow[] }>('/v1/calls?limit=100', { everyMs: 5000 });
@@ -55,7 +58,7 @@ export function CallsPage() {
               <td>{c.fromNumber}</td>
               <td>{c.toNumber}</td>
               <td>
-                <Badge status={c.status} />
+                <Badge status={shownStatus(c)} />
               </td>
               <td>{time(c.startedAt)}</td>
               <td>{c.durationSeconds === null ? '–' : `${c.durationSeconds} s`}</td>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { Badge, Chart, COLORS, Problem, Section } from '../components.js';
 import { ms, time } from '../format.js';
@@ -23,6 +23,8 @@ type Delivery = {
   nextRetryAt: string | null;
   createdAt: string;
   test: boolean;
+  webhookId: string | null;
+  agentId: string | null;
   attempts: Attempt[];
 };
 type Notice = {
@@ -36,6 +38,34 @@ type Notice = {
 type Log = { items: Delivery[]; total: number; notices: Notice[] };
 type Stats = { byHour: { hour: string; success: number; failed: number; pending: number }[] };
 type Webhook = { id: string; url: string; status: string } | null;
+type Agent = { id: string; name: string };
+type AgentWebhook = { agent: Agent; webhook: NonNullable<Webhook> };
+
+/** Every agent's own webhook (`GET /v1/agents/{id}/webhook`, null when it has none), asked again every `everyMs`. */
+function useAgentWebhooks(agents: Agent[] | undefined, everyMs: number): { data: AgentWebhook[]; error: string | null } {
+  const [data, setData] = useState<AgentWebhook[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => setTick((n) => n + 1), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  useEffect(() => {
+    if (!agents) return;
+    let live = true;
+    Promise.all(agents.map(async (agent) => ({ agent, webhook: await api<Webhook>(`/v1/agents/${agent.id}/webhook`) })))
+      .then((all) => {
+        if (!live) return;
+        setData(all.filter((w): w is AgentWebhook => w.webhook !== null));
+        setError(null);
+      })
+      .catch((e: unknown) => live && setError(e instanceof Error ? e.message : String(e)));
+    return () => {
+      live = false;
+    };
+  }, [agents, tick]);
+  return { data, error };
+}
 
 /** The delivery log: notices, a chart of deliveries and failures, every delivery with its attempts, "Send again". */
 export function WebhooksPage() {
@@ -43,6 +73,16 @@ export function WebhooksPage() {
   const log = useApi<Log>('/v1/webhooks/deliveries?limit=100', { everyMs: 3000 });
   const stats = useApi<Stats>('/v1/webhooks/deliveries/stats?hours=168', { everyMs: 5000 });
   const hook = useApi<Webhook>('/v1/webhooks', { everyMs: 5000 });
+  const agents = useApi<{ data: Agent[] }>('/v1/agents?limit=100', { everyMs: 30000 });
+  const agentHooks = useAgentWebhooks(agents.data?.data, 15000);
+  const agentName = (id: string | null) => (id ? (agents.data?.data.find((a) => a.id === id)?.name ?? id) : null);
+  // which webhook a delivery went to: the master webhook, or an agent's own
+  const target = (d: Delivery) => {
+    const own = agentHooks.data.find((w) => w.webhook.id === d.webhookId);
+    if (own) return `${own.agent.name}'s webhook`;
+    if (hook.data && hook.data.id === d.webhookId) return 'master webhook';
+    return d.webhookId ?? '–';
+  };
   const sendAgain = async (id: string) => {
     setSent((s) => ({ ...s, [id]: 'sending…' }));
     try {
@@ -65,15 +105,37 @@ export function WebhooksPage() {
   }
   return (
     <>
-      <Section title="Webhook">
-        <Problem error={hook.error} />
+      <Section title="Webhooks">
+        <Problem error={hook.error ?? agentHooks.error} />
         {hook.data ? (
           <p data-webhook-status>
-            <span class="mono">{hook.data.url}</span> <Badge status={hook.data.status} />
+            Master: <span class="mono">{hook.data.url}</span> <Badge status={hook.data.status} />
           </p>
         ) : (
           <p class="empty">No master webhook is configured.</p>
         )}
+        {agentHooks.data.length > 0 ? (
+          <table data-table="agent-webhooks">
+            <thead>
+              <tr>
+                <th>Agent</th>
+                <th>URL</th>
+                <th>Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {agentHooks.data.map((w) => (
+                <tr key={w.webhook.id} data-agent-webhook={w.webhook.id}>
+                  <td>{w.agent.name}</td>
+                  <td class="mono">{w.webhook.url}</td>
+                  <td>
+                    <Badge status={w.webhook.status} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
         <ul class="notices" data-notices>
           {(log.data?.notices ?? []).map((n) => (
             <li key={n.id} class={`notice ${n.kind}`}>
@@ -107,6 +169,7 @@ export function WebhooksPage() {
             <tr>
               <th>Delivery</th>
               <th>Event</th>
+              <th>Webhook</th>
               <th>Status</th>
               <th>Attempts</th>
               <th>Last attempt</th>
@@ -139,6 +202,9 @@ export function WebhooksPage() {
                 </td>
                 <td>
                   {d.eventType} {d.test ? <span class="tag">test</span> : null}
+                </td>
+                <td class="webhook" title={agentName(d.agentId) ?? undefined}>
+                  {target(d)}
                 </td>
                 <td class="status">
                   <Badge status={d.status} />
