@@ -11,6 +11,8 @@ export interface ErrorCodes {
   FORBIDDEN: true;
   SUB_ACCOUNT_FORBIDDEN: true;
   NOT_FOUND: true;
+  /** a known path asked with a method it does not have */
+  METHOD_NOT_ALLOWED: true;
   THROTTLED: true;
   RATE_LIMITED: true;
   CONCURRENCY_CONFLICT: true;

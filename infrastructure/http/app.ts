@@ -11,6 +11,9 @@ import { adminGuard, sandboxGuard } from './guards.js';
 import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
 
+/** HTTP methods in the order an `Allow` header lists them. */
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
+
 export type AppDeps = Readonly<{
   log: LoggerPort;
   /** the level of the per-request log line (docs/operations.md#logs) */
@@ -100,7 +103,20 @@ export function buildApp(d: AppDeps): Express {
 
   app.use(v1);
 
-  app.use((_req, res) => {
+  // a known path asked with a method it does not have is a 405 naming the methods it has (docs/api.md#methods)
+  const known = Object.entries(document.paths ?? {}).map(([path, item]) => ({
+    pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+    methods: Object.keys(item ?? {}).map((m) => m.toUpperCase()),
+  }));
+  app.use((req, res) => {
+    const methods = new Set(known.filter((k) => k.pattern.test(req.path)).flatMap((k) => k.methods));
+    if (methods.has('GET')) methods.add('HEAD');
+    const allowed = HTTP_METHODS.filter((m) => methods.has(m));
+    if (allowed.length > 0 && !allowed.includes(req.method)) {
+      res.setHeader('Allow', allowed.join(', '));
+      sendError(res, 'METHOD_NOT_ALLOWED', `${req.method} is not a method of ${req.path}: it answers ${allowed.join(', ')}`);
+      return;
+    }
     sendError(res, 'NOT_FOUND', 'No such endpoint');
   });
   app.use(errorMiddleware(d.log));

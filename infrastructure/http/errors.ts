@@ -54,6 +54,12 @@ export const PLATFORM_ERRORS = {
     fix: "Check the X-Sub-Account-Id header: it must name a sub-account of the key's account.",
   },
   NOT_FOUND: { ...httpError.notFound, fix: 'Check the method, the path and the id in it.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    shape: 'envelope',
+    type: 'invalid_request_error',
+    fix: 'Use one of the methods the Allow header lists.',
+  },
   THROTTLED: { status: 429, shape: 'plain', type: 'rate_limit_error' },
   RATE_LIMITED: { ...httpError.rateLimited, fix: 'Slow down and retry in a few seconds.' },
   CONCURRENCY_CONFLICT: { ...httpError.conflict, fix: 'Read the resource again and retry.' },
@@ -183,12 +189,17 @@ export function sendError(
     res.status(status).json({ detail: message, request_id: requestId });
     return;
   }
-  const body: Record<string, unknown> = { error: { message, code, type, details: details ?? [] }, request_id: requestId };
-  // 422 also carries the public API's `{detail: [{loc, msg, type}]}` so clients of either shape parse it
-  if (code === 'VALIDATION_ERROR') {
-    body.detail =
-      legacyDetail ?? (details ?? []).map((d) => ({ loc: ['body', ...d.field.split('.').filter(Boolean)], msg: d.message, type: d.type }));
-  }
+  // Beside the envelope, `detail` as the public API's clients read it (docs/compatibility.md#error-bodies): on every
+  // 422 the list `[{loc, msg, type}]` its description gives each 422 (for a refusal that is no field's fault, one
+  // item naming the request and the code), on every other status the message as a string.
+  const detail =
+    status === 422
+      ? (legacyDetail ??
+        (details?.length
+          ? details.map((d) => ({ loc: ['body', ...d.field.split('.').filter(Boolean)], msg: d.message, type: d.type }))
+          : [{ loc: ['body'], msg: message, type: code.toLowerCase() }]))
+      : message;
+  const body = { error: { message, code, type, details: details ?? [] }, detail, request_id: requestId };
   res.status(status).json(body);
 }
 
@@ -233,13 +244,10 @@ export const errorMiddleware =
       return;
     }
     if (bp?.type === 'entity.too.large') {
+      const message = 'The request body is larger than this server accepts. Send a smaller body and retry.';
       res.status(413).json({
-        error: {
-          message: 'The request body is larger than this server accepts. Send a smaller body and retry.',
-          code: 'VALIDATION_ERROR',
-          type: 'validation_error',
-          details: [],
-        },
+        error: { message, code: 'VALIDATION_ERROR', type: 'validation_error', details: [] },
+        detail: message,
         request_id: res.locals.requestId,
       });
       return;
