@@ -4,11 +4,14 @@ import { type AnalyticsQueries, type UsageCounts, zeroCounts } from '../analytic
 import type { ClockPort } from '../ports/clock.port.js';
 import type { AccountQueries } from './account-queries.port.js';
 
-/** The self-serve plan's published limits (docs/accounts.md#usage: the number limit, and this service's own limits). */
-export const SELF_SERVE_PLAN = {
-  name: 'self-serve',
-  limits: { messagesPerMonth: 10_000, voiceMinutesPerMonth: 1_000, maxCallDurationMinutes: 60, concurrentCalls: 5 },
-} as const;
+/**
+ * The self-serve plan's published monthly volumes (docs/accounts.md#usage). The other limits of `plan.limits` are
+ * the ones the platform enforces, read where they are kept (`PlanLimits`).
+ */
+export const SELF_SERVE_PLAN = { name: 'self-serve', volumes: { messagesPerMonth: 10_000, voiceMinutesPerMonth: 1_000 } } as const;
+
+/** The enforced limits usage reports: the live-call cap of an account (a sub-account's own, else the default) and the call length. */
+export type PlanLimits = Readonly<{ concurrentCalls(accountId: string): Promise<number>; maxCallDurationMinutes: number }>;
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
@@ -22,6 +25,7 @@ export class UsageReport {
     private readonly clock: ClockPort,
     private readonly accounts: AccountQueries,
     private readonly analytics: AnalyticsQueries,
+    private readonly limits: PlanLimits,
   ) {}
 
   async forAccount(accountId: string) {
@@ -48,7 +52,15 @@ export class UsageReport {
     const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     const periodEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     return {
-      plan: { name: SELF_SERVE_PLAN.name, limits: { numbers: billing.numberLimit, ...SELF_SERVE_PLAN.limits } },
+      plan: {
+        name: SELF_SERVE_PLAN.name,
+        limits: {
+          numbers: billing.numberLimit,
+          ...SELF_SERVE_PLAN.volumes,
+          maxCallDurationMinutes: this.limits.maxCallDurationMinutes,
+          concurrentCalls: await this.limits.concurrentCalls(accountId),
+        },
+      },
       numbers: { used: billing.numbersUsed, limit: billing.numberLimit, remaining: Math.max(0, billing.numberLimit - billing.numbersUsed) },
       stats: {
         totalMessages: all.messages,

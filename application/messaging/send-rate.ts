@@ -20,10 +20,7 @@ export class SendRateLimiter {
     const tokens = Math.min(this.o.burst, b.tokens + (Math.max(0, now - b.at) / 1000) * this.o.perSecond);
     if (tokens < 1) {
       this.buckets.set(numberId, { tokens, at: now });
-      throw new DomainError(
-        'RATE_LIMITED',
-        `This number sends at most ${this.o.perSecond} messages a second (bursts of ${this.o.burst}); slow down and retry shortly.`,
-      );
+      throw new DomainError('RATE_LIMITED', `This number sends at most ${this.o.perSecond} messages a second (bursts of ${this.o.burst}).`);
     }
     this.buckets.set(numberId, { tokens: tokens - 1, at: now });
     if (this.buckets.size > 10_000) this.prune(now);

@@ -172,17 +172,17 @@ export function outboundRefusal(
   if (s.reengagementLocked)
     return new DomainError(
       'CONVERSATION_INACTIVE',
-      `The conversation was quiet for over ${INACTIVITY_DAYS} days and its one re-engagement message was already sent. It unlocks when the recipient replies.`,
+      `The conversation was quiet for over ${INACTIVITY_DAYS} days and its one re-engagement message was already sent.`,
     );
   if (s.inboundCount === 0 && s.outboundSinceReply >= AWAITING_REPLY_LIMIT)
     return new DomainError(
       'CONVERSATION_AWAITING_REPLY',
-      `${AWAITING_REPLY_LIMIT} messages were sent to this new recipient, who has not replied yet. Sending resumes when they reply.`,
+      `${AWAITING_REPLY_LIMIT} messages were sent to this new recipient, who has not replied yet.`,
     );
   if (s.inboundCount > 0 && s.outboundSinceReply >= rules.streakLimit)
     return new DomainError(
       'CONVERSATION_STREAK_LIMIT',
-      `${s.outboundSinceReply} messages in a row were sent to this recipient without a reply (limit ${rules.streakLimit}). Sending resumes only when they reply.`,
+      `${s.outboundSinceReply} messages in a row were sent to this recipient without a reply (limit ${rules.streakLimit}).`,
     );
   void now;
   return null;

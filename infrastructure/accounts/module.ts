@@ -5,6 +5,7 @@ import type { AccountErrorCode } from '../../domain/account/errors.js';
 import { accountsProjector } from '../../projections/accounts.projector.js';
 import { KyselyAnalyticsQueries } from '../../projections/analytics/analytics.queries.js';
 import { KyselyAccountQueries } from '../../projections/queries/account.queries.js';
+import { CALLS } from '../calls/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m003 from '../db/migrations/003-account-ledger.js';
 import * as m004 from '../db/migrations/004-api-key-usage.js';
@@ -19,7 +20,7 @@ import { ACCOUNTS } from './tokens.js';
 /** Accounts, API keys, sub-accounts, the ledger and billing, usage; the operator (admin) API. */
 export const accounts = {
   name: 'accounts',
-  bind: (b) => {
+  bind: (b, cfg) => {
     b.factory(ACCOUNTS.Queries, (r) => new KyselyAccountQueries(r(PLATFORM.ReadDb)));
     b.factory(ACCOUNTS.Billing, (r) => new Billing(r(PLATFORM.Executor)));
     b.factory(
@@ -28,7 +29,12 @@ export const accounts = {
     );
     b.factory(
       ACCOUNTS.UsageReport,
-      (r) => new UsageReport(r(PLATFORM.Clock), r(ACCOUNTS.Queries), new KyselyAnalyticsQueries(r(PLATFORM.ReadDb))),
+      (r) =>
+        new UsageReport(r(PLATFORM.Clock), r(ACCOUNTS.Queries), new KyselyAnalyticsQueries(r(PLATFORM.ReadDb)), {
+          // the caps the calls capability enforces (docs/calls.md#limits), so usage never publishes another figure
+          concurrentCalls: async (accountId) => (await r(CALLS.Slots).accountLimit(accountId)).limit,
+          maxCallDurationMinutes: Math.floor(cfg.CALL_MAX_DURATION_SECONDS / 60),
+        }),
     );
   },
   routes: {
@@ -48,7 +54,11 @@ export const accounts = {
     ACCOUNT_NOT_FOUND: { ...httpError.notFound, fix: 'Check the account id.' },
     API_KEY_NOT_FOUND: { ...httpError.notFound, fix: 'Check the key id.' },
     INSUFFICIENT_BALANCE: { ...httpError.paymentRequired, fix: 'Add credit to the account and retry.' },
-    NUMBER_LIMIT_REACHED: { ...httpError.plainConflict, fix: 'Release a number you no longer need, or ask for a higher limit.' },
+    NUMBER_LIMIT_REACHED: {
+      ...httpError.plainConflict,
+      // the limit counts numbers over the account's life (docs/accounts.md#money-the-ledger-and-the-number-limit): releasing one frees nothing
+      fix: "The limit counts every number the account has provisioned, released ones included: ask the platform's operator for a higher limit.",
+    },
   } satisfies Record<AccountErrorCode, unknown>,
   cli: accountCliCommands,
 } as const satisfies Capability;

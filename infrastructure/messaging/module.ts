@@ -112,10 +112,10 @@ export const messaging = {
     CONVERSATION_AWAITING_REPLY: { ...httpError.rateLimited, fix: replyAfterReply },
     CONVERSATION_STREAK_LIMIT: { ...httpError.rateLimited, fix: replyAfterReply },
     CONVERSATION_INACTIVE: { ...httpError.rateLimited, fix: replyAfterReply },
-    OUTBOUND_LIMIT_REACHED: { ...httpError.rateLimited, fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.' },
+    OUTBOUND_LIMIT_REACHED: { ...httpError.rateLimited, fix: 'This cap does not clear on retry.' },
     NEW_CONVERSATION_LIMIT_REACHED: {
       ...httpError.rateLimited,
-      fix: 'The daily cap resets at midnight UTC; this cap does not clear on retry.',
+      fix: 'This cap does not clear on retry.',
     },
     INBOUND_ONLY: { ...httpError.unprocessable, fix: 'Wait for the recipient to text this number first, or send from another number.' },
     IDEMPOTENCY_KEY_REUSED: { ...httpError.unprocessable, fix: 'Use a new Idempotency-Key for a different request.' },

@@ -97,6 +97,17 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
       expect(Date.parse(r.body.periodEnd)).to.be.greaterThan(Date.parse(r.body.periodStart));
     });
 
+    it("publishes the call limits that are enforced: the default live-call cap, a sub-account's own cap, the call length", async () => {
+      const fresh = await app.newAccount('Caps');
+      const own = await app.call('GET', '/v1/usage', { key: fresh.apiKey });
+      expect(own.body.plan.limits).to.include({ concurrentCalls: 10, maxCallDurationMinutes: 60 });
+      const sub = (await app.call('POST', '/v1/sub-accounts', { key: fresh.apiKey, body: { name: 'Capped child' } })).body;
+      const put = await app.call('PUT', `/v1/sub-accounts/${sub.id}/call-limit`, { key: fresh.apiKey, body: { maxConcurrentCalls: 3 } });
+      expect(put.body.maxConcurrentCalls).to.equal(3);
+      const child = await app.call('GET', '/v1/usage', { key: fresh.apiKey, headers: { 'x-sub-account-id': sub.id } });
+      expect(child.body.plan.limits.concurrentCalls).to.equal(3);
+    });
+
     it("shows a sub-account its parent's balance and number limit (one bill per customer)", async () => {
       const sub = (await app.call('POST', '/v1/sub-accounts', { key: acme.apiKey, body: { name: 'Billing child' } })).body;
       const r = await app.call('GET', '/v1/usage', { key: acme.apiKey, headers: { 'x-sub-account-id': sub.id } });

@@ -8,6 +8,9 @@ const DAY = 86_400_000;
 let seq = 0;
 const recipient = () => `+1312555${String(1000 + 10 * seq++)}`; // ends in 0: not a landline, not magic
 
+/** A cap's message says how it clears once, not twice in other words (the fix is added at the edge: docs/compatibility.md). */
+const expectSaidOnce = (message: string, words: RegExp) => expect(message.match(words) ?? [], message).to.have.length(1);
+
 describe('messaging: sending, and the caps', function () {
   this.timeout(60_000);
   let app: TestApp;
@@ -110,7 +113,8 @@ describe('messaging: sending, and the caps', function () {
       const r = await send({ to_number: to, body: 'm3' });
       expect(r.status).to.equal(429);
       expect(r.body.error.code).to.equal('CONVERSATION_AWAITING_REPLY');
-      expect(r.body.error.message).to.match(/reply/);
+      expect(r.body.error.message).to.match(/recipient replies/);
+      expectSaidOnce(r.body.error.message, /resume|unlock/gi);
       expect(r.headers.get('retry-after')).to.equal(null);
       const c = await app.call('GET', `/v1/conversations?limit=100`, { key: line.key });
       const conv = c.body.data.find((x: { participant: string }) => x.participant === to);
@@ -130,6 +134,7 @@ describe('messaging: sending, and the caps', function () {
       expect((await send({ to_number: to, body: 'b' }, l)).status).to.equal(201);
       const r = await send({ to_number: to, body: 'c' }, l);
       expect([r.status, r.body.error?.code]).to.deep.equal([429, 'CONVERSATION_STREAK_LIMIT']);
+      expectSaidOnce(r.body.error.message, /resume|unlock/gi);
       clock.advance(DAY); // time does not reset it
       expect((await send({ to_number: to, body: 'c' }, l)).body.error?.code).to.equal('CONVERSATION_STREAK_LIMIT');
       await inbound(app, { from: to, to: l.phoneNumber, body: 'ok' });
@@ -145,6 +150,7 @@ describe('messaging: sending, and the caps', function () {
       expect((await send({ to_number: to, body: 'are you there?' }, l)).status).to.equal(201);
       const r = await send({ to_number: to, body: 'hello?' }, l);
       expect([r.status, r.body.error?.code]).to.deep.equal([429, 'CONVERSATION_INACTIVE']);
+      expectSaidOnce(r.body.error.message, /resume|unlock/gi);
       await inbound(app, { from: to, to: l.phoneNumber, body: 'back' });
       expect((await send({ to_number: to, body: 'welcome back' }, l)).status).to.equal(201);
     });
@@ -158,6 +164,7 @@ describe('messaging: sending, and the caps', function () {
       const third = await send({ to_number: recipient(), body: 'c' }, l);
       expect([third.status, third.body.error?.code]).to.deep.equal([429, 'NEW_CONVERSATION_LIMIT_REACHED']);
       expect(third.body.error.message).to.contain('midnight UTC');
+      expectSaidOnce(third.body.error.message, /midnight/gi);
       expect((await send({ to_number: second, body: 'again' }, l)).status, 'an existing conversation is not new').to.equal(201);
       // the next day: a conversation started yesterday still counts towards today's contacts who never wrote
       const now = clock.now();
@@ -243,6 +250,7 @@ describe('messaging: the send rate', function () {
       expect(limited).to.have.length(1);
       expect(limited[0]!.body.error.code).to.equal('RATE_LIMITED');
       expect(limited[0]!.headers.get('retry-after')).to.equal(null);
+      expectSaidOnce(limited[0]!.body.error.message, /retry/gi);
     } finally {
       await slow.close();
     }
