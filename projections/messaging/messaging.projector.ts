@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { AgentEvent } from '../../domain/agent/agent.decider.js';
 import type { ConsentEvent } from '../../domain/conversation/consent.decider.js';
 import type { ConversationEvent } from '../../domain/conversation/conversation.decider.js';
 import type { MessageEvent } from '../../domain/message/message.decider.js';
@@ -65,7 +66,9 @@ const messageRow = (
  * Conversations, messages (created from their conversation's record, then moved by the message's own stream),
  * reactions, carrier ids and the opt-outs in force (docs/messaging.md#reading).
  */
-export const messagingProjector = defineProjector<ConversationEvent | MessageEvent | ConsentEvent>({
+export const messagingProjector = defineProjector<
+  ConversationEvent | MessageEvent | ConsentEvent | Extract<AgentEvent, { type: 'AgentDeleted' }>
+>({
   name: 'messaging_v1',
   tables: ['conversations', 'messages', 'message_reactions', 'message_carrier_ids', 'opt_outs'],
   on: {
@@ -265,6 +268,15 @@ export const messagingProjector = defineProjector<ConversationEvent | MessageEve
         .where('revision', '<', rowRevision(e));
       if (d.numberId !== null) q = q.where('number_id', 'in', [d.numberId, '']);
       await q.execute();
+    },
+    async AgentDeleted(db, e) {
+      // a deleted agent's conversations are kept with no agent (docs/messaging.md#reading); clearing twice is the same
+      await db
+        .updateTable('conversations')
+        .set({ agent_id: null })
+        .where('account_id', '=', e.data.accountId)
+        .where('agent_id', '=', e.data.agentId)
+        .execute();
     },
   },
 });

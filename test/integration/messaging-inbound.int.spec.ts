@@ -37,6 +37,21 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     return r.body.data.find((c: { participant: string }) => c.participant === participant) as { id: string } | undefined;
   };
 
+  it("keeps a deleted agent's conversations with no agent, as its numbers and calls, with no message after the deletion", async () => {
+    const l = await messagingLine(app, { country: 'CA', name: 'Leaving' });
+    expect((await inbound(app, { from: '+13125550177', to: l.phoneNumber, body: 'hello?' })).status).to.equal(201);
+    const before = await eventually(async () => conversationWith('+13125550177', l), 'the conversation');
+    expect((await app.call('GET', `/v1/conversations/${before.id}`, { key: l.key })).body.agentId).to.equal(l.agentId);
+    expect((await app.call('DELETE', `/v1/agents/${l.agentId}`, { key: l.key })).status).to.equal(200);
+    await eventually(
+      async () => (await app.call('GET', `/v1/conversations/${before.id}`, { key: l.key })).body.agentId === null || undefined,
+      'the conversation without its agent',
+    );
+    const listed = (await app.call('GET', '/v1/conversations', { key: l.key })).body.data;
+    expect(listed.map((c: { agentId: string | null }) => c.agentId)).to.deep.equal([null]);
+    expect((await app.call('GET', `/v1/numbers/${l.numberId}`, { key: l.key })).body.agentId).to.equal(null);
+  });
+
   it('stores an inbound text and sends agent.message with history and the conversation state', async () => {
     const from = recipient();
     const first = await send(from, 'Your table is booked for 8pm.');
