@@ -83,7 +83,7 @@ describe('typed projector definitions', () => {
       [webhookNoticesProjector, ['WebhookDisableWarned', 'WebhookDisabled', 'WebhookRecovered', 'WebhookWarningMailed']],
       [registrationsProjector, registrationEventTypes],
       [contactsProjector, contactEventTypes],
-      [messagingProjector, [...conversationEventTypes, ...messageEventTypes, ...consentEventTypes]],
+      [messagingProjector, [...conversationEventTypes, ...messageEventTypes, ...consentEventTypes, 'AgentDeleted']],
       [
         analyticsMessagesProjector,
         ['OutboundMessageAccepted', 'InboundMessageReceived', 'MessageSubmitted', 'MessageDelivered', 'MessageRead', 'MessageFailed'],
