@@ -117,10 +117,16 @@ export class ChatappCommands {
     const attempt = r.state.status === 'none' ? 0 : r.state.attempt;
     const done = (s: ChatappNumberState) => s.status === 'none' || s.attempt !== attempt || s.status !== 'binding';
     const outcome = await awaitOutcome(this.exec, chatappNumberDecider, stream, done, this.o.platformTimeoutMs);
-    // a refusal is the outcome, shown as the binding's `failed` status with the platform's words (docs/chatapp.md#numbers)
     await this.exec.settle(outcome.events);
     const view = await this.queries.number(ctx.accountId, connectionId, bindingId);
     if (!view) throw new DomainError('CHATAPP_NUMBER_NOT_FOUND', 'Chat-app number not found');
+    // a refusal is kept as the binding's `failed` status with the platform's words, and answered as the refusal it
+    // is, so a client that checks the status code never takes it for bound (docs/chatapp.md#numbers)
+    if (view.status === 'failed')
+      throw new DomainError(
+        'CHATAPP_PLATFORM_REFUSED',
+        `The chat platform refused to bind the number: ${view.failureReason ?? 'no reason given'}`,
+      );
     return view;
   }
 

@@ -147,9 +147,15 @@ describe('chat-app channel: connections, numbers, templates, the window and send
         key,
         body: { phone_number_id: TRAVEL.numbers[0] },
       });
-      expect(foreign.status, JSON.stringify(foreign.body)).to.equal(200);
-      expect(foreign.body).to.include({ status: 'failed', numberId: null });
-      expect(foreign.body.failureReason).to.contain(`not a number of business account ${COFFEE.businessAccountId}`);
+      // a refusal is no success: 422 with the platform's words; the attempt is kept, failed
+      expect(foreign.status, JSON.stringify(foreign.body)).to.equal(422);
+      expect(foreign.body.error.code).to.equal('CHATAPP_PLATFORM_REFUSED');
+      expect(foreign.body.error.message).to.contain(`not a number of business account ${COFFEE.businessAccountId}`);
+      const kept = (await app.call('GET', `/integrations/chatapp/${connectionId}/numbers`, { key })).body.data.find(
+        (n: { phoneNumberId: string }) => n.phoneNumberId === TRAVEL.numbers[0],
+      );
+      expect(kept).to.include({ status: 'failed', numberId: null });
+      expect(kept.failureReason).to.contain(`not a number of business account ${COFFEE.businessAccountId}`);
       const other = await app.newAccount('Other');
       const oc = await connect(app, other.apiKey, COFFEE.businessAccountId);
       const taken = await app.call('POST', `/integrations/chatapp/${oc.id}/numbers`, {
