@@ -42,24 +42,13 @@ export type MessagingDeps = {
   ids: IdsPort;
 };
 
-/** A number's messages as the public list shows them (`from_`/`to` are that list's names). */
-export const MessageResponse = z
-  .object({
-    id: z.string(),
-    from_: z.string(),
-    to: z.string(),
-    body: z.string(),
-    direction: z.string(),
-    channel: z.string().nullable(),
-    receivedAt: z.string(),
-    status: z.string().nullable(),
-    failureReason: z.string().nullable(),
-    conversationId: z.string().nullable(),
-    mediaUrls: z.array(z.string()),
-    encoding: z.string().nullable(),
-    segments: z.number().int().nullable(),
-  })
-  .openapi('MessageResponse');
+/**
+ * A number's messages: the message record of a conversation's messages (docs/messaging.md#reading), with the public
+ * list's own names beside it, `from_` and `to`, and `from` for clients that read that (docs/compatibility.md).
+ */
+export const MessageResponse = MessageInConversation.extend({ from_: z.string(), from: z.string(), to: z.string() }).openapi(
+  'MessageResponse',
+);
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const IdempotencyKey = z
@@ -253,24 +242,8 @@ export function messagingRoutes(api: Api, d: MessagingDeps): void {
       if (!(await d.numbers.get(ctx.accountId, params.number_id)))
         throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
       const page = await d.queries.numberMessages(ctx.accountId, params.number_id, query);
-      return {
-        hasMore: page.hasMore,
-        data: page.data.map((m) => ({
-          id: m.id,
-          from_: m.fromNumber,
-          to: m.toNumber,
-          body: m.body,
-          direction: m.direction,
-          channel: m.channel,
-          receivedAt: m.receivedAt,
-          status: m.status,
-          failureReason: m.failureReason,
-          conversationId: m.conversationId,
-          mediaUrls: m.mediaUrls,
-          encoding: m.encoding,
-          segments: m.segments,
-        })),
-      };
+      const data = await withReplies(d.queries, ctx.accountId, page.data);
+      return { hasMore: page.hasMore, data: data.map((m) => ({ ...m, from_: m.fromNumber, from: m.fromNumber, to: m.toNumber })) };
     },
   });
 }

@@ -52,6 +52,14 @@ describe('messaging: sending, and the caps', function () {
     });
     const numberMessages = await app.call('GET', `/v1/numbers/${line.numberId}/messages`, { key: line.key });
     expect(numberMessages.body.data.map((m: { id: string }) => m.id)).to.include(r.body.id);
+    // the number's list items are the message record of a conversation, with the public list's names beside it
+    const item = numberMessages.body.data.find((m: { id: string }) => m.id === r.body.id);
+    const inConversation = (
+      await app.call('GET', `/v1/conversations/${r.body.conversation_id}/messages`, { key: line.key })
+    ).body.data.find((m: { id: string }) => m.id === r.body.id);
+    expect(item).to.deep.include({ ...inConversation, status: item.status, deliveredAt: item.deliveredAt, readAt: item.readAt });
+    expect(item).to.include({ fromNumber: line.phoneNumber, from_: line.phoneNumber, from: line.phoneNumber, toNumber: to, to });
+    expect(item).to.include.keys('errorCode', 'deliveredAt', 'readAt', 'reactions', 'replyTo', 'senderIdentifier');
   });
 
   it('measures segments: GSM-7 160 per segment, 153 when split; one non-GSM character makes the whole text UCS-2', async () => {
