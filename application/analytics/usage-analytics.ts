@@ -17,6 +17,14 @@ export const UNASSIGNED = 'Unassigned';
  * The usage and analytics endpoints (docs/analytics.md). Windows end today (UTC, by the Clock port) and every
  * bucket of a window is listed, oldest first, with zeros where nothing happened.
  */
+type Point = UsageCounts & { voiceMinutes: number };
+
+/** A usage point: its counts, and the call time in minutes (one decimal) that public clients print (docs/analytics.md#endpoints). */
+const point = (c: UsageCounts | undefined): Point => {
+  const counts = c ?? zeroCounts();
+  return { ...counts, voiceMinutes: Math.round(counts.callSeconds / 6) / 10 };
+};
+
 export class UsageAnalytics {
   constructor(
     private readonly clock: ClockPort,
@@ -32,8 +40,8 @@ export class UsageAnalytics {
     const tomorrow = addDays(this.today(), 1);
     const from = addDays(tomorrow, -days);
     const byDay = await this.queries.series(accountId, 'day', from, tomorrow);
-    const data: ({ date: string } & UsageCounts)[] = [];
-    for (let d = from; d < tomorrow; d = addDays(d, 1)) data.push({ date: d, ...(byDay.get(d) ?? zeroCounts()) });
+    const data: ({ date: string } & Point)[] = [];
+    for (let d = from; d < tomorrow; d = addDays(d, 1)) data.push({ date: d, ...point(byDay.get(d)) });
     return { days, data };
   }
 
@@ -42,8 +50,8 @@ export class UsageAnalytics {
     const thisMonth = this.today().slice(0, 7);
     const first = addMonths(thisMonth, -(months - 1));
     const byMonth = await this.queries.series(accountId, 'month', `${first}-01`, `${addMonths(thisMonth, 1)}-01`);
-    const data: ({ month: string } & UsageCounts)[] = [];
-    for (let m = first; m <= thisMonth; m = addMonths(m, 1)) data.push({ month: m, ...(byMonth.get(m) ?? zeroCounts()) });
+    const data: ({ month: string } & Point)[] = [];
+    for (let m = first; m <= thisMonth; m = addMonths(m, 1)) data.push({ month: m, ...point(byMonth.get(m)) });
     return { months, data };
   }
 

@@ -11,6 +11,7 @@ const counts = {
   messagesReceived: z.number().int(),
   segments: z.number().int().openapi({ description: 'SMS segments of those texts' }),
   callSeconds: z.number().int().openapi({ description: 'seconds of those calls, answer to end' }),
+  voiceMinutes: z.number().openapi({ description: 'callSeconds in minutes, one decimal' }),
   webhooksSucceeded: z.number().int(),
   webhooksFailed: z.number().int(),
   lookups: z.number().int().openapi({ description: 'numbers looked up (and charged)' }),

@@ -135,6 +135,7 @@ describe('usage and analytics against hand-counted fixtures', function () {
     webhooksFailed: 0,
     lookups: 0,
     spentMicros: 0,
+    voiceMinutes: 0,
   };
   const day1Counts = () => ({
     messages: 7,
@@ -148,6 +149,8 @@ describe('usage and analytics against hand-counted fixtures', function () {
     webhooksFailed: 0,
     lookups: 2,
     spentMicros: 3 * 3_000_000 + 2 * 9_000,
+    // the minutes public clients print, one decimal
+    voiceMinutes: Math.round((callSeconds * 10) / 60) / 10,
   });
   const day2Counts = {
     messages: 2,
@@ -161,6 +164,7 @@ describe('usage and analytics against hand-counted fixtures', function () {
     webhooksFailed: 0,
     lookups: 0,
     spentMicros: 0,
+    voiceMinutes: 0,
   };
 
   it('GET /v1/usage/daily answers every day of the window, oldest first, with the counts of each', async () => {
