@@ -4,6 +4,7 @@ import { MODEL_TIERS } from '../../domain/agent/agent.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { E164 } from '../agents/agent.schemas.js';
 import type { Api } from '../http/api.js';
+import { withAliases } from '../http/compat.js';
 import { z } from '../http/openapi.js';
 import { CallDetail, CallIdParams, MAX_WAIT_SECONDS } from './call.schemas.js';
 import { withRecordingUrl } from './calls.routes.js';
@@ -14,34 +15,41 @@ const Variables = z.record(z.string().min(1).max(100), z.string().max(2000)).ref
 });
 const Text = (max: number) => z.string().max(max);
 
-const CreateOutboundCall = z
-  .object({
-    agentId: z.string().min(1).max(100),
-    toNumber: E164,
-    fromNumberId: z.string().min(1).max(100).nullish(),
-    initialGreeting: Text(2000).nullish().openapi({ description: 'spoken on answer; an empty string: silent until the callee speaks' }),
-    voice: z.string().min(1).max(100).nullish(),
-    systemPrompt: Text(20_000)
-      .nullish()
-      .openapi({ description: "when present, the built-in model answers instead of the agent's webhook" }),
-    modelTier: z.enum(MODEL_TIERS).nullish(),
-    variables: Variables.nullish(),
-    callScreeningIdentity: Text(500).nullish(),
-    callScreeningPurpose: Text(500).nullish(),
-    disableRecording: z.boolean().optional(),
-    waitForCompletion: z.boolean().optional().openapi({ description: 'answer only once the call has ended (or maxWaitSeconds passed)' }),
-    maxWaitSeconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).optional(),
-    metadata: z.record(z.string().max(100), z.unknown()).nullish(),
-  })
-  .openapi('CreateOutboundCallRequest');
+/** The snake_case names some public clients send are aliases (docs/compatibility.md#request-aliases-snake_case-from-earlier-sdk-versions). */
+const CreateOutboundCall = withAliases(
+  z
+    .object({
+      agentId: z.string().min(1).max(100).openapi({ description: 'Alias: `agent_id`' }),
+      toNumber: E164.openapi({ description: 'Alias: `to_number`' }),
+      fromNumberId: z.string().min(1).max(100).nullish().openapi({ description: 'Alias: `from_number_id`' }),
+      initialGreeting: Text(2000).nullish().openapi({ description: 'spoken on answer; an empty string: silent until the callee speaks' }),
+      voice: z.string().min(1).max(100).nullish(),
+      systemPrompt: Text(20_000)
+        .nullish()
+        .openapi({ description: "when present, the built-in model answers instead of the agent's webhook" }),
+      modelTier: z.enum(MODEL_TIERS).nullish(),
+      variables: Variables.nullish(),
+      callScreeningIdentity: Text(500).nullish(),
+      callScreeningPurpose: Text(500).nullish(),
+      disableRecording: z.boolean().optional(),
+      waitForCompletion: z.boolean().optional().openapi({ description: 'answer only once the call has ended (or maxWaitSeconds passed)' }),
+      maxWaitSeconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).optional(),
+      metadata: z.record(z.string().max(100), z.unknown()).nullish(),
+    })
+    .openapi('CreateOutboundCallRequest'),
+  { agent_id: 'agentId', to_number: 'toNumber', from_number_id: 'fromNumberId' },
+);
 
-const CreateWebCall = z
-  .object({
-    agentId: z.string().min(1).max(100),
-    metadata: z.record(z.string().max(100), z.unknown()).nullish(),
-    variables: Variables.nullish(),
-  })
-  .openapi('CreateWebCallRequest');
+const CreateWebCall = withAliases(
+  z
+    .object({
+      agentId: z.string().min(1).max(100).openapi({ description: 'Alias: `agent_id`' }),
+      metadata: z.record(z.string().max(100), z.unknown()).nullish(),
+      variables: Variables.nullish(),
+    })
+    .openapi('CreateWebCallRequest'),
+  { agent_id: 'agentId' },
+);
 
 const WebCallResponse = z
   .object({

@@ -117,6 +117,29 @@ describe('client compatibility over HTTP', function () {
       expect(attach.body.detail[0].loc).to.deep.equal(['body', 'number_id']);
       expect(await usage(app, acc.apiKey)).to.include({ used: 0, balanceMicros: 5_000_000 });
     });
+
+    it('places calls and web calls sent with agent_id, to_number and from_number_id', async () => {
+      const acc = await account(app);
+      const a = await agent(acc.apiKey);
+      const n = await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { agentId: a.id } });
+      expect(n.status, JSON.stringify(n.body)).to.equal(200);
+      const call = await app.call('POST', '/v1/calls', {
+        key: acc.apiKey,
+        body: { agent_id: a.id, to_number: '+16465550160', from_number_id: n.body.id },
+      });
+      expect(call.status, JSON.stringify(call.body)).to.equal(200);
+      expect(call.body).to.include({ agentId: a.id, toNumber: '+16465550160', phoneNumberId: n.body.id });
+      await app.call('POST', `/v1/calls/${call.body.id}/end`, { key: acc.apiKey });
+      const web = await app.call('POST', '/v1/calls/web', { key: acc.apiKey, body: { agent_id: a.id } });
+      expect(web.status, JSON.stringify(web.body)).to.equal(200);
+      expect(web.body.accessToken).to.match(/^wct_/);
+      const disagree = await app.call('POST', '/v1/calls', {
+        key: acc.apiKey,
+        body: { agentId: a.id, agent_id: 'agt_other', toNumber: '+16465550160' },
+      });
+      expect(disagree.status).to.equal(422);
+      expect(disagree.body.detail[0].loc).to.deep.equal(['body', 'agent_id']);
+    });
   });
 
   describe('paid requests reject what they do not know', () => {
