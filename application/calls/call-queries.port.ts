@@ -118,6 +118,8 @@ export type CallTranscriptView = Readonly<{
   status: string;
   transcript: readonly TranscriptEntryView[];
   turns: readonly CallTurnView[];
+  /** each caller utterance with the agent's reply, as the public description of this answer has it (and the call record's `transcripts`) */
+  transcripts: readonly TranscriptPairView[];
 }>;
 
 /** Where a call is, read cheaply: what the long-poll and the transcript stream watch. */

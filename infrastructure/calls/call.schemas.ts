@@ -148,5 +148,9 @@ export const CallTranscript = z
     status: z.string(),
     transcript: z.array(z.object({ role: z.enum(['agent', 'user']), content: z.string(), at: z.string() })),
     turns: z.array(CallTurn),
+    transcripts: z
+      .array(CallTranscriptItem)
+      .openapi({ description: "each caller utterance with the agent's reply (as on the call record)" }),
+    data: z.array(CallTranscriptItem).openapi({ description: 'the same as `transcripts`, under the name some clients read' }),
   })
   .openapi('CallTranscript');

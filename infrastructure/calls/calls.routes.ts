@@ -133,7 +133,8 @@ export function callRoutes(api: Api, d: CallReadDeps): void {
     handler: async ({ params, ctx }) => {
       const t = await d.calls.transcript(ctx.accountId, params.call_id);
       if (!t) throw callNotFound();
-      return t;
+      // `data` beside `transcripts` for the clients that read that name (docs/compatibility.md#extra-answer-fields)
+      return { ...t, data: t.transcripts };
     },
   });
 

@@ -182,6 +182,7 @@ export class KyselyCallQueries implements CallQueries {
       status: p.status,
       transcript: turns.filter((t) => t.content.trim() !== '').map((t) => ({ role: t.role, content: t.content, at: t.startedAt })),
       turns,
+      transcripts: transcriptPairs(turns),
     };
   }
 

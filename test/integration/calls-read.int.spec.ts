@@ -354,6 +354,13 @@ describe('calls: the read side (lists, record, transcript, stream, long-poll, re
       ]);
       expect(t.body.turns).to.have.length(5);
       const ended = (await get(`/v1/calls/${c.id}`)).body;
+      // the utterance-and-reply pairs, under the names clients read, as on the call record
+      expect(t.body.transcripts).to.deep.equal(ended.transcripts);
+      expect(t.body.data).to.deep.equal(ended.transcripts);
+      expect(t.body.transcripts.map((p: { transcript: string }) => p.transcript)).to.deep.equal([
+        'Do you have a table tonight?',
+        'Four, at eight',
+      ]);
       expect(ended).to.include({ status: 'completed', phase: 'ended', disconnectionReason: 'user_hangup', userSentiment: 'Neutral' });
       expect(ended.summary).to.match(/^Outbound call of \d+ s/);
     });
