@@ -1,10 +1,13 @@
 import type { Request } from 'express';
+import type { AccountQueries } from '../../application/accounts/account-queries.port.js';
 import type { AgentQueries } from '../../application/agents/agent-queries.port.js';
 import type { CallQueries, CallView } from '../../application/calls/call-queries.port.js';
+import type { RecordingAccess } from '../../application/calls/recording-access.js';
 import type { RecordingStore } from '../../application/calls/recordings.port.js';
 import type { NumberQueries } from '../../application/numbers/number-queries.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
+import { adminSettingsRoutes } from '../http/admin-settings.routes.js';
 import type { Api } from '../http/api.js';
 import { fromZod } from '../http/errors.js';
 import { z } from '../http/openapi.js';
@@ -165,8 +168,22 @@ export function callRoutes(api: Api, d: CallReadDeps): void {
   });
 }
 
-/** The recording's audio, for anyone holding a valid signed URL (docs/calls.md#recordings). */
-export function recordingRoutes(api: Api, d: Readonly<{ recordings: RecordingStore; recordingUrls: RecordingUrls }>): void {
+const RecordingAccessSettings = z
+  .object({
+    byCallId: z
+      .boolean()
+      .openapi({ description: "true: the call's id alone opens its recording; false (the default): only the signed URL" }),
+  })
+  .openapi('RecordingAccessSettings');
+
+/**
+ * The recording's audio (docs/calls.md#recordings): for anyone holding a valid signed URL, and, for an account whose
+ * operator allowed it, for anyone holding the call's id, as the public SDK asks (docs/compatibility.md#recordings-by-call-id).
+ */
+export function recordingRoutes(
+  api: Api,
+  d: Readonly<{ recordings: RecordingStore; recordingUrls: RecordingUrls; access: RecordingAccess }>,
+): void {
   rawGet(api, {
     path: '/v1/calls/:call_id/recording',
     tag: 'calls',
@@ -174,7 +191,8 @@ export function recordingRoutes(api: Api, d: Readonly<{ recordings: RecordingSto
     summary: "A completed call's recording (WAV), through the signed recordingUrl of the call record; no API key",
     description:
       'The URL is the credential: `expires` (Unix seconds) and `signature` come with the `recordingUrl` of the call record. ' +
-      'A missing, altered or expired signature, or a call without stored audio, is a 404 RECORDING_NOT_FOUND.',
+      "Without them, the call's id alone opens the recording of an account whose operator allowed it. " +
+      'Anything else, or a call without stored audio, is a 404 RECORDING_NOT_FOUND saying which.',
     params: CallIdParams,
     query: RecordingQuery,
     content: {
@@ -184,10 +202,21 @@ export function recordingRoutes(api: Api, d: Readonly<{ recordings: RecordingSto
     },
     errors: [404],
     handler: async ({ params, query, res }) => {
-      const refused = () => new DomainError('RECORDING_NOT_FOUND', 'No recording at this URL; it may have expired');
-      if (!d.recordingUrls.verify(params.call_id, query.expires, query.signature)) throw refused();
+      const signed = query.expires !== undefined || query.signature !== undefined;
+      if (signed && !d.recordingUrls.verify(params.call_id, query.expires, query.signature))
+        throw new DomainError(
+          'RECORDING_NOT_FOUND',
+          "This recording URL's signature is not valid for this call, or its time has passed. Get a fresh recordingUrl from the call record (GET /v1/calls/{id}) and use it as it is",
+        );
       const r = await d.recordings.get(params.call_id);
-      if (!r) throw refused();
+      const open = r && (signed || (await d.access.of(r.accountId)).byCallId);
+      if (!open)
+        throw new DomainError(
+          'RECORDING_NOT_FOUND',
+          signed
+            ? 'This call has no stored recording: a call is recorded when its account has the recording add-on, and its recording is ready once the call has completed'
+            : "A recording is fetched with the signed recordingUrl of its call record (GET /v1/calls/{id}), unless the account's operator let a call's id alone open it (docs/compatibility.md)",
+        );
       res.status(200);
       res.setHeader('Content-Type', 'audio/wav');
       res.setHeader('Content-Disposition', `attachment; filename=recording-${r.callId}.wav`);
@@ -195,5 +224,21 @@ export function recordingRoutes(api: Api, d: Readonly<{ recordings: RecordingSto
       res.setHeader('Cache-Control', 'private, max-age=300');
       res.end(Buffer.from(r.wav.buffer, r.wav.byteOffset, r.wav.byteLength));
     },
+  });
+}
+
+/** The operator's setting of who may fetch an account's recordings (docs/calls.md#recordings). */
+export function recordingAccessAdminRoutes(api: Api, d: Readonly<{ accounts: AccountQueries; access: RecordingAccess }>): void {
+  adminSettingsRoutes(api, {
+    accounts: d.accounts,
+    segment: 'recordings',
+    summaries: {
+      get: "Who may fetch the account's call recordings",
+      patch: "Lets the call's id alone open the account's recordings (as the public SDK asks), or requires the signed URL again",
+    },
+    response: RecordingAccessSettings,
+    body: RecordingAccessSettings,
+    read: (accountId) => d.access.of(accountId),
+    change: (ctx, accountId, body) => d.access.set(ctx, accountId, body.byCallId),
   });
 }

@@ -5,6 +5,7 @@ import { CallHost, type LiveCallPlan } from '../../application/calls/call-host.j
 import { CallRecordingProcess } from '../../application/calls/call-recordings.js';
 import { CallSlotRelease } from '../../application/calls/call-slot-release.js';
 import { CallSlots } from '../../application/calls/call-slots.js';
+import { RecordingAccess } from '../../application/calls/recording-access.js';
 import { ModelReplies, WebhookReplies } from '../../application/calls/replies.js';
 import { KyselyCallQueries } from '../../projections/calls/call.queries.js';
 import { callsProjector } from '../../projections/calls/calls.projector.js';
@@ -28,7 +29,7 @@ import { destinations } from '../webhooks/module.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { callCommandRoutes } from './call-commands.routes.js';
 import { CallSweeper } from './call-sweeper.js';
-import { callRoutes, recordingRoutes } from './calls.routes.js';
+import { callRoutes, recordingAccessAdminRoutes, recordingRoutes } from './calls.routes.js';
 import { KyselyCallLeases, KyselyWebCallTokens } from './kysely-call-live.js';
 import { KyselyRecordingStore } from './kysely-recording-store.js';
 import { RecordingUrls } from './recording-urls.js';
@@ -127,6 +128,7 @@ export const calls = {
         cfg.PROVIDER_MODE === 'sandbox' ? { wordsPerMinute: cfg.SANDBOX_VOICE_WORDS_PER_MINUTE } : {},
       ),
     );
+    b.factory(CALLS.RecordingAccess, (r) => new RecordingAccess(r(PLATFORM.Executor)));
     b.factory(
       CALLS.RecordingUrls,
       (r) =>
@@ -148,7 +150,9 @@ export const calls = {
         stream: TRANSCRIPT_STREAM,
       });
     },
-    public: (api, r) => recordingRoutes(api, { recordings: r(CALLS.Recordings), recordingUrls: r(CALLS.RecordingUrls) }),
+    public: (api, r) =>
+      recordingRoutes(api, { recordings: r(CALLS.Recordings), recordingUrls: r(CALLS.RecordingUrls), access: r(CALLS.RecordingAccess) }),
+    admin: (api, r) => recordingAccessAdminRoutes(api, { accounts: r(ACCOUNTS.Queries), access: r(CALLS.RecordingAccess) }),
   },
   projectors: [callsProjector],
   reactors: (r) => [

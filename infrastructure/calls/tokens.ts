@@ -3,6 +3,7 @@ import type { CallHost, CallLeasesPort } from '../../application/calls/call-host
 import type { CallQueries, NumberCallQueries } from '../../application/calls/call-queries.port.js';
 import type { CallSlots } from '../../application/calls/call-slots.js';
 import type { LanguageModelPort } from '../../application/calls/language-model.port.js';
+import type { RecordingAccess } from '../../application/calls/recording-access.js';
 import type { RecordingRenderer, RecordingStore } from '../../application/calls/recordings.port.js';
 import type { VoiceEnginePort } from '../../application/calls/voice-engine.port.js';
 import type { VoiceWebhookPort } from '../../application/calls/voice-webhook.port.js';
@@ -27,6 +28,8 @@ export const CALLS = {
   Host: token<CallHost>('CallHost'),
   Commands: token<CallCommands>('CallCommands'),
   Slots: token<CallSlots>('CallSlots'),
+  /** who may fetch an account's recordings (docs/calls.md#recordings) */
+  RecordingAccess: token<RecordingAccess>('RecordingAccess'),
   Leases: token<CallLeasesPort>('CallLeasesPort'),
   WebTokens: token<KyselyWebCallTokens>('WebCallTokens'),
   VoiceWebhook: token<VoiceWebhookPort>('VoiceWebhookPort'),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { AgentPhoneClient, AgentPhoneError } from 'agentphone';
 import { expect } from 'chai';
 import express from 'express';
 import { type CallCommand, callDecider } from '../../domain/call/call.decider.js';
@@ -11,7 +12,7 @@ import { callsProjector } from '../../projections/calls/calls.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { callSettings } from '../support/calls.js';
 import { TestClock } from '../support/fixtures.js';
-import { startTestApp, type TestApp } from '../support/http.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { credit, eventually } from '../support/numbers.js';
 import { reactorPast } from '../support/reactors.js';
 
@@ -577,6 +578,31 @@ describe('calls: the read side (lists, record, transcript, stream, long-poll, re
       // a fresh read of the call signs a fresh URL
       const fresh = (await get(`/v1/calls/${c.id}`)).body.recordingUrl;
       expect((await fetch(fresh)).status).to.equal(200);
+
+      // the public SDK asks with the call id alone: refused, saying how to fetch it, until the operator allows it
+      const sdk = new AgentPhoneClient({ token: 'unused: the SDK sends no key for a recording', baseUrl: app.url, maxRetries: 0 });
+      const refused = await sdk.calls.getCallRecording({ call_id: c.id }).catch((e: unknown) => e);
+      expect(refused).to.be.instanceOf(AgentPhoneError);
+      expect((refused as AgentPhoneError).statusCode).to.equal(404);
+      expect(JSON.stringify((refused as AgentPhoneError).body))
+        .to.contain('signed recordingUrl')
+        .and.not.contain('expired');
+      const allow = await app.call('PATCH', `/admin/accounts/${a.accountId}/recordings`, { key: ADMIN_TOKEN, body: { byCallId: true } });
+      expect(allow.body).to.deep.equal({ byCallId: true });
+      const byId = await fetch(`${app.url}/v1/calls/${c.id}/recording`);
+      expect(byId.status).to.equal(200);
+      expect(
+        Buffer.from(await byId.arrayBuffer())
+          .subarray(0, 4)
+          .toString(),
+      ).to.equal('RIFF');
+      const got = await sdk.calls.getCallRecording({ call_id: c.id });
+      expect(got).to.not.equal(undefined);
+      // a signature is still checked when one is sent, and a call without audio is still a 404
+      expect((await fetch(`${app.url}/v1/calls/${c.id}/recording?expires=1&signature=${'0'.repeat(64)}`)).status).to.equal(404);
+      expect((await fetch(`${app.url}/v1/calls/${other.id}/recording`)).status).to.equal(404);
+      await app.call('PATCH', `/admin/accounts/${a.accountId}/recordings`, { key: ADMIN_TOKEN, body: { byCallId: false } });
+      expect((await fetch(`${app.url}/v1/calls/${c.id}/recording`)).status).to.equal(404);
     });
 
     it('records nothing for a call placed without recording', async () => {
