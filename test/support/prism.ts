@@ -206,6 +206,8 @@ export async function startContractMock(o: ContractMockOptions): Promise<Contrac
       } catch {
         /* kept as text */
       }
+      const record = (status: number, violations: string[], answerViolations: string[]) =>
+        requests.push({ method, url, headers: req.headers, body, operation: operation?.id ?? null, status, violations, answerViolations });
       const forward = httpRequest(
         { host: '127.0.0.1', port: prism.port, method, path: url, headers: { ...req.headers, host: `127.0.0.1:${prism.port}` } },
         (answer) => {
@@ -221,32 +223,14 @@ export async function startContractMock(o: ContractMockOptions): Promise<Contrac
                   ...v.request,
                 ]
               : v.request;
-            requests.push({
-              method,
-              url,
-              headers: req.headers,
-              body,
-              operation: operation?.id ?? null,
-              status,
-              violations,
-              answerViolations: v.answer,
-            });
+            record(status, violations, v.answer);
             res.writeHead(status, answer.headers);
             res.end(answerText);
           });
         },
       );
       forward.on('error', (err) => {
-        requests.push({
-          method,
-          url,
-          headers: req.headers,
-          body,
-          operation: operation?.id ?? null,
-          status: 502,
-          violations: [`the mock did not answer: ${err.message}`],
-          answerViolations: [],
-        });
+        record(502, [`the mock did not answer: ${err.message}`], []);
         res.writeHead(502, { 'content-type': 'text/plain' });
         res.end(err.message);
       });
@@ -289,26 +273,31 @@ function startPrism(document: string): Promise<{ port: number; stop: () => Promi
       child.once('exit', () => ok());
       child.kill('SIGTERM');
     });
-  // Prism logs every request: keep only the start of its output, for the error below
-  let out = '';
+  // Prism lists every route before it listens (thousands of lines for a large document), then logs every request:
+  // the start and the end of its output are kept, the end searched for the address it took
+  let head = '';
+  let tail = '';
   const keep = (b: Buffer) => {
-    if (out.length < 20_000) out += b.toString();
+    const s = b.toString();
+    if (head.length < 8_000) head += s;
+    tail = (tail + s).slice(-4_000);
   };
+  const output = () => (head.length < 8_000 ? head : `${head}\n…\n${tail}`);
   return new Promise((ok, fail) => {
     const timer = setTimeout(() => {
       void stop();
-      fail(new Error(`Prism did not start within ${START_DEADLINE_MS / 1000} s:\n${out}`));
+      fail(new Error(`Prism did not start within ${START_DEADLINE_MS / 1000} s:\n${output()}`));
     }, START_DEADLINE_MS);
     const onExit = (code: number | null) => {
       clearTimeout(timer);
       process.off('exit', orphan);
-      fail(new Error(`Prism exited (${code}) before it listened:\n${out}`));
+      fail(new Error(`Prism exited (${code}) before it listened:\n${output()}`));
     };
     child.once('exit', onExit);
     child.stderr!.on('data', keep);
     child.stdout!.on('data', (b: Buffer) => {
       keep(b);
-      const m = /Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      const m = /Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(tail);
       if (!m) return;
       clearTimeout(timer);
       child.off('exit', onExit);
