@@ -45,7 +45,7 @@ export const BindRequest = z
       .string()
       .regex(/^\d{6}$/, 'must be 6 digits')
       .nullish()
-      .openapi({ description: "the number's two-step verification PIN, when the platform asks for one to register it" }),
+      .openapi({ description: "the number's six-digit two-step verification PIN: the cloud API registers a number only with it" }),
   })
   .openapi('ChatappBindRequest');
 

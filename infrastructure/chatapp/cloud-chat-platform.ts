@@ -10,7 +10,7 @@ import type { TemplateContent } from '../../domain/chatapp/template.decider.js';
 import type { TemplateValues } from '../../domain/chatapp/template-body.js';
 
 export type CloudPlatformOptions = Readonly<{
-  /** the platform's Graph-style API root, version included (`https://…/v21.0`) */
+  /** the platform's Graph-style API root, version included (`https://…/v23.0`) */
   baseUrl: string;
   /** the value the platform expects in `messaging_product` */
   messagingProduct: string;
@@ -22,6 +22,9 @@ type ErrorBody = { error?: { message?: string; code?: number; error_subcode?: nu
 /** `+1 555-010-0123`, `15550100123` → `+15550100123`: the platform shows numbers for people and sends digits. */
 export const toE164 = (display: string): string => `+${display.replace(/\D/g, '')}`;
 const digits = (e164: string): string => e164.replace(/\D/g, '');
+
+/** The platform's API description wants a `User-Agent` of the form `name/1.2.3` when one is sent (and fetch sends one). */
+const USER_AGENT = 'agent-platform-chatapp/0.1.0';
 
 /**
  * The real platform's cloud API over HTTP (docs/chatapp.md#the-platform), in its documented request and response
@@ -39,7 +42,11 @@ export class CloudChatPlatform implements ChatPlatformPort {
     try {
       res = await fetch(`${this.o.baseUrl.replace(/\/+$/, '')}/${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'user-agent': USER_AGENT,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(this.o.timeoutMs),
       });
@@ -92,9 +99,12 @@ export class CloudChatPlatform implements ChatPlatformPort {
   }
 
   async registerNumber(a: Readonly<{ accessToken: string; phoneNumberId: string; pin: string | null }>): Promise<void> {
+    // the cloud API registers a number only with its two-step verification PIN (it sets one when none is set yet):
+    // refused here as the platform would refuse it (docs/chatapp.md#numbers)
+    if (!a.pin) throw new ChatPlatformError(100, 'registering a number on the cloud API needs its six-digit two-step verification pin');
     await this.call('POST', `${encodeURIComponent(a.phoneNumberId)}/register`, a.accessToken, {
       messaging_product: this.o.messagingProduct,
-      ...(a.pin ? { pin: a.pin } : {}),
+      pin: a.pin,
     });
   }
 
@@ -173,7 +183,14 @@ export function messageBody(c: OutboundChat['content']): Record<string, unknown>
       return { type, [type]: { link, ...(c.caption ? { caption: c.caption } : {}) } };
     }
     case 'template':
-      return { type: 'template', template: { name: c.name, language: { code: c.language }, components: templateParameters(c.values) } };
+      return {
+        type: 'template',
+        template: {
+          name: c.name,
+          language: { policy: 'deterministic', code: c.language },
+          components: templateParameters(c.values),
+        },
+      };
   }
 }
 

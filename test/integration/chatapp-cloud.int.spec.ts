@@ -137,6 +137,20 @@ describe('chat-app channel on the cloud API: requests out, signed callbacks in',
     );
   });
 
+  it('fails a binding without a pin (the cloud API registers a number only with its pin) without asking to register it', async () => {
+    const b = await app.call('POST', `/integrations/chatapp/${connectionId}/numbers`, {
+      key,
+      body: { phone_number_id: '310000000000012', agent_id: agentId },
+    });
+    expect(b.status, JSON.stringify(b.body)).to.equal(200);
+    const failed = await eventually(async () => {
+      const n = await app.call('GET', `/integrations/chatapp/${connectionId}/numbers/${b.body.id}`, { key });
+      return n.body.status === 'failed' ? n.body : undefined;
+    }, 'binding failed');
+    expect(failed.failureReason).to.match(/^Chat platform error 100: .*pin/);
+    expect(fake.requests.some((r) => r.path.endsWith('/310000000000012/register'))).to.equal(false);
+  });
+
   it('refuses a callback whose signature does not match (403) and records nothing', async () => {
     const r = await callback(
       messages('310000000000011', {

@@ -4,14 +4,16 @@ import type { AddressInfo } from 'node:net';
 export type FakeRequest = Readonly<{ method: string; path: string; query: URLSearchParams; authorization: string | undefined; body: any }>;
 
 /**
- * A local HTTP server that answers as the chat platform's cloud API documents it (the shapes CloudChatPlatform
- * speaks: docs/chatapp.md#the-platform): one business account with three numbers over two pages, numbers to
- * register, templates to submit, messages to send. A token starting with `invalid` is refused (190); a send to
- * 447700900100 is refused (100); `failNext(n)` answers the next n requests 500. Every request is recorded.
+ * A local HTTP server that answers as the chat platform's cloud API does, for what a mock of its published API
+ * description cannot show (docs/testing.md#contract-mocks): its refusals with their codes, one id per message, pages
+ * that follow each other. One business account with three numbers over two pages, numbers to register (with their
+ * six-digit pin, as the description requires), templates to submit, messages to send. A token starting with `invalid`
+ * is refused (190); a send to 447700900100 is refused (100); `failNext(n)` answers the next n requests 500. Every
+ * request is recorded. Its shapes are the description's (test/contracts/chatapp/).
  */
 export async function startFakeChatPlatform(o: { businessAccountId?: string; apiVersion?: string } = {}) {
   const ba = o.businessAccountId ?? '210000000000001';
-  const version = o.apiVersion ?? 'v99.0';
+  const version = o.apiVersion ?? 'v23.0';
   const numbers = [
     { id: '310000000000011', display_phone_number: '+44 7700 900501', verified_name: 'Cloud Coffee' },
     { id: '310000000000012', display_phone_number: '447700900502', verified_name: 'Cloud Coffee Support' },
@@ -49,6 +51,7 @@ export async function startFakeChatPlatform(o: { businessAccountId?: string; api
     }
     if (r.method === 'POST' && edge === 'register') {
       if (!numbers.some((n) => n.id === id)) return error(400, 100, `Unsupported post request. Object with ID '${id}' does not exist`);
+      if (!/^\d{6}$/.test(String(r.body?.pin ?? ''))) return error(400, 100, '(#100) The parameter pin is required.');
       return { status: 200, body: { success: true } };
     }
     if (r.method === 'POST' && id === ba && edge === 'message_templates')
