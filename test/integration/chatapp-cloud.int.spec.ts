@@ -142,11 +142,13 @@ describe('chat-app channel on the cloud API: requests out, signed callbacks in',
       key,
       body: { phone_number_id: '310000000000012', agent_id: agentId },
     });
-    expect(b.status, JSON.stringify(b.body)).to.equal(200);
-    const failed = await eventually(async () => {
-      const n = await app.call('GET', `/integrations/chatapp/${connectionId}/numbers/${b.body.id}`, { key });
-      return n.body.status === 'failed' ? n.body : undefined;
-    }, 'binding failed');
+    // a refusal answers 422 with the platform's words; the attempt is kept, failed (docs/chatapp.md#numbers)
+    expect(b.status, JSON.stringify(b.body)).to.equal(422);
+    expect(b.body.error.code).to.equal('CHATAPP_PLATFORM_REFUSED');
+    expect(b.body.error.message).to.match(/Chat platform error 100: .*pin/);
+    const listed = (await app.call('GET', `/integrations/chatapp/${connectionId}/numbers`, { key })).body.data;
+    const failed = listed.find((n: { phoneNumberId: string }) => n.phoneNumberId === '310000000000012');
+    expect(failed.status).to.equal('failed');
     expect(failed.failureReason).to.match(/^Chat platform error 100: .*pin/);
     expect(fake.requests.some((r) => r.path.endsWith('/310000000000012/register'))).to.equal(false);
   });

@@ -492,18 +492,32 @@ describe('phone numbers over HTTP', function () {
       const all = await get('');
       expect(all.body.data.map((m: { body: string }) => m.body)).to.deep.equal(['m6', 'm5', 'm4', 'm3', 'm2', 'm1', 'm0']);
       expect(all.body.hasMore).to.equal(false);
+      // the message record of a conversation, with the public list's names beside it (docs/compatibility.md)
       expect(all.body.data[0]).to.deep.equal({
         id: 'msg_6',
         from_: '+14155550999',
+        from: '+14155550999',
         to: n.phoneNumber,
+        fromNumber: '+14155550999',
+        toNumber: n.phoneNumber,
         body: 'm6',
         direction: 'outbound',
+        senderIdentifier: null,
         channel: 'sms',
         receivedAt: at(6),
         status: 'delivered',
         failureReason: null,
+        errorCode: null,
+        failureCategory: null,
+        retryable: null,
+        deliveredAt: null,
+        readAt: null,
         conversationId: 'cnv_1',
+        mediaUrl: null,
         mediaUrls: [],
+        content: null,
+        reactions: [],
+        replyTo: null,
         encoding: null,
         segments: null,
       });
