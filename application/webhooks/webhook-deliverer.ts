@@ -1,6 +1,8 @@
+import { storableText } from '../../domain/shared/storable-text.js';
 import { streams } from '../../domain/shared/streams.js';
 import {
   type AbandonReason,
+  type AttemptResult,
   type WebhookDeliveryCommand,
   type WebhookDeliveryEvent,
   type WebhookDeliveryState,
@@ -48,7 +50,11 @@ export class WebhookDeliverer {
     private readonly webhooks: WebhookQueries,
     private readonly sender: WebhookSenderPort,
     private readonly log: LoggerPort,
-    private readonly o: { defaultDeadlineMs: number },
+    private readonly o: {
+      defaultDeadlineMs: number;
+      /** whether a failed write may succeed when tried again (the database away); default: always */
+      isTransient?: (err: unknown) => boolean;
+    },
   ) {}
 
   async deliver(claim: ClaimedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
@@ -102,10 +108,20 @@ export class WebhookDeliverer {
       ...(signal ? { signal } : {}),
     });
     if (signal?.aborted) return 'aborted'; // shutting down mid-request: the claim expires and the attempt is sent again
-    await this.record(stream, state.accountId, revision, state, {
-      type: 'RecordAttempt',
-      data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result },
-    });
+    const recordAttempt = (r: AttemptResult) =>
+      this.record(stream, state.accountId, revision, state, {
+        type: 'RecordAttempt',
+        data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result: r },
+      });
+    try {
+      await recordAttempt(result);
+    } catch (err) {
+      if (this.o.isTransient?.(err) ?? true) throw err;
+      // the attempt happened: what cannot be stored is what the receiver said, so it is recorded without it
+      // (docs/webhooks.md#hostile-answers); a second refusal is for the worker to isolate
+      this.log.error({ err, deliveryId: claim.deliveryId, attempt: claim.attempt }, 'webhook answer not storable; recorded without it');
+      await recordAttempt(withoutAnswer(result, err));
+    }
     if (!result.ok)
       this.log.info(
         { deliveryId: claim.deliveryId, attempt: claim.attempt, httpStatus: result.httpStatus, error: result.errorMessage },
@@ -145,4 +161,10 @@ export class WebhookDeliverer {
       });
     }
   }
+}
+
+/** An attempt's outcome without the receiver's words, and why they are missing. */
+function withoutAnswer(result: AttemptResult, err: unknown): AttemptResult {
+  const why = `the answer could not be recorded: ${storableText(err instanceof Error ? err.message : String(err), 200)}`;
+  return result.ok ? { ...result, responseBody: null } : { ...result, responseBody: null, errorMessage: `${result.errorMessage}; ${why}` };
 }

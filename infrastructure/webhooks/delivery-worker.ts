@@ -17,6 +17,13 @@ export type DeliveryWorkerOptions = Readonly<{
   /** on stop, in-flight requests get this long to finish before they are aborted (their claims then expire) */
   stopGraceMs?: number;
   workerId?: string;
+  /**
+   * Whether a failure may pass when tried again (the database away); any other failure of an attempt is handed to
+   * `isolate` instead of being retried at every claim expiry (docs/operations.md#isolated-work). Without them,
+   * every failure waits for its claim to expire.
+   */
+  isTransient?: (err: unknown) => boolean;
+  isolate?: (claim: ClaimedAttempt, err: unknown) => Promise<void>;
 }>;
 
 /**
@@ -99,12 +106,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         .then((ps) => this.deliverer.send(ps[i]!, this.abort.signal))
         .then(
           () => undefined,
-          (err: unknown) => {
-            this.log.error(
-              { err, deliveryId: c.deliveryId, attempt: c.attempt },
-              'webhook attempt not recorded; retried when its claim expires',
-            );
-          },
+          (err: unknown) => this.failed(c, err),
         )
         .finally(() => {
           this.inFlight.delete(p);
@@ -113,6 +115,19 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         });
       this.inFlight.add(p);
     });
+  }
+
+  /** An attempt that could not be sent or recorded: tried again when its claim expires, or isolated for good. */
+  private async failed(c: ClaimedAttempt, err: unknown): Promise<void> {
+    if (this.o.isolate && !(this.o.isTransient?.(err) ?? true)) {
+      try {
+        await this.o.isolate(c, err);
+        return;
+      } catch (isolateErr) {
+        err = isolateErr;
+      }
+    }
+    this.log.error({ err, deliveryId: c.deliveryId, attempt: c.attempt }, 'webhook attempt not recorded; retried when its claim expires');
   }
 
   private sleep(): Promise<void> {
@@ -143,13 +158,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
       if (claimed.length === 0) return n;
       n += claimed.length;
       const prepared = await this.deliverer.prepare(claimed);
-      await Promise.all(
-        prepared.map((p) =>
-          this.deliverer.send(p).catch((err: unknown) => {
-            this.log.error({ err, deliveryId: p.claim.deliveryId }, 'webhook attempt not recorded');
-          }),
-        ),
-      );
+      await Promise.all(prepared.map((p) => this.deliverer.send(p).catch((err: unknown) => this.failed(p.claim, err))));
     }
   }
 
