@@ -16,6 +16,7 @@ import type { Capability } from '../capabilities/capability.js';
 import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
 import * as m090 from '../db/migrations/090-turn-speech-latency.js';
+import * as m144 from '../db/migrations/144-unheld-calls.js';
 import { httpError } from '../http/errors.js';
 import { languageModelFromConfig } from '../llm/language-model-from-config.js';
 import { NUMBERS } from '../numbers/tokens.js';
@@ -161,7 +162,15 @@ export const calls = {
   ],
   workers: (r, cfg) => [
     new CallSweeper(
-      { host: r(CALLS.Host), leases: r(CALLS.Leases), webTokens: r(CALLS.WebTokens), clock: r(PLATFORM.Clock), ids: r(PLATFORM.Ids) },
+      {
+        host: r(CALLS.Host),
+        commands: r(CALLS.Commands),
+        leases: r(CALLS.Leases),
+        unheldAfterMs: cfg.CALL_HOST_LEASE_MS,
+        webTokens: r(CALLS.WebTokens),
+        clock: r(PLATFORM.Clock),
+        ids: r(PLATFORM.Ids),
+      },
       r(PLATFORM.Logger),
       cfg.CALL_SWEEP_INTERVAL_MS,
     ),
@@ -172,7 +181,7 @@ export const calls = {
     const client = r(CALLS.VoiceWebhook);
     if (client instanceof HttpVoiceWebhookClient) client.close();
   },
-  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090 },
+  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090, '144-unheld-calls': m144 },
   errors: {
     CALL_NOT_LIVE: { ...httpError.conflict, fix: 'The call has already ended; GET /v1/calls/{id} shows how.' },
     CALL_CONCURRENCY_LIMIT: {
