@@ -72,6 +72,8 @@ export class CallHost {
       hostId: string;
       leaseMs: number;
       repliesFor: (plan: LiveCallPlan) => ReplySource;
+      /** whether a failed write may succeed when tried again (docs/calls.md#the-live-session) */
+      isTransient?: (err: unknown) => boolean;
     }>,
   ) {
     deps.engine.onInbound((offer) => this.offer(offer));
@@ -158,6 +160,7 @@ export class CallHost {
       ids: this.deps.ids,
       log: this.deps.log,
       replies: this.deps.repliesFor(plan),
+      ...(this.deps.isTransient ? { isTransient: this.deps.isTransient } : {}),
       onEnded: (callId) => {
         const done = this.forget(callId);
         this.releasing.set(callId, done);

@@ -22,6 +22,7 @@ import { languageModelFromConfig } from '../llm/language-model-from-config.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredVoiceEngine } from '../providers/unconfigured-voice-engine.js';
+import { isTransient } from '../reactors/isolation.js';
 import { RECORDING_ADDON } from '../recording-addon/tokens.js';
 import { SANDBOX_VOICE } from '../sandbox-voice/tokens.js';
 import { SIP_TRUNKS } from '../sip-trunks/tokens.js';
@@ -92,6 +93,7 @@ export const calls = {
         hostId: `${hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
         leaseMs: cfg.CALL_HOST_LEASE_MS,
         repliesFor,
+        isTransient,
       });
     });
     b.factory(
