@@ -37,10 +37,13 @@ import { KyselyRecordingStore } from './kysely-recording-store.js';
 import { RecordingUrls } from './recording-urls.js';
 import { SpeechRecordingRenderer } from './speech-recording-renderer.js';
 import { CALLS } from './tokens.js';
+import { type CallVersions, TranscriptFeed } from './transcript-stream.js';
 import { HttpVoiceWebhookClient } from './voice-webhook-client.js';
 
-/** the transcript stream: how often it looks for new turns, and its heartbeat (docs/calls.md#transcripts-and-the-live-stream) */
-const TRANSCRIPT_STREAM = { pollMs: 250, heartbeatMs: 15_000 } as const;
+/** the transcript stream's heartbeat (docs/calls.md#transcripts-and-the-live-stream) */
+const TRANSCRIPT_STREAM = { heartbeatMs: 15_000 } as const;
+/** how often open transcript streams look at their calls when no projection woke them */
+const TRANSCRIPT_FALLBACK_MS = 2000;
 
 /**
  * Voice calls (docs/calls.md). The read side: the `calls` and `call_turns` read models, the account's and an
@@ -121,6 +124,21 @@ export const calls = {
         }),
     );
     b.factory(CALLS.Queries, (r) => new KyselyCallQueries(r(PLATFORM.ReadDb)));
+    b.factory(CALLS.TranscriptFeed, (r) => {
+      const db = r(PLATFORM.ReadDb);
+      const versions: CallVersions = async (ids) => {
+        const rows = await db.selectFrom('calls').select(['call_id', 'status', 'turn_count']).where('call_id', 'in', ids).execute();
+        return new Map(rows.map((x) => [x.call_id, `${x.status}:${x.turn_count}`]));
+      };
+      const listen = (wake: () => void) =>
+        r(PLATFORM.AppendSignals).listenProjected((n) => {
+          if (n.projector === callsProjector.name) wake();
+        });
+      return new TranscriptFeed(versions, listen, r(PLATFORM.Logger), {
+        perKey: cfg.TRANSCRIPT_STREAMS_PER_KEY,
+        fallbackMs: TRANSCRIPT_FALLBACK_MS,
+      });
+    });
     b.alias(CALLS.NumberCalls, CALLS.Queries);
     b.factory(CALLS.Recordings, (r) => new KyselyRecordingStore(r(PLATFORM.ReadDb)));
     b.value(
@@ -151,6 +169,7 @@ export const calls = {
         recordingUrls: r(CALLS.RecordingUrls),
         log: r(PLATFORM.Logger),
         stream: TRANSCRIPT_STREAM,
+        feed: r(CALLS.TranscriptFeed),
       });
     },
     public: (api, r) =>
@@ -197,6 +216,12 @@ export const calls = {
       fix: "Wait for a call on this number to end, or call from another of the agent's numbers (fromNumberId).",
     },
     CALL_NOT_FOUND: { ...httpError.notFound, fix: 'Check the call id: GET /v1/calls lists the calls of this account.' },
+    TRANSCRIPT_STREAM_LIMIT: {
+      status: 429,
+      shape: 'plain',
+      type: 'rate_limit_error',
+      fix: 'Close a transcript stream of this key (or use another key); the limit is TRANSCRIPT_STREAMS_PER_KEY per server process.',
+    },
     WEB_CALL_TOKEN_INVALID: {
       status: 401,
       shape: 'envelope',
