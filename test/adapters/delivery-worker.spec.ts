@@ -65,3 +65,49 @@ describe('webhook delivery worker: refills in batches', () => {
     expect(limits.length).to.be.below(40);
   });
 });
+
+/** An attempt that fails for good is isolated, not sent again at every claim expiry (docs/operations.md#isolated-work). */
+describe('webhook delivery worker: poisoned attempts', () => {
+  const claimOf = (id: string): ClaimedAttempt => ({
+    deliveryId: id,
+    accountId: 'acc',
+    attempt: 1,
+    claimedUntil: new Date(0).toISOString(),
+  });
+  const run = async (failure: Error) => {
+    const timeline: DueAttemptsPort = { claim: async () => [] };
+    const deliverer = {
+      prepare: async (claims: readonly ClaimedAttempt[]) => claims.map((claim) => ({ claim }) as unknown as PreparedAttempt),
+      send: async (p: PreparedAttempt) => {
+        if (p.claim.deliveryId === 'whd_poisoned') throw failure;
+        return 'sent' as const;
+      },
+    } as unknown as WebhookDeliverer;
+    const isolated: string[] = [];
+    let due = [claimOf('whd_poisoned'), claimOf('whd_fine')];
+    timeline.claim = async () => {
+      const out = due;
+      due = [];
+      return out;
+    };
+    const worker = new WebhookDeliveryWorker(timeline, deliverer, new TestClock(), silent, {
+      concurrency: 4,
+      leaseMs: 150_000,
+      pollIntervalMs: 60_000,
+      isTransient: (err) => (err as { code?: string }).code === '57P01',
+      isolate: async (c) => {
+        isolated.push(c.deliveryId);
+      },
+    });
+    expect(await worker.runOnce()).to.equal(2);
+    return isolated;
+  };
+
+  it('hands an attempt that fails for a reason retrying cannot cure to isolation', async () => {
+    expect(await run(new Error('invalid byte sequence for encoding "UTF8": 0x00'))).to.deep.equal(['whd_poisoned']);
+  });
+
+  it('leaves an attempt that failed because the database is away to its claim expiry', async () => {
+    expect(await run(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).to.deep.equal([]);
+  });
+});
