@@ -256,7 +256,11 @@ describe('faults: kill -9 of the API and the worker, terminated database connect
   });
 });
 
-const countBy = (xs: number[]) => xs.reduce<Record<number, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {});
+const countBy = (xs: number[]) => {
+  const m: Record<number, number> = {};
+  for (const x of xs) m[x] = (m[x] ?? 0) + 1;
+  return m;
+};
 
 async function pgRows<T>(connectionString: string, query: string): Promise<T[]> {
   const c = new pg.Client({ connectionString });
