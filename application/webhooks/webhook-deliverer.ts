@@ -25,6 +25,24 @@ import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
 
 export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
 
+/**
+ * An attempt was sent but its outcome cannot be recorded, not even without the receiver's words, for a reason
+ * retrying cannot cure: sending it again would fail the same way, so the worker isolates it
+ * (docs/operations.md#isolated-work).
+ */
+export class AttemptNotRecordableError extends Error {
+  constructor(
+    readonly deliveryId: string,
+    readonly attempt: number,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the outcome of attempt ${attempt} of ${deliveryId} cannot be recorded: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
+    this.name = 'AttemptNotRecordableError';
+  }
+}
+
 /** A claimed attempt with what sending it needs: the delivery as its stream tells it, and its webhook. */
 export type PreparedAttempt = Readonly<{
   claim: ClaimedAttempt;
@@ -120,7 +138,12 @@ export class WebhookDeliverer {
       // the attempt happened: what cannot be stored is what the receiver said, so it is recorded without it
       // (docs/webhooks.md#hostile-answers); a second refusal is for the worker to isolate
       this.log.error({ err, deliveryId: claim.deliveryId, attempt: claim.attempt }, 'webhook answer not storable; recorded without it');
-      await recordAttempt(withoutAnswer(result, err));
+      try {
+        await recordAttempt(withoutAnswer(result, err));
+      } catch (again) {
+        if (this.o.isTransient?.(again) ?? true) throw again;
+        throw new AttemptNotRecordableError(claim.deliveryId, claim.attempt, again);
+      }
     }
     if (!result.ok)
       this.log.info(

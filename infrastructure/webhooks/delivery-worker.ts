@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
-import type { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import { AttemptNotRecordableError, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import type { BackgroundWorker } from '../workers.js';
 
 export type DeliveryWorkerOptions = Readonly<{
@@ -18,11 +18,10 @@ export type DeliveryWorkerOptions = Readonly<{
   stopGraceMs?: number;
   workerId?: string;
   /**
-   * Whether a failure may pass when tried again (the database away); any other failure of an attempt is handed to
-   * `isolate` instead of being retried at every claim expiry (docs/operations.md#isolated-work). Without them,
-   * every failure waits for its claim to expire.
+   * Sets aside an attempt whose outcome cannot be recorded for good (`AttemptNotRecordableError`), instead of
+   * sending it again at every claim expiry (docs/operations.md#isolated-work). Any other failure (a crash, the
+   * database away) waits for the claim to expire, and the attempt is sent again.
    */
-  isTransient?: (err: unknown) => boolean;
   isolate?: (claim: ClaimedAttempt, err: unknown) => Promise<void>;
 }>;
 
@@ -119,7 +118,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
 
   /** An attempt that could not be sent or recorded: tried again when its claim expires, or isolated for good. */
   private async failed(c: ClaimedAttempt, err: unknown): Promise<void> {
-    if (this.o.isolate && !(this.o.isTransient?.(err) ?? true)) {
+    if (this.o.isolate && err instanceof AttemptNotRecordableError) {
       try {
         await this.o.isolate(c, err);
         return;

@@ -57,7 +57,6 @@ export function createDeliveryWorker(
   const timeline = new KyselyDueAttempts(r(PLATFORM.ReadDb));
   const isolation = new WorkIsolation(r(PLATFORM.ReadDb), r(PLATFORM.Logger));
   return new WebhookDeliveryWorker(timeline, deliverer, r(PLATFORM.Clock), r(PLATFORM.Logger), {
-    isTransient,
     isolate: async (c, err) => {
       await isolation.isolate(
         { consumer: 'webhook-delivery', item: `${c.deliveryId}#${c.attempt}`, accountId: c.accountId, tries: 1 },

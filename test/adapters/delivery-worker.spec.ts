@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
-import type { PreparedAttempt, WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import { AttemptNotRecordableError, type PreparedAttempt, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import { WebhookDeliveryWorker } from '../../infrastructure/webhooks/delivery-worker.js';
 import { TestClock } from '../support/fixtures.js';
 
@@ -94,7 +94,6 @@ describe('webhook delivery worker: poisoned attempts', () => {
       concurrency: 4,
       leaseMs: 150_000,
       pollIntervalMs: 60_000,
-      isTransient: (err) => (err as { code?: string }).code === '57P01',
       isolate: async (c) => {
         isolated.push(c.deliveryId);
       },
@@ -103,11 +102,13 @@ describe('webhook delivery worker: poisoned attempts', () => {
     return isolated;
   };
 
-  it('hands an attempt that fails for a reason retrying cannot cure to isolation', async () => {
-    expect(await run(new Error('invalid byte sequence for encoding "UTF8": 0x00'))).to.deep.equal(['whd_poisoned']);
+  it('hands an attempt whose outcome cannot be recorded, even without the answer, to isolation', async () => {
+    const refused = new Error('invalid byte sequence for encoding "UTF8": 0x00');
+    expect(await run(new AttemptNotRecordableError('whd_poisoned', 1, refused))).to.deep.equal(['whd_poisoned']);
   });
 
-  it('leaves an attempt that failed because the database is away to its claim expiry', async () => {
+  it('leaves any other failure to its claim expiry: the database away, a worker that died mid-send', async () => {
+    expect(await run(new Error('worker process died before recording the outcome'))).to.deep.equal([]);
     expect(await run(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).to.deep.equal([]);
   });
 });
