@@ -92,9 +92,66 @@ export class CallCommands {
       overrides: input,
       scopes: { accounts: [ctx.accountId, ...(account?.parentAccountId ? [account.parentAccountId] : [])], numberId: number.id },
     });
-    await this.start(plan);
+    // a write stored but not yet in the read models (503 READ_MODEL_TIMEOUT) is a placed call all the same: it is
+    // dialled, and the request answers the 503 after (docs/calls.md#how-a-call-ends)
+    const stored = await this.start(plan).then(
+      () => null,
+      (err: unknown) => {
+        if (writeStored(err)) return err;
+        throw err;
+      },
+    );
     await this.d.host.dial(plan);
+    if (stored) throw stored;
     return callId;
+  }
+
+  /**
+   * A call the store holds that no process holds (docs/calls.md#how-a-call-ends): placed by a request whose process
+   * stopped before it dialled, or left by a process that never leased it. An outbound call never dialled is dialled
+   * now, from its stored facts; anything else (a web call nobody joined, a call that was on the line) ends.
+   * Answers what was done.
+   */
+  async recover(callId: string, accountId: string, actor: string): Promise<'dialled' | 'ended' | 'held' | 'none'> {
+    const { state } = await this.d.exec.load(callDecider, callStream(callId));
+    if (state.status !== 'live' || state.accountId !== accountId) return 'none';
+    const ctx: RequestContext = { accountId, requestId: null, correlationId: this.d.ids.uuid(), actor };
+    if (state.direction === 'outbound' && state.phase === 'placed') {
+      const agent = state.agentId ? await this.d.agents.get(accountId, state.agentId) : null;
+      const account = await this.d.accounts.get(accountId);
+      const plan: LiveCallPlan = {
+        callId,
+        accountId,
+        agentId: state.agentId,
+        agentName: agent?.name ?? 'the agent',
+        numberId: state.numberId,
+        from: state.from,
+        to: state.to,
+        direction: 'outbound',
+        settings: state.settings,
+        scopes: { accounts: [accountId, ...(account?.parentAccountId ? [account.parentAccountId] : [])], numberId: state.numberId },
+        ctx,
+        ringTimeoutMs: this.d.limits.ringTimeoutMs,
+        sipUris: [],
+      };
+      try {
+        // held since it was placed (reserving again is a no-op); a call whose slots were given back takes them again
+        await this.d.slots.reserve(ctx, callId, plan.scopes);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        await this.d.host.end(ctx, callId, 'canceled', `it was never dialled, and its caps are full now: ${err.message}`);
+        return 'ended';
+      }
+      return (await this.d.host.dial(plan)) ? 'dialled' : 'held';
+    }
+    const web = state.direction === 'web' && state.phase === 'placed';
+    await this.d.host.end(
+      ctx,
+      callId,
+      web ? 'canceled' : 'host_lost',
+      web ? 'the web call was not joined, and no process held it' : 'no process held the call',
+    );
+    return 'ended';
   }
 
   /** A browser call (docs/calls.md#web-calls): placed now, joined with a 30-second single-use token. */
@@ -251,13 +308,16 @@ export class CallCommands {
     };
   }
 
-  /** Takes the call's slots, then records it as placed; a refused record gives the slots back. */
+  /**
+   * Takes the call's slots, then records it as placed; a refused record gives the slots back. A record that was
+   * stored (only the wait for the read models failed) keeps them: the call is placed.
+   */
   private async start(plan: LiveCallPlan): Promise<void> {
     await this.d.slots.reserve(plan.ctx, plan.callId, plan.scopes);
     try {
       await this.record(plan);
     } catch (err) {
-      await this.d.slots.release(plan.ctx, plan.callId, plan.scopes);
+      if (!writeStored(err)) await this.d.slots.release(plan.ctx, plan.callId, plan.scopes);
       throw err;
     }
   }
@@ -301,6 +361,9 @@ export class CallCommands {
     return number;
   }
 }
+
+/** The write was stored and only the wait for the read models failed: what it recorded stands. */
+const writeStored = (err: unknown): boolean => err instanceof DomainError && err.code === 'READ_MODEL_TIMEOUT';
 
 /** A number routed to a SIP trunk may have no agent: its calls are bridged, and the call record names no agent. */
 function placeholderAgent(accountId: string): AgentView {

@@ -21,6 +21,13 @@ import {
 /** Who holds a live call: refreshed while the session runs; an expired lease means its process is gone. */
 export interface CallLeasesPort {
   hold(rows: readonly { callId: string; accountId: string }[], hostId: string, until: Date): Promise<void>;
+  /** takes the lease of a call nobody holds; false when another process holds it (it dials the call, not this one) */
+  claim(row: { callId: string; accountId: string }, hostId: string, until: Date): Promise<boolean>;
+  /**
+   * calls the store holds, not ended, that no process holds a lease on, placed before `placedBefore`
+   * (docs/calls.md#how-a-call-ends), oldest first
+   */
+  unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]>;
   drop(callId: string): Promise<void>;
   /** live calls whose lease ran out (their host stopped), oldest first */
   expired(now: Date, limit: number): Promise<{ callId: string; accountId: string; hostId: string }[]>;
@@ -65,6 +72,8 @@ export class CallHost {
       hostId: string;
       leaseMs: number;
       repliesFor: (plan: LiveCallPlan) => ReplySource;
+      /** whether a failed write may succeed when tried again (docs/calls.md#the-live-session) */
+      isTransient?: (err: unknown) => boolean;
     }>,
   ) {
     deps.engine.onInbound((offer) => this.offer(offer));
@@ -79,8 +88,13 @@ export class CallHost {
     return this.sessions.has(callId);
   }
 
-  /** Dials a placed call. A provider refusal ends it (`telephony_error`) and throws `TELEPHONY_PROVIDER_ERROR`. */
-  async dial(plan: LiveCallPlan): Promise<CallSession> {
+  /**
+   * Dials a placed call, once: the call's lease is claimed first, and a call another process holds is not dialled
+   * here (null). A provider refusal ends it (`telephony_error`) and throws `TELEPHONY_PROVIDER_ERROR`.
+   */
+  async dial(plan: LiveCallPlan): Promise<CallSession | null> {
+    const claimed = await this.deps.leases.claim({ callId: plan.callId, accountId: plan.accountId }, this.deps.hostId, this.leaseUntil());
+    if (!claimed) return null;
     const session = await this.open(plan);
     try {
       const leg = await this.deps.engine.dial(
@@ -146,6 +160,7 @@ export class CallHost {
       ids: this.deps.ids,
       log: this.deps.log,
       replies: this.deps.repliesFor(plan),
+      ...(this.deps.isTransient ? { isTransient: this.deps.isTransient } : {}),
       onEnded: (callId) => {
         const done = this.forget(callId);
         this.releasing.set(callId, done);

@@ -58,6 +58,13 @@ export type SessionDeps = Readonly<{
   replies: ReplySource;
   /** frees the call's slots and forgets the session (the host) */
   onEnded: (callId: string) => void;
+  /**
+   * Whether a failed write may succeed when tried again (the database away, a concurrent writer): such a write is
+   * tried again until it lands (docs/calls.md#the-live-session); default: any error that is not a domain decision
+   */
+  isTransient?: (err: unknown) => boolean;
+  /** how long a fact is tried before it is given up (default 15 minutes) */
+  retryForMs?: number;
 }>;
 
 const DIAL_REASON: Record<DialFailure, DisconnectionReason> = {
@@ -549,22 +556,38 @@ export class CallSession implements LegListener {
     });
   }
 
-  /** Queues a write on the call's stream; a write refused because the call has ended hangs the line up. */
+  /**
+   * Queues a write on the call's stream; a write refused because the call has ended hangs the line up. A write that
+   * fails for a transient reason (the database away) is tried again, with a growing pause, until it lands: the
+   * facts behind it wait in the queue, so the stream keeps the order the call saw them in (docs/calls.md#the-live-session).
+   */
   private record(command: CommandInput<CallCommand>): void {
     // a caller turn still waiting for its reply's request goes first: every later fact follows it
     if (command.type !== 'RecordCallerTurn') this.flushDeferred();
     this.writes = this.writes.then(async () => {
-      try {
-        await this.deps.exec.execute(callDecider, callStream(this.callId), command, this.ctx);
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'CALL_NOT_LIVE') {
-          if (!this.finished) {
-            this.endReason = this.endReason ?? 'ended_by_api';
-            void this.leg?.hangup();
-          }
+      const giveUpAt = Date.now() + (this.deps.retryForMs ?? 15 * 60_000);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.deps.exec.execute(callDecider, callStream(this.callId), command, this.ctx);
+          if (attempt > 1) this.deps.log.info({ callId: this.callId, command: command.type, attempt }, 'call fact recorded after retries');
           return;
+        } catch (err) {
+          if (err instanceof DomainError && err.code === 'CALL_NOT_LIVE') {
+            if (!this.finished) {
+              this.endReason = this.endReason ?? 'ended_by_api';
+              void this.leg?.hangup();
+            }
+            return;
+          }
+          const transient = this.deps.isTransient?.(err) ?? !(err instanceof DomainError);
+          if (!transient || Date.now() >= giveUpAt) {
+            this.deps.log.error({ err, callId: this.callId, command: command.type, attempt }, 'recording a call fact failed; given up');
+            return;
+          }
+          if (attempt === 1)
+            this.deps.log.warn({ err, callId: this.callId, command: command.type }, 'recording a call fact failed; retrying');
+          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt - 1, 10), 5000)));
         }
-        this.deps.log.error({ err, callId: this.callId, command: command.type }, 'recording a call fact failed');
       }
     });
   }

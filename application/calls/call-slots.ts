@@ -18,9 +18,24 @@ export class CallSlots {
     private readonly limits: SlotLimits,
   ) {}
 
+  /**
+   * Takes the number's slot first, then the accounts' (docs/calls.md#limits): the narrowest cap first, so a call
+   * that the number's cap refuses never holds an account slot meanwhile, and a refusal names the cap that is full
+   * (30 calls at once from one number: 409 for the number's cap, never 429 because refused calls briefly filled
+   * the account's).
+   */
   async reserve(ctx: RequestContext, callId: string, scopes: SlotScopes): Promise<void> {
     const taken: (() => Promise<void>)[] = [];
     try {
+      if (scopes.numberId) {
+        const stream = callSlotsStream('number', scopes.numberId);
+        await this.take(ctx, stream, callId, {
+          limit: this.limits.perNumber,
+          code: 'NUMBER_CALL_LIMIT',
+          message: `This phone number is at its limit of ${this.limits.perNumber} concurrent calls`,
+        });
+        taken.push(() => this.releaseOne(ctx, stream, callId));
+      }
       for (const accountId of scopes.accounts) {
         await this.take(ctx, callSlotsStream('account', accountId), callId, {
           limit: this.limits.perAccount,
@@ -29,15 +44,8 @@ export class CallSlots {
         });
         taken.push(() => this.releaseOne(ctx, callSlotsStream('account', accountId), callId));
       }
-      if (scopes.numberId) {
-        await this.take(ctx, callSlotsStream('number', scopes.numberId), callId, {
-          limit: this.limits.perNumber,
-          code: 'NUMBER_CALL_LIMIT',
-          message: `This phone number is at its limit of ${this.limits.perNumber} concurrent calls`,
-        });
-      }
     } catch (err) {
-      for (const undo of taken) await undo();
+      for (const undo of taken.reverse()) await undo();
       throw err;
     }
   }

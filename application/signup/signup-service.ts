@@ -77,6 +77,7 @@ export class SignUpService {
 
   async request(ctx: RequestContext, o: { email: string; agentName: string | null; clientAddress: string | null }) {
     const email = o.email.trim().toLowerCase();
+    this.mailer.ready?.(); // no way to send the code: refused before anything is recorded
     await this.throttle(email, o.clientAddress);
     const verificationId = this.ids.id('ver');
     const code = this.otp.generate();

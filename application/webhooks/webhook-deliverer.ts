@@ -1,6 +1,8 @@
+import { storableText } from '../../domain/shared/storable-text.js';
 import { streams } from '../../domain/shared/streams.js';
 import {
   type AbandonReason,
+  type AttemptResult,
   type WebhookDeliveryCommand,
   type WebhookDeliveryEvent,
   type WebhookDeliveryState,
@@ -22,6 +24,24 @@ import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort, WebhookView } f
 import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
 
 export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
+
+/**
+ * An attempt was sent but its outcome cannot be recorded, not even without the receiver's words, for a reason
+ * retrying cannot cure: sending it again would fail the same way, so the worker isolates it
+ * (docs/operations.md#isolated-work).
+ */
+export class AttemptNotRecordableError extends Error {
+  constructor(
+    readonly deliveryId: string,
+    readonly attempt: number,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the outcome of attempt ${attempt} of ${deliveryId} cannot be recorded: ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
+    this.name = 'AttemptNotRecordableError';
+  }
+}
 
 /** A claimed attempt with what sending it needs: the delivery as its stream tells it, and its webhook. */
 export type PreparedAttempt = Readonly<{
@@ -48,7 +68,11 @@ export class WebhookDeliverer {
     private readonly webhooks: WebhookQueries,
     private readonly sender: WebhookSenderPort,
     private readonly log: LoggerPort,
-    private readonly o: { defaultDeadlineMs: number },
+    private readonly o: {
+      defaultDeadlineMs: number;
+      /** whether a failed write may succeed when tried again (the database away); default: always */
+      isTransient?: (err: unknown) => boolean;
+    },
   ) {}
 
   async deliver(claim: ClaimedAttempt, signal?: AbortSignal): Promise<DeliverOutcome> {
@@ -102,10 +126,25 @@ export class WebhookDeliverer {
       ...(signal ? { signal } : {}),
     });
     if (signal?.aborted) return 'aborted'; // shutting down mid-request: the claim expires and the attempt is sent again
-    await this.record(stream, state.accountId, revision, state, {
-      type: 'RecordAttempt',
-      data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result },
-    });
+    const recordAttempt = (r: AttemptResult) =>
+      this.record(stream, state.accountId, revision, state, {
+        type: 'RecordAttempt',
+        data: { deliveryId: claim.deliveryId, attempt: claim.attempt, result: r },
+      });
+    try {
+      await recordAttempt(result);
+    } catch (err) {
+      if (this.o.isTransient?.(err) ?? true) throw err;
+      // the attempt happened: what cannot be stored is what the receiver said, so it is recorded without it
+      // (docs/webhooks.md#hostile-answers); a second refusal is for the worker to isolate
+      this.log.error({ err, deliveryId: claim.deliveryId, attempt: claim.attempt }, 'webhook answer not storable; recorded without it');
+      try {
+        await recordAttempt(withoutAnswer(result, err));
+      } catch (again) {
+        if (this.o.isTransient?.(again) ?? true) throw again;
+        throw new AttemptNotRecordableError(claim.deliveryId, claim.attempt, again);
+      }
+    }
     if (!result.ok)
       this.log.info(
         { deliveryId: claim.deliveryId, attempt: claim.attempt, httpStatus: result.httpStatus, error: result.errorMessage },
@@ -145,4 +184,10 @@ export class WebhookDeliverer {
       });
     }
   }
+}
+
+/** An attempt's outcome without the receiver's words, and why they are missing. */
+function withoutAnswer(result: AttemptResult, err: unknown): AttemptResult {
+  const why = `the answer could not be recorded: ${storableText(err instanceof Error ? err.message : String(err), 200)}`;
+  return result.ok ? { ...result, responseBody: null } : { ...result, responseBody: null, errorMessage: `${result.errorMessage}; ${why}` };
 }

@@ -11,6 +11,8 @@ declare module '../shared/errors.js' {
     RECORDING_NOT_FOUND: true;
     /** a web call's access token that is unknown, expired or already used (docs/calls.md#joining-a-web-call) */
     WEB_CALL_TOKEN_INVALID: true;
+    /** an API key with its limit of open transcript streams (docs/limits.md): 429, plain */
+    TRANSCRIPT_STREAM_LIMIT: true;
   }
 }
 export type CallErrorCode =
@@ -19,4 +21,5 @@ export type CallErrorCode =
   | 'CALL_CONCURRENCY_LIMIT'
   | 'NUMBER_CALL_LIMIT'
   | 'RECORDING_NOT_FOUND'
-  | 'WEB_CALL_TOKEN_INVALID';
+  | 'WEB_CALL_TOKEN_INVALID'
+  | 'TRANSCRIPT_STREAM_LIMIT';

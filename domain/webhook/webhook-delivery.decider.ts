@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors.js';
+import { storableOrNull } from '../shared/storable-text.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { addSeconds, MAX_ATTEMPTS, nextDelayS } from './retry-policy.js';
 
@@ -157,7 +158,8 @@ export type WebhookDeliveryState =
 /** Longest response body kept per attempt (characters). */
 export const RESPONSE_BODY_LIMIT = 1024;
 export const ERROR_MESSAGE_LIMIT = 500;
-const clip = (s: string | null, n: number) => (s === null ? null : s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/** an upstream answer as a fact keeps it: bounded and storable (docs/input-rules.md#what-upstream-servers-answer) */
+const clip = (s: string | null, n: number) => storableOrNull(s, n);
 
 export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeliveryEvent, WebhookDeliveryState> = {
   initialState: () => ({ status: 'none' }),

@@ -1,3 +1,4 @@
+import type { CallCommands } from '../../application/calls/call-commands.js';
 import type { CallHost, CallLeasesPort } from '../../application/calls/call-host.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { IdsPort } from '../../application/ports/ids.port.js';
@@ -8,8 +9,10 @@ import type { KyselyWebCallTokens } from './kysely-call-live.js';
 
 /**
  * Ends calls nobody holds any more (docs/calls.md#how-a-call-ends): a call whose process stopped renewing its lease
- * (`host_lost`), and a web call nobody joined before its token expired (`canceled`). The process on the line
- * enforces the call's own limits (duration, silence); this is the backstop that makes every call reach a final state.
+ * (`host_lost`), and a web call nobody joined before its token expired (`canceled`). A call the store holds with no
+ * lease at all (its request's process stopped between recording and dialling) is recovered from its facts: dialled
+ * when it never was, ended otherwise. The process on the line enforces the call's own limits (duration, silence);
+ * this is the backstop that makes every call reach a final state, whatever happened to the request that placed it.
  */
 export class CallSweeper extends IntervalWorker<number> {
   readonly name = 'call-sweeper';
@@ -17,7 +20,10 @@ export class CallSweeper extends IntervalWorker<number> {
   constructor(
     private readonly deps: Readonly<{
       host: CallHost;
+      commands: CallCommands;
       leases: CallLeasesPort;
+      /** how long a placed call may go without a lease before it is recovered (the lease's length) */
+      unheldAfterMs: number;
       webTokens: KyselyWebCallTokens;
       clock: ClockPort;
       ids: IdsPort;
@@ -58,8 +64,26 @@ export class CallSweeper extends IntervalWorker<number> {
       await this.deps.leases.drop(lease.callId);
       ended++;
     }
+    ended += await this.recoverUnheld(now);
     await this.deps.webTokens.purge(now);
     if (ended) this.log.info({ ended }, 'call sweeper ended calls nobody held');
     return ended;
+  }
+
+  /** Calls stored with no lease (never dialled, or never leased): each is dialled or ended from its own facts. */
+  private async recoverUnheld(now: Date): Promise<number> {
+    const unheld = await this.deps.leases.unheld(new Date(now.getTime() - this.deps.unheldAfterMs), 100);
+    let n = 0;
+    for (const c of unheld) {
+      if (this.deps.host.holds(c.callId)) continue;
+      try {
+        const done = await this.deps.commands.recover(c.callId, c.accountId, `system:${this.name}`);
+        if (done !== 'none' && done !== 'held') n++;
+        if (done !== 'none') this.log.warn({ callId: c.callId, done }, 'call sweeper recovered a call no process held');
+      } catch (err) {
+        this.log.warn({ err, callId: c.callId }, 'call sweeper could not recover a call; it tries again on the next pass');
+      }
+    }
+    return n;
   }
 }

@@ -26,7 +26,7 @@ import {
 } from './call.schemas.js';
 import { rawGet } from './raw-route.js';
 import type { RecordingUrls } from './recording-urls.js';
-import { streamTranscript, type TranscriptStreamOptions } from './transcript-stream.js';
+import { streamTranscript, type TranscriptFeed, type TranscriptStreamOptions } from './transcript-stream.js';
 
 export type CallReadDeps = Readonly<{
   calls: CallQueries;
@@ -35,6 +35,7 @@ export type CallReadDeps = Readonly<{
   recordingUrls: RecordingUrls;
   log: LoggerPort;
   stream: TranscriptStreamOptions;
+  feed: TranscriptFeed;
 }>;
 
 const callNotFound = () => new DomainError('CALL_NOT_FOUND', 'Call not found');
@@ -149,19 +150,25 @@ export function callRoutes(api: Api, d: CallReadDeps): void {
       'Events: `connected` ({callId, status}); a `turn` (a CallTurn with callId) per turn, the recorded ones at once, then each new one; ' +
       '`ended` ({callId, status, endedAt, durationSeconds, disconnectionReason}) when the call is over, then the stream closes. ' +
       "Each event's id is the sequence number of the latest turn sent: a client reconnecting with Last-Event-ID gets only later turns. " +
-      'A `: heartbeat` comment comes every 15 s.',
+      'A `: heartbeat` comment comes every 15 s. An API key holds at most TRANSCRIPT_STREAMS_PER_KEY open streams per server process ' +
+      '(20 by default); one more is refused 429.',
     params: CallIdParams,
     headers: TranscriptStreamHeaders,
     content: { mediaType: 'text/event-stream', schema: z.string(), description: 'Server-Sent Events' },
-    errors: [404],
+    errors: [404, 429],
     handler: async ({ params, ctx, req, res }) => {
       const headers = TranscriptStreamHeaders.safeParse({ 'last-event-id': req.get('last-event-id') });
       if (!headers.success) throw fromZod('header', headers.error);
       const lastEventId = headers.data['last-event-id'];
       await streamTranscript(
         res,
-        { queries: d.calls, log: d.log },
-        { accountId: ctx.accountId, callId: params.call_id, afterSeq: lastEventId === undefined ? 0 : Number(lastEventId) },
+        { queries: d.calls, feed: d.feed, log: d.log },
+        {
+          accountId: ctx.accountId,
+          key: ctx.actor,
+          callId: params.call_id,
+          afterSeq: lastEventId === undefined ? 0 : Number(lastEventId),
+        },
         d.stream,
       );
     },

@@ -38,6 +38,31 @@ export class KyselyCallLeases implements CallLeasesPort {
       .execute();
   }
 
+  async claim(row: { callId: string; accountId: string }, hostId: string, until: Date): Promise<boolean> {
+    const r = await this.db
+      .insertInto('call_leases')
+      .values({ call_id: row.callId, account_id: row.accountId, host_id: hostId, lease_until: until })
+      .onConflict((oc) => oc.column('call_id').doNothing())
+      .returning('call_id')
+      .execute();
+    return r.length === 1;
+  }
+
+  async unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]> {
+    const rows = await this.db
+      .selectFrom('calls')
+      .select(['calls.call_id', 'calls.account_id'])
+      .where('calls.status', '=', 'in-progress')
+      .where('calls.created_at', '<', placedBefore)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('call_leases').select('call_leases.call_id').whereRef('call_leases.call_id', '=', 'calls.call_id'))),
+      )
+      .orderBy('calls.created_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ callId: r.call_id, accountId: r.account_id }));
+  }
+
   async drop(callId: string): Promise<void> {
     await this.db.deleteFrom('call_leases').where('call_id', '=', callId).execute();
   }

@@ -16,11 +16,13 @@ import type { Capability } from '../capabilities/capability.js';
 import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
 import * as m090 from '../db/migrations/090-turn-speech-latency.js';
+import * as m144 from '../db/migrations/144-unheld-calls.js';
 import { httpError } from '../http/errors.js';
 import { languageModelFromConfig } from '../llm/language-model-from-config.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredVoiceEngine } from '../providers/unconfigured-voice-engine.js';
+import { isTransient } from '../reactors/isolation.js';
 import { RECORDING_ADDON } from '../recording-addon/tokens.js';
 import { SANDBOX_VOICE } from '../sandbox-voice/tokens.js';
 import { SIP_TRUNKS } from '../sip-trunks/tokens.js';
@@ -35,10 +37,13 @@ import { KyselyRecordingStore } from './kysely-recording-store.js';
 import { RecordingUrls } from './recording-urls.js';
 import { SpeechRecordingRenderer } from './speech-recording-renderer.js';
 import { CALLS } from './tokens.js';
+import { type CallVersions, TranscriptFeed } from './transcript-stream.js';
 import { HttpVoiceWebhookClient } from './voice-webhook-client.js';
 
-/** the transcript stream: how often it looks for new turns, and its heartbeat (docs/calls.md#transcripts-and-the-live-stream) */
-const TRANSCRIPT_STREAM = { pollMs: 250, heartbeatMs: 15_000 } as const;
+/** the transcript stream's heartbeat (docs/calls.md#transcripts-and-the-live-stream) */
+const TRANSCRIPT_STREAM = { heartbeatMs: 15_000 } as const;
+/** how often open transcript streams look at their calls when no projection woke them */
+const TRANSCRIPT_FALLBACK_MS = 2000;
 
 /**
  * Voice calls (docs/calls.md). The read side: the `calls` and `call_turns` read models, the account's and an
@@ -91,6 +96,7 @@ export const calls = {
         hostId: `${hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
         leaseMs: cfg.CALL_HOST_LEASE_MS,
         repliesFor,
+        isTransient,
       });
     });
     b.factory(
@@ -118,6 +124,21 @@ export const calls = {
         }),
     );
     b.factory(CALLS.Queries, (r) => new KyselyCallQueries(r(PLATFORM.ReadDb)));
+    b.factory(CALLS.TranscriptFeed, (r) => {
+      const db = r(PLATFORM.ReadDb);
+      const versions: CallVersions = async (ids) => {
+        const rows = await db.selectFrom('calls').select(['call_id', 'status', 'turn_count']).where('call_id', 'in', ids).execute();
+        return new Map(rows.map((x) => [x.call_id, `${x.status}:${x.turn_count}`]));
+      };
+      const listen = (wake: () => void) =>
+        r(PLATFORM.AppendSignals).listenProjected((n) => {
+          if (n.projector === callsProjector.name) wake();
+        });
+      return new TranscriptFeed(versions, listen, r(PLATFORM.Logger), {
+        perKey: cfg.TRANSCRIPT_STREAMS_PER_KEY,
+        fallbackMs: TRANSCRIPT_FALLBACK_MS,
+      });
+    });
     b.alias(CALLS.NumberCalls, CALLS.Queries);
     b.factory(CALLS.Recordings, (r) => new KyselyRecordingStore(r(PLATFORM.ReadDb)));
     b.value(
@@ -148,6 +169,7 @@ export const calls = {
         recordingUrls: r(CALLS.RecordingUrls),
         log: r(PLATFORM.Logger),
         stream: TRANSCRIPT_STREAM,
+        feed: r(CALLS.TranscriptFeed),
       });
     },
     public: (api, r) =>
@@ -161,7 +183,15 @@ export const calls = {
   ],
   workers: (r, cfg) => [
     new CallSweeper(
-      { host: r(CALLS.Host), leases: r(CALLS.Leases), webTokens: r(CALLS.WebTokens), clock: r(PLATFORM.Clock), ids: r(PLATFORM.Ids) },
+      {
+        host: r(CALLS.Host),
+        commands: r(CALLS.Commands),
+        leases: r(CALLS.Leases),
+        unheldAfterMs: cfg.CALL_HOST_LEASE_MS,
+        webTokens: r(CALLS.WebTokens),
+        clock: r(PLATFORM.Clock),
+        ids: r(PLATFORM.Ids),
+      },
       r(PLATFORM.Logger),
       cfg.CALL_SWEEP_INTERVAL_MS,
     ),
@@ -172,7 +202,7 @@ export const calls = {
     const client = r(CALLS.VoiceWebhook);
     if (client instanceof HttpVoiceWebhookClient) client.close();
   },
-  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090 },
+  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090, '144-unheld-calls': m144 },
   errors: {
     CALL_NOT_LIVE: { ...httpError.conflict, fix: 'The call has already ended; GET /v1/calls/{id} shows how.' },
     CALL_CONCURRENCY_LIMIT: {
@@ -186,6 +216,12 @@ export const calls = {
       fix: "Wait for a call on this number to end, or call from another of the agent's numbers (fromNumberId).",
     },
     CALL_NOT_FOUND: { ...httpError.notFound, fix: 'Check the call id: GET /v1/calls lists the calls of this account.' },
+    TRANSCRIPT_STREAM_LIMIT: {
+      status: 429,
+      shape: 'plain',
+      type: 'rate_limit_error',
+      fix: 'Close a transcript stream of this key (or use another key); the limit is TRANSCRIPT_STREAMS_PER_KEY per server process.',
+    },
     WEB_CALL_TOKEN_INVALID: {
       status: 401,
       shape: 'envelope',

@@ -10,11 +10,13 @@ import type { VoiceWebhookPort } from '../../application/calls/voice-webhook.por
 import { token } from '../capabilities/token.js';
 import type { KyselyWebCallTokens } from './kysely-call-live.js';
 import type { RecordingUrls } from './recording-urls.js';
+import type { TranscriptFeed } from './transcript-stream.js';
 
 /** The calls capability's tokens (its module binds them). */
 export const CALLS = {
   /** the read side of calls (docs/calls.md): lists, records, transcripts, the long-poll */
   Queries: token<CallQueries>('CallQueries'),
+  TranscriptFeed: token<TranscriptFeed>('TranscriptFeed'),
   /** a number's call history, as the numbers capability shows it (the same queries) */
   NumberCalls: token<NumberCallQueries>('NumberCallQueries'),
   /** stored recordings (`call_recordings`) */

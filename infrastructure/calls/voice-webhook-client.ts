@@ -8,6 +8,7 @@ import {
   type VoiceWebhookPort,
 } from '../../application/calls/voice-webhook.port.js';
 import { closedWhileIdle, keepAliveAgents } from '../http-client/keep-alive.js';
+import { chunkDecoder, upstreamError, upstreamHeader, upstreamJson, upstreamText } from '../http-client/upstream.js';
 import { addressAllowed, type Destinations, normaliseHost, notAllowedReason } from '../webhooks/address-policy.js';
 import { guardedLookup } from '../webhooks/http-sender.js';
 import { webhookHeaders } from '../webhooks/signing.js';
@@ -81,7 +82,9 @@ export class HttpVoiceWebhookClient implements VoiceWebhookPort {
             if (status < 200 || status >= 300) {
               res.resume();
               done();
-              reject(new VoiceWebhookError(`HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`, 'http', status));
+              reject(
+                new VoiceWebhookError(`HTTP ${status}${res.statusMessage ? ` ${upstreamHeader(res.statusMessage)}` : ''}`, 'http', status),
+              );
               return;
             }
             const type = String(res.headers['content-type'] ?? '').toLowerCase();
@@ -102,7 +105,7 @@ export class HttpVoiceWebhookClient implements VoiceWebhookPort {
           done();
           if (req.signal.aborted) reject(new VoiceWebhookError('the turn was abandoned', 'network'));
           else if (err.code === 'EADDRNOTALLOWED') reject(new VoiceWebhookError(err.message, 'not_allowed'));
-          else reject(new VoiceWebhookError(err.code ? `${err.code}: ${err.message}` : err.message, 'network'));
+          else reject(new VoiceWebhookError(upstreamError(err), 'network'));
         });
         request.end(body);
       };
@@ -116,12 +119,13 @@ export class HttpVoiceWebhookClient implements VoiceWebhookPort {
   }
 }
 
+/** The answer's objects, storable (docs/input-rules.md#what-upstream-servers-answer): NUL and lone surrogates replaced. */
 async function* read(res: http.IncomingMessage, streaming: boolean, finish: () => void): AsyncGenerator<unknown> {
   const parse = (text: string) => {
     try {
-      return JSON.parse(text) as unknown;
+      return upstreamJson(text);
     } catch {
-      throw new VoiceWebhookError(`the answer is not JSON: ${text.slice(0, 80)}`, 'malformed');
+      throw new VoiceWebhookError(`the answer is not JSON: ${upstreamText(Buffer.from(text), 80)}`, 'malformed');
     }
   };
   try {
@@ -138,8 +142,9 @@ async function* read(res: http.IncomingMessage, streaming: boolean, finish: () =
       return;
     }
     let pending = '';
+    const decoder = chunkDecoder();
     for await (const c of res as AsyncIterable<Buffer>) {
-      pending += c.toString('utf8');
+      pending += decoder.write(c);
       if (pending.length > MAX_BYTES && !pending.includes('\n'))
         throw new VoiceWebhookError(`a line of the answer is over ${MAX_BYTES} bytes`, 'malformed');
       let nl = pending.indexOf('\n');
@@ -150,10 +155,11 @@ async function* read(res: http.IncomingMessage, streaming: boolean, finish: () =
         nl = pending.indexOf('\n');
       }
     }
+    pending += decoder.end();
     if (pending.trim()) yield parse(pending.trim());
   } catch (err) {
     if (err instanceof VoiceWebhookError) throw err;
-    throw new VoiceWebhookError(`the answer broke off: ${(err as Error).message}`, 'network');
+    throw new VoiceWebhookError(`the answer broke off: ${upstreamError(err)}`, 'network');
   } finally {
     res.destroy();
     finish();

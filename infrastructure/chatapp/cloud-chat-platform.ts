@@ -8,6 +8,8 @@ import {
 } from '../../application/chatapp/chat-platform.port.js';
 import type { TemplateContent } from '../../domain/chatapp/template.decider.js';
 import type { TemplateValues } from '../../domain/chatapp/template-body.js';
+import { storableText } from '../../domain/shared/storable-text.js';
+import { readFetchText, upstreamError, upstreamJson } from '../http-client/upstream.js';
 
 export type CloudPlatformOptions = Readonly<{
   /** the platform's Graph-style API root, version included (`https://…/v23.0`) */
@@ -51,12 +53,13 @@ export class CloudChatPlatform implements ChatPlatformPort {
         signal: AbortSignal.timeout(this.o.timeoutMs),
       });
     } catch (err) {
-      throw new Error(`chat platform unreachable: ${method} ${path}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`chat platform unreachable: ${method} ${path}: ${upstreamError(err)}`);
     }
-    const text = await res.text();
+    // the platform's answer is upstream input: bounded and storable (docs/input-rules.md#what-upstream-servers-answer)
+    const { text } = await readFetchText(res, 1024 * 1024);
     let parsed: unknown = null;
     try {
-      parsed = text ? JSON.parse(text) : null;
+      parsed = text ? upstreamJson(text) : null;
     } catch {
       /* not JSON: judged by the status below */
     }
@@ -66,7 +69,7 @@ export class CloudChatPlatform implements ChatPlatformPort {
     if (error || !res.ok)
       throw new ChatPlatformError(
         typeof error?.code === 'number' ? error.code : 100,
-        error?.error_data?.details ?? error?.message ?? `HTTP ${res.status}`,
+        storableText(String(error?.error_data?.details ?? error?.message ?? `HTTP ${res.status}`), 500),
       );
     return parsed as T;
   }

@@ -134,6 +134,8 @@ export const ConfigSchema = z.object({
   CALL_MAX_CONCURRENT_PER_ACCOUNT: int(10, 1, 100_000),
   /** live calls (either direction) on one phone number */
   CALL_MAX_CONCURRENT_PER_NUMBER: int(4, 1, 10_000),
+  /** open transcript streams per API key in one process (docs/limits.md) */
+  TRANSCRIPT_STREAMS_PER_KEY: int(20, 1, 10_000),
   /** a call is ended (`max_duration`) after this long */
   CALL_MAX_DURATION_SECONDS: int(3600, 10, 86_400),
   /** an outbound call that is not answered within this long fails `no_answer` */

@@ -4,6 +4,7 @@ import {
   type LanguageModelPort,
   type ModelTier,
 } from '../../application/calls/language-model.port.js';
+import { storableText } from '../../domain/shared/storable-text.js';
 
 export type OpenAiChatModelOptions = Readonly<{
   /** `LLM_BASE_URL`, such as `https://api.openai.com/v1`; requests go to `<baseUrl>/chat/completions` */
@@ -20,10 +21,8 @@ export type OpenAiChatModelOptions = Readonly<{
 const MAX_ERROR_BODY_BYTES = 16 * 1024;
 const EXCERPT_CHARS = 200;
 
-const excerpt = (text: string) => {
-  const t = text.replace(/\s+/gu, ' ').trim();
-  return t.length > EXCERPT_CHARS ? `${t.slice(0, EXCERPT_CHARS)}…` : t;
-};
+/** a provider's error text is upstream input: storable and short (docs/input-rules.md#what-upstream-servers-answer) */
+const excerpt = (text: string) => storableText(text.replace(/\s+/gu, ' ').trim(), EXCERPT_CHARS + 1);
 
 /** The most telling part of a fetch failure: undici's `fetch failed` / `terminated` hide the socket error in `cause`. */
 const reason = (err: unknown): string => {
@@ -143,7 +142,8 @@ export class OpenAiChatModel implements LanguageModelPort {
             answered = true;
             clearTimeout(timer);
           }
-          yield chunk.text;
+          // the model's words are upstream input: they reach the call's facts storable
+          yield storableText(chunk.text);
           if (caller?.aborted) return;
         }
         if (read.done) {

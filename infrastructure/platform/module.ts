@@ -10,6 +10,7 @@ import * as m022 from '../db/migrations/022-reactors.js';
 import * as m024 from '../db/migrations/024-one-checkpoint-table.js';
 import * as m140 from '../db/migrations/140-append-function.js';
 import * as m141 from '../db/migrations/141-aggregate-snapshots.js';
+import * as m143 from '../db/migrations/143-isolated-work.js';
 import { InProcessSignals, PgNotifySignals } from '../event-store/append-signals.js';
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
 import { KyselySnapshotStore } from '../event-store/kysely-snapshot-store.js';
@@ -103,5 +104,6 @@ export const platform = {
     '024-one-checkpoint-table': m024,
     '140-append-function': m140,
     '141-aggregate-snapshots': m141,
+    '143-isolated-work': m143,
   },
 } as const satisfies Capability;

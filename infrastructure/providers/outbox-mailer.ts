@@ -8,8 +8,9 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 import { PLATFORM } from '../platform/tokens.js';
 
 /**
- * The sandbox e-mail provider: nothing leaves the machine. Each mail is kept in `sandbox_outbox` (readable
- * through `GET /sandbox/outbox?email=`) and written to the log, so sign-up works end to end on one machine.
+ * The sandbox e-mail provider: nothing leaves the machine. Each mail is kept in `sandbox_outbox`, the sandbox's
+ * documented mail outbox (readable through `GET /sandbox/outbox?email=`, docs/sandbox.md), so sign-up works end to
+ * end on one machine. Bound only with PROVIDER_MODE=sandbox; the log names the recipient, never the mail.
  */
 @injectable()
 export class OutboxMailer implements MailerPort {
@@ -31,6 +32,7 @@ export class OutboxMailer implements MailerPort {
         sent_at: this.clock.now(),
       })
       .execute();
-    this.log.info({ to: mail.to, subject: mail.subject, body: mail.text }, 'sandbox mail (not sent: PROVIDER_MODE=sandbox)');
+    // the code is read from the outbox (GET /sandbox/outbox), never from the log (docs/security.md)
+    this.log.info({ to: mail.to }, 'sandbox mail kept in the outbox (not sent: PROVIDER_MODE=sandbox)');
   }
 }

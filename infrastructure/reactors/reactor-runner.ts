@@ -6,6 +6,7 @@ import type { Reactor } from '../../application/shared/process-manager.js';
 import { CheckpointRunner, moveCheckpoint } from '../../projections/shared/checkpoint-runner.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { BackgroundWorker } from '../workers.js';
+import { isTransient, WorkIsolation } from './isolation.js';
 import { PartitionShare, type ProcessMembership, partitionOf } from './membership.js';
 
 export type { Reactor } from '../../application/shared/process-manager.js';
@@ -34,7 +35,15 @@ export class ReactorRunner implements BackgroundWorker {
     db: Kysely<ReadDb>,
     reactor: Reactor,
     log: LoggerPort,
-    o: { leaseTtlMs: number; retryDelayMs?: number; batchSize?: number; partitions?: number; membership?: ProcessMembership },
+    o: {
+      leaseTtlMs: number;
+      retryDelayMs?: number;
+      batchSize?: number;
+      partitions?: number;
+      membership?: ProcessMembership;
+      /** tries of one event that fails for good before it is isolated (default 3) */
+      triesBeforeIsolation?: number;
+    },
   ) {
     this.name = `reactor:${reactor.name}`;
     const partitions = o.partitions ?? 1;
@@ -45,6 +54,9 @@ export class ReactorRunner implements BackgroundWorker {
       ...(o.retryDelayMs !== undefined ? { retryDelayMs: o.retryDelayMs } : {}),
     };
     const keyOf = (e: RecordedEvent): string => reactor.partitionKey?.(e) ?? e.streamName;
+    const isolation = new WorkIsolation(db, log);
+    const handle = (name: string, mine: readonly RecordedEvent[]) =>
+      handleIsolating(reactor, name, mine, isolation, { tries: o.triesBeforeIsolation ?? 3, delayMs: o.retryDelayMs ?? 500 });
     this.runners = Array.from({ length: partitions }, (_, k) => {
       const name = partitions === 1 ? reactor.name : `${reactor.name}#${k}/${partitions}`;
       return new CheckpointRunner(
@@ -56,7 +68,7 @@ export class ReactorRunner implements BackgroundWorker {
           eventTypes: reactor.handles,
           async commit(batch, from, to) {
             const mine = partitions === 1 ? batch : batch.filter((e) => partitionOf(keyOf(e), partitions) === k);
-            if (mine.length > 0) await reactor.handleBatch(mine);
+            if (mine.length > 0) await handle(name, mine);
             await moveCheckpoint(db, name, from, to);
           },
         },
@@ -76,6 +88,53 @@ export class ReactorRunner implements BackgroundWorker {
 
   async stop(): Promise<void> {
     await Promise.all(this.runners.map((r) => r.stop()));
+  }
+}
+
+/**
+ * Handles a batch so that one poisoned event cannot stop the reactor (docs/operations.md#isolated-work): a transient
+ * error (the database away, a concurrent writer) ends the batch, which the runner delivers again from the
+ * checkpoint; any other error sends the batch through event by event, each tried `tries` times, and an event that
+ * fails every time is isolated (a row in `isolated_work`, a log line, a metric) while the others are handled.
+ */
+async function handleIsolating(
+  reactor: Reactor,
+  name: string,
+  batch: readonly RecordedEvent[],
+  isolation: WorkIsolation,
+  o: { tries: number; delayMs: number },
+): Promise<void> {
+  try {
+    await reactor.handleBatch(batch);
+    return;
+  } catch (err) {
+    if (isTransient(err) || batch.length === 0) throw err;
+  }
+  for (const e of batch) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await reactor.handleBatch([e]);
+        break;
+      } catch (err) {
+        if (isTransient(err)) throw err;
+        if (attempt >= o.tries) {
+          await isolation.isolate(
+            {
+              consumer: name,
+              item: e.id,
+              stream: e.streamName,
+              eventType: e.type,
+              checkpoint: e.checkpoint,
+              accountId: e.metadata.accountId,
+              tries: attempt,
+            },
+            err,
+          );
+          break;
+        }
+        await new Promise((r) => setTimeout(r, o.delayMs * attempt));
+      }
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { OutboxMailer } from '../providers/outbox-mailer.js';
-import { SmtpMailer } from '../providers/smtp-mailer.js';
+import { SmtpMailer, UnconfiguredMailer } from '../providers/smtp-mailer.js';
 import { sandboxOutboxRoutes, signUpRoutes } from './signup.routes.js';
 import { SignUpRecoveryWorker } from './signup-recovery.worker.js';
 import { SIGNUP } from './tokens.js';
@@ -25,8 +25,10 @@ import { SIGNUP } from './tokens.js';
 export const signUp = {
   name: 'signup',
   bind: (b, cfg) => {
+    // live mode has no mailbox of its own: without SMTP_URL no mail is sent and sign-up answers 503 (docs/accounts.md)
     if (cfg.SMTP_URL) b.value(SIGNUP.Mailer, new SmtpMailer(cfg.SMTP_URL, cfg.MAIL_FROM));
-    else b.toClass(SIGNUP.Mailer, OutboxMailer);
+    else if (cfg.PROVIDER_MODE === 'sandbox') b.toClass(SIGNUP.Mailer, OutboxMailer);
+    else b.value(SIGNUP.Mailer, new UnconfiguredMailer());
     b.value(SIGNUP.Otp, new RandomOtp(secretKeys(cfg.SECRETS_KEY).signUpCodes));
     b.factory(SIGNUP.Queries, (r) => new KyselySignUpQueries(r(PLATFORM.ReadDb)));
     b.alias(SIGNUP.NumberProvisioning, NUMBERS.Commands);
@@ -76,5 +78,9 @@ export const signUp = {
     SIGNUP_CODE_EXPIRED: httpError.invalidRequest,
     SIGNUP_LOCKED: httpError.rateLimited,
     SIGNUP_FAILED: { ...httpError.conflict, fix: 'Start again with POST /v0/agent/sign-up.' },
+    EMAIL_NOT_CONFIGURED: {
+      ...httpError.unavailable,
+      fix: 'Set SMTP_URL (and MAIL_FROM) on the server, or run it with PROVIDER_MODE=sandbox.',
+    },
   } satisfies Record<SignUpErrorCode, unknown>,
 } as const satisfies Capability;

@@ -1,6 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Recognition, RecognitionStream, SpeechToTextPort } from '../../application/calls/speech-to-text.port.js';
 import { SpeechUnavailableError } from '../../application/calls/text-to-speech.port.js';
+import { storableText } from '../../domain/shared/storable-text.js';
 import { excerpt, refusal, type SpeechApi, unreachable } from './speech-api-errors.js';
 import { encodeWav } from './wav.js';
 
@@ -98,7 +99,8 @@ export class OpenAiSpeechToText implements SpeechToTextPort {
     }
     if (typeof answer?.text !== 'string')
       throw new SpeechUnavailableError(`transcription API ${this.url} (STT_MODEL=${this.o.model}) answered no text: ${excerpt(text)}`);
-    const words = answer.text.replace(/\s+/g, ' ').trim();
+    // recognised speech is upstream input: storable before it becomes a caller turn (docs/input-rules.md)
+    const words = storableText(answer.text.replace(/\s+/g, ' ').trim(), 10_000);
     return { text: words, confidence: words ? confidenceOf(answer) : null };
   }
 

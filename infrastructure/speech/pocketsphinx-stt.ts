@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Recognition, RecognitionStream, SpeechToTextPort } from '../../application/calls/speech-to-text.port.js';
 import { SpeechUnavailableError } from '../../application/calls/text-to-speech.port.js';
+import { storableText } from '../../domain/shared/storable-text.js';
 
 const run = promisify(execFile);
 /** a plain descriptor (a FileHandle would close it again when collected) */
@@ -31,7 +32,8 @@ export function parsePocketsphinx(stdout: string): Recognition {
   }
   if (words.length === 0) return { text: '', confidence: null };
   const confidence = words.reduce((n, w) => n + Math.min(1, Math.max(0, w.p)), 0) / words.length;
-  return { text: words.map((w) => w.word).join(' '), confidence: Math.round(confidence * 1000) / 1000 };
+  // a recogniser's output is outside input: storable before it becomes a caller turn (docs/input-rules.md)
+  return { text: storableText(words.map((w) => w.word).join(' ')), confidence: Math.round(confidence * 1000) / 1000 };
 }
 
 export type PocketsphinxOptions = Readonly<{

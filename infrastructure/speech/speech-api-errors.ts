@@ -1,3 +1,5 @@
+import { storableText } from '../../domain/shared/storable-text.js';
+
 /** How much of an API's answer an error message shows. */
 const BODY_EXCERPT = 200;
 
@@ -45,5 +47,6 @@ export function excerpt(text: string): string {
   }
   shown = shown.replace(/\s+/g, ' ').trim();
   if (shown === '') return '(empty body)';
-  return shown.length > BODY_EXCERPT ? `${shown.slice(0, BODY_EXCERPT)}…` : shown;
+  // an upstream error text: storable and short (docs/input-rules.md#what-upstream-servers-answer)
+  return storableText(shown, BODY_EXCERPT + 1);
 }

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
-import type { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import { AttemptNotRecordableError, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import type { BackgroundWorker } from '../workers.js';
 
 export type DeliveryWorkerOptions = Readonly<{
@@ -17,6 +17,12 @@ export type DeliveryWorkerOptions = Readonly<{
   /** on stop, in-flight requests get this long to finish before they are aborted (their claims then expire) */
   stopGraceMs?: number;
   workerId?: string;
+  /**
+   * Sets aside an attempt whose outcome cannot be recorded for good (`AttemptNotRecordableError`), instead of
+   * sending it again at every claim expiry (docs/operations.md#isolated-work). Any other failure (a crash, the
+   * database away) waits for the claim to expire, and the attempt is sent again.
+   */
+  isolate?: (claim: ClaimedAttempt, err: unknown) => Promise<void>;
 }>;
 
 /**
@@ -99,12 +105,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         .then((ps) => this.deliverer.send(ps[i]!, this.abort.signal))
         .then(
           () => undefined,
-          (err: unknown) => {
-            this.log.error(
-              { err, deliveryId: c.deliveryId, attempt: c.attempt },
-              'webhook attempt not recorded; retried when its claim expires',
-            );
-          },
+          (err: unknown) => this.failed(c, err),
         )
         .finally(() => {
           this.inFlight.delete(p);
@@ -113,6 +114,19 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         });
       this.inFlight.add(p);
     });
+  }
+
+  /** An attempt that could not be sent or recorded: tried again when its claim expires, or isolated for good. */
+  private async failed(c: ClaimedAttempt, err: unknown): Promise<void> {
+    if (this.o.isolate && err instanceof AttemptNotRecordableError) {
+      try {
+        await this.o.isolate(c, err);
+        return;
+      } catch (isolateErr) {
+        err = isolateErr;
+      }
+    }
+    this.log.error({ err, deliveryId: c.deliveryId, attempt: c.attempt }, 'webhook attempt not recorded; retried when its claim expires');
   }
 
   private sleep(): Promise<void> {
@@ -143,13 +157,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
       if (claimed.length === 0) return n;
       n += claimed.length;
       const prepared = await this.deliverer.prepare(claimed);
-      await Promise.all(
-        prepared.map((p) =>
-          this.deliverer.send(p).catch((err: unknown) => {
-            this.log.error({ err, deliveryId: p.claim.deliveryId }, 'webhook attempt not recorded');
-          }),
-        ),
-      );
+      await Promise.all(prepared.map((p) => this.deliverer.send(p).catch((err: unknown) => this.failed(p.claim, err))));
     }
   }
 

@@ -14,6 +14,15 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 export class KyselyDueAttempts implements DueAttemptsPort {
   constructor(private readonly db: Kysely<ReadDb>) {}
 
+  /**
+   * Sets an attempt aside for good (docs/operations.md#isolated-work): its row keeps a claim that never expires, so
+   * no worker takes it again; `isolated_work` says why. Rebuilding the timeline puts it back.
+   */
+  async park(deliveryId: string, attempt: number, by: string): Promise<void> {
+    await sql`update webhook_due_attempts set claimed_by = ${`isolated:${by}`}, claimed_until = 'infinity'::timestamptz
+              where delivery_id = ${deliveryId} and attempt = ${attempt}`.execute(this.db);
+  }
+
   async claim(o: { now: Date; limit: number; workerId: string; leaseMs: number }): Promise<ClaimedAttempt[]> {
     if (o.limit <= 0) return [];
     const now = o.now.toISOString();

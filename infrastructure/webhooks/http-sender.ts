@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { OutgoingWebhook, WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
 import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
 import { closedWhileIdle, keepAliveAgents } from '../http-client/keep-alive.js';
+import { upstreamError, upstreamHeader, upstreamText } from '../http-client/upstream.js';
 import { addressAllowed, type Destinations, normaliseHost, notAllowedReason } from './address-policy.js';
 import { webhookHeaders } from './signing.js';
 
@@ -48,12 +49,7 @@ const retryAfterSeconds = (v: string | string[] | undefined): number | null => {
   return s && /^\d{1,7}$/.test(s.trim()) ? Number(s.trim()) : null;
 };
 
-const describe = (err: unknown): string => {
-  const e = err as NodeJS.ErrnoException;
-  if (e instanceof AddressNotAllowedError) return e.message;
-  if (e?.code) return `${e.code}: ${e.message}`;
-  return e instanceof Error ? e.message : String(err);
-};
+const describe = (err: unknown): string => (err instanceof AddressNotAllowedError ? err.message : upstreamError(err));
 
 /**
  * Sends signed webhook POSTs with node:http(s): the body is serialised once, signed, and those same bytes
@@ -129,14 +125,15 @@ export class HttpWebhookSender implements WebhookSenderPort {
             });
             res.on('end', () => {
               const status = res.statusCode ?? 0;
-              const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
+              // the receiver's answer is upstream input: decoded and made storable (docs/input-rules.md)
+              const text = upstreamText(Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES));
               const responseBody = text.length ? text : null;
               if (status >= 200 && status < 300)
                 finish({ ok: true, httpStatus: status, responseBody, durationMs: performance.now() - started });
               else
                 finish(
                   failed(
-                    `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`,
+                    `HTTP ${status}${res.statusMessage ? ` ${upstreamHeader(res.statusMessage)}` : ''}`,
                     status,
                     responseBody,
                     retryAfterSeconds(res.headers['retry-after']),

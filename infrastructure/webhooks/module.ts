@@ -22,6 +22,7 @@ import * as m031 from '../db/migrations/031-webhook-events.js';
 import * as m121 from '../db/migrations/121-webhook-notices.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { isTransient, WorkIsolation } from '../reactors/isolation.js';
 import { SIGNUP } from '../signup/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
 import { type Destinations, WebhookUrlPolicy } from './address-policy.js';
@@ -51,9 +52,18 @@ export function createDeliveryWorker(
     r(WEBHOOKS.Queries),
     o.sender ?? r(WEBHOOKS.Sender),
     r(PLATFORM.Logger),
-    { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000 },
+    { defaultDeadlineMs: cfg.WEBHOOK_DELIVERY_TIMEOUT_SECONDS * 1000, isTransient },
   );
-  return new WebhookDeliveryWorker(new KyselyDueAttempts(r(PLATFORM.ReadDb)), deliverer, r(PLATFORM.Clock), r(PLATFORM.Logger), {
+  const timeline = new KyselyDueAttempts(r(PLATFORM.ReadDb));
+  const isolation = new WorkIsolation(r(PLATFORM.ReadDb), r(PLATFORM.Logger));
+  return new WebhookDeliveryWorker(timeline, deliverer, r(PLATFORM.Clock), r(PLATFORM.Logger), {
+    isolate: async (c, err) => {
+      await isolation.isolate(
+        { consumer: 'webhook-delivery', item: `${c.deliveryId}#${c.attempt}`, accountId: c.accountId, tries: 1 },
+        err,
+      );
+      await timeline.park(c.deliveryId, c.attempt, 'webhook-delivery');
+    },
     concurrency: o.concurrency ?? Math.max(1, cfg.WEBHOOK_CONCURRENCY),
     leaseMs: o.leaseMs ?? cfg.WEBHOOK_LEASE_SECONDS * 1000,
     pollIntervalMs: o.pollIntervalMs ?? cfg.WEBHOOK_POLL_INTERVAL_MS,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
-import type { PreparedAttempt, WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import { AttemptNotRecordableError, type PreparedAttempt, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import { WebhookDeliveryWorker } from '../../infrastructure/webhooks/delivery-worker.js';
 import { TestClock } from '../support/fixtures.js';
 
@@ -63,5 +63,52 @@ describe('webhook delivery worker: refills in batches', () => {
       `claims asked for ${limits.join(', ')}`,
     ).to.deep.equal([]);
     expect(limits.length).to.be.below(40);
+  });
+});
+
+/** An attempt that fails for good is isolated, not sent again at every claim expiry (docs/operations.md#isolated-work). */
+describe('webhook delivery worker: poisoned attempts', () => {
+  const claimOf = (id: string): ClaimedAttempt => ({
+    deliveryId: id,
+    accountId: 'acc',
+    attempt: 1,
+    claimedUntil: new Date(0).toISOString(),
+  });
+  const run = async (failure: Error) => {
+    const timeline: DueAttemptsPort = { claim: async () => [] };
+    const deliverer = {
+      prepare: async (claims: readonly ClaimedAttempt[]) => claims.map((claim) => ({ claim }) as unknown as PreparedAttempt),
+      send: async (p: PreparedAttempt) => {
+        if (p.claim.deliveryId === 'whd_poisoned') throw failure;
+        return 'sent' as const;
+      },
+    } as unknown as WebhookDeliverer;
+    const isolated: string[] = [];
+    let due = [claimOf('whd_poisoned'), claimOf('whd_fine')];
+    timeline.claim = async () => {
+      const out = due;
+      due = [];
+      return out;
+    };
+    const worker = new WebhookDeliveryWorker(timeline, deliverer, new TestClock(), silent, {
+      concurrency: 4,
+      leaseMs: 150_000,
+      pollIntervalMs: 60_000,
+      isolate: async (c) => {
+        isolated.push(c.deliveryId);
+      },
+    });
+    expect(await worker.runOnce()).to.equal(2);
+    return isolated;
+  };
+
+  it('hands an attempt whose outcome cannot be recorded, even without the answer, to isolation', async () => {
+    const refused = new Error('invalid byte sequence for encoding "UTF8": 0x00');
+    expect(await run(new AttemptNotRecordableError('whd_poisoned', 1, refused))).to.deep.equal(['whd_poisoned']);
+  });
+
+  it('leaves any other failure to its claim expiry: the database away, a worker that died mid-send', async () => {
+    expect(await run(new Error('worker process died before recording the outcome'))).to.deep.equal([]);
+    expect(await run(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).to.deep.equal([]);
   });
 });

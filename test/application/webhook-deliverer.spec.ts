@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { CommandExecutor } from '../../application/shared/execute.js';
 import type { OutgoingWebhook, WebhookQueries, WebhookSenderPort, WebhookView } from '../../application/webhooks/webhook.port.js';
-import { WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import { AttemptNotRecordableError, WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
 import { meta, noReadModels, TestClock } from '../support/fixtures.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
@@ -120,5 +120,50 @@ describe('webhook deliverer (one claimed attempt)', () => {
     const last = (await sut.store.readStream(`webhook_delivery-${gone}`)).at(-1)!;
     expect(last.type).to.equal('WebhookDeliveryFailed');
     expect(last.data).to.include({ reason: 'webhook_deleted', attempts: 0 });
+  });
+
+  describe('an outcome the store refuses for good (docs/webhooks.md#hostile-answers)', () => {
+    /** the store refuses appends whose data contains `refused` (a value no rule foresaw), as a non-transient error */
+    function refusing(refused: string, answer: string) {
+      const store = new Proxy(sut.store, {
+        get(target, prop, receiver) {
+          if (prop !== 'appendToStream') return Reflect.get(target, prop, receiver);
+          return async (stream: string, events: { data: unknown }[], o: never) => {
+            if (events.some((e) => JSON.stringify(e.data).includes(refused))) throw new Error('invalid input syntax for type json');
+            return target.appendToStream(stream, events as never, o);
+          };
+        },
+      });
+      const sender: WebhookSenderPort = { send: async () => ({ ok: true, httpStatus: 200, responseBody: answer, durationMs: 3 }) };
+      return new WebhookDeliverer(
+        new CommandExecutor(store, ids, clock, noReadModels),
+        store,
+        ids,
+        clock,
+        { byId: async () => hook } as unknown as WebhookQueries,
+        sender,
+        silent,
+        { defaultDeadlineMs: 15_000, isTransient: () => false },
+      );
+    }
+
+    it("records the attempt without the receiver's words when only they are refused", async () => {
+      const id = await scheduled('sms');
+      expect(await refusing('poison', 'poison').deliver(claim(id))).to.equal('sent');
+      const attempt = (await sut.store.readStream(`webhook_delivery-${id}`)).find((e) => e.type === 'WebhookAttemptSucceeded')!;
+      expect(attempt.data).to.include({ httpStatus: 200, responseBody: null });
+    });
+
+    it('throws AttemptNotRecordableError when even the bare outcome is refused, for the worker to isolate', async () => {
+      const id = await scheduled('sms');
+      let thrown: unknown = null;
+      await refusing('"attempt":1', 'fine')
+        .deliver(claim(id))
+        .catch((err: unknown) => {
+          thrown = err;
+        });
+      expect(thrown).to.be.instanceOf(AttemptNotRecordableError);
+      expect((await sut.store.readStream(`webhook_delivery-${id}`)).map((e) => e.type)).to.deep.equal(['WebhookDeliveryScheduled']);
+    });
   });
 });

@@ -121,6 +121,25 @@ describe('calls: concurrency limits', function () {
     expect(afterEnd.status, JSON.stringify(afterEnd.body)).to.equal(200);
   });
 
+  it("names the cap that is full: 30 calls at once from one number are refused 409 (the number's cap), never 429 (the account's)", async () => {
+    const line = await voiceLine(app, {}, 'Number cap race');
+    const results = await Promise.all(Array.from({ length: 30 }, () => place(line.key, { agentId: line.agentId })));
+    const statuses = results.map((r) => r.status);
+    // the number's cap is 1 and the account's 2: only the number's can be full
+    expect(
+      statuses.filter((s) => s === 200),
+      JSON.stringify(statuses),
+    ).to.have.length(1);
+    expect(
+      statuses.filter((s) => s === 409),
+      JSON.stringify(statuses),
+    ).to.have.length(29);
+    for (const r of results.filter((x) => x.status === 409)) {
+      expectPlain(r, 409);
+      expect(r.body.detail).to.match(/phone number/i);
+    }
+  });
+
   it("counts inbound calls toward the number's cap: a call ringing in on a busy number is refused, and taken once it is free", async () => {
     const line = await voiceLine(app, {}, 'Number cap inbound');
     const ring = () =>

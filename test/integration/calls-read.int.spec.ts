@@ -483,16 +483,16 @@ describe('calls: the read side (lists, record, transcript, stream, long-poll, re
       expect(bad.status).to.equal(422);
     });
 
-    it('sends heartbeats, and stops polling when the client goes away', async () => {
+    it('sends heartbeats, and stops watching when the client goes away', async () => {
       const c = await placeCall(a);
       let finished = false;
       const mini = express();
       mini.get('/stream', async (_req, res) => {
         await streamTranscript(
           res,
-          { queries: app.rt.get(CALLS.Queries), log: app.rt.get(PLATFORM.Logger) },
-          { accountId: a.accountId, callId: c.id, afterSeq: 0 },
-          { pollMs: 20, heartbeatMs: 40 },
+          { queries: app.rt.get(CALLS.Queries), feed: app.rt.get(CALLS.TranscriptFeed), log: app.rt.get(PLATFORM.Logger) },
+          { accountId: a.accountId, key: 'key:heartbeats', callId: c.id, afterSeq: 0 },
+          { heartbeatMs: 40 },
         );
         finished = true;
       });
@@ -508,6 +508,39 @@ describe('calls: the read side (lists, record, transcript, stream, long-poll, re
       } finally {
         server.closeAllConnections();
         await new Promise((r) => server.close(r));
+      }
+    });
+  });
+
+  describe('transcript streams per key', () => {
+    it('caps the open streams of a key (TRANSCRIPT_STREAMS_PER_KEY, 20) with a plain 429, frees a slot when one closes, and every stream delivers', async () => {
+      const c = await placeCall(a);
+      const url = `${app.url}/v1/calls/${c.id}/transcript/stream`;
+      const auth = { authorization: `Bearer ${a.apiKey}` };
+      const streams = await Promise.all(Array.from({ length: 20 }, () => openSse(url, auth)));
+      try {
+        expect(streams.every((s) => s.status === 200)).to.equal(true);
+        const over = await get(`/v1/calls/${c.id}/transcript/stream`);
+        expect(over.status).to.equal(429);
+        expect(Object.keys(over.body).sort()).to.deep.equal(['detail', 'request_id']);
+        expect(over.body.detail).to.include('TRANSCRIPT_STREAMS_PER_KEY');
+        // another account's key is not held back by these
+        const theirs = await placeCall(b);
+        const other = await openSse(`${app.url}/v1/calls/${theirs.id}/transcript/stream`, { authorization: `Bearer ${b.apiKey}` });
+        expect(other.status).to.equal(200);
+        other.close();
+        // every open stream is woken by the projection and delivers the new turn
+        await c.caller('Hello there.');
+        await eventually(async () => streams.every((s) => s.events.some((e) => e.event === 'turn')), 'the turn on every stream');
+        streams[0]!.close();
+        const again = await eventually(async () => {
+          const s = await openSse(url, auth);
+          if (s.status === 200) return s;
+          return undefined;
+        }, 'a slot freed');
+        again.close();
+      } finally {
+        for (const s of streams) s.close();
       }
     });
   });

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import pg from 'pg';
+import { FAR_END, FAST_VOICE_ENV, voiceLine } from '../support/calls.js';
 import { type EsdbTestServer, startEsdbTestServer } from '../support/esdb-test-server/server.js';
 import { TestClock } from '../support/fixtures.js';
-import { startTestApp, type TestApp } from '../support/http.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 const TERMINATE = `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
@@ -121,6 +122,77 @@ describe('the database going away', function () {
     const after = await app.call('POST', '/v1/agents', { key, body: { name: 'back' } });
     expect(after.status).to.equal(200);
     expect((await app.call('GET', `/v1/agents/${after.body.id}`, { key })).status).to.equal(200);
+  });
+});
+
+/**
+ * A live call's facts during an outage (docs/calls.md#the-live-session): what the call saw while the database was
+ * away is written once it is back, in order, never logged and dropped. Needs a PostgreSQL server (DATABASE_URL).
+ */
+describe('the database going away during a live call', function () {
+  this.timeout(120_000);
+  const url = process.env.DATABASE_URL;
+  let app: TestApp;
+  let admin: pg.Client;
+  let db = '';
+
+  before(async function () {
+    if (!url || process.env.EVENTSTORE_URL) this.skip();
+    app = await startTestApp({ ...FAST_VOICE_ENV, CALL_HOST_LEASE_MS: '1500', CALL_SWEEP_INTERVAL_MS: '200', DATABASE_POOL_SIZE: '8' });
+    const other = new URL(url!);
+    other.pathname = '/postgres';
+    db = new URL(url!).pathname.slice(1);
+    admin = new pg.Client({ connectionString: other.toString() });
+    admin.on('error', () => undefined);
+    await admin.connect();
+  });
+  after(async () => {
+    if (admin) {
+      await admin.query(`alter database "${db}" allow_connections true`).catch(() => undefined);
+      await admin.end();
+    }
+    await app?.close();
+  });
+
+  it('writes the end of a call that came while the database was away once it is back (user_hangup, not host_lost)', async function () {
+    const line = await voiceLine(app, { greeting: 'Hello there.' }, 'Outage call');
+    const placed = await app.call('POST', '/v1/calls', { key: line.key, body: { agentId: line.agentId, toNumber: FAR_END.silent } });
+    expect(placed.status, JSON.stringify(placed.body)).to.equal(200);
+    const callId = placed.body.id as string;
+    await eventually(async () => (await app.call('GET', `/v1/calls/${callId}`, { key: line.key })).body.answeredAt, 30_000, 'answered');
+    try {
+      await admin.query(`alter database "${db}" allow_connections false`);
+    } catch {
+      this.skip(); // not the owner of the test database
+    }
+    try {
+      await admin.query(TERMINATE, [db]);
+      await eventually(async () => (await app.call('GET', '/readyz')).status === 503, 20_000, '/readyz 503');
+      // the far end hangs up while the database is away: the session's EndCall cannot be written now
+      const hung = await app.call('POST', `/sandbox/calls/${callId}/hangup`, { key: ADMIN_TOKEN });
+      expect(hung.status, JSON.stringify(hung.body)).to.equal(200);
+      // long enough for the call's lease to lapse (1.5 s) while its end is still unwritten
+      await eventually(
+        async () => (await app.call('GET', `/sandbox/calls/${callId}`, { key: ADMIN_TOKEN })).body.status === 'ended',
+        10_000,
+        'leg ended',
+      );
+      await eventually(async () => (await app.call('GET', '/readyz')).status === 503, 20_000, 'still away');
+    } finally {
+      await admin.query(`alter database "${db}" allow_connections true`);
+    }
+    const call = await eventually(
+      async () => {
+        const c = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
+        return c.status === 200 && c.body.status !== 'in-progress' ? c.body : undefined;
+      },
+      60_000,
+      'the call ended',
+    );
+    expect(call!.disconnectionReason).to.equal('user_hangup');
+    expect(call!.status).to.equal('completed');
+    const events = (await app.rt.store.readStream(`call-${callId}`)).map((e) => e.type);
+    expect(events.filter((t) => t === 'CallEnded' || t === 'CallFailed')).to.have.length(1);
   });
 });
 

@@ -95,4 +95,62 @@ describe('reactor runner', function () {
     );
     await r.stop();
   });
+
+  it('isolates an event whose handling fails every time, records why, and handles the events after it', async () => {
+    const t = type();
+    const name = `poison_${t}`;
+    const seen = new Map<string, string[]>();
+    const ids = await append(t, 6);
+    const poisoned = ids[2]!;
+    let poisonTries = 0;
+    const reactor: Reactor = {
+      name,
+      handles: [t],
+      async handleBatch(batch) {
+        if (batch.some((e) => e.id === poisoned)) {
+          poisonTries++;
+          throw new Error('invalid input syntax: \\u0000 cannot be converted to text');
+        }
+        for (const e of batch) seen.set(e.id, [...(seen.get(e.id) ?? []), name]);
+      },
+    };
+    const r = new ReactorRunner(s.store, db(), reactor, silent, { leaseTtlMs: 1000, retryDelayMs: 5 });
+    await r.start();
+    const later = await append(t, 3);
+    await eventually(async () => [...ids, ...later].filter((id) => id !== poisoned).every((id) => seen.has(id)), 'the others handled');
+    expect(seen.has(poisoned)).to.equal(false);
+    const rows = await eventually(async () => {
+      const found = await db().selectFrom('isolated_work').selectAll().where('consumer', '=', name).execute();
+      return found.length > 0 ? found : undefined;
+    }, 'an isolated row');
+    expect(rows!.map((x) => x.item)).to.deep.equal([poisoned]);
+    expect(rows![0]!.error).to.match(/cannot be converted/);
+    expect(rows![0]!.tries).to.equal(3);
+    const triesSoFar = poisonTries;
+    const after = await append(t, 1);
+    await eventually(async () => seen.has(after[0]!), 'a later event handled');
+    expect(poisonTries, 'the isolated event is not tried again').to.equal(triesSoFar);
+    await r.stop();
+  });
+
+  it('retries a batch that failed for a transient reason (the database away) instead of isolating it', async () => {
+    const t = type();
+    const name = `transient_${t}`;
+    const seen = new Map<string, string[]>();
+    let failures = 5;
+    const reactor: Reactor = {
+      name,
+      handles: [t],
+      async handleBatch(batch) {
+        if (failures-- > 0) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
+        for (const e of batch) seen.set(e.id, [...(seen.get(e.id) ?? []), name]);
+      },
+    };
+    const ids = await append(t, 3);
+    const r = new ReactorRunner(s.store, db(), reactor, silent, { leaseTtlMs: 1000, retryDelayMs: 5 });
+    await r.start();
+    await eventually(async () => ids.every((id) => seen.has(id)), 'all handled after the outage');
+    expect(await db().selectFrom('isolated_work').selectAll().where('consumer', '=', name).execute()).to.deep.equal([]);
+    await r.stop();
+  });
 });

@@ -127,3 +127,31 @@ describe('self-service sign-up', function () {
     expect((await app.call('GET', '/v1/agents', { key: retried.body.api_key })).body.data[0].name).to.equal('Crash Test');
   });
 });
+
+describe('self-service sign-up in live mode without SMTP_URL', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  before(async () => {
+    app = await startTestApp({ PROVIDER_MODE: 'live', SMTP_URL: '' });
+  });
+  after(() => app?.close());
+
+  it('answers 503 EMAIL_NOT_CONFIGURED naming SMTP_URL, records nothing and keeps no code in any mailbox', async () => {
+    const r = await app.call('POST', '/v0/agent/sign-up', { body: { human_email: 'live@example.com' } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(503);
+    expect(r.body.error).to.include({ code: 'EMAIL_NOT_CONFIGURED', type: 'api_error' });
+    expect(r.body.error.message).to.include('SMTP_URL');
+    expect(r.body.request_id).to.equal(r.headers.get('x-request-id'));
+    // (with EventStoreDB the log keeps other tests' sign-ups: only this address counts)
+    const requested = await app.rt.store.readAll({ filter: { eventTypes: ['SignUpRequested'] } });
+    expect(requested.filter((e) => (e.data as { email?: string }).email === 'live@example.com')).to.deep.equal([]);
+    const kept = await app.rt.database.db
+      .selectFrom('sandbox_outbox' as never)
+      .selectAll()
+      .where('to_address' as never, '=', 'live@example.com' as never)
+      .execute();
+    expect(kept).to.deep.equal([]);
+    // live mode serves no sandbox mailbox either
+    expect((await app.call('GET', '/sandbox/outbox?email=live@example.com', { key: ADMIN_TOKEN })).status).to.equal(404);
+  });
+});

@@ -29,3 +29,30 @@ export function startServerProcess(
     });
   });
 }
+
+/** A `ROLE=worker` process (it serves no HTTP): resolves once it says it runs. */
+export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], {
+    env: { ...env, ROLE: 'worker' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`worker did not start:\n${out}`)), 60_000);
+    const seen = (b: Buffer) => {
+      out += b.toString();
+      if (out.includes('worker running')) {
+        clearTimeout(t);
+        resolve({ child, out });
+      }
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`worker exited with ${code}:\n${out}`));
+    });
+  });
+}
