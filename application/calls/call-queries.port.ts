@@ -8,7 +8,8 @@ export const CALL_STATUSES = ['in-progress', 'completed', 'failed'] as const sat
 export type CallType = 'pstn' | 'web';
 export const CALL_TYPES = ['pstn', 'web'] as const satisfies readonly CallType[];
 /** Where a live call is; `ended` once it is over. */
-export type CallPhase = 'placed' | 'ringing' | 'answered' | 'ended';
+/** `recording`: the call has ended and its recording is being made; it is `completed` once that concluded (docs/calls.md#recordings). */
+export type CallPhase = 'placed' | 'ringing' | 'answered' | 'recording' | 'ended';
 
 export type CallSummaryView = Readonly<{
   id: string;

@@ -1,4 +1,4 @@
-import { type CallEvent, callDecider } from '../../domain/call/call.decider.js';
+import { type CallEvent, callDecider, type RecordingUnavailableReason } from '../../domain/call/call.decider.js';
 import { callStream } from '../../domain/call/call.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
@@ -44,8 +44,9 @@ export function recordedTurns(events: readonly CallEvent[], answeredAt: string):
  * idempotent: a call whose stream has the fact is done; a stored recording is not rendered again, so a crash
  * between storing and recording the fact only records the fact on the next delivery.
  *
- * When speech cannot be rendered (no espeak-ng, no speech API), the call keeps `recordingAvailable: false` and
- * the log says why: no audio is made up.
+ * When speech cannot be rendered (no espeak-ng, no speech API), or nothing said had words, it records
+ * `CallRecordingUnavailable` with why (and the log says it too): no audio is made up. Either outcome makes the call
+ * final: `completed`, and its `agent.call_ended` sent (docs/calls.md#recordings).
  */
 export class CallRecordingProcess extends ProcessManager<Handled> {
   readonly name = 'call_recordings';
@@ -75,7 +76,8 @@ export class CallRecordingProcess extends ProcessManager<Handled> {
     if (!stored) {
       const turns = recordedTurns(events, e.data.answeredAt);
       if (turns.length === 0) {
-        this.log.info({ callId }, 'call recording skipped: no turn has words to render');
+        this.log.info({ callId }, 'call recording not made: no turn has words to render');
+        await this.unavailable(ctx, callId, 'no_words', 'No turn of the call has words to render.');
         return;
       }
       const placed = events.find((x) => x.type === 'CallPlaced');
@@ -89,6 +91,7 @@ export class CallRecordingProcess extends ProcessManager<Handled> {
           { callId, accountId: state.accountId, reason: err.message },
           'call recording not made: speech synthesis is unavailable; the call stays without a recording',
         );
+        await this.unavailable(ctx, callId, 'speech_unavailable', err.message);
         return;
       }
       stored = { callId, accountId: state.accountId, wav: audio.wav, durationMs: audio.durationMs, createdAt: this.exec.now() };
@@ -96,5 +99,10 @@ export class CallRecordingProcess extends ProcessManager<Handled> {
     }
     await this.exec.execute(callDecider, stream, { type: 'RecordRecording', data: { callId, durationMs: stored.durationMs } }, ctx);
     this.log.info({ callId, durationMs: stored.durationMs }, 'call recording stored');
+  }
+
+  /** The call is final without a recording: recorded, so that it completes and `agent.call_ended` is sent. */
+  private async unavailable(ctx: RequestContext, callId: string, reason: RecordingUnavailableReason, detail: string): Promise<void> {
+    await this.exec.execute(callDecider, callStream(callId), { type: 'RecordRecordingUnavailable', data: { callId, reason, detail } }, ctx);
   }
 }

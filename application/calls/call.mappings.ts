@@ -4,6 +4,22 @@ import type { WebhookDescription, WebhookMapping } from '../webhooks/registry.js
 
 type Ended = RecordedEvent<Extract<CallEvent, { type: 'CallEnded' }>>;
 type Failed = RecordedEvent<Extract<CallEvent, { type: 'CallFailed' }>>;
+type RecordingAvailable = RecordedEvent<Extract<CallEvent, { type: 'CallRecordingAvailable' }>>;
+type RecordingUnavailable = RecordedEvent<Extract<CallEvent, { type: 'CallRecordingUnavailable' }>>;
+
+/** An answered call's end as `agent.call_ended`, with whether it keeps a recording. */
+const completed = (d: Ended['data'], recordingAvailable: boolean): WebhookDescription =>
+  describe(d, {
+    status: 'completed',
+    startedAt: d.startedAt,
+    durationSeconds: d.durationSeconds,
+    transcript: d.transcript.map((t) => ({ role: t.role, content: t.content })),
+    summary: d.summary,
+    userSentiment: d.userSentiment,
+    callSuccessful: d.callSuccessful,
+    answeredBy: d.answeredBy,
+    recordingAvailable,
+  });
 
 /**
  * A call's end as the public `agent.call_ended` event (docs/webhooks.md#the-delivery-contract, docs/calls.md#events):
@@ -14,19 +30,22 @@ export const callWebhookMappings: readonly WebhookMapping[] = [
   {
     domainEvent: 'CallEnded',
     event: 'agent.call_ended',
-    describe: (raw): WebhookDescription => {
-      const d = (raw as Ended).data;
-      return describe(d, {
-        status: 'completed',
-        startedAt: d.startedAt,
-        durationSeconds: d.durationSeconds,
-        transcript: d.transcript.map((t) => ({ role: t.role, content: t.content })),
-        summary: d.summary,
-        userSentiment: d.userSentiment,
-        callSuccessful: d.callSuccessful,
-        answeredBy: d.answeredBy,
-      });
+    // a recorded call's end is sent once its recording step concluded, with the record it keeps (docs/calls.md#recordings)
+    describe: (raw) => ((raw as Ended).data.recording ? null : completed((raw as Ended).data, false)),
+  },
+  {
+    domainEvent: 'CallRecordingAvailable',
+    event: 'agent.call_ended',
+    // stored before the end was repeated here: that call's agent.call_ended went with its CallEnded
+    describe: (raw) => {
+      const { call } = (raw as RecordingAvailable).data;
+      return call ? completed(call, true) : null;
     },
+  },
+  {
+    domainEvent: 'CallRecordingUnavailable',
+    event: 'agent.call_ended',
+    describe: (raw) => completed((raw as RecordingUnavailable).data.call, false),
   },
   {
     domainEvent: 'CallFailed',
@@ -42,6 +61,7 @@ export const callWebhookMappings: readonly WebhookMapping[] = [
         userSentiment: 'Unknown',
         callSuccessful: false,
         answeredBy: null,
+        recordingAvailable: false,
       });
     },
   },
@@ -58,6 +78,7 @@ function describe(
     userSentiment: string;
     callSuccessful: boolean;
     answeredBy: string | null;
+    recordingAvailable: boolean;
   }>,
 ): WebhookDescription {
   const participant = d.direction === 'inbound' ? d.from : d.direction === 'outbound' ? d.to : null;
@@ -86,6 +107,7 @@ function describe(
       // beyond the public fields
       answeredBy: x.answeredBy,
       detail: d.detail,
+      recordingAvailable: x.recordingAvailable,
     },
   };
 }

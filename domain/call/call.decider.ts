@@ -67,7 +67,12 @@ export type CallCommand =
   | Command<'RecordBridge', Id & { sipUri: string; failed: readonly { sipUri: string; error: string }[] }>
   /** the call is over: answered calls complete, unanswered ones fail */
   | Command<'EndCall', Id & { reason: DisconnectionReason; detail: string | null }>
-  | Command<'RecordRecording', Id & { durationMs: number }>;
+  | Command<'RecordRecording', Id & { durationMs: number }>
+  /** the recording step could not make the recording (docs/calls.md#recordings): the call is final without one */
+  | Command<'RecordRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string }>;
+
+/** Why a call that was to be recorded has no recording: nothing it said had words, or no speech engine could render it. */
+export type RecordingUnavailableReason = 'no_words' | 'speech_unavailable';
 
 export type CallEndedData = CallParties & {
   status: 'completed';
@@ -104,7 +109,13 @@ export type CallEvent =
   | Event<'CallBridged', Id & { sipUri: string; failed: { sipUri: string; error: string }[]; at: string }>
   | Event<'CallEnded', CallEndedData>
   | Event<'CallFailed', CallFailedData>
-  | Event<'CallRecordingAvailable', Id & { durationMs: number; at: string }>;
+  /**
+   * A recorded call is final once its recording step has concluded: `call` repeats the call's end, so that
+   * `agent.call_ended` is sent from here with the record it keeps (docs/calls.md#recordings). Absent on events
+   * stored before it was added (their `agent.call_ended` went with `CallEnded`).
+   */
+  | Event<'CallRecordingAvailable', Id & { durationMs: number; at: string; call?: CallEndedData }>
+  | Event<'CallRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string; at: string; call: CallEndedData }>;
 
 export const callEventTypes = [
   'CallPlaced',
@@ -118,6 +129,7 @@ export const callEventTypes = [
   'CallEnded',
   'CallFailed',
   'CallRecordingAvailable',
+  'CallRecordingUnavailable',
 ] as const satisfies readonly CallEvent['type'][];
 
 type Live = CallParties & {
@@ -133,7 +145,14 @@ type Live = CallParties & {
 export type CallState =
   | { status: 'none' }
   | ({ status: 'live' } & Live)
-  | ({ status: 'ended'; recording: boolean; recordingDone: boolean; turnIds: ReadonlySet<string> } & CallParties);
+  | ({
+      status: 'ended';
+      recording: boolean;
+      recordingDone: boolean;
+      turnIds: ReadonlySet<string>;
+      /** the end of an answered call (null for one that failed), repeated by the recording step's outcome */
+      ended: CallEndedData | null;
+    } & CallParties);
 
 const notFound = () => new DomainError('CALL_NOT_FOUND', 'Call not found');
 const notLive = () => new DomainError('CALL_NOT_LIVE', 'The call has ended');
@@ -224,7 +243,19 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       }
       case 'RecordRecording':
         if (s.status !== 'ended' || !s.recording) throw new DomainError('RECORDING_NOT_FOUND', 'This call has no recording');
-        return s.recordingDone ? [] : [{ type: 'CallRecordingAvailable', data: { ...id, durationMs: cmd.data.durationMs, at: now } }];
+        if (s.recordingDone) return [];
+        return [
+          {
+            type: 'CallRecordingAvailable',
+            data: { ...id, durationMs: cmd.data.durationMs, at: now, ...(s.ended ? { call: s.ended } : {}) },
+          },
+        ];
+      case 'RecordRecordingUnavailable':
+        if (s.status !== 'ended' || !s.recording) throw new DomainError('RECORDING_NOT_FOUND', 'This call has no recording');
+        if (s.recordingDone || !s.ended) return [];
+        return [
+          { type: 'CallRecordingUnavailable', data: { ...id, reason: cmd.data.reason, detail: cmd.data.detail, at: now, call: s.ended } },
+        ];
       default:
         return assertNever(cmd);
     }
@@ -266,11 +297,14 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
           : s;
       case 'CallEnded':
         return s.status === 'live'
-          ? { status: 'ended', ...parties(s), recording: e.data.recording, recordingDone: false, turnIds: s.turnIds }
+          ? { status: 'ended', ...parties(s), recording: e.data.recording, recordingDone: false, turnIds: s.turnIds, ended: e.data }
           : s;
       case 'CallFailed':
-        return s.status === 'live' ? { status: 'ended', ...parties(s), recording: false, recordingDone: false, turnIds: s.turnIds } : s;
+        return s.status === 'live'
+          ? { status: 'ended', ...parties(s), recording: false, recordingDone: false, turnIds: s.turnIds, ended: null }
+          : s;
       case 'CallRecordingAvailable':
+      case 'CallRecordingUnavailable':
         return s.status === 'ended' ? { ...s, recordingDone: true } : s;
       case 'CallDigitsSent':
       case 'CallTransferred':

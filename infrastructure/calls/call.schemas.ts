@@ -121,7 +121,7 @@ export const CallTranscriptItem = z
 
 export const CallDetail = CallSummary.extend({
   mode: z.string().nullable(),
-  phase: z.enum(['placed', 'ringing', 'answered', 'ended']),
+  phase: z.enum(['placed', 'ringing', 'answered', 'recording', 'ended']),
   voice: z.string().nullable(),
   answeredAt: z.string().nullable(),
   answeredBy: z.string().nullable(),

@@ -53,6 +53,8 @@ export class KyselyCallLeases implements CallLeasesPort {
       .selectFrom('calls')
       .select(['calls.call_id', 'calls.account_id'])
       .where('calls.status', '=', 'in-progress')
+      // a call being recorded has ended: its recording step, not a host, finishes it (docs/calls.md#recordings)
+      .where('calls.phase', '!=', 'recording')
       .where('calls.created_at', '<', placedBefore)
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom('call_leases').select('call_leases.call_id').whereRef('call_leases.call_id', '=', 'calls.call_id'))),

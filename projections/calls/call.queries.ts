@@ -101,7 +101,7 @@ export function transcriptPairs(turns: readonly CallTurnView[]): TranscriptPairV
     .map((t) => ({ id: t.id, transcript: t.text, response: replies.get(t.id)?.join(' ') ?? null, createdAt: t.startedAt }));
 }
 
-const PHASES: ReadonlySet<string> = new Set<CallPhase>(['placed', 'ringing', 'answered', 'ended']);
+const PHASES: ReadonlySet<string> = new Set<CallPhase>(['placed', 'ringing', 'answered', 'recording', 'ended']);
 const phaseOf = (p: string): CallPhase => (PHASES.has(p) ? (p as CallPhase) : 'ended');
 const statusOf = (s: string): CallStatus => (s === 'completed' || s === 'failed' ? s : 'in-progress');
 

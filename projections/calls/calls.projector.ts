@@ -196,8 +196,10 @@ export const callsProjector = defineProjector<Handled>({
       const d = e.data;
       await call(db, e)
         .set({
-          status: 'completed',
-          phase: 'ended',
+          // a recorded call is final once its recording step concluded (docs/calls.md#recordings): until then it is
+          // answered as in progress, in the phase `recording`
+          status: d.recording ? 'in-progress' : 'completed',
+          phase: d.recording ? 'recording' : 'ended',
           ended_at: d.endedAt,
           duration_seconds: d.durationSeconds,
           disconnection_reason: d.reason,
@@ -233,11 +235,18 @@ export const callsProjector = defineProjector<Handled>({
     async CallRecordingAvailable(db, e) {
       await call(db, e)
         .set({
+          status: 'completed',
+          phase: 'ended',
           recording_available: true,
           recording_duration_ms: Math.round(e.data.durationMs),
           updated_at: e.data.at,
           revision: rowRevision(e),
         })
+        .execute();
+    },
+    async CallRecordingUnavailable(db, e) {
+      await call(db, e)
+        .set({ status: 'completed', phase: 'ended', updated_at: e.data.at, revision: rowRevision(e) })
         .execute();
     },
     async AgentDeleted(db, e) {

@@ -338,13 +338,44 @@ describe('Call decider: the end', () => {
 });
 
 describe('Call decider: recording', () => {
-  const available: CallEvent = { type: 'CallRecordingAvailable', data: { callId, durationMs: 102_000, at: '2026-03-01T10:02:00.000Z' } };
+  // the recording step's outcome repeats the call's end: agent.call_ended goes with it (docs/calls.md#recordings)
+  const call = endedData(conversation);
+  const available: CallEvent = {
+    type: 'CallRecordingAvailable',
+    data: { callId, durationMs: 102_000, at: '2026-03-01T10:02:00.000Z', call },
+  };
+  const unavailable = (accountId = 'acc_1'): CallCommand => ({
+    type: 'RecordRecordingUnavailable',
+    data: { callId, reason: 'speech_unavailable', detail: 'espeak-ng is not installed' },
+    metadata: meta('2026-03-01T10:02:00.000Z', accountId),
+  });
 
-  it('records the recording of a recorded, ended call once', () => {
+  it('records the recording of a recorded, ended call once, with the end of the call', () => {
     given(ended()).when(recordRecording()).then([available]);
     given([...ended(), available])
       .when(recordRecording())
       .then([]);
+  });
+
+  it('records a recording that cannot be made once, with the end of the call, and nothing after either outcome', () => {
+    given(ended())
+      .when(unavailable())
+      .then([
+        {
+          type: 'CallRecordingUnavailable',
+          data: { callId, reason: 'speech_unavailable', detail: 'espeak-ng is not installed', at: '2026-03-01T10:02:00.000Z', call },
+        },
+      ]);
+    given([...ended(), available])
+      .when(unavailable())
+      .then([]);
+    const [none] = decideOn(ended(), unavailable());
+    given([...ended(), none!])
+      .when(recordRecording())
+      .then([]);
+    given([placed(settings({ recording: false }))])
+      .when(unavailable())
+      .thenThrows('RECORDING_NOT_FOUND');
   });
 
   it('refuses a recording for a live call, an unrecorded call and a failed call', () => {

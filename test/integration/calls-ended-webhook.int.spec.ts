@@ -193,6 +193,25 @@ describe('calls: the agent.call_ended webhook', function () {
     expect(d.transcript.filter((x: { role: string }) => x.role === 'user').at(-1).content).to.equal('Thanks, bye!');
   });
 
+  it('sends a recorded call once its recording is made, and answers it completed with its recordingUrl, never without', async () => {
+    const recorded = await voiceLine(app, { beginMessage: GREETING }, 'Recorded calls');
+    expect((await app.call('POST', '/v1/webhooks', { key: recorded.key, body: { url: rx.url } })).status).to.equal(200);
+    expect((await app.call('POST', '/credits/recording/enable', { key: recorded.key })).status).to.equal(200);
+    const placed = await placeCall(app, recorded, { toNumber: FAR_END.talker });
+    // the long-poll answers the final record: completed, and the recording it keeps
+    const waited = await app.call('GET', `/v1/calls/${placed.id}?wait=true&timeout=60`, { key: recorded.key });
+    expect(waited.body).to.include({ status: 'completed', phase: 'ended', recordingAvailable: true });
+    expect(waited.body.recordingUrl).to.match(new RegExp(`/v1/calls/${placed.id}/recording\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    const delivery = await endedHookOf(placed.id);
+    expect(parsed(delivery).data).to.include({ callId: placed.id, status: 'completed', recordingAvailable: true });
+    expect(parsed(delivery).data.transcript.length).to.be.greaterThan(3);
+    // one agent.call_ended, sent with the recording's fact (CallRecordingAvailable), not with the end
+    expect(rx.received.filter((r) => parsed(r).event === 'agent.call_ended' && parsed(r).data.callId === placed.id)).to.have.length(1);
+    const history = (await app.call('GET', `/v1/calls/${placed.id}/history`, { key: recorded.key })).body;
+    const types = history.events.map((e: { type: string }) => e.type);
+    expect(types.indexOf('CallRecordingAvailable')).to.be.greaterThan(types.indexOf('CallEnded'));
+  });
+
   it('sends a call that never connected (busy) with status failed and an empty transcript', async () => {
     const placed = await placeCall(app, line, { toNumber: FAR_END.busy });
     const c = await endedCall(app, line.key, placed.id);
