@@ -249,7 +249,7 @@ describe('the web console in a real browser', function () {
     });
     const bound = await app.call('POST', `/integrations/chatapp/${connection.body.id}/numbers`, {
       key,
-      body: { phone_number_id: '300000000000011', agent_id: concierge.id },
+      body: { phone_number_id: '300000000000012', agent_id: concierge.id },
     });
     expect(bound.body.status).to.equal('bound');
     const web = await app.call('POST', '/v1/calls/web', { key, body: { agentId: concierge.id } });
