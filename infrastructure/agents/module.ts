@@ -6,7 +6,7 @@ import { KyselyAgentQueries } from '../../projections/queries/agent.queries.js';
 import type { Capability } from '../capabilities/capability.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { SandboxVoiceCatalogue } from '../providers/sandbox-voice-catalogue.js';
+import { SandboxVoiceCatalogue } from '../sandbox/voice/catalogue.js';
 import { agentRoutes } from './agents.routes.js';
 import { AGENTS } from './tokens.js';
 

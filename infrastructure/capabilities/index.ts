@@ -16,9 +16,7 @@ import { platform } from '../platform/module.js';
 import { recordingAddOn } from '../recording-addon/module.js';
 import { registration } from '../registration/module.js';
 import { rich } from '../rich/module.js';
-import { sandboxClock } from '../sandbox-clock/module.js';
-import { sandboxSms } from '../sandbox-sms/module.js';
-import { sandboxVoice } from '../sandbox-voice/module.js';
+import { sandbox } from '../sandbox/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webCalls } from '../web-calls/module.js';
@@ -45,9 +43,7 @@ export const capabilities = [
   contacts,
   recordingAddOn,
   chatapp,
-  sandboxSms,
-  sandboxVoice,
-  sandboxClock,
+  sandbox,
   analytics,
   audit,
   webConsole,

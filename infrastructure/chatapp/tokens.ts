@@ -5,8 +5,6 @@ import type { ChatappEventsHandler } from '../../application/chatapp/chatapp-eve
 import type { ChatappQueries } from '../../application/chatapp/chatapp-queries.port.js';
 import type { ChatappSettingsService } from '../../application/chatapp/chatapp-settings.js';
 import { token } from '../capabilities/token.js';
-import type { SandboxChatPlatform } from './sandbox/sandbox-chat-platform.js';
-import type { SandboxChatappReports } from './sandbox/sandbox-chatapp-reports.js';
 
 /** The chat-application channel's tokens (its module binds them). */
 export const CHATAPP = {
@@ -15,8 +13,6 @@ export const CHATAPP = {
   Sealer: token<TokenSealerPort>('ChatappTokenSealer'),
   /** the platform: the sandbox platform, or the cloud API (docs/chatapp.md#the-platform) */
   Platform: token<ChatPlatformPort>('ChatPlatform'),
-  SandboxPlatform: token<SandboxChatPlatform>('SandboxChatPlatform'),
-  SandboxReports: token<SandboxChatappReports>('SandboxChatappReports'),
   Commands: token<ChatappCommands>('ChatappCommands'),
   Channel: token<ChatappChannel>('ChatappChannel'),
   Events: token<ChatappEventsHandler>('ChatappEvents'),

@@ -19,7 +19,7 @@ import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { REGISTRATION } from '../registration/tokens.js';
-import { SANDBOX_SMS } from '../sandbox-sms/tokens.js';
+import { SANDBOX } from '../sandbox/tokens.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { MessagingConversationContext } from './conversation-context.js';
 import { KyselyIdempotencyStore } from './kysely-idempotency-store.js';
@@ -39,7 +39,7 @@ const replyAfterReply = 'Sending resumes when the recipient replies; this cap do
 export const messaging = {
   name: 'messaging',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(MESSAGING.Carrier, SANDBOX_SMS.Carrier);
+    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(MESSAGING.Carrier, SANDBOX.SmsCarrier);
     else b.toClass(MESSAGING.Carrier, UnconfiguredSmsCarrier);
     b.factory(MESSAGING.KyselyQueries, (r) => new KyselyConversationQueries(r(PLATFORM.ReadDb)));
     b.alias(MESSAGING.Queries, MESSAGING.KyselyQueries);
@@ -72,7 +72,7 @@ export const messaging = {
           r(PLATFORM.Logger),
         ),
     );
-    b.alias(SANDBOX_SMS.Events, MESSAGING.CarrierEvents);
+    b.alias(SANDBOX.SmsEvents, MESSAGING.CarrierEvents);
     b.factory(
       WEBHOOKS.ConversationContext,
       (r) =>

@@ -10,36 +10,27 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import { KyselyLookupCache } from '../adapters/kysely-lookup-cache.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m020 from '../db/migrations/020-phone-numbers.js';
-import * as m021 from '../db/migrations/021-sandbox-telecom.js';
 import * as m023 from '../db/migrations/023-number-attach-order.js';
 import * as m025 from '../db/migrations/025-drop-attached-position.js';
 import * as m026 from '../db/migrations/026-phone-number-e164-index.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
-import { SandboxFaults } from '../providers/sandbox/sandbox-faults.js';
 import { UnconfiguredCarrier } from '../providers/unconfigured-telecom.js';
+import { SANDBOX } from '../sandbox/tokens.js';
 import { NumberRenewalWorker } from './number-renewal.worker.js';
 import { numberRoutes } from './numbers.routes.js';
-import { sandboxTelecomCommands } from './sandbox-telecom.commands.js';
-import { sandboxTelecomRoutes } from './sandbox-telecom.routes.js';
 import { NUMBERS } from './tokens.js';
 
 /**
- * Phone numbers and line-type lookup: the carrier (the sandbox carrier in sandbox mode; a placeholder that fails
- * in live mode until a real adapter exists), provisioning and release driven by a process manager, monthly
- * renewal, the sandbox telecom control API and CLI (carrier, faults, the SIP provider's view).
+ * Phone numbers and line-type lookup: the carrier (the sandbox kit's carrier in sandbox mode; a placeholder that
+ * fails in live mode until a real adapter exists), provisioning and release driven by a process manager, and
+ * monthly renewal.
  */
 export const numbers = {
   name: 'numbers',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') {
-      b.toClass(NUMBERS.SandboxFaults, SandboxFaults);
-      b.toClass(NUMBERS.SandboxCarrier, SandboxCarrier);
-      b.alias(NUMBERS.Carrier, NUMBERS.SandboxCarrier);
-    } else {
-      b.toClass(NUMBERS.Carrier, UnconfiguredCarrier);
-    }
+    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(NUMBERS.Carrier, SANDBOX.Carrier);
+    else b.toClass(NUMBERS.Carrier, UnconfiguredCarrier);
     b.toClass(NUMBERS.LookupCache, KyselyLookupCache);
     b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb)));
     b.factory(
@@ -63,11 +54,6 @@ export const numbers = {
   },
   routes: {
     v1: (api, r) => numberRoutes(api, { commands: r(NUMBERS.Commands), queries: r(NUMBERS.Queries), lookup: r(NUMBERS.Lookup) }),
-    public: (api, r) => {
-      const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE === 'sandbox')
-        sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults) });
-    },
   },
   projectors: [phoneNumbersProjector],
   reactors: (r) => [
@@ -84,7 +70,6 @@ export const numbers = {
   webhookMappings: numberWebhookMappings,
   migrations: {
     '020-phone-numbers': m020,
-    '021-sandbox-telecom': m021,
     '023-number-attach-order': m023,
     '025-drop-attached-position': m025,
     '026-phone-number-e164-index': m026,
@@ -95,5 +80,4 @@ export const numbers = {
     PHONE_NUMBER_RELEASED: httpError.conflict,
     NUMBER_PROVISIONING_PENDING: httpError.unavailable,
   } satisfies Record<PhoneNumberErrorCode, unknown>,
-  cli: sandboxTelecomCommands,
 } as const satisfies Capability;

@@ -5,7 +5,6 @@ import type { RichEventsHandler } from '../../application/rich/rich-events.js';
 import type { ImageFetcherPort, MediaStorePort, RichProviderPort } from '../../application/rich/rich-provider.port.js';
 import type { RichQueries } from '../../application/rich/rich-queries.port.js';
 import { token } from '../capabilities/token.js';
-import type { SandboxRichProvider } from '../providers/sandbox/sandbox-rich-provider.js';
 
 /** The rich-messaging channel's tokens (its module binds them). */
 export const RICH = {
@@ -15,7 +14,6 @@ export const RICH = {
   Channel: token<RichChannel>('RichChannel'),
   /** the provider: the sandbox provider, or none (docs/rich-messaging.md#the-provider) */
   Provider: token<RichProviderPort>('RichProvider'),
-  SandboxProvider: token<SandboxRichProvider>('SandboxRichProvider'),
   Events: token<RichEventsHandler>('RichEvents'),
   Fetcher: token<ImageFetcherPort>('RichImageFetcher'),
   Media: token<MediaStorePort>('RichMediaStore'),

@@ -17,7 +17,7 @@ import {
   SandboxCallNotFoundError,
   SandboxVoiceEngine,
   SipBridgeError,
-} from '../../infrastructure/providers/sandbox/sandbox-voice-engine.js';
+} from '../../infrastructure/sandbox/voice/engine.js';
 import {
   INTERRUPTION,
   MENU_PROMPT,
@@ -28,7 +28,7 @@ import {
   TALKER_SCRIPT,
   VOICEMAIL_GREETING,
   voiceMagicNumbers,
-} from '../../infrastructure/providers/sandbox/sandbox-voice-magic.js';
+} from '../../infrastructure/sandbox/voice/magic.js';
 
 // 6000 words a minute: 10 ms a word; the ring and the reply pause 20 ms
 const FAST = { wordsPerMinute: 6000, ringMs: 20, replyPauseMs: 20 } as const;

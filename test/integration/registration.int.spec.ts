@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
-import type { SandboxRegistrationReviewWorker } from '../../infrastructure/registration/sandbox-review.worker.js';
 import { REGISTRATION } from '../../infrastructure/registration/tokens.js';
+import type { SandboxRegistrationReviewWorker } from '../../infrastructure/sandbox/registration/review.worker.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';

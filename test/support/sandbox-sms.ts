@@ -1,7 +1,10 @@
 import type { InboundSms, SmsCarrierEventsPort, SmsReceipt } from '../../application/messaging/sms-carrier.port.js';
-import type { SandboxSmsReceiptWorker } from '../../infrastructure/providers/sandbox/sandbox-sms-receipts.js';
-import { SANDBOX_SMS } from '../../infrastructure/sandbox-sms/tokens.js';
+import type { ReportWorker } from '../../infrastructure/sandbox/shared/reports.js';
+import type { SandboxSmsReceiptsTable } from '../../infrastructure/sandbox/sms/db.js';
+import { SANDBOX } from '../../infrastructure/sandbox/tokens.js';
 import type { TestApp } from './http.js';
+
+export type SmsReceiptWorker = ReportWorker<SandboxSmsReceiptsTable, SmsReceipt>;
 
 /** A messaging side that records what the carrier reports; `known` numbers take inbound texts, others drop them. */
 export class RecordingCarrierEvents implements SmsCarrierEventsPort {
@@ -33,12 +36,10 @@ export class RecordingCarrierEvents implements SmsCarrierEventsPort {
  * Puts a recording events port in place of the messaging side (the sandbox carrier looks it up at each use),
  * and stops the background receipt worker so that the test reports receipts itself with `runOnce`.
  */
-export async function withRecordingCarrierEvents(
-  app: TestApp,
-): Promise<{ events: RecordingCarrierEvents; worker: SandboxSmsReceiptWorker }> {
+export async function withRecordingCarrierEvents(app: TestApp): Promise<{ events: RecordingCarrierEvents; worker: SmsReceiptWorker }> {
   const events = new RecordingCarrierEvents();
-  app.rt.container.rebind(SANDBOX_SMS.Events).toConstantValue(events);
-  const worker = app.rt.workers.get('sandbox-sms-receipts') as SandboxSmsReceiptWorker;
+  app.rt.container.rebind(SANDBOX.SmsEvents).toConstantValue(events);
+  const worker = app.rt.workers.get('sandbox-sms-receipts') as SmsReceiptWorker;
   await worker.stop();
   return { events, worker };
 }
