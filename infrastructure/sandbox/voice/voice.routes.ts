@@ -3,14 +3,9 @@ import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
 import { SANDBOX_TAG } from '../shared/http.js';
-import {
-  InboundCallRefusedError,
-  SandboxCallNotConnectedError,
-  SandboxCallNotFoundError,
-  type SandboxCallView,
-  type SandboxVoiceEngine,
-} from './engine.js';
+import type { SandboxVoiceEngine } from './engine.js';
 import { voiceMagicNumbers } from './magic.js';
+import { InboundCallRefusedError, SandboxCallNotConnectedError, SandboxCallNotFoundError, type SandboxCallView } from './types.js';
 
 const PERSONAS = [
   'talker',
