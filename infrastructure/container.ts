@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import type { Kysely } from 'kysely';
+import type { MessageTransport } from '../application/messaging/delivery/transport.port.js';
 import type { MessageChannel } from '../application/messaging/message-channel.port.js';
 import type { ClockPort } from '../application/ports/clock.port.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
@@ -18,7 +19,7 @@ export type Overrides = Partial<{ clock: ClockPort; databaseImage: Blob | File }
 /**
  * The composition root: opens the database, migrates it, and lets every capability bind what it owns. Only the
  * configuration, the logger, the database and what the capabilities contribute to each other (projectors,
- * webhook mappings, message channels) are bound here.
+ * webhook mappings, message channels and transports) are bound here.
  */
 export async function buildContainer(
   cfg: Config,
@@ -45,6 +46,9 @@ export async function buildContainer(
   b.value(PLATFORM.WebhookMappings, allWebhookMappings);
   b.factory(PLATFORM.MessageChannels, (r) =>
     capabilities.flatMap((m): readonly MessageChannel[] => ('messageChannels' in m ? m.messageChannels(r) : [])),
+  );
+  b.factory(PLATFORM.MessageTransports, (r) =>
+    capabilities.flatMap((m): readonly MessageTransport[] => ('messageTransports' in m ? m.messageTransports(r) : [])),
   );
   if (overrides.clock) b.value(PLATFORM.BaseClock, overrides.clock);
   for (const m of capabilities) if ('bind' in m) m.bind(b, cfg);

@@ -29,7 +29,7 @@ const invalid = (field: string, message: string) =>
  * The chat-application channel of the send path (docs/chatapp.md#sending). It is available on every line with a bound
  * platform number: a chat-only number (its own line) or a dual-channel one (the native number's line). A send is
  * recorded on the line's chat conversation with the recipient, which decides the session rules (the 24-hour window,
- * approved templates and their variables); the ChatappSender process manager hands it to the platform.
+ * approved templates and their variables); the delivery pipeline hands it to the platform (ChatappTransport).
  */
 export class ChatappChannel implements MessageChannel {
   readonly name = 'chatapp';

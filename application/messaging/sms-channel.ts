@@ -29,7 +29,7 @@ export const textConversationId = (ids: IdsPort, accountId: string, numberId: st
 
 /**
  * Texts, SMS and MMS (docs/messaging.md#sending): the channel of the account's native numbers. A send is accepted
- * when its conversation records it; the carrier submission follows in the MessageSender process manager. Order of
+ * when its conversation records it; the delivery pipeline then hands it to the carrier (SmsTransport). Order of
  * checks: the recipients are US or Canadian numbers, the number's send rate, the conversation's own caps, the daily
  * counters (only for sends that count), then the record; a daily count whose send its conversation refuses is
  * given back.

@@ -17,6 +17,7 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { RichCapabilities } from './rich-capabilities.js';
 import { RICH_CHANNEL, type RichCommands } from './rich-commands.js';
+import { richConversationId } from './rich-transport.js';
 
 /** A carousel: 2 to 20 images and no body (docs/rich-messaging.md#sending). */
 export const CAROUSEL_MIN = 2;
@@ -27,7 +28,7 @@ export const CAROUSEL_MAX = 20;
  * native number the provider serves (a rich line) to one recipient who can receive it, checked live (and cached
  * briefly). A send that names no channel goes by it when the recipient can receive it and by texts otherwise (the
  * fallback); the message and its conversation (`channel` imessage, a conversation of its own) say which carried it.
- * Its messages follow the caps of texts; the delivery is the RichSender process manager's.
+ * Its messages follow the caps of texts; the delivery pipeline hands them to the provider through RichTransport.
  */
 export class RichChannel implements MessageChannel {
   readonly name = RICH_CHANNEL;
@@ -81,7 +82,7 @@ export class RichChannel implements MessageChannel {
         `${to} cannot receive imessage (checked ${reach.checkedAt}); send without channel to fall back to ${reach.sms ? 'sms' : 'another channel'}`,
       );
     const settings = await this.settings.of(ctx.accountId);
-    const conversationId = this.ids.derived('conv', ctx.accountId, line.numberId, RICH_CHANNEL, to);
+    const conversationId = richConversationId(this.ids, ctx.accountId, line.numberId, to);
     const replyTo = input.replyToMessageId ? await this.conversations.message(ctx.accountId, input.replyToMessageId) : null;
     await this.exec.execute(
       conversationDecider,

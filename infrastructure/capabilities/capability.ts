@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Command as CliProgram } from 'commander';
 import type { Container, Newable } from 'inversify';
 import type { Migration } from 'kysely';
+import type { MessageTransport } from '../../application/messaging/delivery/transport.port.js';
 import type { MessageChannel } from '../../application/messaging/message-channel.port.js';
 import type { Reactor } from '../../application/shared/process-manager.js';
 import type { WebhookMapping } from '../../application/webhooks/registry.js';
@@ -37,6 +38,8 @@ export interface Capability {
   readonly webhookMappings?: readonly WebhookMapping[];
   /** Channels of the send path (`POST /v1/messages`), in the order of the capability list (docs/messaging.md#channels). */
   readonly messageChannels?: (r: Resolve) => readonly MessageChannel[];
+  /** Transports of the delivery pipeline, one per channel (docs/messaging.md#delivery-one-pipeline, docs/adding-a-channel.md). */
+  readonly messageTransports?: (r: Resolve) => readonly MessageTransport[];
   /** Kysely migrations by name; names sort into one global order (each capability owns a number range). */
   readonly migrations?: Readonly<Record<string, Migration>>;
   /** How the capability's error codes answer over HTTP. */

@@ -2,9 +2,9 @@ import type { ChatappEventsPort } from '../../application/chatapp/chat-platform.
 import { ChatappChannel } from '../../application/chatapp/chatapp-channel.js';
 import { ChatappCommands } from '../../application/chatapp/chatapp-commands.js';
 import { ChatappEventsHandler } from '../../application/chatapp/chatapp-events.js';
-import { ChatappSender } from '../../application/chatapp/chatapp-sender.js';
 import { ChatappSettingsService } from '../../application/chatapp/chatapp-settings.js';
 import { ChatappSetup } from '../../application/chatapp/chatapp-setup.js';
+import { ChatappTransport } from '../../application/chatapp/chatapp-transport.js';
 import type { ChatappErrorCode } from '../../domain/chatapp/errors.js';
 import { chatappProjector } from '../../projections/chatapp/chatapp.projector.js';
 import { KyselyChatappQueries } from '../../projections/chatapp/chatapp.queries.js';
@@ -31,8 +31,8 @@ const eventsOf = (r: Resolve) => (): ChatappEventsPort => r(CHATAPP.EventsPort);
 /**
  * The chat-application channel (docs/chatapp.md): connections to business accounts of a chat platform (tokens sealed),
  * bound numbers (dual-channel with a native number of the same E.164), templates reviewed by the platform, the
- * channel of the send path (the 24-hour window and templates decided by the conversation), the setup and send
- * process managers, what the platform reports (inbound messages, reactions, statuses, reviews), the account's switch,
+ * channel of the send path (the 24-hour window and templates decided by the conversation), its transport of the
+ * delivery pipeline, the setup process manager, template reviews the platform reports, the account's switch,
  * and the platform's adapters: the sandbox kit's platform, or the cloud API with its signed webhook callback.
  */
 export const chatapp = {
@@ -70,18 +70,21 @@ export const chatapp = {
         ),
     );
     b.factory(
-      CHATAPP.Events,
+      CHATAPP.Transport,
       (r) =>
-        new ChatappEventsHandler(
+        new ChatappTransport(
           r(PLATFORM.Executor),
           r(PLATFORM.Ids),
+          r(CHATAPP.Platform),
+          r(CHATAPP.Sealer),
           r(CHATAPP.Queries),
-          r(MESSAGING.Queries),
           r(CHATAPP.Settings),
-          r(PLATFORM.ReadModels),
-          r(PLATFORM.EventStore),
           r(PLATFORM.Logger),
         ),
+    );
+    b.factory(
+      CHATAPP.Events,
+      (r) => new ChatappEventsHandler(r(PLATFORM.Executor), r(CHATAPP.Queries), r(PLATFORM.ReadModels), r(PLATFORM.EventStore)),
     );
     b.alias(CHATAPP.EventsPort, CHATAPP.Events);
   },
@@ -93,6 +96,7 @@ export const chatapp = {
       if (cfg.CHATAPP_APP_SECRET)
         platformWebhookRoutes(api, {
           events: eventsOf(r),
+          messages: () => r(MESSAGING.Inbound),
           appSecret: cfg.CHATAPP_APP_SECRET,
           verifyToken: cfg.CHATAPP_VERIFY_TOKEN,
           mediaUrl: (id) => `${(cfg.CHATAPP_API_BASE_URL ?? '').replace(/\/+$/, '')}/${id}`,
@@ -101,6 +105,7 @@ export const chatapp = {
   },
   projectors: [chatappProjector],
   messageChannels: (r) => [r(CHATAPP.Channel)],
+  messageTransports: (r) => [r(CHATAPP.Transport)],
   reactors: (r) => [
     new ChatappSetup(
       r(PLATFORM.Executor),
@@ -109,14 +114,6 @@ export const chatapp = {
       r(CHATAPP.Queries),
       r(NUMBERS.Queries),
       r(PLATFORM.ReadModels),
-    ),
-    new ChatappSender(
-      r(PLATFORM.Executor),
-      r(PLATFORM.Ids),
-      r(CHATAPP.Platform),
-      r(CHATAPP.Sealer),
-      r(CHATAPP.Queries),
-      r(PLATFORM.Logger),
     ),
   ],
   migrations: { '100-chatapp': m100 },

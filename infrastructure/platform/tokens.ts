@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
+import type { MessageTransport } from '../../application/messaging/delivery/transport.port.js';
 import type { MessageChannel } from '../../application/messaging/message-channel.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
@@ -43,4 +44,6 @@ export const PLATFORM = {
   WebhookMappings: token<readonly WebhookMapping[]>('WebhookMappings'),
   /** every capability's channels of the send path, in the capability list's order */
   MessageChannels: token<readonly MessageChannel[]>('MessageChannelList'),
+  /** every capability's transports of the delivery pipeline, in the capability list's order */
+  MessageTransports: token<readonly MessageTransport[]>('MessageTransportList'),
 } as const;

@@ -3,7 +3,7 @@ import { RichChannel } from '../../application/rich/rich-channel.js';
 import { RichCommands } from '../../application/rich/rich-commands.js';
 import { RichEventsHandler } from '../../application/rich/rich-events.js';
 import { RichProviderProcess } from '../../application/rich/rich-provider-process.js';
-import { RichSender } from '../../application/rich/rich-sender.js';
+import { RichTransport } from '../../application/rich/rich-transport.js';
 import type { RichErrorCode } from '../../domain/rich/errors.js';
 import { richProjector } from '../../projections/rich/rich.projector.js';
 import { KyselyRichQueries } from '../../projections/rich/rich.queries.js';
@@ -67,15 +67,19 @@ export const rich = {
           r(RICH.Commands),
         ),
     );
-    b.factory(RICH.Events, (r) => new RichEventsHandler(r(PLATFORM.Executor), r(PLATFORM.Ids), r(NUMBERS.Queries), r(PLATFORM.Logger)));
+    b.factory(RICH.Events, (r) => new RichEventsHandler(r(PLATFORM.Executor), r(NUMBERS.Queries), r(PLATFORM.Logger)));
+    b.factory(
+      RICH.Transport,
+      (r) => new RichTransport(r(PLATFORM.Executor), r(PLATFORM.Ids), r(RICH.Provider), r(NUMBERS.Queries), r(PLATFORM.Logger)),
+    );
   },
   routes: {
     v1: (api, r) => richRoutes(api, { commands: r(RICH.Commands), capabilities: r(RICH.Capabilities) }),
   },
   projectors: [richProjector],
   messageChannels: (r) => [r(RICH.Channel)],
+  messageTransports: (r) => [r(RICH.Transport)],
   reactors: (r) => [
-    new RichSender(r(PLATFORM.Executor), r(RICH.Provider), r(PLATFORM.Logger)),
     new RichProviderProcess(r(PLATFORM.Executor), r(PLATFORM.Ids), r(RICH.Provider), r(RICH.Fetcher), r(RICH.Media), r(PLATFORM.Logger)),
   ],
   migrations: { '110-rich': m110 },

@@ -1,5 +1,7 @@
 import type { ChatappEventsPort } from '../../application/chatapp/chat-platform.port.js';
+import type { MessagingInboundPort } from '../../application/messaging/delivery/transport.port.js';
 import { SandboxRegistrationReview } from '../../application/registration/sandbox-review.js';
+import { RICH_CHANNEL } from '../../application/rich/rich-commands.js';
 import type { RichEventsPort } from '../../application/rich/rich-provider.port.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
 import { CHATAPP } from '../chatapp/tokens.js';
@@ -11,6 +13,7 @@ import * as m101 from '../db/migrations/101-sandbox-chatapp.js';
 import * as m111 from '../db/migrations/111-sandbox-rich.js';
 import * as m112 from '../db/migrations/112-sandbox-rich-report-order.js';
 import { httpError } from '../http/errors.js';
+import { MESSAGING } from '../messaging/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { REGISTRATION } from '../registration/tokens.js';
 import { RICH } from '../rich/tokens.js';
@@ -50,15 +53,7 @@ import { sandboxVoiceCommands } from './voice/voice.commands.js';
 import { sandboxVoiceRoutes } from './voice/voice.routes.js';
 
 /** The platform sides the kit reports to, looked up at each use (the workers and routes are built before anything resolves them). */
-const smsEventsOf = (r: Resolve) => () => {
-  try {
-    return r(SANDBOX.SmsEvents);
-  } catch (err) {
-    throw new Error('no messaging side is bound to SmsCarrierEvents: the sandbox carrier cannot hand over receipts and inbound texts', {
-      cause: err,
-    });
-  }
-};
+const messagesOf = (r: Resolve) => (): MessagingInboundPort => r(MESSAGING.Inbound);
 const chatappEventsOf = (r: Resolve) => (): ChatappEventsPort => r(CHATAPP.EventsPort);
 const richEventsOf = (r: Resolve) => (): RichEventsPort => r(RICH.Events);
 
@@ -129,12 +124,18 @@ export const sandbox = {
         // the outbox exists only while mail stays local
         if (!cfg.SMTP_URL) sandboxOutboxRoutes(api, { queries: r(SIGNUP.Queries) });
         sandboxRegistrationRoutes(api, { registrations: r(REGISTRATION.Registrations) });
-        sandboxSmsRoutes(api, { carrier: r(SANDBOX.SmsCarrier), events: smsEventsOf(r) });
+        sandboxSmsRoutes(api, { carrier: r(SANDBOX.SmsCarrier), messages: messagesOf(r) });
         sandboxVoiceRoutes(api, { engine: r(SANDBOX.VoiceEngine) });
         sandboxClockRoutes(api, { clock: r(SANDBOX.Clock) });
       }
-      if (on.chatapp) sandboxChatappRoutes(api, { platform: r(SANDBOX.ChatPlatform), events: chatappEventsOf(r) });
-      if (on.rich) sandboxRichRoutes(api, { provider: r(SANDBOX.RichProvider), events: richEventsOf(r), clock: r(PLATFORM.Clock) });
+      if (on.chatapp) sandboxChatappRoutes(api, { platform: r(SANDBOX.ChatPlatform), messages: messagesOf(r) });
+      if (on.rich)
+        sandboxRichRoutes(api, {
+          provider: r(SANDBOX.RichProvider),
+          events: richEventsOf(r),
+          messages: messagesOf(r),
+          clock: r(PLATFORM.Clock),
+        });
     },
   },
   workers: (r, cfg) => {
@@ -144,7 +145,7 @@ export const sandbox = {
     return [
       ...(on.telecom
         ? [
-            new ReportWorker('sandbox-sms-receipts', r(SANDBOX.SmsReceipts), (c) => smsEventsOf(r)().receipt(c), clock, log, {
+            new ReportWorker('sandbox-sms-receipts', r(SANDBOX.SmsReceipts), (c) => messagesOf(r)().receipt(c), clock, log, {
               pollIntervalMs: cfg.SANDBOX_SMS_POLL_INTERVAL_MS,
               leaseMs: cfg.SANDBOX_SMS_RECEIPT_LEASE_MS,
             }),
@@ -157,15 +158,8 @@ export const sandbox = {
               'sandbox-chatapp-reports',
               r(SANDBOX.ChatReports),
               async (p) => {
-                if (p.kind === 'status') {
-                  const { kind: _k, ...status } = p;
-                  await chatappEventsOf(r)().status(status);
-                } else
-                  await chatappEventsOf(r)().templateReviewed({
-                    platformTemplateId: p.platformTemplateId,
-                    approved: p.approved,
-                    reason: p.reason,
-                  });
+                if (p.kind === 'status') await messagesOf(r)().receipt(p.receipt);
+                else await chatappEventsOf(r)().templateReviewed(p.review);
               },
               clock,
               log,
@@ -178,17 +172,15 @@ export const sandbox = {
             new ReportWorker(
               'sandbox-rich-reports',
               r(SANDBOX.RichReports),
-              async (c) => {
-                const taken = await richEventsOf(r)().status({
-                  receiptId: c.reportId,
-                  messageId: c.messageId,
+              (c) =>
+                messagesOf(r)().receipt({
+                  channel: RICH_CHANNEL,
                   providerMessageId: c.providerMessageId,
+                  receiptId: c.reportId,
                   status: c.status,
                   at: c.dueAt,
-                  reason: null,
-                });
-                if (!taken) throw new Error(`no message ${c.messageId} here`);
-              },
+                  failure: null,
+                }),
               clock,
               log,
               { pollIntervalMs: cfg.SANDBOX_RICH_POLL_INTERVAL_MS, leaseMs: cfg.SANDBOX_RICH_REPORT_LEASE_MS },

@@ -1,4 +1,3 @@
-import type { SmsCarrierEventsPort } from '../../application/messaging/sms-carrier.port.js';
 import type { SandboxRegistrationReview } from '../../application/registration/sandbox-review.js';
 import { token } from '../capabilities/token.js';
 import type { SandboxCarrier } from './carrier/sandbox-carrier.js';
@@ -25,8 +24,6 @@ export const SANDBOX = {
   SipTrunks: token<SandboxSipTrunks>('SandboxSipTrunks'),
   SmsCarrier: token<SandboxSmsCarrier>('SandboxSmsCarrier'),
   SmsReceipts: token<SandboxSmsReceipts>('SandboxSmsReceipts'),
-  /** where the sandbox carrier hands receipts and inbound texts: the messaging capability binds it */
-  SmsEvents: token<SmsCarrierEventsPort>('SmsCarrierEvents'),
   VoiceEngine: token<SandboxVoiceEngine>('SandboxVoiceEngine'),
   ChatPlatform: token<SandboxChatPlatform>('SandboxChatPlatform'),
   ChatReports: token<SandboxChatappReports>('SandboxChatappReports'),

@@ -184,17 +184,23 @@ export const messagingProjector = defineProjector<
       await message(db, e)
         .set({ status: 'sent', updated_at: e.data.submittedAt, message_revision: rowRevision(e) })
         .execute();
-      if (e.data.carrierMessageIds.length > 0)
+      // keyed by the message's channel too (its row was written when it was accepted, earlier in this log)
+      for (const c of e.data.carrierMessageIds)
         await db
           .insertInto('message_carrier_ids')
-          .values(
-            e.data.carrierMessageIds.map((c) => ({
-              carrier_message_id: c,
-              account_id: e.metadata.accountId,
-              message_id: e.data.messageId,
-            })),
+          .columns(['channel', 'carrier_message_id', 'account_id', 'message_id'])
+          .expression(
+            db
+              .selectFrom('messages')
+              .select((eb) => [
+                'channel',
+                eb.val(c).as('carrier_message_id'),
+                eb.val(e.metadata.accountId).as('account_id'),
+                eb.val(e.data.messageId).as('message_id'),
+              ])
+              .where('message_id', '=', e.data.messageId),
           )
-          .onConflict((oc) => oc.column('carrier_message_id').doNothing())
+          .onConflict((oc) => oc.columns(['channel', 'carrier_message_id']).doNothing())
           .execute();
     },
     MessageSubmissionErrored: revisionOnly,

@@ -3,12 +3,12 @@ import type { Kysely, Transaction } from 'kysely';
 import {
   ChatPlatformError,
   type ChatPlatformPort,
-  type InboundChat,
   type OutboundChat,
   type PlatformAuth,
   type PlatformNumber,
   type TemplateSubmission,
 } from '../../../application/chatapp/chat-platform.port.js';
+import type { InboundMessage } from '../../../application/messaging/delivery/transport.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
 import type { TemplateContent } from '../../../domain/chatapp/template.decider.js';
@@ -329,10 +329,10 @@ export class SandboxChatPlatform implements ChatPlatformPort {
     return { businessAccountId: ba.id, phoneNumberId: row.phone_number_id, phoneNumber: row.phone_number, verifiedName: row.verified_name };
   }
 
-  /** An inbound message as the platform would report it (the sandbox's `POST /sandbox/chatapp/inbound`). */
-  async inbound(m: Omit<InboundChat, 'platformMessageId' | 'receivedAt'>): Promise<InboundChat> {
-    if (!(await this.ownerOf(m.phoneNumberId))) throw new DomainError('NOT_FOUND', `The sandbox platform has no number ${m.phoneNumberId}`);
-    return { ...m, platformMessageId: this.ids.id('chm'), receivedAt: this.now().toISOString() };
+  /** An inbound message to a number (`to`: its `phone_number_id`) as the platform would report it (`POST /sandbox/chatapp/inbound`). */
+  async inbound(m: Pick<InboundMessage, 'to' | 'from' | 'body' | 'mediaUrls' | 'reaction'>): Promise<InboundMessage> {
+    if (!(await this.ownerOf(m.to))) throw new DomainError('NOT_FOUND', `The sandbox platform has no number ${m.to}`);
+    return { ...m, channel: 'chatapp', providerMessageId: this.ids.id('chm'), receivedAt: this.now().toISOString(), group: null };
   }
 
   /** What the platform was asked to send, newest first, with the statuses it reported or will report. */

@@ -1,4 +1,4 @@
-import { CHATAPP } from '../../chatapp/tokens.js';
+import { MESSAGING } from '../../messaging/tokens.js';
 import { e164Arg, type SandboxCli } from '../shared/cli.js';
 import { SANDBOX } from '../tokens.js';
 
@@ -27,14 +27,14 @@ export function sandboxChatappCommands({ sandbox, run, print }: SandboxCli): voi
       const r = await run(
         async (get) => {
           const m = await get(SANDBOX.ChatPlatform).inbound({
-            phoneNumberId: o.phoneNumberId,
+            to: o.phoneNumberId,
             from: o.from,
             body: o.body,
             mediaUrls: o.mediaUrl ?? [],
             reaction: null,
           });
-          const stored = await get(CHATAPP.EventsPort).inbound(m);
-          return stored ? { ...stored, platformMessageId: m.platformMessageId } : null;
+          const stored = await get(MESSAGING.Inbound).message(m);
+          return stored ? { ...stored, platformMessageId: m.providerMessageId } : null;
         },
         { part, projectors: true },
       );

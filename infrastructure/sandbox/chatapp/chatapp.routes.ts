@@ -1,4 +1,4 @@
-import type { ChatappEventsPort } from '../../../application/chatapp/chat-platform.port.js';
+import type { MessagingInboundPort } from '../../../application/messaging/delivery/transport.port.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
@@ -43,7 +43,7 @@ const PlatformNumber = z.object({
  * from a person to a bound number, what it was asked to send with its statuses, the templates under review, and the
  * magic recipients.
  */
-export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatform; events: () => ChatappEventsPort }): void {
+export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatform; messages: () => MessagingInboundPort }): void {
   const tag = SANDBOX_TAG;
   api.route({
     method: 'get',
@@ -89,19 +89,19 @@ export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatfor
     response: z.object({ messageId: z.string(), platformMessageId: z.string() }),
     handler: async ({ body }) => {
       const m = await d.platform.inbound({
-        phoneNumberId: body.phone_number_id,
+        to: body.phone_number_id,
         from: body.from,
         body: body.body,
         mediaUrls: body.media_urls ?? [],
-        reaction: body.reaction ? { emoji: body.reaction.emoji, messageId: body.reaction.message_id } : null,
+        reaction: body.reaction ? { reaction: body.reaction.emoji, target: body.reaction.message_id } : null,
       });
-      const stored = await d.events().inbound(m);
+      const stored = await d.messages().message(m);
       if (!stored)
         throw new DomainError(
           'NOT_FOUND',
           `The platform number ${body.phone_number_id} is not bound here (or the channel is switched off, or the reacted message is unknown): the message was dropped`,
         );
-      return { messageId: stored.messageId, platformMessageId: m.platformMessageId };
+      return { messageId: stored.messageId, platformMessageId: m.providerMessageId };
     },
   });
   api.route({

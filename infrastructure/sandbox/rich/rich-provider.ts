@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
+import type { InboundMessage } from '../../../application/messaging/delivery/transport.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
+import { RICH_CHANNEL } from '../../../application/rich/rich-commands.js';
 import {
   type RichImage,
   type RichLocation,
@@ -161,16 +163,11 @@ export class SandboxRichProvider implements RichProviderPort {
   }
 
   /** A person writes to a line: the provider's id of the message, logged as an action. */
-  async inbound(m: {
-    from: string;
-    to: string;
-    body: string;
-    mediaUrls: readonly string[];
-  }): Promise<{ providerMessageId: string; receivedAt: string }> {
+  async inbound(m: Pick<InboundMessage, 'to' | 'from' | 'body' | 'mediaUrls'>): Promise<InboundMessage> {
     await this.requireLine(m.to);
     const providerMessageId = `IM${this.ids.uuid().replace(/-/g, '')}`;
     await this.act('inbound', m.from, m.to, { providerMessageId, body: m.body, mediaUrls: m.mediaUrls });
-    return { providerMessageId, receivedAt: this.now().toISOString() };
+    return { ...m, channel: RICH_CHANNEL, providerMessageId, receivedAt: this.now().toISOString(), group: null, reaction: null };
   }
 
   // --- the provider ---

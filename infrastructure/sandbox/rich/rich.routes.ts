@@ -1,3 +1,4 @@
+import type { MessagingInboundPort } from '../../../application/messaging/delivery/transport.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { RichEventsPort } from '../../../application/rich/rich-provider.port.js';
 import { DomainError } from '../../../domain/shared/errors.js';
@@ -25,7 +26,10 @@ export const sandboxRichRules = (now: Date) => ({
  * what it was asked to send with its statuses, the contact cards and backgrounds it holds, typing indicators and
  * reactions it was given, and its number rules.
  */
-export function sandboxRichRoutes(api: Api, d: { provider: SandboxRichProvider; events: () => RichEventsPort; clock: ClockPort }): void {
+export function sandboxRichRoutes(
+  api: Api,
+  d: { provider: SandboxRichProvider; events: () => RichEventsPort; messages: () => MessagingInboundPort; clock: ClockPort },
+): void {
   const tag = SANDBOX_TAG;
   const Line = z.object({ phoneNumber: z.string(), addedAt: z.string() });
   api.route({
@@ -92,7 +96,8 @@ export function sandboxRichRoutes(api: Api, d: { provider: SandboxRichProvider; 
       const served = (await d.provider.lines()).some((l) => l.phoneNumber === body.to);
       if (!served) throw new DomainError('NOT_FOUND', `The sandbox rich provider does not serve ${body.to}`);
       const m = await d.provider.inbound({ from: body.from, to: body.to, body: body.body, mediaUrls: body.media_urls ?? [] });
-      const stored = await d.events().inbound({ ...m, from: body.from, to: body.to, body: body.body, mediaUrls: body.media_urls ?? [] });
+      // answered once the read models show it, so the channel's choice for the next send follows it
+      const stored = await d.messages().message(m, { readYourWrites: true });
       if (!stored) throw new DomainError('NOT_FOUND', `${body.to} is not a rich line of the platform: the message was dropped`);
       return { messageId: stored.messageId, providerMessageId: m.providerMessageId };
     },

@@ -1,5 +1,5 @@
-import type { SmsReceipt } from '../../../application/messaging/sms-carrier.port.js';
 import { FAILURE_REASONS, type FailureCode, failureReasonOf } from '../../../domain/message/failure-reasons.js';
+import type { ReceiptStatus } from '../../../domain/message/message.decider.js';
 import { sandboxLineInfo } from '../carrier/sandbox-carrier.js';
 
 /**
@@ -65,7 +65,7 @@ export type Timing = Readonly<{ sentDelayMs: number; deliveryDelayMs: number; la
 
 /** One receipt the carrier will report: when it happened and when it arrives, counted from the submission. */
 export type PlannedReceipt = Readonly<{
-  status: SmsReceipt['status'];
+  status: ReceiptStatus;
   failureCode: FailureCode | null;
   happensAfterMs: number;
   arrivesAfterMs: number;
@@ -76,7 +76,7 @@ export type Plan =
   | Readonly<{ kind: 'refuse'; failureCode: FailureCode }>
   | Readonly<{ kind: 'accept'; receipts: readonly PlannedReceipt[]; lost: 'before' | 'after' | null }>;
 
-const receipt = (status: SmsReceipt['status'], afterMs: number, failureCode: FailureCode | null = null): PlannedReceipt => ({
+const receipt = (status: ReceiptStatus, afterMs: number, failureCode: FailureCode | null = null): PlannedReceipt => ({
   status,
   failureCode,
   happensAfterMs: afterMs,

@@ -1,5 +1,5 @@
 import type { QueryExecutorProvider } from 'kysely';
-import type { SmsReceipt } from '../../../application/messaging/sms-carrier.port.js';
+import type { DeliveryReceipt } from '../../../application/messaging/delivery/transport.port.js';
 import { type ReportTable, ReportTimeline } from '../shared/reports.js';
 import { iso } from '../shared/rows.js';
 import type { SandboxSmsReceiptsTable } from './db.js';
@@ -12,15 +12,18 @@ const RECEIPTS: ReportTable<SandboxSmsReceiptsTable> = {
   keepsLastError: true,
 };
 
-/** The sandbox carrier's receipts still to report (docs/sandbox.md#sms-receipts), reported by a ReportWorker. */
-export type SandboxSmsReceipts = ReportTimeline<SandboxSmsReceiptsTable, SmsReceipt>;
+/**
+ * The sandbox carrier's receipts still to report (docs/sandbox.md#sms-receipts), reported by a ReportWorker as the
+ * carrier reports them: a failed one with its code and the reason of docs/message-failures.md it means.
+ */
+export type SandboxSmsReceipts = ReportTimeline<SandboxSmsReceiptsTable, DeliveryReceipt>;
 
 export const smsReceipts = (db: QueryExecutorProvider): SandboxSmsReceipts =>
   new ReportTimeline(db, RECEIPTS, (x) => ({
-    carrierMessageId: x.carrier_message_id,
+    channel: 'sms',
+    providerMessageId: x.carrier_message_id,
     receiptId: x.receipt_id,
     status: x.status,
-    failureReason: x.failure_reason,
-    errorCode: x.error_code,
     at: iso(x.happened_at),
+    failure: x.failure_reason === null && x.error_code === null ? null : { code: x.error_code, detail: x.failure_reason },
   }));

@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import type { Kysely, Transaction } from 'kysely';
+import type { InboundMessage } from '../../../application/messaging/delivery/transport.port.js';
 import {
-  type InboundSms,
   type OutboundSms,
   type SmsCarrierPort,
   SmsSubmissionError,
@@ -49,7 +49,7 @@ const RATE_WINDOW_MS = 60_000;
  * The messaging side of the sandbox carrier (docs/sandbox.md, "Messaging"): it takes texts and later reports
  * what became of them, like a real carrier: asynchronously, sometimes late, twice or out of order, and with
  * failures chosen by the recipient's number (magic.ts). A submission is idempotent by its key. The
- * receipts are rows due at a time on the Clock, reported by SandboxSmsReceiptWorker; nothing waits on a timer
+ * receipts are rows due at a time on the Clock, reported by a ReportWorker (receipts.ts); nothing waits on a timer
  * here. Each sending number may submit `ratePerMinute` texts a minute; above it, texts fail with the
  * rate-limited reason (the count is not locked: concurrent
  * submissions from one number may let a few more through, as a real carrier's window may).
@@ -266,7 +266,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
   }
 
   /** An inbound text as the carrier would report it (the sandbox's `POST /sandbox/inbound`). */
-  inbound(m: Omit<InboundSms, 'carrierMessageId' | 'receivedAt'>): InboundSms {
-    return { ...m, carrierMessageId: this.ids.id('sm'), receivedAt: this.clock.now().toISOString() };
+  inbound(m: Pick<InboundMessage, 'to' | 'from' | 'body' | 'mediaUrls' | 'group' | 'reaction'>): InboundMessage {
+    return { ...m, channel: 'sms', providerMessageId: this.ids.id('sm'), receivedAt: this.clock.now().toISOString() };
   }
 }

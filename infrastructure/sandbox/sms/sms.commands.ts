@@ -1,3 +1,4 @@
+import { MESSAGING } from '../../messaging/tokens.js';
 import type { SandboxCli } from '../shared/cli.js';
 import { e164Arg } from '../shared/cli.js';
 import { SANDBOX } from '../tokens.js';
@@ -26,8 +27,8 @@ export function sandboxSmsCommands({ sandbox, run, print }: SandboxCli): void {
             group: null,
             reaction: null,
           });
-          const stored = await get(SANDBOX.SmsEvents).inbound(sms);
-          return stored ? { ...stored, carrierMessageId: sms.carrierMessageId } : null;
+          const stored = await get(MESSAGING.Inbound).message(sms);
+          return stored ? { ...stored, carrierMessageId: sms.providerMessageId } : null;
         },
         { projectors: true },
       );

@@ -1,4 +1,4 @@
-import type { SmsCarrierEventsPort } from '../../../application/messaging/sms-carrier.port.js';
+import type { MessagingInboundPort } from '../../../application/messaging/delivery/transport.port.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
@@ -69,7 +69,10 @@ const Submission = z
  * as if a phone had sent it, see what the carrier was asked to send and the receipts it reported, and the
  * magic recipient numbers.
  */
-export function sandboxSmsRoutes(api: Api, { carrier, events }: { carrier: SandboxSmsCarrier; events: () => SmsCarrierEventsPort }): void {
+export function sandboxSmsRoutes(
+  api: Api,
+  { carrier, messages }: { carrier: SandboxSmsCarrier; messages: () => MessagingInboundPort },
+): void {
   const tag = SANDBOX_TAG;
 
   api.route({
@@ -92,11 +95,11 @@ export function sandboxSmsRoutes(api: Api, { carrier, events }: { carrier: Sandb
         body: body.body,
         mediaUrls: body.media_urls ?? [],
         group,
-        reaction: body.reaction ? { reactionType: body.reaction.reactionType, targetMessageId: body.reaction.messageId } : null,
+        reaction: body.reaction ? { reaction: body.reaction.reactionType, target: body.reaction.messageId } : null,
       });
-      const stored = await events().inbound(sms);
+      const stored = await messages().message(sms);
       if (!stored) throw new DomainError('NOT_FOUND', `${body.to} is not an active number of the platform: the text was dropped`);
-      return { messageId: stored.messageId, carrierMessageId: sms.carrierMessageId };
+      return { messageId: stored.messageId, carrierMessageId: sms.providerMessageId };
     },
   });
   api.route({
