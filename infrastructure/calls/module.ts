@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { callHistory } from '../../application/calls/call.history.js';
 import { callWebhookMappings } from '../../application/calls/call.mappings.js';
 import { CallCommands } from '../../application/calls/call-commands.js';
 import { CallHost, type LiveCallPlan } from '../../application/calls/call-host.js';
@@ -197,6 +198,7 @@ export const calls = {
     ),
   ],
   webhookMappings: callWebhookMappings,
+  histories: () => [{ view: callHistory, path: '/v1/calls/:call_id/history', param: 'call_id', what: 'a call' }],
   close: async (r) => {
     await r(CALLS.Host).close();
     const client = r(CALLS.VoiceWebhook);

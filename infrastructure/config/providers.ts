@@ -1,5 +1,8 @@
 import type { Config } from './config.js';
 
+/** The carrier `CARRIER` names (docs/configuration.md); unset, the sandbox kit's in sandbox mode, none in live mode. */
+export const carrierNameOf = (cfg: Config): string | null => cfg.CARRIER ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'sandbox' : null);
+
 /** Which chat platform adapter runs (docs/configuration.md#chat-app-channel): the sandbox in sandbox mode unless told otherwise. */
 export const chatappProviderOf = (cfg: Config): 'sandbox' | 'cloud' =>
   cfg.CHATAPP_PROVIDER ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'sandbox' : 'cloud');

@@ -3,6 +3,7 @@ import { MessageDelivery } from '../../application/messaging/delivery/message-de
 import { MessageTransports } from '../../application/messaging/delivery/message-transports.js';
 import { MessageChannels } from '../../application/messaging/message-channels.js';
 import { MessageCommands } from '../../application/messaging/message-commands.js';
+import { conversationHistory, messageHistory } from '../../application/messaging/messaging.histories.js';
 import { messagingWebhookMappings } from '../../application/messaging/messaging.mappings.js';
 import { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import { SendRateLimiter } from '../../application/messaging/send-rate.js';
@@ -22,7 +23,6 @@ import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { REGISTRATION } from '../registration/tokens.js';
-import { SANDBOX } from '../sandbox/tokens.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { MessagingConversationContext } from './conversation-context.js';
 import { KyselyIdempotencyStore } from './kysely-idempotency-store.js';
@@ -43,8 +43,8 @@ const replyAfterReply = 'Sending resumes when the recipient replies; this cap do
 export const messaging = {
   name: 'messaging',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(MESSAGING.Carrier, SANDBOX.SmsCarrier);
-    else b.toClass(MESSAGING.Carrier, UnconfiguredSmsCarrier);
+    // the carrier CARRIER chooses (docs/adding-a-channel.md#a-carrier-for-texts); none: every text fails as not enabled
+    b.factory(MESSAGING.Carrier, (r) => r(PLATFORM.Carrier)?.texts(r) ?? new UnconfiguredSmsCarrier());
     b.factory(MESSAGING.KyselyQueries, (r) => new KyselyConversationQueries(r(PLATFORM.ReadDb)));
     b.alias(MESSAGING.Queries, MESSAGING.KyselyQueries);
     b.factory(MESSAGING.Settings, (r) => new MessagingSettingsService(r(PLATFORM.Executor)));
@@ -121,6 +121,10 @@ export const messaging = {
   messageTransports: (r) => [r(MESSAGING.SmsTransport)],
   reactors: (r) => [new MessageDelivery(r(PLATFORM.Executor), r(MESSAGING.Transports), r(PLATFORM.Logger))],
   webhookMappings: messagingWebhookMappings,
+  histories: (r) => [
+    { view: messageHistory(r(MESSAGING.Queries)), path: '/v1/messages/:message_id/history', param: 'message_id', what: 'a message' },
+    { view: conversationHistory, path: '/v1/conversations/:conversation_id/history', param: 'conversation_id', what: 'a conversation' },
+  ],
   migrations: { '070-messaging': m070, '071-opt-out-revisions': m071, '072-carrier-ids-by-channel': m072 },
   errors: {
     CONVERSATION_NOT_FOUND: { ...httpError.notFound, fix: 'Check the conversation id: GET /v1/conversations lists them.' },

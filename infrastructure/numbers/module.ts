@@ -16,7 +16,6 @@ import * as m026 from '../db/migrations/026-phone-number-e164-index.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredCarrier } from '../providers/unconfigured-telecom.js';
-import { SANDBOX } from '../sandbox/tokens.js';
 import { NumberRenewalWorker } from './number-renewal.worker.js';
 import { numberRoutes } from './numbers.routes.js';
 import { NUMBERS } from './tokens.js';
@@ -29,8 +28,8 @@ import { NUMBERS } from './tokens.js';
 export const numbers = {
   name: 'numbers',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(NUMBERS.Carrier, SANDBOX.Carrier);
-    else b.toClass(NUMBERS.Carrier, UnconfiguredCarrier);
+    // the carrier CARRIER chooses (docs/adding-a-channel.md#a-carrier-for-texts); none: number operations answer 502
+    b.factory(NUMBERS.Carrier, (r) => r(PLATFORM.Carrier)?.numbers(r) ?? new UnconfiguredCarrier());
     b.toClass(NUMBERS.LookupCache, KyselyLookupCache);
     b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb)));
     b.factory(

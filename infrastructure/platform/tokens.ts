@@ -12,6 +12,7 @@ import type { WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ProjectionEngine } from '../../projections/shared/engine.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
+import type { CarrierAdapter, HistoryRoute } from '../capabilities/capability.js';
 import { token } from '../capabilities/token.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
@@ -46,4 +47,8 @@ export const PLATFORM = {
   MessageChannels: token<readonly MessageChannel[]>('MessageChannelList'),
   /** every capability's transports of the delivery pipeline, in the capability list's order */
   MessageTransports: token<readonly MessageTransport[]>('MessageTransportList'),
+  /** every capability's resources with an audit history */
+  Histories: token<readonly HistoryRoute[]>('HistoryRouteList'),
+  /** the carrier CARRIER chooses among the capabilities' (null: none runs) */
+  Carrier: token<CarrierAdapter | null>('ChosenCarrier'),
 } as const;

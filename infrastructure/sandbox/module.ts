@@ -110,6 +110,9 @@ export const sandbox = {
       b.factory(SANDBOX.RichReports, (r) => richReports(r(PLATFORM.ReadDb)));
     }
   },
+  // the sandbox kit's carrier: numbers and lookups, and texts (CARRIER=sandbox, the default in sandbox mode)
+  carriers: (cfg) =>
+    sandboxParts(cfg).telecom ? [{ name: 'sandbox', numbers: (r) => r(SANDBOX.Carrier), texts: (r) => r(SANDBOX.SmsCarrier) }] : [],
   start: async (r) => {
     if (sandboxParts(r(PLATFORM.Config)).telecom) await r(SANDBOX.Clock).start();
   },

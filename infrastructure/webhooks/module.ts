@@ -1,3 +1,4 @@
+import { deliveryHistory } from '../../application/webhooks/delivery.history.js';
 import { DeliveryReplay } from '../../application/webhooks/delivery-replay.js';
 import { WebhookEventRegistry } from '../../application/webhooks/registry.js';
 import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
@@ -135,6 +136,15 @@ export const webhooks = {
       }),
   },
   projectors: [webhooksProjector, webhookDeliveriesProjector, webhookNoticesProjector],
+  histories: () => [
+    {
+      view: deliveryHistory,
+      path: '/v1/webhooks/deliveries/:delivery_id/history',
+      param: 'delivery_id',
+      idMax: 128,
+      what: 'a webhook delivery',
+    },
+  ],
   reactors: (r, cfg) => [
     new WebhookDispatcher(
       r(PLATFORM.Executor),
