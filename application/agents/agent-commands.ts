@@ -1,7 +1,6 @@
-import { type AgentChanges, type AgentCommand, agentDecider } from '../../domain/agent/agent.decider.js';
+import { type AgentChanges, type AgentCommand, agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import { AGENT_DEFAULTS, type AgentConfig } from '../../domain/agent/agent.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
@@ -20,7 +19,7 @@ export class AgentCommands {
   ) {}
 
   private run(ctx: RequestContext, agentId: string, cmd: CommandInput<AgentCommand>) {
-    return this.exec.execute(agentDecider, streams.agent(agentId), cmd, ctx, { readYourWrites: true });
+    return this.exec.execute(agentDecider, agentStream(agentId), cmd, ctx, { readYourWrites: true });
   }
 
   private async read(ctx: RequestContext, agentId: string): Promise<AgentView> {

@@ -1,12 +1,11 @@
-import { agentDecider } from '../../domain/agent/agent.decider.js';
+import { agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import { chatappNumberDecider, chatappNumberStream } from '../../domain/chatapp/chatapp-number.decider.js';
 import { connectionDecider, connectionStream } from '../../domain/chatapp/connection.decider.js';
 import { chatappFailure } from '../../domain/chatapp/platform-codes.js';
 import { templateDecider, templateStream } from '../../domain/chatapp/template.decider.js';
 import type { Channel } from '../../domain/conversation/conversation.decider.js';
 import type { Failure } from '../../domain/message/message.decider.js';
-import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
-import { streams } from '../../domain/shared/streams.js';
+import { phoneNumberDecider, phoneNumberStream } from '../../domain/phone-number/phone-number.decider.js';
 import {
   DeliveryRefused,
   type InboundLine,
@@ -116,10 +115,10 @@ export class ChatappTransport implements MessageTransport {
     }
     let agentId = b.agentId;
     if (b.line.nativeNumberId) {
-      const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(b.line.nativeNumberId));
+      const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(b.line.nativeNumberId));
       agentId = n.status === 'active' ? n.agentId : null;
     } else if (agentId) {
-      const { state: a } = await this.exec.load(agentDecider, streams.agent(agentId));
+      const { state: a } = await this.exec.load(agentDecider, agentStream(agentId));
       if (a.status !== 'active') agentId = null;
     }
     return { accountId: b.accountId, numberId: b.line.lineId, phoneNumber: b.line.phoneNumber, agentId };

@@ -1,6 +1,10 @@
-import { type ConversationEvent, type ConversationState, conversationDecider } from '../../domain/conversation/conversation.decider.js';
-import { type MessageEvent, type MessageState, messageDecider } from '../../domain/message/message.decider.js';
-import { streams } from '../../domain/shared/streams.js';
+import {
+  type ConversationEvent,
+  type ConversationState,
+  conversationDecider,
+  conversationStream,
+} from '../../domain/conversation/conversation.decider.js';
+import { type MessageEvent, type MessageState, messageDecider, messageStream } from '../../domain/message/message.decider.js';
 import { defineHistory, type HistoryView } from '../audit/history.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { ConversationQueries } from './conversation-queries.port.js';
@@ -38,7 +42,7 @@ export const messageHistory = (conversations: Pick<ConversationQueries, 'message
     kind: 'message',
     what: 'Message',
     notFound: 'MESSAGE_NOT_FOUND',
-    stream: streams.message,
+    stream: messageStream,
     decider: messageDecider,
     // a message's events carry the account in their metadata (its state does not keep it)
     accountOf: (_s, first) => first.metadata.accountId,
@@ -73,7 +77,7 @@ export const messageHistory = (conversations: Pick<ConversationQueries, 'message
               ? ((await conversations.message(who.accountId, messageId))?.conversationId ?? null)
               : null;
         if (!conversationId) return [];
-        const events = (await store.readStream(streams.conversation(conversationId))) as RecordedEvent<ConversationEvent>[];
+        const events = (await store.readStream(conversationStream(conversationId))) as RecordedEvent<ConversationEvent>[];
         return events.filter(
           (e) => (e.type === 'OutboundMessageAccepted' || e.type === 'InboundMessageReceived') && e.data.messageId === messageId,
         );
@@ -160,7 +164,7 @@ export const conversationHistory: HistoryView = defineHistory<ConversationEvent,
   kind: 'conversation',
   what: 'Conversation',
   notFound: 'CONVERSATION_NOT_FOUND',
-  stream: streams.conversation,
+  stream: conversationStream,
   decider: conversationDecider,
   accountOf: (s) => (s.exists ? s.accountId : null),
   initial: (conversationId) => ({

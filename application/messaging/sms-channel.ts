@@ -1,11 +1,10 @@
-import { conversationDecider, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
-import { dailyCounterDecider } from '../../domain/conversation/daily-counter.decider.js';
+import { conversationDecider, conversationStream, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
+import { dailyCounterDecider, numberDayStream } from '../../domain/conversation/daily-counter.decider.js';
 import type { MessagingSettings } from '../../domain/conversation/rules.js';
 import { utcDay } from '../../domain/conversation/rules.js';
 import { segmentsOf } from '../../domain/message/encoding.js';
 import { untextableNumber } from '../../domain/message/textable.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
@@ -113,7 +112,7 @@ export class SmsChannel implements MessageChannel {
 
     await this.lock.run(conversationId, async () => {
       // the daily counters see only sends to someone who never wrote to this number (a new conversation included)
-      const stream = streams.conversation(conversationId);
+      const stream = conversationStream(conversationId);
       const { state: before } = await this.exec.load(conversationDecider, stream);
       const alreadyRecorded = before.exists && before.recentMessageIds.includes(messageId);
       const counts = !alreadyRecorded && (!before.exists || before.inboundCount === 0);
@@ -125,7 +124,7 @@ export class SmsChannel implements MessageChannel {
         if (refusal) throw refusal;
         await this.exec.execute(
           dailyCounterDecider,
-          streams.numberDay(number.numberId, day),
+          numberDayStream(number.numberId, day),
           {
             type: 'CountSend',
             data: {
@@ -143,7 +142,7 @@ export class SmsChannel implements MessageChannel {
         // another process won the race and the conversation refused: give the slot back if nothing was sent to them
         if (counts && err instanceof DomainError && !(await this.exec.load(conversationDecider, stream)).state.exists)
           await this.exec
-            .execute(dailyCounterDecider, streams.numberDay(number.numberId, day), { type: 'ReleaseCount', data: dayRef }, ctx)
+            .execute(dailyCounterDecider, numberDayStream(number.numberId, day), { type: 'ReleaseCount', data: dayRef }, ctx)
             .catch(() => undefined);
         throw err;
       }

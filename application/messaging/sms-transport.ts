@@ -1,9 +1,8 @@
-import { consentDecider, isOptedOut } from '../../domain/conversation/consent.decider.js';
+import { consentDecider, consentStream, isOptedOut } from '../../domain/conversation/consent.decider.js';
 import type { Channel } from '../../domain/conversation/conversation.decider.js';
 import { segmentsOf } from '../../domain/message/encoding.js';
 import type { Failure } from '../../domain/message/message.decider.js';
-import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
-import { streams } from '../../domain/shared/streams.js';
+import { phoneNumberDecider, phoneNumberStream } from '../../domain/phone-number/phone-number.decider.js';
 import type { NumberQueries } from '../numbers/number-queries.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
@@ -52,14 +51,14 @@ export class SmsTransport implements MessageTransport {
   ) {}
 
   async preflight(d: OutboundMessage, ctx: RequestContext): Promise<Preflight> {
-    const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(d.numberId));
+    const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(d.numberId));
     if (n.status !== 'active') return { failure: failureOf(NOT_ENABLED_REASON, null) };
     if (n.country === 'US' && (await this.registration.statusOf(ctx.accountId)) !== 'approved')
       return { failure: failureOf(unregistered10dlcReason(this.o.registerUrl), null) };
     if (d.kind === 'auto_reply') return { failure: null, recipients: d.recipients };
     const allowed: string[] = [];
     for (const to of d.recipients) {
-      const { state } = await this.exec.load(consentDecider, streams.consent(ctx.accountId, to));
+      const { state } = await this.exec.load(consentDecider, consentStream(ctx.accountId, to));
       if (!isOptedOut(state, d.numberId)) allowed.push(to);
     }
     if (allowed.length === 0) return { failure: failureOf(OPTED_OUT_REASON, null) };

@@ -1,5 +1,4 @@
-import { conversationDecider, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
-import { streams } from '../../domain/shared/streams.js';
+import { conversationDecider, conversationStream, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
 import type { ConversationQueries, ConversationView } from '../messaging/conversation-queries.port.js';
 import {
   acceptedForOne,
@@ -86,7 +85,7 @@ export class RichChannel implements MessageChannel {
     const replyTo = input.replyToMessageId ? await this.conversations.message(ctx.accountId, input.replyToMessageId) : null;
     await this.exec.execute(
       conversationDecider,
-      streams.conversation(conversationId),
+      conversationStream(conversationId),
       outboundToOne(
         { conversationId, line, to, input, body: input.body, channel: RICH_CHANNEL, replyToMessageId: replyTo ? replyTo.id : null },
         { rules: { streakLimit: settings.streakLimit, inboundOnly: settings.inboundOnlyNumberIds.includes(line.numberId) } },
@@ -103,7 +102,7 @@ export class RichChannel implements MessageChannel {
     if (!(await this.caps.activeLine(c.accountId, c.phoneNumberId)))
       return { ...caps, canSendMessages: false, sendDisabledReason: `The number ${c.phoneNumber} is no longer on the imessage channel.` };
     const settings = await this.settings.of(c.accountId);
-    const { state } = await this.exec.load(conversationDecider, streams.conversation(c.id));
+    const { state } = await this.exec.load(conversationDecider, conversationStream(c.id));
     const refusal = outboundRefusal(
       state,
       { streakLimit: settings.streakLimit, inboundOnly: settings.inboundOnlyNumberIds.includes(c.phoneNumberId) },

@@ -1,8 +1,7 @@
 import type { Channel } from '../../domain/conversation/conversation.decider.js';
-import { type Failure, messageDecider } from '../../domain/message/message.decider.js';
+import { type Failure, messageDecider, messageStream } from '../../domain/message/message.decider.js';
 import { richConversationDecider, richConversationStream } from '../../domain/rich/rich-conversation.decider.js';
 import { richLineDecider, richLineStream } from '../../domain/rich/rich-line.decider.js';
-import { streams } from '../../domain/shared/streams.js';
 import {
   DeliveryRefused,
   type InboundLine,
@@ -30,7 +29,7 @@ export const richConversationId = (ids: IdsPort, accountId: string, numberId: st
 
 /** The provider's id of a message, from its submission (null before it was submitted). */
 export async function providerMessageIdOf(exec: CommandExecutor, messageId: string): Promise<string | null> {
-  const { events } = await exec.load(messageDecider, streams.message(messageId));
+  const { events } = await exec.load(messageDecider, messageStream(messageId));
   const submitted = events.find((e) => e.type === 'MessageSubmitted');
   return submitted?.type === 'MessageSubmitted' ? (submitted.data.carrierMessageIds[0] ?? null) : null;
 }
@@ -84,7 +83,7 @@ export class RichTransport implements MessageTransport {
     const stream = richConversationStream(d.conversationId);
     const { state } = await this.exec.load(richConversationDecider, stream);
     if (state.settled.includes(d.reactionId)) return;
-    const { state: m, events } = await this.exec.load(messageDecider, streams.message(d.messageId));
+    const { state: m, events } = await this.exec.load(messageDecider, messageStream(d.messageId));
     if (!m.exists) return;
     const first = events[0]!;
     const participant = first.type === 'MessageQueued' ? first.data.to : first.type === 'MessageReceived' ? first.data.from : null;

@@ -1,8 +1,8 @@
-import { streams } from '../../domain/shared/streams.js';
 import {
   type WebhookDeliveryEvent,
   type WebhookDeliveryState,
   webhookDeliveryDecider,
+  webhookDeliveryStream,
 } from '../../domain/webhook/webhook-delivery.decider.js';
 import { defineHistory, type HistoryView } from '../audit/history.js';
 
@@ -30,7 +30,7 @@ export const deliveryHistory: HistoryView = defineHistory<WebhookDeliveryEvent, 
   kind: 'webhook_delivery',
   what: 'Delivery',
   notFound: 'WEBHOOK_DELIVERY_NOT_FOUND',
-  stream: streams.webhookDelivery,
+  stream: webhookDeliveryStream,
   decider: webhookDeliveryDecider,
   accountOf: (s) => (s.status === 'none' ? null : s.accountId),
   initial: (deliveryId) => ({

@@ -1,8 +1,7 @@
-import { consentDecider } from '../../../domain/conversation/consent.decider.js';
-import { conversationDecider } from '../../../domain/conversation/conversation.decider.js';
+import { consentDecider, consentStream } from '../../../domain/conversation/consent.decider.js';
+import { conversationDecider, conversationStream } from '../../../domain/conversation/conversation.decider.js';
 import { type ConsentKeyword, consentKeywordOf } from '../../../domain/conversation/rules.js';
-import { messageDecider } from '../../../domain/message/message.decider.js';
-import { streams } from '../../../domain/shared/streams.js';
+import { messageDecider, messageStream } from '../../../domain/message/message.decider.js';
 import type { EventStorePort } from '../../ports/event-store.port.js';
 import type { IdsPort } from '../../ports/ids.port.js';
 import type { LoggerPort } from '../../ports/logger.port.js';
@@ -61,7 +60,7 @@ export class InboundMessages implements MessagingInboundPort {
     const measured = t.texts?.measure(m.body) ?? null;
     await this.exec.execute(
       conversationDecider,
-      streams.conversation(conversationId),
+      conversationStream(conversationId),
       {
         type: 'RecordInbound',
         data: {
@@ -103,7 +102,7 @@ export class InboundMessages implements MessagingInboundPort {
     if (k.kind !== 'help')
       await this.exec.execute(
         consentDecider,
-        streams.consent(ctx.accountId, k.from),
+        consentStream(ctx.accountId, k.from),
         {
           type: k.kind === 'stop' ? 'OptOut' : 'OptIn',
           data: { recipient: k.from, numberId: scope, keyword: k.keyword, messageId: k.messageId },
@@ -114,7 +113,7 @@ export class InboundMessages implements MessagingInboundPort {
     const measured = t.texts?.measure(body) ?? null;
     await this.exec.execute(
       conversationDecider,
-      streams.conversation(k.conversationId),
+      conversationStream(k.conversationId),
       {
         type: 'RecordOutbound',
         data: {
@@ -164,7 +163,7 @@ export class InboundMessages implements MessagingInboundPort {
     const reactionId = t.inboundReactionId(m.providerMessageId);
     await this.exec.execute(
       messageDecider,
-      streams.message(target),
+      messageStream(target),
       { type: 'React', data: { messageId: target, reactionId, reactionType: r.reaction, direction: 'inbound', fromNumber: m.from } },
       ctx,
     );
@@ -177,7 +176,7 @@ export class InboundMessages implements MessagingInboundPort {
     if (!found) throw new Error(`no ${r.channel} message with provider id ${r.providerMessageId} yet`);
     await this.exec.execute(
       messageDecider,
-      streams.message(found.messageId),
+      messageStream(found.messageId),
       {
         type: 'RecordReceipt',
         data: {

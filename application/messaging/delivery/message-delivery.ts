@@ -1,6 +1,5 @@
 import type { ConversationEvent } from '../../../domain/conversation/conversation.decider.js';
-import { type Failure, type MessageEvent, messageDecider } from '../../../domain/message/message.decider.js';
-import { streams } from '../../../domain/shared/streams.js';
+import { type Failure, type MessageEvent, messageDecider, messageStream } from '../../../domain/message/message.decider.js';
 import type { RecordedEvent } from '../../ports/event-store.port.js';
 import type { LoggerPort } from '../../ports/logger.port.js';
 import type { RequestContext } from '../../shared/context.js';
@@ -46,7 +45,7 @@ export class MessageDelivery extends ProcessManager<Handled> {
     switch (e.type) {
       case 'InboundMessageReceived': {
         const { keyword: _k, ...d } = e.data;
-        await this.exec.execute(messageDecider, streams.message(d.messageId), { type: 'Receive', data: d }, ctx);
+        await this.exec.execute(messageDecider, messageStream(d.messageId), { type: 'Receive', data: d }, ctx);
         return;
       }
       case 'MessageReactionAdded': {
@@ -63,7 +62,7 @@ export class MessageDelivery extends ProcessManager<Handled> {
   }
 
   private async deliver(t: MessageTransport, d: OutboundMessage, ctx: RequestContext): Promise<void> {
-    const stream = streams.message(d.messageId);
+    const stream = messageStream(d.messageId);
     const { sendStyle: _s, reengagement: _r, template: _t, ...facts } = d;
     const queued = await this.exec.execute(messageDecider, stream, { type: 'Queue', data: facts }, ctx);
     if (!queued.state.exists || queued.state.status !== 'queued') return;
