@@ -15,7 +15,7 @@ import { KyselySnapshotStore } from '../../infrastructure/event-store/kysely-sna
 import type { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
-import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
 
 const metadata = (accountId: string): EventMetadata => ({
   accountId,

@@ -1,8 +1,8 @@
 import { SignUpProcess } from '../../application/signup/signup-process.js';
 import { SignUpService } from '../../application/signup/signup-service.js';
 import type { SignUpErrorCode } from '../../domain/signup/errors.js';
-import { KyselySignUpQueries } from '../../projections/queries/signup.queries.js';
-import { signupsProjector } from '../../projections/signups.projector.js';
+import { KyselySignUpQueries } from '../../projections/signup/signup.queries.js';
+import { signupsProjector } from '../../projections/signup/signups.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { RandomOtp } from '../adapters/otp.js';
 import { secretKeys } from '../adapters/secret-keys.js';

@@ -1,8 +1,8 @@
 import { SipTrunkCommands } from '../../application/sip-trunks/sip-trunk-commands.js';
 import { SipTrunkProcess } from '../../application/sip-trunks/sip-trunk-process.js';
 import type { SipTrunkErrorCode } from '../../domain/sip-trunk/errors.js';
-import { KyselySipTrunkQueries } from '../../projections/queries/sip-trunk.queries.js';
-import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
+import { KyselySipTrunkQueries } from '../../projections/sip-trunks/sip-trunk.queries.js';
+import { sipTrunksProjector } from '../../projections/sip-trunks/sip-trunks.projector.js';
 import type { Capability } from '../capabilities/capability.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';

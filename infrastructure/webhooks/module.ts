@@ -9,11 +9,11 @@ import { WebhookHealthReactor } from '../../application/webhooks/webhook-health.
 import { WebhookTestSend } from '../../application/webhooks/webhook-test-send.js';
 import { WebhookWarningMailer } from '../../application/webhooks/webhook-warning-mailer.js';
 import type { WebhookErrorCode } from '../../domain/webhook/errors.js';
-import { KyselyAccountAddresses } from '../../projections/queries/account-address.queries.js';
-import { KyselyWebhookQueries } from '../../projections/queries/webhook.queries.js';
-import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
-import { webhookNoticesProjector } from '../../projections/webhook-notices.projector.js';
-import { webhooksProjector } from '../../projections/webhooks.projector.js';
+import { KyselyAccountAddresses } from '../../projections/accounts/account-address.queries.js';
+import { KyselyWebhookQueries } from '../../projections/webhooks/webhook.queries.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { webhookNoticesProjector } from '../../projections/webhooks/webhook-notices.projector.js';
+import { webhooksProjector } from '../../projections/webhooks/webhooks.projector.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';

@@ -12,6 +12,7 @@ import type { ReadDb } from '../shared/read-db.js';
 import { insertNew, RowFold } from './row-fold.js';
 import type { AnalyticsCallsTable, AnalyticsMessagesTable, AnalyticsWebhookDeliveriesTable } from './tables.js';
 import './tables.js';
+import { guarded } from '../shared/guarded.js';
 
 /**
  * The analytics projectors (docs/analytics.md). Each keeps one row per thing counted (a message, a call, an
@@ -31,7 +32,7 @@ type MessageStatusEvent = Extract<MessageEvent, { type: 'MessageSubmitted' | 'Me
 
 /** The message's row, guarded by the revision of the message's own stream. */
 const messageRow = (db: Kysely<ReadDb>, e: RecordedEvent<MessageStatusEvent>) =>
-  db.updateTable('analytics_messages').where('message_id', '=', e.data.messageId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('analytics_messages'), { message_id: e.data.messageId }, e);
 
 type MessageFacts = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }> | MessageStatusEvent;
 
@@ -135,7 +136,7 @@ async function messagesBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<
 
 type CallEnd = Extract<CallEvent, { type: 'CallEnded' | 'CallFailed' }>;
 const callRow = (db: Kysely<ReadDb>, e: RecordedEvent<CallEnd>) =>
-  db.updateTable('analytics_calls').where('call_id', '=', e.data.callId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('analytics_calls'), { call_id: e.data.callId }, e);
 
 /** Calls (placed or answered, then how they ended) and the latency of every agent turn that measured one. */
 type CallFacts = Extract<CallEvent, { type: 'CallPlaced' | 'AgentTurnRecorded' }> | CallEnd;
@@ -277,7 +278,7 @@ type DeliveryEnd = Extract<
 >;
 type Attempt = Extract<WebhookDeliveryEvent, { type: 'WebhookAttemptSucceeded' | 'WebhookAttemptFailed' }>;
 const deliveryRow = (db: Kysely<ReadDb>, e: RecordedEvent<DeliveryEnd>) =>
-  db.updateTable('analytics_webhook_deliveries').where('delivery_id', '=', e.data.deliveryId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('analytics_webhook_deliveries'), { delivery_id: e.data.deliveryId }, e);
 
 async function attempted(db: Kysely<ReadDb>, e: RecordedEvent<Attempt>): Promise<void> {
   const d = e.data;

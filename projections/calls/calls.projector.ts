@@ -6,14 +6,14 @@ import type { TurnAction, TurnLatency } from '../../domain/call/call.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
+import { guarded } from '../shared/guarded.js';
 
 /** The list's `lastTranscriptSnippet` keeps at most this many characters of the latest words. */
 export const SNIPPET_LENGTH = 200;
 const snippet = (words: string) => (words.length > SNIPPET_LENGTH ? `${words.slice(0, SNIPPET_LENGTH - 1)}…` : words);
 
 /** The call's row, guarded: matches only while it reflects an older revision of the call's stream. */
-const call = (db: Kysely<ReadDb>, e: RecordedEvent<CallEvent>) =>
-  db.updateTable('calls').where('call_id', '=', e.data.callId).where('revision', '<', rowRevision(e));
+const call = (db: Kysely<ReadDb>, e: RecordedEvent<CallEvent>) => guarded(db.updateTable('calls'), { call_id: e.data.callId }, e);
 
 /** A fact that changes nothing shown but the call's latest activity. */
 const activity = async (db: Kysely<ReadDb>, e: RecordedEvent<Extract<CallEvent, { data: { at: string } }>>) => {

@@ -8,16 +8,17 @@ import type { ConversationEvent } from '../../domain/conversation/conversation.d
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
+import { guarded } from '../shared/guarded.js';
 
 type Inbound = Extract<ConversationEvent, { type: 'InboundMessageReceived' }>;
 export type ChatappProjected = ConnectionEvent | ChatappNumberEvent | TemplateEvent | Inbound;
 
 const connection = (db: Kysely<ReadDb>, e: RecordedEvent<ConnectionEvent>) =>
-  db.updateTable('chatapp_connections').where('connection_id', '=', e.data.connectionId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('chatapp_connections'), { connection_id: e.data.connectionId }, e);
 const binding = (db: Kysely<ReadDb>, e: RecordedEvent<ChatappNumberEvent>) =>
-  db.updateTable('chatapp_numbers').where('binding_id', '=', e.data.bindingId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('chatapp_numbers'), { binding_id: e.data.bindingId }, e);
 const template = (db: Kysely<ReadDb>, e: RecordedEvent<TemplateEvent>) =>
-  db.updateTable('chatapp_templates').where('template_id', '=', e.data.templateId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('chatapp_templates'), { template_id: e.data.templateId }, e);
 
 /**
  * The chat-application channel's read models (docs/chatapp.md): connections, numbers, templates, each row guarded by

@@ -1,4 +1,5 @@
 import type { ContactEvent } from '../../domain/contact/contact.decider.js';
+import { guarded } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ContactsTable } from './tables.js';
 
@@ -31,8 +32,7 @@ export const contactsProjector = defineProjector<ContactEvent>({
     },
     async ContactUpdated(db, e) {
       const c = e.data.changes;
-      await db
-        .updateTable('contacts')
+      await guarded(db.updateTable('contacts'), { contact_id: e.data.contactId }, e)
         .set({
           ...(c.phoneNumber !== undefined ? { phone_number: c.phoneNumber } : {}),
           ...(c.name !== undefined ? { name: c.name } : {}),
@@ -41,16 +41,11 @@ export const contactsProjector = defineProjector<ContactEvent>({
           updated_at: e.data.updatedAt,
           revision: rowRevision(e),
         })
-        .where('contact_id', '=', e.data.contactId)
-        .where('revision', '<', rowRevision(e))
         .execute();
     },
     async ContactDeleted(db, e) {
-      await db
-        .updateTable('contacts')
+      await guarded(db.updateTable('contacts'), { contact_id: e.data.contactId }, e)
         .set({ deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt, revision: rowRevision(e) })
-        .where('contact_id', '=', e.data.contactId)
-        .where('revision', '<', rowRevision(e))
         .execute();
     },
     // a contact that was never created has no row

@@ -8,17 +8,18 @@ import type { MessageEvent } from '../../domain/message/message.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
+import { guarded } from '../shared/guarded.js';
 
 const PREVIEW = 160;
 const preview = (body: string, media: readonly string[]) => (body ? body.slice(0, PREVIEW) : media.length > 0 ? '[media]' : '');
 
 /** The conversation's row, guarded: matches only while it reflects an older revision of the conversation's stream. */
 const conversation = (db: Kysely<ReadDb>, e: RecordedEvent<ConversationEvent>) =>
-  db.updateTable('conversations').where('conversation_id', '=', e.data.conversationId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('conversations'), { conversation_id: e.data.conversationId }, e);
 
 /** The message's row, guarded by the revision of the message's own stream. */
 const message = (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) =>
-  db.updateTable('messages').where('message_id', '=', e.data.messageId).where('message_revision', '<', rowRevision(e));
+  guarded(db.updateTable('messages'), { message_id: e.data.messageId }, e, 'message_revision');
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) => {
   await message(db, e)
@@ -266,12 +267,10 @@ export const messagingProjector = defineProjector<
     async RecipientOptedIn(db, e) {
       // the rows stay, marked lifted at this revision (docs/messaging.md#opt-out)
       const d = e.data;
-      let q = db
-        .updateTable('opt_outs')
-        .set({ opted_out: false, revision: rowRevision(e) })
-        .where('account_id', '=', e.metadata.accountId)
-        .where('participant', '=', d.recipient)
-        .where('revision', '<', rowRevision(e));
+      let q = guarded(db.updateTable('opt_outs'), { account_id: e.metadata.accountId, participant: d.recipient }, e).set({
+        opted_out: false,
+        revision: rowRevision(e),
+      });
       if (d.numberId !== null) q = q.where('number_id', 'in', [d.numberId, '']);
       await q.execute();
     },

@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { RecordingAddOnEvent } from '../../domain/recording-addon/recording-addon.decider.js';
+import { guarded } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { RecordingAddOnsTable } from './tables.js';
 
 /** The account's row, guarded: matches only while the row reflects an older revision of the stream. */
 const row = (db: Kysely<ReadDb>, e: RecordedEvent<RecordingAddOnEvent>) =>
-  db.updateTable('recording_addons').where('account_id', '=', e.data.accountId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('recording_addons'), { account_id: e.data.accountId }, e);
 
 /** A paid period; the primary key (account, period) makes a replay a no-op. */
 const paidPeriod = (

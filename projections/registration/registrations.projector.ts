@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { RegistrationEvent } from '../../domain/registration/registration.decider.js';
+import { guarded } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 
 /** The account's row, guarded: matches only while the row reflects an older revision of the stream. */
 const row = (db: Kysely<ReadDb>, e: RecordedEvent<RegistrationEvent>) =>
-  db.updateTable('registrations').where('account_id', '=', e.data.accountId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('registrations'), { account_id: e.data.accountId }, e);
 
 /**
  * `registrations`: one row per account with a registration, its latest submission and status. The status the

@@ -1,4 +1,4 @@
-import type { SignUpQueries } from '../../../projections/queries/signup.queries.js';
+import type { SignUpQueries } from '../../../projections/signup/signup.queries.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
 import { SANDBOX_TAG } from '../shared/http.js';

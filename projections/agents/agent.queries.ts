@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
 import type { AgentQueries, AgentView } from '../../application/agents/agent-queries.port.js';
 import type { AgentConfig } from '../../domain/agent/agent.js';
-import type { AgentsTable, ReadDb } from '../shared/read-db.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { AgentsTable } from './tables.js';
 
 const toView = (r: Pick<AgentsTable, 'agent_id' | 'config' | 'created_at'>): AgentView => ({
   id: r.agent_id,

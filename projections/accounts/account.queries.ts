@@ -7,7 +7,8 @@ import type {
   Page,
   PageOf,
 } from '../../application/accounts/account-queries.port.js';
-import type { AccountsTable, ApiKeysTable, ReadDb } from '../shared/read-db.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { AccountsTable, ApiKeysTable } from './tables.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null | undefined) => (d ? iso(d) : null);

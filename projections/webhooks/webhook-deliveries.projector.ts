@@ -1,8 +1,9 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { WebhookDeliveryEvent } from '../domain/webhook/webhook-delivery.decider.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
-import type { ReadDb, WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhookDueAttemptsTable } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhookDueAttemptsTable } from './tables.js';
 
 type Row = Insertable<WebhookDeliveriesTable>;
 type Attempt = Insertable<WebhookDeliveryAttemptsTable>;

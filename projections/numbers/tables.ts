@@ -1,4 +1,4 @@
-/** Kysely types of the phone-number and SIP trunk read-model tables (created by migration 020). */
+/** Kysely types of the phone-number read model and the lookup cache (migration 020). */
 export interface PhoneNumbersTable {
   account_id: string;
   number_id: string;
@@ -22,29 +22,15 @@ export interface PhoneNumbersTable {
   released_at: Date | string | null;
   revision: string | bigint;
 }
-export interface SipTrunksTable {
-  account_id: string;
-  trunk_id: string;
-  name: string;
-  transfers: string;
-  transfer_caller_id: string;
-  uris: unknown;
-  number_ids: unknown;
-  provider_ref: string;
-  termination_uri: string;
-  created_at: Date | string;
-  updated_at: Date | string;
-  deleted_at: Date | string | null;
-  revision: string | bigint;
-}
 export interface NumberLookupCacheTable {
   account_id: string;
   phone_number: string;
   result: unknown;
   looked_up_at: Date | string;
 }
-export interface NumberTables {
-  phone_numbers: PhoneNumbersTable;
-  sip_trunks: SipTrunksTable;
-  number_lookup_cache: NumberLookupCacheTable;
+declare module '../shared/read-db.js' {
+  interface ReadDb {
+    phone_numbers: PhoneNumbersTable;
+    number_lookup_cache: NumberLookupCacheTable;
+  }
 }

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { AccountEvent } from '../domain/account/account.decider.js';
-import { defineProjector, matched, rowRevision } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { AccountEvent } from '../../domain/account/account.decider.js';
+import { guarded } from '../shared/guarded.js';
+import { defineProjector, matched, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** The account row, guarded: matches only while the row reflects an older revision of the stream. */
 const account = (db: Kysely<ReadDb>, e: RecordedEvent<AccountEvent>) =>
-  db.updateTable('accounts').where('account_id', '=', e.data.accountId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('accounts'), { account_id: e.data.accountId }, e);
 
 type BalanceEvent = RecordedEvent<Extract<AccountEvent, { type: 'AccountCredited' | 'AccountCharged' }>>;
 

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { PhoneNumberEvent } from '../domain/phone-number/phone-number.decider.js';
-import type { PhoneNumbersTable } from './shared/number-tables.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { PhoneNumberEvent } from '../../domain/phone-number/phone-number.decider.js';
+import { guarded } from '../shared/guarded.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { PhoneNumbersTable } from './tables.js';
 
 /** A checkpoint (`a/b`, two unsigned integers) as text that sorts in checkpoint order. */
 export const sortableCheckpoint = (c: string) =>
@@ -14,7 +15,7 @@ export const sortableCheckpoint = (c: string) =>
 
 /** The number's row, guarded: matches only while the row reflects an older revision of the stream. */
 const number = (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) =>
-  db.updateTable('phone_numbers').where('number_id', '=', e.data.numberId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('phone_numbers'), { number_id: e.data.numberId }, e);
 /** For the steps that change nothing shown: the row only moves to the event's revision. */
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) => {
   await number(db, e)

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { SignUpEvent } from '../domain/signup/signup.decider.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { SignUpEvent } from '../../domain/signup/signup.decider.js';
+import { guarded } from '../shared/guarded.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** The sign-up row, guarded: matches only while the row reflects an older revision of the stream. */
 const signup = (db: Kysely<ReadDb>, e: RecordedEvent<SignUpEvent>) =>
-  db.updateTable('signups').where('verification_id', '=', e.data.verificationId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('signups'), { verification_id: e.data.verificationId }, e);
 
 /** One row per sign-up process: what the throttles count and what recovery resumes. No codes, no keys. */
 export const signupsProjector = defineProjector<SignUpEvent>({

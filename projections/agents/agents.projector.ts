@@ -1,12 +1,12 @@
 import { type Kysely, sql } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { AgentEvent } from '../domain/agent/agent.decider.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { AgentEvent } from '../../domain/agent/agent.decider.js';
+import { guarded } from '../shared/guarded.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** The agent row, guarded: matches only while the row reflects an older revision of the stream. */
-const agent = (db: Kysely<ReadDb>, e: RecordedEvent<AgentEvent>) =>
-  db.updateTable('agents').where('agent_id', '=', e.data.agentId).where('revision', '<', rowRevision(e));
+const agent = (db: Kysely<ReadDb>, e: RecordedEvent<AgentEvent>) => guarded(db.updateTable('agents'), { agent_id: e.data.agentId }, e);
 
 /** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
 export const agentsProjector = defineProjector<AgentEvent>({

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Page, PageOf } from '../../application/shared/page.js';
 import type { SipTrunkQueries, SipTrunkView } from '../../application/sip-trunks/sip-trunk-queries.port.js';
 import type { OriginationUri } from '../../domain/sip-trunk/sip-trunk.decider.js';
-import type { SipTrunksTable } from '../shared/number-tables.js';
 import type { ReadDb } from '../shared/read-db.js';
+import type { SipTrunksTable } from './tables.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const _isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));

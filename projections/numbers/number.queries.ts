@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
 import type { NumberQueries, PhoneNumberView } from '../../application/numbers/number-queries.port.js';
-import type { PhoneNumbersTable } from '../shared/number-tables.js';
 import type { ReadDb } from '../shared/read-db.js';
+import type { PhoneNumbersTable } from './tables.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));

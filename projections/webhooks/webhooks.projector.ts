@@ -1,15 +1,15 @@
 import type { Kysely } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { WebhookEvent } from '../domain/webhook/webhook.decider.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { WebhookEvent } from '../../domain/webhook/webhook.decider.js';
+import { guarded } from '../shared/guarded.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** The scope a webhook stream configures: the stream's id (`webhook-<scope>`). */
 const scopeOf = (e: RecordedEvent) => e.streamName.slice(e.streamName.indexOf('-') + 1);
 
 /** The scope's row, guarded: matches only while the row reflects an older revision of the stream. */
-const scope = (db: Kysely<ReadDb>, e: RecordedEvent<WebhookEvent>) =>
-  db.updateTable('webhooks').where('scope_key', '=', scopeOf(e)).where('revision', '<', rowRevision(e));
+const scope = (db: Kysely<ReadDb>, e: RecordedEvent<WebhookEvent>) => guarded(db.updateTable('webhooks'), { scope_key: scopeOf(e) }, e);
 
 /**
  * Webhook configurations: one row per scope (`scope_key` is the account id for the master webhook, the agent

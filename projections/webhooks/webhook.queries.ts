@@ -12,10 +12,11 @@ import type {
   WebhookView,
 } from '../../application/webhooks/webhook.port.js';
 import { DISABLE_AFTER_EXHAUSTED } from '../../domain/webhook/webhook.js';
-import '../webhook-notices.projector.js';
+import './webhook-notices.projector.js';
 import type { WebhookStatus } from '../../domain/webhook/webhook.js';
-import type { ReadDb, WebhookDeliveriesTable, WebhooksTable } from '../shared/read-db.js';
-import { webhooksProjector } from '../webhooks.projector.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
+import { webhooksProjector } from './webhooks.projector.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));

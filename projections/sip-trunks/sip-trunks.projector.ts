@@ -1,12 +1,13 @@
 import { type Kysely, sql } from 'kysely';
-import type { RecordedEvent } from '../application/ports/event-store.port.js';
-import type { SipTrunkChanges, SipTrunkEvent } from '../domain/sip-trunk/sip-trunk.decider.js';
-import { defineProjector, rowRevision } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { SipTrunkChanges, SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { guarded } from '../shared/guarded.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** The trunk's row, guarded: matches only while the row reflects an older revision of the stream. */
 const trunk = (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) =>
-  db.updateTable('sip_trunks').where('trunk_id', '=', e.data.trunkId).where('revision', '<', rowRevision(e));
+  guarded(db.updateTable('sip_trunks'), { trunk_id: e.data.trunkId }, e);
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) => {
   await trunk(db, e)

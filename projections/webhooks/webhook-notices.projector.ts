@@ -1,7 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { WebhookEvent } from '../domain/webhook/webhook.decider.js';
-import { defineProjector } from './shared/projector.js';
-import type { ReadDb } from './shared/read-db.js';
+import type { WebhookEvent } from '../../domain/webhook/webhook.decider.js';
+import { defineProjector } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** A webhook health notice of the delivery log (migration 121; docs/webhooks.md#notices). */
 export interface WebhookNoticesTable {
@@ -18,7 +18,7 @@ export interface WebhookNoticesTable {
   mailed_to: string | null;
 }
 
-declare module './shared/read-db.js' {
+declare module '../shared/read-db.js' {
   interface ReadDb {
     webhook_notices: WebhookNoticesTable;
   }
