@@ -1,10 +1,8 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import type { Kysely } from 'kysely';
 import type { MessageTransport } from '../application/messaging/delivery/transport.port.js';
 import type { MessageChannel } from '../application/messaging/message-channel.port.js';
 import type { ClockPort } from '../application/ports/clock.port.js';
-import type { ReadDb } from '../projections/shared/read-db.js';
 import { binder, type Capability, type CarrierAdapter, type HistoryRoute, type Resolve, resolver } from './capabilities/capability.js';
 import { capabilities, projectorsOf, webhookMappingsOf } from './capabilities/index.js';
 import type { Config } from './config/config.js';
@@ -45,8 +43,7 @@ export async function buildContainer(
   b.value(PLATFORM.Config, cfg);
   b.value(PLATFORM.Logger, log);
   b.value(PLATFORM.Database, database);
-  // the same connection, seen through the read-side tables only (Kysely's table map is invariant, hence the cast)
-  b.value(PLATFORM.ReadDb, database.db as unknown as Kysely<ReadDb>);
+  b.value(PLATFORM.ReadDb, database.readDb);
   b.value(PLATFORM.Projectors, projectorsOf(list));
   b.value(PLATFORM.WebhookMappings, webhookMappingsOf(list));
   b.factory(PLATFORM.MessageChannels, (r): readonly MessageChannel[] => list.flatMap((m) => m.messageChannels?.(r) ?? []));

@@ -39,7 +39,7 @@ export const rich = {
   name: 'rich',
   bind: (b, cfg) => {
     b.factory(RICH.Queries, (r) => new KyselyRichQueries(r(PLATFORM.ReadDb)));
-    b.factory(RICH.Media, (r) => new KyselyMediaStore(r(PLATFORM.ReadDb) as never));
+    b.factory(RICH.Media, (r) => new KyselyMediaStore(r(PLATFORM.ReadDb)));
     b.value(RICH.Fetcher, new HttpImageFetcher({ destinations: destinations(cfg), timeoutMs: cfg.RICH_MEDIA_FETCH_TIMEOUT_MS }));
     if (sandboxParts(cfg).rich) b.alias(RICH.Provider, SANDBOX.RichProvider);
     else b.value(RICH.Provider, new UnconfiguredRichProvider());

@@ -34,8 +34,8 @@ export interface SandboxSipTrunksTable {
   updated_at: Date | string;
   deleted_at: Date | string | null;
 }
-export interface SandboxDb {
+export type SandboxDb = {
   sandbox_carrier_numbers: SandboxCarrierNumbersTable;
   sandbox_faults: SandboxFaultsTable;
   sandbox_sip_trunks: SandboxSipTrunksTable;
-}
+};

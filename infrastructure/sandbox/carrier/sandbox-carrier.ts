@@ -11,6 +11,7 @@ import {
   TOLL_FREE_CODES,
 } from '../../../domain/phone-number/north-american-area-codes.js';
 import { DomainError } from '../../../domain/shared/errors.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import type { Config } from '../../config/config.js';
 import { PLATFORM } from '../../platform/tokens.js';
 import { SANDBOX_FAULTS, type SandboxFaults } from '../faults/faults.js';
@@ -92,17 +93,17 @@ export type InventoryEntry = Readonly<{
  */
 @injectable()
 export class SandboxCarrier implements CarrierPort {
-  private readonly db: Kysely<SandboxDb>;
+  private readonly db: Kysely<ReadDb & SandboxDb>;
   private readonly quarantineMs: number;
   private readonly inboundBase: string;
 
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
     @inject(PLATFORM.Clock) private readonly clock: ClockPort,
     @inject(PLATFORM.Config) cfg: Config,
     @inject(SANDBOX_FAULTS) private readonly faults: SandboxFaults,
   ) {
-    this.db = db as Kysely<SandboxDb>;
+    this.db = db.withTables<SandboxDb>();
     this.quarantineMs = cfg.SANDBOX_CARRIER_QUARANTINE_SECONDS * 1000;
     this.inboundBase = cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`;
   }

@@ -4,6 +4,7 @@ import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { SipTrunkProviderPort } from '../../../application/sip-trunks/sip-trunk-provider.port.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { SipTrunkConfig } from '../../../domain/sip-trunk/sip-trunk.decider.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import { PLATFORM } from '../../platform/tokens.js';
 import { SANDBOX_FAULTS, type SandboxFaults } from '../faults/faults.js';
 import type { SandboxDb } from './db.js';
@@ -15,14 +16,14 @@ import type { SandboxDb } from './db.js';
  */
 @injectable()
 export class SandboxSipTrunks implements SipTrunkProviderPort {
-  private readonly db: Kysely<SandboxDb>;
+  private readonly db: Kysely<ReadDb & SandboxDb>;
 
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
     @inject(PLATFORM.Clock) private readonly clock: ClockPort,
     @inject(SANDBOX_FAULTS) private readonly faults: SandboxFaults,
   ) {
-    this.db = db as Kysely<SandboxDb>;
+    this.db = db.withTables<SandboxDb>();
   }
 
   createTrunk(o: { trunkId: string; accountId: string; config: SipTrunkConfig }) {

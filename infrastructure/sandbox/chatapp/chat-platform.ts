@@ -13,6 +13,7 @@ import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
 import type { TemplateContent } from '../../../domain/chatapp/template.decider.js';
 import { DomainError } from '../../../domain/shared/errors.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import type { Config } from '../../config/config.js';
 import { PLATFORM } from '../../platform/tokens.js';
 import { iso, isoOrNull, json } from '../shared/rows.js';
@@ -48,17 +49,17 @@ export type SandboxReport =
  */
 @injectable()
 export class SandboxChatPlatform implements ChatPlatformPort {
-  private readonly db: Kysely<SandboxChatappDb>;
+  private readonly db: Kysely<ReadDb & SandboxChatappDb>;
   private readonly reviewMs: number;
   private readonly statusDelayMs: number;
 
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
     @inject(PLATFORM.Clock) private readonly clock: ClockPort,
     @inject(PLATFORM.Ids) private readonly ids: IdsPort,
     @inject(PLATFORM.Config) cfg: Config,
   ) {
-    this.db = db as Kysely<SandboxChatappDb>;
+    this.db = db.withTables<SandboxChatappDb>();
     this.reviewMs = cfg.SANDBOX_CHATAPP_TEMPLATE_REVIEW_SECONDS * 1000;
     this.statusDelayMs = cfg.SANDBOX_CHATAPP_STATUS_DELAY_MS;
   }
@@ -251,7 +252,7 @@ export class SandboxChatPlatform implements ChatPlatformPort {
     throw new Error(`sandbox chat platform: the send ${m.idempotencyKey} kept racing another one`);
   }
 
-  private async report(trx: Transaction<SandboxChatappDb>, subject: string, due: Date, payload: SandboxReport): Promise<void> {
+  private async report(trx: Transaction<ReadDb & SandboxChatappDb>, subject: string, due: Date, payload: SandboxReport): Promise<void> {
     await trx
       .insertInto('sandbox_chatapp_reports')
       .values({

@@ -51,10 +51,10 @@ export interface SandboxChatappReportsTable {
   last_error: string | null;
   reported_at: Date | string | null;
 }
-export interface SandboxChatappDb {
+export type SandboxChatappDb = {
   sandbox_chatapp_numbers: SandboxChatappNumbersTable;
   sandbox_chatapp_registrations: SandboxChatappRegistrationsTable;
   sandbox_chatapp_templates: SandboxChatappTemplatesTable;
   sandbox_chatapp_messages: SandboxChatappMessagesTable;
   sandbox_chatapp_reports: SandboxChatappReportsTable;
-}
+};

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
 import { DomainError } from '../../../domain/shared/errors.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import { token } from '../../capabilities/token.js';
 import { PLATFORM } from '../../platform/tokens.js';
 import type { SandboxDb, SandboxFaultsTable } from '../carrier/db.js';
@@ -75,14 +76,14 @@ const toFault = (r: SandboxFaultsTable): Fault => ({
  */
 @injectable()
 export class SandboxFaults {
-  private readonly db: Kysely<SandboxDb>;
+  private readonly db: Kysely<ReadDb & SandboxDb>;
 
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
     @inject(PLATFORM.Ids) private readonly ids: IdsPort,
     @inject(PLATFORM.Clock) private readonly clock: ClockPort,
   ) {
-    this.db = db as Kysely<SandboxDb>;
+    this.db = db.withTables<SandboxDb>();
   }
 
   async add(spec: FaultSpec): Promise<Fault> {

@@ -1,5 +1,5 @@
 /** Kysely types of the sandbox rich-messaging provider's own tables (migration 111); not read models. */
-export interface SandboxRichDb {
+export type SandboxRichDb = {
   sandbox_rich_lines: { phone_number: string; added_at: Date | string };
   sandbox_rich_messages: {
     idempotency_key: string;
@@ -43,4 +43,4 @@ export interface SandboxRichDb {
     updated_at: Date | string;
   };
   sandbox_rich_actions: { action_id: string; kind: string; from_number: string; to_number: string; detail: unknown; at: Date | string };
-}
+};

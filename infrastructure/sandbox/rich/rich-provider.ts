@@ -12,6 +12,7 @@ import {
   type RichProviderPort,
 } from '../../../application/rich/rich-provider.port.js';
 import type { CardNames } from '../../../domain/rich/contact-card.decider.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import type { Config } from '../../config/config.js';
 import { PLATFORM } from '../../platform/tokens.js';
 import { iso, isoOrNull, json } from '../shared/rows.js';
@@ -29,17 +30,17 @@ const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
  */
 @injectable()
 export class SandboxRichProvider implements RichProviderPort {
-  private readonly db: Kysely<SandboxRichDb>;
+  private readonly db: Kysely<ReadDb & SandboxRichDb>;
   private readonly deliveryMs: number;
   private readonly readMs: number;
 
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
     @inject(PLATFORM.Clock) private readonly clock: ClockPort,
     @inject(PLATFORM.Ids) private readonly ids: IdsPort,
     @inject(PLATFORM.Config) cfg: Config,
   ) {
-    this.db = db as Kysely<SandboxRichDb>;
+    this.db = db.withTables<SandboxRichDb>();
     this.deliveryMs = cfg.SANDBOX_RICH_DELIVERY_DELAY_MS;
     this.readMs = cfg.SANDBOX_RICH_READ_DELAY_SECONDS * 1000;
   }

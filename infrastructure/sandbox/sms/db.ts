@@ -34,7 +34,7 @@ export interface SandboxSmsReceiptsTable {
   /** when the messaging side took it (null: still to report) */
   reported_at: Date | string | null;
 }
-export interface SandboxSmsDb {
+export type SandboxSmsDb = {
   sandbox_sms_submissions: SandboxSmsSubmissionsTable;
   sandbox_sms_receipts: SandboxSmsReceiptsTable;
-}
+};

@@ -10,6 +10,7 @@ import {
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
 import { type FailureCode, failureText } from '../../../domain/message/failure-reasons.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import type { Config } from '../../config/config.js';
 import { PLATFORM } from '../../platform/tokens.js';
 import { sandboxLineInfo } from '../carrier/sandbox-carrier.js';
@@ -56,18 +57,18 @@ const RATE_WINDOW_MS = 60_000;
  */
 @injectable()
 export class SandboxSmsCarrier implements SmsCarrierPort {
-  private readonly db: Kysely<SandboxSmsDb>;
+  private readonly db: Kysely<ReadDb & SandboxSmsDb>;
   private readonly timing: Timing;
   private readonly ratePerMinute: number;
   private readonly registerUrl: string;
 
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<unknown>,
+    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
     @inject(PLATFORM.Clock) private readonly clock: ClockPort,
     @inject(PLATFORM.Ids) private readonly ids: IdsPort,
     @inject(PLATFORM.Config) cfg: Config,
   ) {
-    this.db = db as Kysely<SandboxSmsDb>;
+    this.db = db.withTables<SandboxSmsDb>();
     this.timing = {
       sentDelayMs: cfg.SANDBOX_SMS_SENT_DELAY_MS,
       deliveryDelayMs: cfg.SANDBOX_SMS_DELIVERY_DELAY_MS,
@@ -136,7 +137,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
 
   /** Stores a new submission; false when the key was taken meanwhile. */
   private async insert(
-    db: Kysely<SandboxSmsDb>,
+    db: Kysely<ReadDb & SandboxSmsDb>,
     m: OutboundSms,
     o: { status: string; failure_reason?: string; error_code?: string; rate_limited?: boolean; carrier_message_id?: string },
   ): Promise<boolean> {
@@ -176,7 +177,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
   }
 
   /** Whether the sending number has used up its texts of the last minute (rate-limited ones do not count). */
-  private async overRate(trx: Transaction<SandboxSmsDb>, from: string): Promise<boolean> {
+  private async overRate(trx: Transaction<ReadDb & SandboxSmsDb>, from: string): Promise<boolean> {
     const since = new Date(this.clock.now().getTime() - RATE_WINDOW_MS).toISOString();
     const r = await trx
       .selectFrom('sandbox_sms_submissions')
@@ -188,7 +189,12 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
     return Number(r.n) >= this.ratePerMinute;
   }
 
-  private async schedule(trx: Transaction<SandboxSmsDb>, carrierMessageId: string, to: string, receipts: readonly PlannedReceipt[]) {
+  private async schedule(
+    trx: Transaction<ReadDb & SandboxSmsDb>,
+    carrierMessageId: string,
+    to: string,
+    receipts: readonly PlannedReceipt[],
+  ) {
     const now = this.clock.now().getTime();
     const rows: SandboxSmsReceiptsTable[] = receipts.flatMap((r) => {
       const receiptId = this.ids.id('rcpt');
