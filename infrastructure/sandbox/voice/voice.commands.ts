@@ -2,9 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/config.js';
 import { ADMIN_TOKEN_FILE } from '../../config/local-secrets.js';
+import { HttpClient, readBody } from '../../http-client/client.js';
 import type { SandboxCli } from '../shared/cli.js';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
+/** how long the server has to answer one command */
+const ANSWER_MS = 30_000;
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 type ServerOption = { server?: string };
 
@@ -28,34 +32,42 @@ function target(o: ServerOption): { base: string; token: string | null } {
 /** One request to the server's sandbox API; an error answer becomes an error with the server's message. */
 async function request(o: ServerOption, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
   const { base, token } = target(o);
-  let res: Response;
+  // the operator's own server, wherever they point --server: any address is allowed (docs/security.md#outbound-requests)
+  const client = new HttpClient({ destinations: 'any', maxSockets: 1 });
+  let status: number;
+  let text: string;
   try {
-    res = await fetch(`${base}${path}`, {
+    const res = await client.request({
       method,
+      url: `${base}${path}`,
       headers: {
         ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { body: new TextEncoder().encode(JSON.stringify(body)) }),
+      timeouts: { head: ANSWER_MS, total: ANSWER_MS },
     });
+    status = res.status;
+    text = Buffer.from(await readBody(res, { maxBytes: MAX_ANSWER_BYTES, over: 'truncate' })).toString('utf8');
   } catch (err) {
     throw new Error(
-      `cannot reach the server at ${base} (${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}): ` +
+      `cannot reach the server at ${base} (${err instanceof Error ? err.message : String(err)}): ` +
         'sandbox calls live in the memory of the running server; start it, or name it with --server',
       { cause: err },
     );
+  } finally {
+    client.close();
   }
-  const text = await res.text();
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     // not JSON: shown as it came
   }
-  if (!res.ok) {
+  if (status < 200 || status > 299) {
     const e = parsed as { error?: { message?: string }; detail?: unknown } | null;
     const message = e?.error?.message ?? (typeof e?.detail === 'string' ? e.detail : text);
-    throw new Error(`${method} ${path} answered ${res.status}: ${message}`);
+    throw new Error(`${method} ${path} answered ${status}: ${message}`);
   }
   return parsed;
 }
