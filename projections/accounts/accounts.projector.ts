@@ -1,13 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AccountEvent } from '../../domain/account/account.decider.js';
-import { guarded } from '../shared/guarded.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, matched, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 
 /** The account row, guarded: matches only while the row reflects an older revision of the stream. */
-const account = (db: Kysely<ReadDb>, e: RecordedEvent<AccountEvent>) =>
-  guarded(db.updateTable('accounts'), { account_id: e.data.accountId }, e);
+const account = guardedRow(
+  (db) => db.updateTable('accounts'),
+  (e: RecordedEvent<AccountEvent>) => ({ account_id: e.data.accountId }),
+);
 
 type BalanceEvent = RecordedEvent<Extract<AccountEvent, { type: 'AccountCredited' | 'AccountCharged' }>>;
 
@@ -17,7 +19,7 @@ async function ledgerEntry(
   e: BalanceEvent,
   line: { kind: string; amountMicros: number; description: string; reference: string | null; at: string },
 ): Promise<void> {
-  if (!(await matched(account(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
+  if (!(await matched(account.where(db, e).set({ balance_micros: String(e.data.balanceMicros), revision: rowRevision(e) })))) return;
   await db
     .insertInto('account_ledger')
     .values({
@@ -79,21 +81,9 @@ export const accountsProjector = defineProjector<AccountEvent>({
           .execute();
       }
     },
-    async AccountActivated(db, e) {
-      await account(db, e)
-        .set({ status: 'active', revision: rowRevision(e) })
-        .execute();
-    },
-    async AccountRenamed(db, e) {
-      await account(db, e)
-        .set({ name: e.data.name, revision: rowRevision(e) })
-        .execute();
-    },
-    async AccountClosed(db, e) {
-      await account(db, e)
-        .set({ status: 'closed', revision: rowRevision(e) })
-        .execute();
-    },
+    AccountActivated: (db, e) => account(db, e, { status: 'active' }),
+    AccountRenamed: (db, e) => account(db, e, { name: e.data.name }),
+    AccountClosed: (db, e) => account(db, e, { status: 'closed' }),
     async AccountCredited(db, e) {
       await ledgerEntry(db, e, {
         kind: 'credit',
@@ -114,7 +104,7 @@ export const accountsProjector = defineProjector<AccountEvent>({
       });
     },
     async ApiKeyIssued(db, e) {
-      if (!(await matched(account(db, e).set({ revision: rowRevision(e) })))) return;
+      if (!(await matched(account.where(db, e).set({ revision: rowRevision(e) })))) return;
       await db
         .insertInto('api_keys')
         .values({
@@ -129,23 +119,11 @@ export const accountsProjector = defineProjector<AccountEvent>({
         .execute();
     },
     async ApiKeyRevoked(db, e) {
-      if (!(await matched(account(db, e).set({ revision: rowRevision(e) })))) return;
+      if (!(await matched(account.where(db, e).set({ revision: rowRevision(e) })))) return;
       await db.updateTable('api_keys').set({ revoked_at: e.data.revokedAt }).where('key_id', '=', e.data.keyId).execute();
     },
-    async NumberLimitChanged(db, e) {
-      await account(db, e)
-        .set({ number_limit: e.data.numberLimit, revision: rowRevision(e) })
-        .execute();
-    },
-    async NumberSlotReserved(db, e) {
-      await account(db, e)
-        .set({ numbers_used: e.data.slotsUsed, revision: rowRevision(e) })
-        .execute();
-    },
-    async NumberSlotReleased(db, e) {
-      await account(db, e)
-        .set({ numbers_used: e.data.slotsUsed, revision: rowRevision(e) })
-        .execute();
-    },
+    NumberLimitChanged: (db, e) => account(db, e, { number_limit: e.data.numberLimit }),
+    NumberSlotReserved: (db, e) => account(db, e, { numbers_used: e.data.slotsUsed }),
+    NumberSlotReleased: (db, e) => account(db, e, { numbers_used: e.data.slotsUsed }),
   },
 });

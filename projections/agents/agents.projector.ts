@@ -1,12 +1,14 @@
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AgentEvent } from '../../domain/agent/agent.decider.js';
-import { guarded } from '../shared/guarded.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
-import type { ReadDb } from '../shared/read-db.js';
 
 /** The agent row, guarded: matches only while the row reflects an older revision of the stream. */
-const agent = (db: Kysely<ReadDb>, e: RecordedEvent<AgentEvent>) => guarded(db.updateTable('agents'), { agent_id: e.data.agentId }, e);
+const agent = guardedRow(
+  (db) => db.updateTable('agents'),
+  (e: RecordedEvent<AgentEvent>) => ({ agent_id: e.data.agentId }),
+);
 
 /** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
 export const agentsProjector = defineProjector<AgentEvent>({
@@ -32,24 +34,15 @@ export const agentsProjector = defineProjector<AgentEvent>({
       // a partial update merges into the stored configuration in SQL (jsonb `||` replaces top-level keys, as
       // an object spread does), so no read of the old row is needed
       const changes = JSON.stringify(e.data.changes);
-      await agent(db, e)
-        .set({
-          config: sql`config || ${changes}::jsonb`,
-          name: sql<string>`(config || ${changes}::jsonb) ->> 'name'`,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await agent(db, e, {
+        config: sql`config || ${changes}::jsonb`,
+        name: sql<string>`(config || ${changes}::jsonb) ->> 'name'`,
+      });
     },
     async AgentVoiceModeSwitched(db, e) {
       // the mode itself arrives with the AgentUpdated beside it; this fact only moves the revision
-      await agent(db, e)
-        .set({ revision: rowRevision(e) })
-        .execute();
+      await agent(db, e, {});
     },
-    async AgentDeleted(db, e) {
-      await agent(db, e)
-        .set({ deleted_at: e.data.deletedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    AgentDeleted: (db, e) => agent(db, e, { deleted_at: e.data.deletedAt }),
   },
 });

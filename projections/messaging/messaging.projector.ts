@@ -8,23 +8,26 @@ import type { MessageEvent } from '../../domain/message/message.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
-import { guarded } from '../shared/guarded.js';
+import { guarded, guardedRow } from '../shared/guarded.js';
 
 const PREVIEW = 160;
 const preview = (body: string, media: readonly string[]) => (body ? body.slice(0, PREVIEW) : media.length > 0 ? '[media]' : '');
 
 /** The conversation's row, guarded: matches only while it reflects an older revision of the conversation's stream. */
-const conversation = (db: Kysely<ReadDb>, e: RecordedEvent<ConversationEvent>) =>
-  guarded(db.updateTable('conversations'), { conversation_id: e.data.conversationId }, e);
+const conversation = guardedRow(
+  (db) => db.updateTable('conversations'),
+  (e: RecordedEvent<ConversationEvent>) => ({ conversation_id: e.data.conversationId }),
+);
 
 /** The message's row, guarded by the revision of the message's own stream. */
-const message = (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) =>
-  guarded(db.updateTable('messages'), { message_id: e.data.messageId }, e, 'message_revision');
+const message = guardedRow(
+  (db) => db.updateTable('messages'),
+  (e: RecordedEvent<MessageEvent>) => ({ message_id: e.data.messageId }),
+  'message_revision',
+);
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) => {
-  await message(db, e)
-    .set({ message_revision: rowRevision(e) })
-    .execute();
+  await message(db, e, {});
 };
 
 type RowFacts = {
@@ -105,17 +108,14 @@ export const messagingProjector = defineProjector<
     },
     async OutboundMessageAccepted(db, e) {
       const d = e.data;
-      await conversation(db, e)
-        .set((eb) => ({
-          agent_id: d.agentId,
-          message_count: eb('message_count', '+', 1),
-          outbound_since_reply: d.kind === 'message' ? eb('outbound_since_reply', '+', 1) : eb.ref('outbound_since_reply'),
-          reengagement_locked: d.reengagement ? true : eb.ref('reengagement_locked'),
-          last_message_at: d.acceptedAt,
-          last_message_preview: preview(d.body, d.mediaUrls),
-          revision: rowRevision(e),
-        }))
-        .execute();
+      await conversation(db, e, (eb) => ({
+        agent_id: d.agentId,
+        message_count: eb('message_count', '+', 1),
+        outbound_since_reply: d.kind === 'message' ? eb('outbound_since_reply', '+', 1) : eb.ref('outbound_since_reply'),
+        reengagement_locked: d.reengagement ? true : eb.ref('reengagement_locked'),
+        last_message_at: d.acceptedAt,
+        last_message_preview: preview(d.body, d.mediaUrls),
+      }));
       await db
         .insertInto('messages')
         .values(
@@ -135,18 +135,15 @@ export const messagingProjector = defineProjector<
     },
     async InboundMessageReceived(db, e) {
       const d = e.data;
-      await conversation(db, e)
-        .set((eb) => ({
-          agent_id: d.agentId,
-          message_count: eb('message_count', '+', 1),
-          inbound_count: eb('inbound_count', '+', 1),
-          outbound_since_reply: 0,
-          reengagement_locked: false,
-          last_message_at: sql`greatest(last_message_at, ${d.receivedAt}::timestamptz)`,
-          last_message_preview: preview(d.body, d.mediaUrls),
-          revision: rowRevision(e),
-        }))
-        .execute();
+      await conversation(db, e, (eb) => ({
+        agent_id: d.agentId,
+        message_count: eb('message_count', '+', 1),
+        inbound_count: eb('inbound_count', '+', 1),
+        outbound_since_reply: 0,
+        reengagement_locked: false,
+        last_message_at: sql`greatest(last_message_at, ${d.receivedAt}::timestamptz)`,
+        last_message_preview: preview(d.body, d.mediaUrls),
+      }));
       await db
         .insertInto('messages')
         .values(
@@ -164,27 +161,14 @@ export const messagingProjector = defineProjector<
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
-    async ConversationStateSet(db, e) {
-      await conversation(db, e)
-        .set({ conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state), revision: rowRevision(e) })
-        .execute();
-    },
-    async GroupRenamed(db, e) {
-      await conversation(db, e)
-        .set({ group_name: e.data.groupName, revision: rowRevision(e) })
-        .execute();
-    },
+    ConversationStateSet: (db, e) =>
+      conversation(db, e, { conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state) }),
+    GroupRenamed: (db, e) => conversation(db, e, { group_name: e.data.groupName }),
 
-    async MessageQueued(db, e) {
-      await message(db, e)
-        .set({ status: 'queued', updated_at: e.data.queuedAt, message_revision: rowRevision(e) })
-        .execute();
-    },
+    MessageQueued: (db, e) => message(db, e, { status: 'queued', updated_at: e.data.queuedAt }),
     MessageReceived: revisionOnly,
     async MessageSubmitted(db, e) {
-      await message(db, e)
-        .set({ status: 'sent', updated_at: e.data.submittedAt, message_revision: rowRevision(e) })
-        .execute();
+      await message(db, e, { status: 'sent', updated_at: e.data.submittedAt });
       // keyed by the message's channel too (its row was written when it was accepted, earlier in this log)
       for (const c of e.data.carrierMessageIds)
         await db
@@ -207,34 +191,21 @@ export const messagingProjector = defineProjector<
     MessageSubmissionErrored: revisionOnly,
     async MessageFailed(db, e) {
       const d = e.data;
-      await message(db, e)
-        .set({
-          status: 'failed',
-          failure_reason: d.failureReason,
-          error_code: d.errorCode,
-          failure_category: d.failureCategory,
-          retryable: d.retryable,
-          updated_at: d.failedAt,
-          message_revision: rowRevision(e),
-        })
-        .execute();
+      await message(db, e, {
+        status: 'failed',
+        failure_reason: d.failureReason,
+        error_code: d.errorCode,
+        failure_category: d.failureCategory,
+        retryable: d.retryable,
+        updated_at: d.failedAt,
+      });
     },
     async MessageReceiptRecorded(db, e) {
       const sent = e.data.outcome === 'applied' && e.data.status === 'sent';
-      await message(db, e)
-        .set({ ...(sent ? { status: 'sent', updated_at: e.data.at } : {}), message_revision: rowRevision(e) })
-        .execute();
+      await message(db, e, { ...(sent ? { status: 'sent', updated_at: e.data.at } : {}) });
     },
-    async MessageDelivered(db, e) {
-      await message(db, e)
-        .set({ status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt, message_revision: rowRevision(e) })
-        .execute();
-    },
-    async MessageRead(db, e) {
-      await message(db, e)
-        .set({ status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt, message_revision: rowRevision(e) })
-        .execute();
-    },
+    MessageDelivered: (db, e) => message(db, e, { status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt }),
+    MessageRead: (db, e) => message(db, e, { status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt }),
     async MessageReactionAdded(db, e) {
       const d = e.data;
       await db

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { PhoneNumberEvent } from '../../domain/phone-number/phone-number.decider.js';
-import { guarded } from '../shared/guarded.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { PhoneNumbersTable } from './tables.js';
@@ -14,13 +14,13 @@ export const sortableCheckpoint = (c: string) =>
     .join('/');
 
 /** The number's row, guarded: matches only while the row reflects an older revision of the stream. */
-const number = (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) =>
-  guarded(db.updateTable('phone_numbers'), { number_id: e.data.numberId }, e);
+const number = guardedRow(
+  (db) => db.updateTable('phone_numbers'),
+  (e: RecordedEvent<PhoneNumberEvent>) => ({ number_id: e.data.numberId }),
+);
 /** For the steps that change nothing shown: the row only moves to the event's revision. */
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEvent>) => {
-  await number(db, e)
-    .set({ revision: rowRevision(e) })
-    .execute();
+  await number(db, e, {});
 };
 
 /**
@@ -67,69 +67,36 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
     NumberProvisioningAborted: revisionOnly,
     NumberReleaseRequested: revisionOnly,
     NumberReleaseFailed: revisionOnly,
-    async NumberPurchased(db, e) {
-      await number(db, e)
-        .set({ phone_number: e.data.phoneNumber, revision: rowRevision(e) })
-        .execute();
-    },
+    NumberPurchased: (db, e) => number(db, e, { phone_number: e.data.phoneNumber }),
     async NumberProvisioned(db, e) {
-      await number(db, e)
-        .set({
-          status: 'active',
-          phone_number: e.data.phoneNumber,
-          created_at: e.data.provisionedAt,
-          active_order: sortableCheckpoint(e.checkpoint),
-          paid_through: e.data.paidThrough,
-          renewal_status: 'ok',
-          revision: rowRevision(e),
-        })
-        .execute();
+      await number(db, e, {
+        status: 'active',
+        phone_number: e.data.phoneNumber,
+        created_at: e.data.provisionedAt,
+        active_order: sortableCheckpoint(e.checkpoint),
+        paid_through: e.data.paidThrough,
+        renewal_status: 'ok',
+      });
     },
-    async NumberProvisioningFailed(db, e) {
-      await number(db, e)
-        .set({ status: 'failed', failure_code: e.data.code, revision: rowRevision(e) })
-        .execute();
-    },
+    NumberProvisioningFailed: (db, e) => number(db, e, { status: 'failed', failure_code: e.data.code }),
     async NumberAttached(db, e) {
-      await number(db, e)
-        .set({
-          agent_id: e.data.agentId,
-          attached_order: sortableCheckpoint(e.checkpoint),
-          revision: rowRevision(e),
-        })
-        .execute();
+      await number(db, e, {
+        agent_id: e.data.agentId,
+        attached_order: sortableCheckpoint(e.checkpoint),
+      });
     },
-    async NumberDetached(db, e) {
-      await number(db, e)
-        .set({ agent_id: null, attached_order: null, revision: rowRevision(e) })
-        .execute();
-    },
-    async NumberSipTrunkAssigned(db, e) {
-      await number(db, e)
-        .set({ sip_trunk_id: e.data.sipTrunkId, revision: rowRevision(e) })
-        .execute();
-    },
+    NumberDetached: (db, e) => number(db, e, { agent_id: null, attached_order: null }),
+    NumberSipTrunkAssigned: (db, e) => number(db, e, { sip_trunk_id: e.data.sipTrunkId }),
     async NumberReleased(db, e) {
-      await number(db, e)
-        .set({
-          status: 'released',
-          agent_id: null,
-          attached_order: null,
-          sip_trunk_id: null,
-          released_at: e.data.releasedAt,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await number(db, e, {
+        status: 'released',
+        agent_id: null,
+        attached_order: null,
+        sip_trunk_id: null,
+        released_at: e.data.releasedAt,
+      });
     },
-    async NumberRenewed(db, e) {
-      await number(db, e)
-        .set({ paid_through: e.data.paidThrough, renewal_status: 'ok', revision: rowRevision(e) })
-        .execute();
-    },
-    async NumberRenewalPaymentFailed(db, e) {
-      await number(db, e)
-        .set({ renewal_status: 'payment_failed', revision: rowRevision(e) })
-        .execute();
-    },
+    NumberRenewed: (db, e) => number(db, e, { paid_through: e.data.paidThrough, renewal_status: 'ok' }),
+    NumberRenewalPaymentFailed: (db, e) => number(db, e, { renewal_status: 'payment_failed' }),
   },
 });

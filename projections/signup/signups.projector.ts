@@ -1,13 +1,13 @@
-import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { SignUpEvent } from '../../domain/signup/signup.decider.js';
-import { guarded } from '../shared/guarded.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
-import type { ReadDb } from '../shared/read-db.js';
 
 /** The sign-up row, guarded: matches only while the row reflects an older revision of the stream. */
-const signup = (db: Kysely<ReadDb>, e: RecordedEvent<SignUpEvent>) =>
-  guarded(db.updateTable('signups'), { verification_id: e.data.verificationId }, e);
+const signup = guardedRow(
+  (db) => db.updateTable('signups'),
+  (e: RecordedEvent<SignUpEvent>) => ({ verification_id: e.data.verificationId }),
+);
 
 /** One row per sign-up process: what the throttles count and what recovery resumes. No codes, no keys. */
 export const signupsProjector = defineProjector<SignUpEvent>({
@@ -30,45 +30,13 @@ export const signupsProjector = defineProjector<SignUpEvent>({
         .onConflict((oc) => oc.column('verification_id').doNothing())
         .execute();
     },
-    async SignUpCodeRejected(db, e) {
-      await signup(db, e)
-        .set({ updated_at: e.data.rejectedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpVerified(db, e) {
-      await signup(db, e)
-        .set({ status: 'verified', account_id: e.data.plan.accountId, updated_at: e.data.verifiedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpCompleted(db, e) {
-      await signup(db, e)
-        .set({ status: 'completed', updated_at: e.data.completedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpKeyReplaced(db, e) {
-      await signup(db, e)
-        .set({ updated_at: e.data.replacedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpStepFailed(db, e) {
-      await signup(db, e)
-        .set({ updated_at: e.data.failedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpRetryRequested(db, e) {
-      await signup(db, e)
-        .set({ updated_at: e.data.requestedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpKeyDelivered(db, e) {
-      await signup(db, e)
-        .set({ updated_at: e.data.deliveredAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async SignUpFailed(db, e) {
-      await signup(db, e)
-        .set({ status: 'failed', updated_at: e.data.failedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    SignUpCodeRejected: (db, e) => signup(db, e, { updated_at: e.data.rejectedAt }),
+    SignUpVerified: (db, e) => signup(db, e, { status: 'verified', account_id: e.data.plan.accountId, updated_at: e.data.verifiedAt }),
+    SignUpCompleted: (db, e) => signup(db, e, { status: 'completed', updated_at: e.data.completedAt }),
+    SignUpKeyReplaced: (db, e) => signup(db, e, { updated_at: e.data.replacedAt }),
+    SignUpStepFailed: (db, e) => signup(db, e, { updated_at: e.data.failedAt }),
+    SignUpRetryRequested: (db, e) => signup(db, e, { updated_at: e.data.requestedAt }),
+    SignUpKeyDelivered: (db, e) => signup(db, e, { updated_at: e.data.deliveredAt }),
+    SignUpFailed: (db, e) => signup(db, e, { status: 'failed', updated_at: e.data.failedAt }),
   },
 });

@@ -1,18 +1,18 @@
 import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { SipTrunkChanges, SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
-import { guarded } from '../shared/guarded.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 
 /** The trunk's row, guarded: matches only while the row reflects an older revision of the stream. */
-const trunk = (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) =>
-  guarded(db.updateTable('sip_trunks'), { trunk_id: e.data.trunkId }, e);
+const trunk = guardedRow(
+  (db) => db.updateTable('sip_trunks'),
+  (e: RecordedEvent<SipTrunkEvent>) => ({ trunk_id: e.data.trunkId }),
+);
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<SipTrunkEvent>) => {
-  await trunk(db, e)
-    .set({ revision: rowRevision(e) })
-    .execute();
+  await trunk(db, e, {});
 };
 
 /** The columns of the configuration fields a change names. */
@@ -53,38 +53,21 @@ export const sipTrunksProjector = defineProjector<SipTrunkEvent>({
         .onConflict((oc) => oc.column('trunk_id').doNothing())
         .execute();
     },
-    async SipTrunkUpdated(db, e) {
-      await trunk(db, e)
-        .set({ ...configColumns(e.data.changes), updated_at: e.data.updatedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    SipTrunkUpdated: (db, e) => trunk(db, e, { ...configColumns(e.data.changes), updated_at: e.data.updatedAt }),
     /** the provider refused an update: the fields go back to what they were */
-    async SipTrunkUpdateReverted(db, e) {
-      await trunk(db, e)
-        .set({ ...configColumns(e.data.changes), updated_at: e.data.revertedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    SipTrunkUpdateReverted: (db, e) => trunk(db, e, { ...configColumns(e.data.changes), updated_at: e.data.revertedAt }),
     // the row exists once the trunk is created; the provider steps' other facts only move its revision
     SipTrunkRequested: revisionOnly,
     SipTrunkFailed: revisionOnly,
     SipTrunkSynced: revisionOnly,
     SipTrunkDeletionRequested: revisionOnly,
     SipTrunkDeletionFailed: revisionOnly,
-    async SipTrunkDeleted(db, e) {
-      await trunk(db, e)
-        .set({ deleted_at: e.data.deletedAt, number_ids: JSON.stringify([]), updated_at: e.data.deletedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    SipTrunkDeleted: (db, e) =>
+      trunk(db, e, { deleted_at: e.data.deletedAt, number_ids: JSON.stringify([]), updated_at: e.data.deletedAt }),
     async SipTrunkNumberLinked(db, e) {
       const id = e.data.numberId;
-      await trunk(db, e)
-        .set({ number_ids: sql`(number_ids - ${id}::text) || jsonb_build_array(${id}::text)`, revision: rowRevision(e) })
-        .execute();
+      await trunk(db, e, { number_ids: sql`(number_ids - ${id}::text) || jsonb_build_array(${id}::text)` });
     },
-    async SipTrunkNumberUnlinked(db, e) {
-      await trunk(db, e)
-        .set({ number_ids: sql`number_ids - ${e.data.numberId}::text`, revision: rowRevision(e) })
-        .execute();
-    },
+    SipTrunkNumberUnlinked: (db, e) => trunk(db, e, { number_ids: sql`number_ids - ${e.data.numberId}::text` }),
   },
 });

@@ -1,15 +1,16 @@
-import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { WebhookEvent } from '../../domain/webhook/webhook.decider.js';
-import { guarded } from '../shared/guarded.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
-import type { ReadDb } from '../shared/read-db.js';
 
 /** The scope a webhook stream configures: the stream's id (`webhook-<scope>`). */
 const scopeOf = (e: RecordedEvent) => e.streamName.slice(e.streamName.indexOf('-') + 1);
 
 /** The scope's row, guarded: matches only while the row reflects an older revision of the stream. */
-const scope = (db: Kysely<ReadDb>, e: RecordedEvent<WebhookEvent>) => guarded(db.updateTable('webhooks'), { scope_key: scopeOf(e) }, e);
+const scope = guardedRow(
+  (db) => db.updateTable('webhooks'),
+  (e: RecordedEvent<WebhookEvent>) => ({ scope_key: scopeOf(e) }),
+);
 
 /**
  * Webhook configurations: one row per scope (`scope_key` is the account id for the master webhook, the agent
@@ -48,54 +49,28 @@ export const webhooksProjector = defineProjector<WebhookEvent>({
     },
     async WebhookUpdated(db, e) {
       const d = e.data;
-      await scope(db, e)
-        .set({
-          url: d.url,
-          secret: d.secret,
-          context_limit: d.contextLimit,
-          timeout_seconds: d.timeout,
-          events: JSON.stringify(d.events),
-          status: 'active',
-          consecutive_failures: 0,
-          updated_at: d.updatedAt,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await scope(db, e, {
+        url: d.url,
+        secret: d.secret,
+        context_limit: d.contextLimit,
+        timeout_seconds: d.timeout,
+        events: JSON.stringify(d.events),
+        status: 'active',
+        consecutive_failures: 0,
+        updated_at: d.updatedAt,
+      });
     },
-    async WebhookDeleted(db, e) {
-      await scope(db, e)
-        .set({ deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    WebhookDeleted: (db, e) => scope(db, e, { deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt }),
     async WebhookDeliveryExhausted(db, e) {
-      await scope(db, e)
-        .set((eb) => ({
-          status: eb.case().when('status', '=', 'disabled').then('disabled').else('failing').end(),
-          consecutive_failures: e.data.consecutiveFailures,
-          revision: rowRevision(e),
-        }))
-        .execute();
+      await scope(db, e, (eb) => ({
+        status: eb.case().when('status', '=', 'disabled').then('disabled').else('failing').end(),
+        consecutive_failures: e.data.consecutiveFailures,
+      }));
     },
-    async WebhookDisabled(db, e) {
-      await scope(db, e)
-        .set({ status: 'disabled', updated_at: e.data.disabledAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async WebhookRecovered(db, e) {
-      await scope(db, e)
-        .set({ status: 'active', consecutive_failures: 0, revision: rowRevision(e) })
-        .execute();
-    },
+    WebhookDisabled: (db, e) => scope(db, e, { status: 'disabled', updated_at: e.data.disabledAt }),
+    WebhookRecovered: (db, e) => scope(db, e, { status: 'active', consecutive_failures: 0 }),
     // the warning and its e-mail are notices (webhook_notices_v1); the configuration only moves its revision
-    async WebhookDisableWarned(db, e) {
-      await scope(db, e)
-        .set({ revision: rowRevision(e) })
-        .execute();
-    },
-    async WebhookWarningMailed(db, e) {
-      await scope(db, e)
-        .set({ revision: rowRevision(e) })
-        .execute();
-    },
+    WebhookDisableWarned: (db, e) => scope(db, e, {}),
+    WebhookWarningMailed: (db, e) => scope(db, e, {}),
   },
 });

@@ -12,6 +12,7 @@ import { type Capability, token } from '../../infrastructure/capabilities/capabi
 import type { Api } from '../../infrastructure/http/api.js';
 import { z } from '../../infrastructure/http/openapi.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
+import { guardedRow } from '../../projections/shared/guarded.js';
 import { defineProjector, rowRevision } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
@@ -137,6 +138,11 @@ declare module '../../projections/shared/read-db.js' {
   }
 }
 
+const note = guardedRow(
+  (db) => db.updateTable('toy_notes'),
+  (e: RecordedEvent<NoteEvent>) => ({ note_id: e.data.noteId }),
+);
+
 export const notesProjector = defineProjector<NoteEvent>({
   name: 'toy_notes_v1',
   tables: ['toy_notes'],
@@ -148,14 +154,7 @@ export const notesProjector = defineProjector<NoteEvent>({
         .onConflict((oc) => oc.column('note_id').doNothing())
         .execute();
     },
-    async NoteAcknowledged(db, e) {
-      await db
-        .updateTable('toy_notes')
-        .set({ status: 'acknowledged', revision: rowRevision(e) })
-        .where('note_id', '=', e.data.noteId)
-        .where('revision', '<', rowRevision(e))
-        .execute();
-    },
+    NoteAcknowledged: (db, e) => note(db, e, { status: 'acknowledged' }),
   },
 });
 
