@@ -192,6 +192,9 @@ export const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** Where the platform is reached from outside: PUBLIC_URL, else the address it serves on this machine. */
+export const publicUrl = (cfg: Pick<Config, 'PUBLIC_URL' | 'PORT'>): string => cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const r = ConfigSchema.safeParse(clean);

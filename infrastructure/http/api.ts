@@ -8,7 +8,7 @@ import { parse } from './validate.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 /** A query, path or header schema: an object (or one piped through a transform), as the OpenAPI document takes it. */
-type AnyObject = (z.ZodObject | z.ZodPipe) & z.ZodType<Record<string, unknown>>;
+export type AnyObject = (z.ZodObject | z.ZodPipe) & z.ZodType<Record<string, unknown>>;
 type Json = { description: string; content: { 'application/json': { schema: z.ZodType } } };
 const json = (schema: z.ZodType, description: string): Json => ({ description, content: { 'application/json': { schema } } });
 

@@ -16,7 +16,7 @@ import * as m026 from '../db/migrations/026-phone-number-e164-index.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredCarrier } from '../providers/unconfigured-telecom.js';
-import { NumberRenewalWorker } from './number-renewal.worker.js';
+import { PassWorker } from '../workers.js';
 import { numberRoutes } from './numbers.routes.js';
 import { NUMBERS } from './tokens.js';
 
@@ -65,7 +65,16 @@ export const numbers = {
       r(PLATFORM.Logger),
     ),
   ],
-  workers: (r, cfg) => [new NumberRenewalWorker(r(NUMBERS.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS })],
+  workers: (r, cfg) => {
+    // the monthly renewal: each pass charges the numbers whose paid month has ended by the Clock's now
+    const renewals = r(NUMBERS.Renewals);
+    return [
+      new PassWorker('number-renewal', () => renewals.renewDue(), r(PLATFORM.Logger), {
+        intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS,
+        logged: 'number renewals',
+      }),
+    ];
+  },
   webhookMappings: numberWebhookMappings,
   migrations: {
     '020-phone-numbers': m020,

@@ -5,6 +5,7 @@ import { RICH_CHANNEL } from '../../application/rich/rich-commands.js';
 import type { RichEventsPort } from '../../application/rich/rich-provider.port.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
 import { CHATAPP } from '../chatapp/tokens.js';
+import { publicUrl } from '../config/config.js';
 import { sandboxParts } from '../config/providers.js';
 import * as m021 from '../db/migrations/021-sandbox-telecom.js';
 import * as m030 from '../db/migrations/030-sandbox-clock.js';
@@ -18,6 +19,7 @@ import { PLATFORM } from '../platform/tokens.js';
 import { REGISTRATION } from '../registration/tokens.js';
 import { RICH } from '../rich/tokens.js';
 import { SIGNUP } from '../signup/tokens.js';
+import { PassWorker } from '../workers.js';
 import { sandboxCarrierCommands } from './carrier/carrier.commands.js';
 import { sandboxCarrierRoutes } from './carrier/carrier.routes.js';
 import { SandboxCarrier } from './carrier/sandbox-carrier.js';
@@ -35,7 +37,6 @@ import { SandboxFaults } from './faults/faults.js';
 import { sandboxFaultRoutes } from './faults/faults.routes.js';
 import { sandboxOutboxRoutes } from './mail/outbox.routes.js';
 import { sandboxRegistrationRoutes } from './registration/registration.routes.js';
-import { SandboxRegistrationReviewWorker } from './registration/review.worker.js';
 import { richReports } from './rich/reports.js';
 import { sandboxRichCommands } from './rich/rich.commands.js';
 import { sandboxRichRoutes } from './rich/rich.routes.js';
@@ -76,9 +77,28 @@ export const sandbox = {
         (r) => new SandboxClock(r(PLATFORM.BaseClock), r(PLATFORM.ReadDb), r(PLATFORM.Logger), { refreshMs: cfg.SANDBOX_CLOCK_REFRESH_MS }),
       );
       b.toClass(SANDBOX.Faults, SandboxFaults);
-      b.toClass(SANDBOX.Carrier, SandboxCarrier);
+      b.factory(
+        SANDBOX.Carrier,
+        (r) =>
+          new SandboxCarrier(r(PLATFORM.ReadDb), r(PLATFORM.Clock), r(SANDBOX.Faults), {
+            quarantineMs: cfg.SANDBOX_CARRIER_QUARANTINE_SECONDS * 1000,
+            inboundBase: publicUrl(cfg),
+          }),
+      );
       b.toClass(SANDBOX.SipTrunks, SandboxSipTrunks);
-      b.toClass(SANDBOX.SmsCarrier, SandboxSmsCarrier);
+      b.factory(
+        SANDBOX.SmsCarrier,
+        (r) =>
+          new SandboxSmsCarrier(r(PLATFORM.ReadDb), r(PLATFORM.Clock), r(PLATFORM.Ids), {
+            timing: {
+              sentDelayMs: cfg.SANDBOX_SMS_SENT_DELAY_MS,
+              deliveryDelayMs: cfg.SANDBOX_SMS_DELIVERY_DELAY_MS,
+              lateDeliveryDelayMs: cfg.SANDBOX_SMS_LATE_DELIVERY_DELAY_MS,
+            },
+            ratePerMinute: cfg.SANDBOX_SMS_RATE_PER_MINUTE,
+            registerUrl: `${publicUrl(cfg)}/v1/register`,
+          }),
+      );
       b.factory(SANDBOX.SmsReceipts, (r) => smsReceipts(r(PLATFORM.ReadDb)));
       b.factory(
         SANDBOX.VoiceEngine,
@@ -102,11 +122,25 @@ export const sandbox = {
       );
     }
     if (on.chatapp) {
-      b.toClass(SANDBOX.ChatPlatform, SandboxChatPlatform);
+      b.factory(
+        SANDBOX.ChatPlatform,
+        (r) =>
+          new SandboxChatPlatform(r(PLATFORM.ReadDb), r(PLATFORM.Clock), r(PLATFORM.Ids), {
+            reviewMs: cfg.SANDBOX_CHATAPP_TEMPLATE_REVIEW_SECONDS * 1000,
+            statusDelayMs: cfg.SANDBOX_CHATAPP_STATUS_DELAY_MS,
+          }),
+      );
       b.factory(SANDBOX.ChatReports, (r) => chatappReports(r(PLATFORM.ReadDb)));
     }
     if (on.rich) {
-      b.toClass(SANDBOX.RichProvider, SandboxRichProvider);
+      b.factory(
+        SANDBOX.RichProvider,
+        (r) =>
+          new SandboxRichProvider(r(PLATFORM.ReadDb), r(PLATFORM.Clock), r(PLATFORM.Ids), {
+            deliveryMs: cfg.SANDBOX_RICH_DELIVERY_DELAY_MS,
+            readMs: cfg.SANDBOX_RICH_READ_DELAY_SECONDS * 1000,
+          }),
+      );
       b.factory(SANDBOX.RichReports, (r) => richReports(r(PLATFORM.ReadDb)));
     }
   },
@@ -152,7 +186,11 @@ export const sandbox = {
               pollIntervalMs: cfg.SANDBOX_SMS_POLL_INTERVAL_MS,
               leaseMs: cfg.SANDBOX_SMS_RECEIPT_LEASE_MS,
             }),
-            new SandboxRegistrationReviewWorker(r(SANDBOX.RegistrationReview), log, { intervalMs: 1000 }),
+            // each pass approves the registrations whose review delay has passed
+            new PassWorker('sandbox-registration-review', () => r(SANDBOX.RegistrationReview).approveDue(), log, {
+              intervalMs: 1000,
+              logged: 'sandbox registrations approved',
+            }),
           ]
         : []),
       ...(on.chatapp

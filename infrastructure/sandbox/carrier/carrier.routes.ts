@@ -2,7 +2,7 @@ import { AREA_CODES } from '../../../domain/phone-number/north-american-area-cod
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 import { LOOKUP_RULES, type SandboxCarrier } from './sandbox-carrier.js';
 
 /**
@@ -10,16 +10,11 @@ import { LOOKUP_RULES, type SandboxCarrier } from './sandbox-carrier.js';
  * the carrier sees them, and the lookup rules.
  */
 export function sandboxCarrierRoutes(api: Api, { carrier }: { carrier: SandboxCarrier }): void {
-  const tag = SANDBOX_TAG;
-
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/carrier/inventory/:area_code',
-    tag,
-    auth: false,
     summary: "An area code's sandbox inventory: available, purchased, quarantined",
     params: z.object({ area_code: z.string().regex(/^\d{3}$/) }),
-    errors: [401, 403],
     response: z.object({
       areaCode: z.string(),
       country: z.string(),
@@ -42,13 +37,10 @@ export function sandboxCarrierRoutes(api: Api, { carrier }: { carrier: SandboxCa
       };
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/carrier/purchases',
-    tag,
-    auth: false,
     summary: 'Numbers the sandbox carrier has sold and not had back (with their idempotency keys)',
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({
@@ -63,13 +55,10 @@ export function sandboxCarrierRoutes(api: Api, { carrier }: { carrier: SandboxCa
     }),
     handler: async () => ({ data: await carrier.purchases() }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/carrier/lookup-rules',
-    tag,
-    auth: false,
     summary: 'How the sandbox answers line-type lookups (by the last digit)',
-    errors: [401, 403],
     response: z.object({
       rules: z.array(
         z.object({ lastDigits: z.string(), lineType: z.string(), carrierName: z.string().nullable(), rcsSupported: z.boolean() }),

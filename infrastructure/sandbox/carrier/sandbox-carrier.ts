@@ -1,4 +1,3 @@
-import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { AvailableNumber, CarrierPort, LineInfo, LineType, PurchasedNumber } from '../../../application/numbers/carrier.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
@@ -12,9 +11,8 @@ import {
 } from '../../../domain/phone-number/north-american-area-codes.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { ReadDb } from '../../../projections/shared/read-db.js';
-import type { Config } from '../../config/config.js';
-import { PLATFORM } from '../../platform/tokens.js';
-import { SANDBOX_FAULTS, type SandboxFaults } from '../faults/faults.js';
+import type { SandboxFaults } from '../faults/faults.js';
+import { SandboxUpstream } from '../shared/upstream.js';
 import type { SandboxCarrierNumbersTable, SandboxDb } from './db.js';
 
 /**
@@ -91,25 +89,18 @@ export type InventoryEntry = Readonly<{
  * to sale only after a quarantine measured on the Clock, and failures injected through SandboxFaults. Its
  * state is a table, so it survives restarts and is shared by every process on the database.
  */
-@injectable()
-export class SandboxCarrier implements CarrierPort {
-  private readonly db: Kysely<ReadDb & SandboxDb>;
-  private readonly quarantineMs: number;
-  private readonly inboundBase: string;
-
+export class SandboxCarrier extends SandboxUpstream<SandboxDb> implements CarrierPort {
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
-    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
-    @inject(PLATFORM.Config) cfg: Config,
-    @inject(SANDBOX_FAULTS) private readonly faults: SandboxFaults,
+    db: Kysely<ReadDb>,
+    clock: ClockPort,
+    private readonly faults: SandboxFaults,
+    private readonly o: Readonly<{ quarantineMs: number; inboundBase: string }>,
   ) {
-    this.db = db.withTables<SandboxDb>();
-    this.quarantineMs = cfg.SANDBOX_CARRIER_QUARANTINE_SECONDS * 1000;
-    this.inboundBase = cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`;
+    super(db, clock);
   }
 
-  private now(): string {
-    return this.clock.now().toISOString();
+  private nowIso(): string {
+    return this.now().toISOString();
   }
 
   /** Numbers not for sale now: held by someone, or released and still in quarantine. */
@@ -118,7 +109,7 @@ export class SandboxCarrier implements CarrierPort {
       .selectFrom('sandbox_carrier_numbers')
       .select('phone_number')
       .where('country', '=', country)
-      .where((eb) => eb.or([eb('status', '=', 'purchased'), eb('available_at', '>', this.now())]));
+      .where((eb) => eb.or([eb('status', '=', 'purchased'), eb('available_at', '>', this.nowIso())]));
     if (areaCodes) q = q.where('area_code', 'in', areaCodes);
     return new Set((await q.execute()).map((r) => r.phone_number));
   }
@@ -162,7 +153,7 @@ export class SandboxCarrier implements CarrierPort {
       const info = AREA_CODES.get(areaCode);
       if (!info || !inventoryOf(areaCode).includes(o.phoneNumber))
         throw new DomainError('NUMBER_UNAVAILABLE', `The requested number ${o.phoneNumber} is unavailable`);
-      const now = this.now();
+      const now = this.nowIso();
       const row: SandboxCarrierNumbersTable = {
         phone_number: o.phoneNumber,
         area_code: areaCode,
@@ -208,7 +199,7 @@ export class SandboxCarrier implements CarrierPort {
     const route = async (set: Partial<SandboxCarrierNumbersTable>, code: 'SMS_PROVIDER_ERROR' | 'TELEPHONY_PROVIDER_ERROR') => {
       const r = await this.db
         .updateTable('sandbox_carrier_numbers')
-        .set({ ...set, routed_at: this.now() })
+        .set({ ...set, routed_at: this.nowIso() })
         .where('purchase_key', '=', o.idempotencyKey)
         .where('phone_number', '=', o.phoneNumber)
         .where('status', '=', 'purchased')
@@ -216,22 +207,22 @@ export class SandboxCarrier implements CarrierPort {
       if (r.numUpdatedRows === 0n) throw new DomainError(code, `Carrier error: ${o.phoneNumber} is not held by this account`);
     };
     await this.faults.around('carrier.configureMessaging', () =>
-      route({ messaging_url: `${this.inboundBase}/carrier/inbound/messages` }, 'SMS_PROVIDER_ERROR'),
+      route({ messaging_url: `${this.o.inboundBase}/carrier/inbound/messages` }, 'SMS_PROVIDER_ERROR'),
     );
     await this.faults.around('carrier.configureVoice', () =>
-      route({ voice_url: `${this.inboundBase}/carrier/inbound/calls` }, 'TELEPHONY_PROVIDER_ERROR'),
+      route({ voice_url: `${this.o.inboundBase}/carrier/inbound/calls` }, 'TELEPHONY_PROVIDER_ERROR'),
     );
   }
 
   release(o: { idempotencyKey: string }): Promise<void> {
     return this.faults.around('carrier.release', async () => {
-      const now = this.clock.now();
+      const now = this.now();
       await this.db
         .updateTable('sandbox_carrier_numbers')
         .set({
           status: 'released',
           released_at: now.toISOString(),
-          available_at: new Date(now.getTime() + this.quarantineMs).toISOString(),
+          available_at: new Date(now.getTime() + this.o.quarantineMs).toISOString(),
           purchase_key: null,
         })
         .where('purchase_key', '=', o.idempotencyKey)
@@ -248,7 +239,7 @@ export class SandboxCarrier implements CarrierPort {
 
   async inventory(areaCode: string): Promise<InventoryEntry[]> {
     const rows = await this.db.selectFrom('sandbox_carrier_numbers').selectAll().where('area_code', '=', areaCode).execute();
-    const now = this.now();
+    const now = this.nowIso();
     return inventoryOf(areaCode).map((phoneNumber) => {
       const r = rows.find((x) => x.phone_number === phoneNumber);
       if (!r) return { phoneNumber, status: 'available', availableAt: null, purchaseKey: null };

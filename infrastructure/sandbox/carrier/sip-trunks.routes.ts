@@ -1,18 +1,14 @@
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 import type { SandboxSipTrunks } from './sip-trunks.js';
 
 /** The sandbox SIP provider's view of its trunks (mounted only with PROVIDER_MODE=sandbox, behind the admin token; docs/sandbox.md). */
 export function sandboxSipTrunkRoutes(api: Api, { trunks }: { trunks: SandboxSipTrunks }): void {
-  const tag = SANDBOX_TAG;
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/sip-trunks',
-    tag,
-    auth: false,
     summary: 'Trunks as the sandbox SIP provider sees them',
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({

@@ -1,4 +1,3 @@
-import { inject, injectable } from 'inversify';
 import type { Kysely, Transaction } from 'kysely';
 import {
   ChatPlatformError,
@@ -14,9 +13,8 @@ import type { IdsPort } from '../../../application/ports/ids.port.js';
 import type { TemplateContent } from '../../../domain/chatapp/template.decider.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { ReadDb } from '../../../projections/shared/read-db.js';
-import type { Config } from '../../config/config.js';
-import { PLATFORM } from '../../platform/tokens.js';
 import { iso, isoOrNull, json } from '../shared/rows.js';
+import { SandboxUpstream } from '../shared/upstream.js';
 import type { SandboxChatappDb } from './db.js';
 import {
   INVALID_TOKEN_PREFIX,
@@ -47,25 +45,14 @@ export type SandboxReport =
  * failure that the recipient's magic number or the business account calls for. What it will report are rows due on
  * the Clock (`sandbox_chatapp_reports`), reported by SandboxChatappReportWorker; nothing here waits on a timer.
  */
-@injectable()
-export class SandboxChatPlatform implements ChatPlatformPort {
-  private readonly db: Kysely<ReadDb & SandboxChatappDb>;
-  private readonly reviewMs: number;
-  private readonly statusDelayMs: number;
-
+export class SandboxChatPlatform extends SandboxUpstream<SandboxChatappDb> implements ChatPlatformPort {
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
-    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
-    @inject(PLATFORM.Ids) private readonly ids: IdsPort,
-    @inject(PLATFORM.Config) cfg: Config,
+    db: Kysely<ReadDb>,
+    clock: ClockPort,
+    private readonly ids: IdsPort,
+    private readonly o: Readonly<{ reviewMs: number; statusDelayMs: number }>,
   ) {
-    this.db = db.withTables<SandboxChatappDb>();
-    this.reviewMs = cfg.SANDBOX_CHATAPP_TEMPLATE_REVIEW_SECONDS * 1000;
-    this.statusDelayMs = cfg.SANDBOX_CHATAPP_STATUS_DELAY_MS;
-  }
-
-  private now(): Date {
-    return this.clock.now();
+    super(db, clock);
   }
 
   private checkToken(token: string): void {
@@ -151,7 +138,7 @@ export class SandboxChatPlatform implements ChatPlatformPort {
           `Invalid parameter: a template named ${t.name} (${t.language}) already exists with other content.`,
         );
       const now = this.now();
-      const decidesAt = new Date(now.getTime() + this.reviewMs);
+      const decidesAt = new Date(now.getTime() + this.o.reviewMs);
       const id = this.numericId('4');
       const approved = !t.name.startsWith(REJECTED_TEMPLATE_PREFIX);
       const reason = approved ? null : `INVALID_FORMAT: the sandbox rejects templates whose name starts with ${REJECTED_TEMPLATE_PREFIX}`;
@@ -222,7 +209,7 @@ export class SandboxChatPlatform implements ChatPlatformPort {
         let step = 0;
         for (const status of plan.statuses) {
           step += 1;
-          const at = new Date(now.getTime() + step * this.statusDelayMs);
+          const at = new Date(now.getTime() + step * this.o.statusDelayMs);
           await this.report(trx, id, at, {
             kind: 'status',
             platformMessageId: id,
@@ -233,7 +220,7 @@ export class SandboxChatPlatform implements ChatPlatformPort {
           });
         }
         if (plan.failure !== null) {
-          const at = new Date(now.getTime() + (step + 1) * this.statusDelayMs);
+          const at = new Date(now.getTime() + (step + 1) * this.o.statusDelayMs);
           await this.report(trx, id, at, {
             kind: 'status',
             platformMessageId: id,

@@ -3,7 +3,7 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { QueryE164, SANDBOX_TAG } from '../shared/http.js';
+import { InboundMediaUrls, QueryE164, sandboxRoute, saysSomething } from '../shared/http.js';
 import type { SandboxChatPlatform } from './chat-platform.js';
 import { magicRecipients } from './magic.js';
 
@@ -12,7 +12,7 @@ const InboundBody = z
     phone_number_id: z.string().min(1).max(64).openapi({ description: "the platform's id of the number written to" }),
     from: E164.openapi({ description: 'the person writing' }),
     body: z.string().max(4096).default(''),
-    media_urls: z.array(z.url().max(2048)).max(10).optional(),
+    media_urls: InboundMediaUrls.optional(),
     reaction: z
       .object({
         emoji: z.string().max(16).openapi({ description: 'an empty string takes a reaction back' }),
@@ -24,10 +24,7 @@ const InboundBody = z
       })
       .optional(),
   })
-  .refine((b) => b.body.trim() !== '' || (b.media_urls?.length ?? 0) > 0 || b.reaction !== undefined, {
-    message: 'a message needs a body, media_urls or a reaction',
-    path: ['body'],
-  })
+  .refine(...saysSomething('a message'))
   .openapi('SandboxChatappInboundRequest');
 
 const PlatformNumber = z.object({
@@ -44,15 +41,11 @@ const PlatformNumber = z.object({
  * magic recipients.
  */
 export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatform; messages: () => MessagingInboundPort }): void {
-  const tag = SANDBOX_TAG;
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/chatapp/business-accounts',
-    tag,
-    auth: false,
     summary:
       "The sandbox chat platform's business accounts and their numbers (any access token but one starting with `invalid` opens them)",
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({ businessAccountId: z.string(), name: z.string(), paymentMethod: z.boolean(), numbers: z.array(PlatformNumber) }),
@@ -60,15 +53,13 @@ export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatfor
     }),
     handler: async () => ({ data: await d.platform.businessAccounts() }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/chatapp/business-accounts/:business_account_id/numbers',
-    tag,
-    auth: false,
     summary: 'Add a number to a sandbox business account (the E.164 of a native number makes it dual-channel once bound)',
     params: z.object({ business_account_id: z.string().min(1).max(64) }),
     body: z.object({ phone_number: E164, verified_name: z.string().min(1).max(100).nullish() }),
-    errors: [401, 403, 404],
+    errors: [404],
     response: z.object({
       businessAccountId: z.string(),
       phoneNumberId: z.string(),
@@ -77,15 +68,13 @@ export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatfor
     }),
     handler: ({ params, body }) => d.platform.addNumber(params.business_account_id, body.phone_number, body.verified_name ?? null),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/chatapp/inbound',
-    tag,
-    auth: false,
     status: 201,
     summary: 'A chat message (text, media or a reaction) from a person to a number of the sandbox platform, as the platform reports it',
     body: InboundBody,
-    errors: [401, 403, 404],
+    errors: [404],
     response: z.object({ messageId: z.string(), platformMessageId: z.string() }),
     handler: async ({ body }) => {
       const m = await d.platform.inbound({
@@ -104,14 +93,11 @@ export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatfor
       return { messageId: stored.messageId, platformMessageId: m.providerMessageId };
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/chatapp/messages',
-    tag,
-    auth: false,
     summary: 'Messages the sandbox platform was asked to send, newest first, with their statuses',
     query: z.object({ to: QueryE164.optional(), limit: z.coerce.number().int().min(1).max(200).default(50) }),
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({
@@ -133,14 +119,11 @@ export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatfor
     }),
     handler: async ({ query }) => ({ data: await d.platform.messages(query) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/chatapp/templates',
-    tag,
-    auth: false,
     summary: 'Templates submitted to the sandbox platform, newest first, with their review',
     query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({
@@ -158,13 +141,10 @@ export function sandboxChatappRoutes(api: Api, d: { platform: SandboxChatPlatfor
     }),
     handler: async ({ query }) => ({ data: await d.platform.templates(query.limit) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/chatapp/magic-recipients',
-    tag,
-    auth: false,
     summary: 'Recipients whose chat-app sends end in a fixed way: one per platform error code',
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({

@@ -1,3 +1,4 @@
+import type { ReportColumns } from '../shared/reports.js';
 /** Kysely types of the sandbox chat platform's own tables (migration 101); not read models. */
 export interface SandboxChatappNumbersTable {
   phone_number_id: string;
@@ -37,19 +38,14 @@ export interface SandboxChatappMessagesTable {
   error_code: number | null;
   submitted_at: Date | string;
 }
-export interface SandboxChatappReportsTable {
+export interface SandboxChatappReportsTable extends ReportColumns {
   report_id: string;
   /** status (of a sent message) | template (a review) */
   kind: string;
   /** the platform message id or template id it is about */
   subject: string;
   payload: unknown;
-  due_at: Date | string;
-  claimed_by: string | null;
-  claimed_until: Date | string | null;
-  attempts: number;
   last_error: string | null;
-  reported_at: Date | string | null;
 }
 export type SandboxChatappDb = {
   sandbox_chatapp_numbers: SandboxChatappNumbersTable;

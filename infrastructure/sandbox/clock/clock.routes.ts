@@ -1,6 +1,6 @@
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 import { MAX_ADVANCE_SECONDS, type SandboxClock } from './clock.js';
 
 const ClockState = z
@@ -15,24 +15,17 @@ const ClockState = z
  * /sandbox route): where the platform's time is, and moving it forward (docs/sandbox.md#sandbox-clock).
  */
 export function sandboxClockRoutes(api: Api, { clock }: { clock: SandboxClock }): void {
-  const tag = SANDBOX_TAG;
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/clock',
-    tag,
-    auth: false,
     summary: "The sandbox clock: the platform's time and its offset from the system clock",
-    errors: [401, 403],
     response: ClockState,
     handler: async () => clock.refresh(),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/clock',
-    tag,
-    auth: false,
     summary: 'Move the sandbox clock forward (never back): due retries, renewals and expiries follow it',
-    errors: [401, 403],
     body: z
       .object({
         advanceSeconds: z

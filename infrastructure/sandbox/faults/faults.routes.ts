@@ -1,6 +1,6 @@
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 import { FAULT_ERRORS, FAULT_OPERATIONS, type SandboxFaults } from './faults.js';
 
 const Fault = z
@@ -17,25 +17,17 @@ const Fault = z
 
 /** Injected faults of the sandbox upstreams (docs/sandbox.md#faults): the carrier and the SIP provider obey them. */
 export function sandboxFaultRoutes(api: Api, { faults }: { faults: SandboxFaults }): void {
-  const tag = SANDBOX_TAG;
-
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/faults',
-    tag,
-    auth: false,
     summary: 'Pending injected upstream faults',
-    errors: [401, 403],
     response: z.object({ data: z.array(Fault) }),
     handler: async () => ({ data: await faults.list() }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/faults',
-    tag,
-    auth: false,
     summary: 'Inject a fault: the next call(s) of an upstream operation fail (502) or are slow',
-    errors: [401, 403],
     body: z
       .object({
         operation: z.enum(FAULT_OPERATIONS),
@@ -51,13 +43,10 @@ export function sandboxFaultRoutes(api: Api, { faults }: { faults: SandboxFaults
     response: Fault,
     handler: ({ body }) => faults.add(body),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'delete',
     path: '/sandbox/faults',
-    tag,
-    auth: false,
     summary: 'Remove every pending fault',
-    errors: [401, 403],
     response: z.object({ removed: z.number().int() }),
     handler: async () => ({ removed: await faults.clear() }),
   });

@@ -1,15 +1,13 @@
 import type { SignUpQueries } from '../../../projections/signup/signup.queries.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 
 /** Sandbox control: the e-mails the sandbox mailer "sent" to an address, newest first, with the code pulled out. */
 export function sandboxOutboxRoutes(api: Api, d: { queries: SignUpQueries }): void {
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/outbox',
-    tag: SANDBOX_TAG,
-    auth: false,
     summary: 'Sandbox only: e-mails sent to an address (sign-up codes), newest first',
     query: z.object({ email: z.email(), limit: z.coerce.number().int().min(1).max(50).default(5) }),
     response: z.object({

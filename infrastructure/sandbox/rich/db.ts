@@ -1,3 +1,4 @@
+import type { ReportColumns } from '../shared/reports.js';
 /** Kysely types of the sandbox rich-messaging provider's own tables (migration 111); not read models. */
 export type SandboxRichDb = {
   sandbox_rich_lines: { phone_number: string; added_at: Date | string };
@@ -12,16 +13,11 @@ export type SandboxRichDb = {
     reply_to: string | null;
     submitted_at: Date | string;
   };
-  sandbox_rich_reports: {
+  sandbox_rich_reports: ReportColumns & {
     report_id: string;
     message_id: string;
     provider_message_id: string;
     status: 'delivered' | 'read';
-    due_at: Date | string;
-    claimed_by: string | null;
-    claimed_until: Date | string | null;
-    attempts: number;
-    reported_at: Date | string | null;
   };
   sandbox_rich_contact_cards: {
     line: string;

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { inject, injectable } from 'inversify';
 import type { Kysely } from 'kysely';
 import type { InboundMessage } from '../../../application/messaging/delivery/transport.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
@@ -13,9 +12,8 @@ import {
 } from '../../../application/rich/rich-provider.port.js';
 import type { CardNames } from '../../../domain/rich/contact-card.decider.js';
 import type { ReadDb } from '../../../projections/shared/read-db.js';
-import type { Config } from '../../config/config.js';
-import { PLATFORM } from '../../platform/tokens.js';
 import { iso, isoOrNull, json } from '../shared/rows.js';
+import { SandboxUpstream } from '../shared/upstream.js';
 import type { SandboxRichDb } from './db.js';
 import { positionAt, RICH_MAGIC, SHARING_CONTACTS, sandboxCapabilities } from './rules.js';
 
@@ -28,25 +26,14 @@ const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
  * SANDBOX_RICH_READ_DELAY_SECONDS on the platform's Clock), keeps the contact cards and chat backgrounds it is given,
  * and knows a few contacts who share their location with every line. Its state lives in its own tables.
  */
-@injectable()
-export class SandboxRichProvider implements RichProviderPort {
-  private readonly db: Kysely<ReadDb & SandboxRichDb>;
-  private readonly deliveryMs: number;
-  private readonly readMs: number;
-
+export class SandboxRichProvider extends SandboxUpstream<SandboxRichDb> implements RichProviderPort {
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
-    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
-    @inject(PLATFORM.Ids) private readonly ids: IdsPort,
-    @inject(PLATFORM.Config) cfg: Config,
+    db: Kysely<ReadDb>,
+    clock: ClockPort,
+    private readonly ids: IdsPort,
+    private readonly o: Readonly<{ deliveryMs: number; readMs: number }>,
   ) {
-    this.db = db.withTables<SandboxRichDb>();
-    this.deliveryMs = cfg.SANDBOX_RICH_DELIVERY_DELAY_MS;
-    this.readMs = cfg.SANDBOX_RICH_READ_DELAY_SECONDS * 1000;
-  }
-
-  private now() {
-    return this.clock.now();
+    super(db, clock);
   }
 
   private async requireLine(line: string) {
@@ -210,8 +197,8 @@ export class SandboxRichProvider implements RichProviderPort {
         .executeTakeFirst();
       if (inserted.numInsertedOrUpdatedRows === 0n) return;
       for (const [status, after] of [
-        ['delivered', this.deliveryMs],
-        ['read', this.deliveryMs + this.readMs],
+        ['delivered', this.o.deliveryMs],
+        ['read', this.o.deliveryMs + this.o.readMs],
       ] as const)
         await trx
           .insertInto('sandbox_rich_reports')

@@ -5,7 +5,7 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 import type { SandboxRichProvider } from './rich-provider.js';
 import { positionAt, RICH_MAGIC, SHARING_CONTACTS, sandboxCapabilities } from './rules.js';
 
@@ -30,26 +30,19 @@ export function sandboxRichRoutes(
   api: Api,
   d: { provider: SandboxRichProvider; events: () => RichEventsPort; messages: () => MessagingInboundPort; clock: ClockPort },
 ): void {
-  const tag = SANDBOX_TAG;
   const Line = z.object({ phoneNumber: z.string(), addedAt: z.string() });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/rich/lines',
-    tag,
-    auth: false,
     summary: 'The numbers the sandbox rich provider serves',
-    errors: [401, 403],
     response: z.object({ data: z.array(Line) }),
     handler: async () => ({ data: await d.provider.lines() }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/rich/lines',
-    tag,
-    auth: false,
     summary: 'The provider starts serving a number (a native number of the platform becomes a rich line)',
     body: z.object({ phone_number: LooseE164 }),
-    errors: [401, 403],
     response: z.object({ phoneNumber: z.string(), numberId: z.string().nullable() }),
     handler: async ({ body }) => {
       await d.provider.addLine(body.phone_number);
@@ -57,14 +50,11 @@ export function sandboxRichRoutes(
       return { phoneNumber: body.phone_number, numberId: r?.numberId ?? null };
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'delete',
     path: '/sandbox/rich/lines/:phone_number',
-    tag,
-    auth: false,
     summary: 'The provider stops serving a number',
     params: z.object({ phone_number: LooseE164 }),
-    errors: [401, 403],
     response: z.object({ phoneNumber: z.string(), numberId: z.string().nullable(), removed: z.boolean() }),
     handler: async ({ params }) => {
       const removed = await d.provider.removeLine(params.phone_number);
@@ -72,11 +62,9 @@ export function sandboxRichRoutes(
       return { phoneNumber: params.phone_number, numberId: r?.numberId ?? null, removed };
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/rich/inbound',
-    tag,
-    auth: false,
     status: 201,
     summary: 'A person sends a message to a line the provider serves, as the provider reports it',
     body: z
@@ -90,7 +78,7 @@ export function sandboxRichRoutes(
         message: 'a message needs a body or media_urls',
         path: ['body'],
       }),
-    errors: [401, 403, 404],
+    errors: [404],
     response: z.object({ messageId: z.string(), providerMessageId: z.string() }),
     handler: async ({ body }) => {
       const served = (await d.provider.lines()).some((l) => l.phoneNumber === body.to);
@@ -102,14 +90,11 @@ export function sandboxRichRoutes(
       return { messageId: stored.messageId, providerMessageId: m.providerMessageId };
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/rich/messages',
-    tag,
-    auth: false,
     summary: 'Messages the sandbox rich provider was given, newest first, with their statuses',
     query: z.object({ to: LooseE164.optional(), limit: z.coerce.number().int().min(1).max(200).default(50) }),
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({
@@ -128,14 +113,12 @@ export function sandboxRichRoutes(
     }),
     handler: async ({ query }) => ({ data: await d.provider.messages(query) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/rich/contact-cards/:phone_number',
-    tag,
-    auth: false,
     summary: 'The contact card the provider holds for a line (with the avatar it was given: type, size, digest)',
     params: z.object({ phone_number: LooseE164 }),
-    errors: [401, 403, 404],
+    errors: [404],
     response: z.object({
       line: z.string(),
       version: z.number().int(),
@@ -149,14 +132,11 @@ export function sandboxRichRoutes(
       return c;
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/rich/backgrounds',
-    tag,
-    auth: false,
     summary: 'Chat backgrounds the provider holds (set or cleared), newest first',
     query: z.object({ line: LooseE164.optional() }),
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({
@@ -172,14 +152,11 @@ export function sandboxRichRoutes(
     }),
     handler: async ({ query }) => ({ data: await d.provider.backgrounds(query.line) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/rich/actions',
-    tag,
-    auth: false,
     summary: 'Typing indicators and reactions the provider was given, newest first',
     query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({ kind: z.string(), from: z.string(), to: z.string(), detail: z.record(z.string(), z.unknown()), at: z.string() }),
@@ -187,15 +164,12 @@ export function sandboxRichRoutes(
     }),
     handler: async ({ query }) => ({ data: await d.provider.actions(query.limit) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/rich/rules',
-    tag,
-    auth: false,
     summary:
       "The sandbox rich provider's number rules: capabilities, magic recipients, and the contacts sharing a location (where they are now)",
     query: z.object({ phone_number: LooseE164.optional() }),
-    errors: [401, 403],
     response: z.object({
       capabilities: z.string(),
       magic: z.array(z.object({ phoneNumber: z.string(), outcome: z.string(), description: z.string() })),

@@ -22,6 +22,16 @@ export type ReportTable<Row> = Readonly<{
 
 type Timed = { due_at: Date | string; attempts: number };
 
+/** The columns every report table has besides its own (`last_error` only where `keepsLastError`). */
+export interface ReportColumns {
+  due_at: Date | string;
+  claimed_by: string | null;
+  claimed_until: Date | string | null;
+  attempts: number;
+  /** when it was reported (null: still to report) */
+  reported_at: Date | string | null;
+}
+
 /** A report leased to one worker: what it says, and what names its row. */
 export type Claimed<C> = Readonly<{ report: C; key: readonly unknown[]; attempts: number }>;
 

@@ -1,3 +1,4 @@
+import type { ReportColumns } from '../shared/reports.js';
 /** Kysely types of the sandbox SMS carrier's own tables (migration 060); not read models. */
 export interface SandboxSmsSubmissionsTable {
   idempotency_key: string;
@@ -17,7 +18,7 @@ export interface SandboxSmsSubmissionsTable {
   submitted_at: Date | string;
   accepted_at: Date | string | null;
 }
-export interface SandboxSmsReceiptsTable {
+export interface SandboxSmsReceiptsTable extends ReportColumns {
   receipt_id: string;
   /** 0, or 1 for the second report of a duplicated receipt */
   copy: number;
@@ -26,13 +27,7 @@ export interface SandboxSmsReceiptsTable {
   failure_reason: string | null;
   error_code: string | null;
   happened_at: Date | string;
-  due_at: Date | string;
-  claimed_by: string | null;
-  claimed_until: Date | string | null;
-  attempts: number;
   last_error: string | null;
-  /** when the messaging side took it (null: still to report) */
-  reported_at: Date | string | null;
 }
 export type SandboxSmsDb = {
   sandbox_sms_submissions: SandboxSmsSubmissionsTable;

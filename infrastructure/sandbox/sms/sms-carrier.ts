@@ -1,4 +1,3 @@
-import { inject, injectable } from 'inversify';
 import type { Kysely, Transaction } from 'kysely';
 import type { InboundMessage } from '../../../application/messaging/delivery/transport.port.js';
 import {
@@ -11,10 +10,9 @@ import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
 import { type FailureCode, failureText } from '../../../domain/message/failure-reasons.js';
 import type { ReadDb } from '../../../projections/shared/read-db.js';
-import type { Config } from '../../config/config.js';
-import { PLATFORM } from '../../platform/tokens.js';
 import { sandboxLineInfo } from '../carrier/sandbox-carrier.js';
 import { iso, isoOrNull } from '../shared/rows.js';
+import { SandboxUpstream } from '../shared/upstream.js';
 import type { SandboxSmsDb, SandboxSmsReceiptsTable, SandboxSmsSubmissionsTable } from './db.js';
 import { failureReceipts, type Plan, type PlannedReceipt, planFor, type Timing } from './magic.js';
 
@@ -55,27 +53,14 @@ const RATE_WINDOW_MS = 60_000;
  * rate-limited reason (the count is not locked: concurrent
  * submissions from one number may let a few more through, as a real carrier's window may).
  */
-@injectable()
-export class SandboxSmsCarrier implements SmsCarrierPort {
-  private readonly db: Kysely<ReadDb & SandboxSmsDb>;
-  private readonly timing: Timing;
-  private readonly ratePerMinute: number;
-  private readonly registerUrl: string;
-
+export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements SmsCarrierPort {
   constructor(
-    @inject(PLATFORM.ReadDb) db: Kysely<ReadDb>,
-    @inject(PLATFORM.Clock) private readonly clock: ClockPort,
-    @inject(PLATFORM.Ids) private readonly ids: IdsPort,
-    @inject(PLATFORM.Config) cfg: Config,
+    db: Kysely<ReadDb>,
+    clock: ClockPort,
+    private readonly ids: IdsPort,
+    private readonly o: Readonly<{ timing: Timing; ratePerMinute: number; registerUrl: string }>,
   ) {
-    this.db = db.withTables<SandboxSmsDb>();
-    this.timing = {
-      sentDelayMs: cfg.SANDBOX_SMS_SENT_DELAY_MS,
-      deliveryDelayMs: cfg.SANDBOX_SMS_DELIVERY_DELAY_MS,
-      lateDeliveryDelayMs: cfg.SANDBOX_SMS_LATE_DELIVERY_DELAY_MS,
-    };
-    this.ratePerMinute = cfg.SANDBOX_SMS_RATE_PER_MINUTE;
-    this.registerUrl = `${cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`}/v1/register`;
+    super(db, clock);
   }
 
   async submit(m: OutboundSms): Promise<SubmittedSms> {
@@ -87,7 +72,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
         if (answered) return answered;
         continue;
       }
-      const plan = planFor(m.to, this.timing);
+      const plan = planFor(m.to, this.o.timing);
       if (plan.kind === 'refuse') {
         const reason = this.text(plan.failureCode, m.to);
         if (!(await this.insert(this.db, m, { status: 'refused', failure_reason: reason, error_code: plan.failureCode }))) continue;
@@ -110,12 +95,12 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
   private async again(row: SandboxSmsSubmissionsTable): Promise<SubmittedSms | null> {
     if (row.status === 'accepted') return { carrierMessageId: row.carrier_message_id };
     if (row.status === 'refused') throw new SmsSubmissionError(row.failure_reason ?? '', row.error_code);
-    const plan = planFor(row.to_number, this.timing) as Extract<Plan, { kind: 'accept' }>;
+    const plan = planFor(row.to_number, this.o.timing) as Extract<Plan, { kind: 'accept' }>;
     const accepted = await this.db.transaction().execute(async (trx) => {
       const rateLimited = await this.overRate(trx, row.from_number);
       const r = await trx
         .updateTable('sandbox_sms_submissions')
-        .set({ status: 'accepted', accepted_at: this.clock.now().toISOString(), rate_limited: rateLimited })
+        .set({ status: 'accepted', accepted_at: this.now().toISOString(), rate_limited: rateLimited })
         .where('idempotency_key', '=', row.idempotency_key)
         .where('status', '=', 'lost')
         .executeTakeFirst();
@@ -124,7 +109,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
         trx,
         row.carrier_message_id,
         row.to_number,
-        rateLimited ? failureReceipts('RATE_LIMITED', this.timing) : plan.receipts,
+        rateLimited ? failureReceipts('RATE_LIMITED', this.o.timing) : plan.receipts,
       );
       return true;
     });
@@ -141,7 +126,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
     m: OutboundSms,
     o: { status: string; failure_reason?: string; error_code?: string; rate_limited?: boolean; carrier_message_id?: string },
   ): Promise<boolean> {
-    const now = this.clock.now().toISOString();
+    const now = this.now().toISOString();
     const r = await db
       .insertInto('sandbox_sms_submissions')
       .values({
@@ -171,14 +156,14 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
     return this.db.transaction().execute(async (trx) => {
       const rateLimited = await this.overRate(trx, m.from);
       if (!(await this.insert(trx, m, { status: 'accepted', rate_limited: rateLimited, carrier_message_id: id }))) return null;
-      await this.schedule(trx, id, m.to, rateLimited ? failureReceipts('RATE_LIMITED', this.timing) : receipts);
+      await this.schedule(trx, id, m.to, rateLimited ? failureReceipts('RATE_LIMITED', this.o.timing) : receipts);
       return id;
     });
   }
 
   /** Whether the sending number has used up its texts of the last minute (rate-limited ones do not count). */
   private async overRate(trx: Transaction<ReadDb & SandboxSmsDb>, from: string): Promise<boolean> {
-    const since = new Date(this.clock.now().getTime() - RATE_WINDOW_MS).toISOString();
+    const since = new Date(this.now().getTime() - RATE_WINDOW_MS).toISOString();
     const r = await trx
       .selectFrom('sandbox_sms_submissions')
       .select((eb) => eb.fn.countAll<string | number>().as('n'))
@@ -186,7 +171,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
       .where('accepted_at', '>', since)
       .where('rate_limited', '=', false)
       .executeTakeFirstOrThrow();
-    return Number(r.n) >= this.ratePerMinute;
+    return Number(r.n) >= this.o.ratePerMinute;
   }
 
   private async schedule(
@@ -195,7 +180,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
     to: string,
     receipts: readonly PlannedReceipt[],
   ) {
-    const now = this.clock.now().getTime();
+    const now = this.now().getTime();
     const rows: SandboxSmsReceiptsTable[] = receipts.flatMap((r) => {
       const receiptId = this.ids.id('rcpt');
       const failureReason = r.failureCode ? this.text(r.failureCode, to) : null;
@@ -221,7 +206,7 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
 
   /** A reason's text for a text to `to`: the carrier named is the recipient's, the registration page the platform's. */
   private text(code: FailureCode, to: string): string {
-    return failureText(code, { carrier: sandboxLineInfo(to).carrierName ?? 'Sandbox Wireless', registerUrl: this.registerUrl });
+    return failureText(code, { carrier: sandboxLineInfo(to).carrierName ?? 'Sandbox Wireless', registerUrl: this.o.registerUrl });
   }
 
   // --- the sandbox control API's view -------------------------------------------------------------------
@@ -273,6 +258,6 @@ export class SandboxSmsCarrier implements SmsCarrierPort {
 
   /** An inbound text as the carrier would report it (the sandbox's `POST /sandbox/inbound`). */
   inbound(m: Pick<InboundMessage, 'to' | 'from' | 'body' | 'mediaUrls' | 'group' | 'reaction'>): InboundMessage {
-    return { ...m, channel: 'sms', providerMessageId: this.ids.id('sm'), receivedAt: this.clock.now().toISOString() };
+    return { ...m, channel: 'sms', providerMessageId: this.ids.id('sm'), receivedAt: this.now().toISOString() };
   }
 }

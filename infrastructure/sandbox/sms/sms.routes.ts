@@ -3,7 +3,7 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { QueryE164, SANDBOX_TAG } from '../shared/http.js';
+import { InboundMediaUrls, QueryE164, sandboxRoute, saysSomething } from '../shared/http.js';
 import { magicNumbers } from './magic.js';
 import type { SandboxSmsCarrier } from './sms-carrier.js';
 
@@ -12,7 +12,7 @@ const InboundBody = z
     from: E164,
     to: E164.openapi({ description: "the platform's number the text was sent to" }),
     body: z.string().max(1600),
-    media_urls: z.array(z.string().url().max(2048)).max(10).optional(),
+    media_urls: InboundMediaUrls.optional(),
     group: z
       .object({
         participants: z.array(E164).min(1).max(50).openapi({ description: 'the sender and the platform number are added when missing' }),
@@ -30,10 +30,7 @@ const InboundBody = z
       })
       .optional(),
   })
-  .refine((b) => b.body.trim() !== '' || (b.media_urls?.length ?? 0) > 0 || b.reaction !== undefined, {
-    message: 'a text needs a body, media_urls or a reaction',
-    path: ['body'],
-  })
+  .refine(...saysSomething('a text'))
   .openapi('SandboxInboundRequest');
 
 const Receipt = z.object({
@@ -73,17 +70,13 @@ export function sandboxSmsRoutes(
   api: Api,
   { carrier, messages }: { carrier: SandboxSmsCarrier; messages: () => MessagingInboundPort },
 ): void {
-  const tag = SANDBOX_TAG;
-
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/inbound',
-    tag,
-    auth: false,
     status: 201,
     summary: "A text (media, group message or reaction) from a phone to one of the platform's numbers, through the carrier",
     body: InboundBody,
-    errors: [401, 403, 404],
+    errors: [404],
     response: z.object({ messageId: z.string(), carrierMessageId: z.string() }),
     handler: async ({ body }) => {
       const group = body.group
@@ -102,28 +95,22 @@ export function sandboxSmsRoutes(
       return { messageId: stored.messageId, carrierMessageId: sms.providerMessageId };
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/messages',
-    tag,
-    auth: false,
     summary: 'Texts the sandbox carrier was asked to send, newest first, with their receipts',
     query: z.object({
       to: QueryE164.optional(),
       from: QueryE164.optional(),
       limit: z.coerce.number().int().min(1).max(200).default(50),
     }),
-    errors: [401, 403],
     response: z.object({ data: z.array(Submission) }),
     handler: async ({ query }) => ({ data: await carrier.messages(query) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/messages/magic-numbers',
-    tag,
-    auth: false,
     summary: 'Recipient numbers with a fixed outcome: receipt behaviours and one number per failure reason',
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../config/config.js';
+import { loadConfig, publicUrl } from '../../config/config.js';
 import { ADMIN_TOKEN_FILE } from '../../config/local-secrets.js';
 import { HttpClient, readBody } from '../../http-client/client.js';
 import type { SandboxCli } from '../shared/cli.js';
@@ -19,7 +19,7 @@ type ServerOption = { server?: string };
  */
 function target(o: ServerOption): { base: string; token: string | null } {
   const cfg = loadConfig();
-  const base = (o.server ?? cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '');
+  const base = (o.server ?? publicUrl(cfg)).replace(/\/+$/, '');
   if (cfg.ADMIN_TOKEN) return { base, token: cfg.ADMIN_TOKEN };
   try {
     return { base, token: readFileSync(join(cfg.DATA_DIR, ADMIN_TOKEN_FILE), 'utf8').trim() || null };

@@ -2,7 +2,7 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
-import { SANDBOX_TAG } from '../shared/http.js';
+import { sandboxRoute } from '../shared/http.js';
 import type { SandboxVoiceEngine } from './engine.js';
 import { voiceMagicNumbers } from './magic.js';
 import { InboundCallRefusedError, SandboxCallNotConnectedError, SandboxCallNotFoundError, type SandboxCallView } from './types.js';
@@ -128,21 +128,18 @@ function asDomainError(err: unknown): unknown {
  * process that answers them.
  */
 export function sandboxVoiceRoutes(api: Api, { engine }: { engine: SandboxVoiceEngine }): void {
-  const tag = SANDBOX_TAG;
   const view = (callId: string): SandboxCallView => {
     const v = engine.view(callId);
     if (!v) throw asDomainError(new SandboxCallNotFoundError(callId));
     return v;
   };
 
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/calls/inbound',
-    tag,
-    auth: false,
     summary: "A phone calls one of the platform's numbers: the call is offered to the platform and answered at once when it accepts",
     body: InboundBody,
-    errors: [401, 403, 409],
+    errors: [409],
     response: z.object({ callId: z.string(), engineCallId: z.string() }),
     handler: async ({ body }) => {
       try {
@@ -152,13 +149,10 @@ export function sandboxVoiceRoutes(api: Api, { engine }: { engine: SandboxVoiceE
       }
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/calls/magic-numbers',
-    tag,
-    auth: false,
     summary: 'The far-end personas of sandbox calls, by the number dialled (or calling in)',
-    errors: [401, 403],
     response: z.object({
       data: z.array(
         z.object({
@@ -171,66 +165,55 @@ export function sandboxVoiceRoutes(api: Api, { engine }: { engine: SandboxVoiceE
     }),
     handler: async () => ({ data: voiceMagicNumbers() }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/calls',
-    tag,
-    auth: false,
     summary: 'Sandbox calls as their far ends see them: live ones and the most recent ended ones, newest first',
     query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) }),
-    errors: [401, 403],
     response: z.object({ data: z.array(CallView) }),
     handler: async ({ query }) => ({ data: engine.list().slice(0, query.limit) }),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/calls/:call_id',
-    tag,
-    auth: false,
     summary: 'One sandbox call as its far end sees it: what it heard from the agent, what it said, keys, transfer and bridge',
     params: CallIdParams,
-    errors: [401, 403, 404],
+    errors: [404],
     response: CallView,
     handler: async ({ params }) => view(params.call_id),
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/calls/:call_id/say',
-    tag,
-    auth: false,
     summary: 'The far end says something now (while the agent speaks, it interrupts)',
     params: CallIdParams,
     body: SayBody,
-    errors: [401, 403, 404, 409],
+    errors: [404, 409],
     response: CallView,
     handler: async ({ params, body }) => {
       controlled(() => engine.say(params.call_id, body.text));
       return view(params.call_id);
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/calls/:call_id/digits',
-    tag,
-    auth: false,
     summary: 'The far end presses keys: the platform receives one keypad tone per key',
     params: CallIdParams,
     body: DigitsBody,
-    errors: [401, 403, 404, 409],
+    errors: [404, 409],
     response: CallView,
     handler: async ({ params, body }) => {
       controlled(() => engine.pressDigits(params.call_id, body.digits));
       return view(params.call_id);
     },
   });
-  api.route({
+  sandboxRoute(api, {
     method: 'post',
     path: '/sandbox/calls/:call_id/hangup',
-    tag,
-    auth: false,
     summary: 'The far end hangs up (an outbound call still ringing is declined: it fails busy)',
     params: CallIdParams,
-    errors: [401, 403, 404, 409],
+    errors: [404, 409],
     response: CallView,
     handler: async ({ params }) => {
       controlled(() => engine.hangupRemote(params.call_id));
