@@ -90,13 +90,8 @@ export const messageHistory = (conversations: Pick<ConversationQueries, 'message
         case 'MessageQueued':
           return {
             ...v,
+            ...recorded(e.data, 'outbound'),
             messageId: e.data.messageId,
-            conversationId: e.data.conversationId,
-            direction: 'outbound',
-            channel: e.data.channel,
-            from: e.data.from,
-            to: e.data.to,
-            body: e.data.body,
             acceptedAt: v.acceptedAt ?? e.data.acceptedAt,
             queuedAt: e.data.queuedAt,
             status,
@@ -104,13 +99,8 @@ export const messageHistory = (conversations: Pick<ConversationQueries, 'message
         case 'MessageReceived':
           return {
             ...v,
+            ...recorded(e.data, 'inbound'),
             messageId: e.data.messageId,
-            conversationId: e.data.conversationId,
-            direction: 'inbound',
-            channel: e.data.channel,
-            from: e.data.from,
-            to: e.data.to,
-            body: e.data.body,
             acceptedAt: v.acceptedAt ?? e.data.receivedAt,
             status,
           };
@@ -201,30 +191,26 @@ export const conversationHistory: HistoryView = defineHistory<ConversationEvent,
   status: (_v, s) => conversationStatus(s),
 });
 
+/** What every record of a message says of it, whichever stream it is on. */
+const recorded = (
+  d: Readonly<{ conversationId: string; channel: string; from: string; to: string; body: string }>,
+  direction: 'inbound' | 'outbound',
+) => ({ conversationId: d.conversationId, direction, channel: d.channel, from: d.from, to: d.to, body: d.body });
+
 /** The message's view after its record on the conversation: accepted (outbound) or received (inbound). */
 function acceptedView(v: MessageHistoryView, raw: RecordedEvent): MessageHistoryView {
   const e = raw as RecordedEvent<ConversationEvent>;
   if (e.type === 'OutboundMessageAccepted')
     return {
       ...v,
-      conversationId: e.data.conversationId,
-      direction: 'outbound',
-      channel: e.data.channel,
-      from: e.data.from,
-      to: e.data.to,
-      body: e.data.body,
+      ...recorded(e.data, 'outbound'),
       acceptedAt: e.data.acceptedAt,
       status: 'accepted',
     };
   if (e.type === 'InboundMessageReceived')
     return {
       ...v,
-      conversationId: e.data.conversationId,
-      direction: 'inbound',
-      channel: e.data.channel,
-      from: e.data.from,
-      to: e.data.to,
-      body: e.data.body,
+      ...recorded(e.data, 'inbound'),
       acceptedAt: e.data.receivedAt,
       status: 'received',
     };

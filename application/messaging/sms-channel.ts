@@ -49,17 +49,6 @@ export class SmsChannel implements MessageChannel {
     private readonly rate: SendRateLimiter,
   ) {}
 
-  // texts go from native numbers only, which the send path resolves itself
-  async lineById(): Promise<SendingLine | null> {
-    return null;
-  }
-  async lineByPhoneNumber(): Promise<SendingLine | null> {
-    return null;
-  }
-  async linesOfAgent(): Promise<SendingLine[]> {
-    return [];
-  }
-
   async available(_accountId: string, line: SendingLine): Promise<boolean> {
     return line.native !== null;
   }

@@ -46,17 +46,6 @@ export class RichChannel implements MessageChannel {
     private readonly commands: () => RichCommands,
   ) {}
 
-  // rich lines are native numbers, which the send path resolves itself
-  async lineById(): Promise<SendingLine | null> {
-    return null;
-  }
-  async lineByPhoneNumber(): Promise<SendingLine | null> {
-    return null;
-  }
-  async linesOfAgent(): Promise<SendingLine[]> {
-    return [];
-  }
-
   async available(accountId: string, line: SendingLine): Promise<boolean> {
     return line.native !== null && (await this.caps.activeLine(accountId, line.numberId)) !== null;
   }

@@ -16,14 +16,9 @@ import type { PgEventStore } from '../../infrastructure/event-store/pg-event-sto
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { benchMetadata } from './bench.js';
 
-const metadata = (accountId: string): EventMetadata => ({
-  accountId,
-  correlationId: 'bench',
-  causationId: null,
-  requestId: null,
-  actor: 'system:bench',
-});
+const metadata = (accountId: string): EventMetadata => benchMetadata(accountId, 'bench');
 const clock = { now: () => new Date() };
 const ids = {
   id: (p: string) => `${p}_${randomUUID()}`,
