@@ -19,15 +19,16 @@
 
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { sql } from 'kysely';
 import type { ClockPort } from '../application/ports/clock.port.js';
-import { type EventMetadata, type NewEvent, START } from '../application/ports/event-store.port.js';
+import { type NewEvent, START } from '../application/ports/event-store.port.js';
 import { type DatabaseHandle, openDatabase } from '../infrastructure/db/database.js';
 import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
 import { appendPeers, printPeers } from './support/append-peers.js';
+import { benchMetadata, runBench } from './support/bench.js';
+import { durability, serverVersion } from './support/database-facts.js';
 import { loadLongAggregate, printLoad, printRebuild, rebuildLongLog } from './support/rebuild-and-load.js';
-import { withScratchDatabase } from './support/scratch-db.js';
+import { targetsLine, withScratchDatabase } from './support/scratch-db.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
@@ -45,13 +46,7 @@ const SIZES = {
 } as const;
 
 const clock: ClockPort = { now: () => new Date() };
-const metadata: EventMetadata = {
-  accountId: 'acc_bench',
-  correlationId: randomUUID(),
-  causationId: null,
-  requestId: null,
-  actor: 'system:bench',
-};
+const metadata = benchMetadata();
 /** A realistically sized event (~300 bytes of JSON with its metadata). */
 const callEvent = (i: number): NewEvent => ({
   id: randomUUID(),
@@ -162,19 +157,8 @@ async function benchTarget(target: string, handle: DatabaseHandle): Promise<Resu
   return results;
 }
 
-async function serverVersion(handle: DatabaseHandle): Promise<string> {
-  const r = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(handle.db);
-  return r.rows[0]?.v.split(' ')[0] ?? '?';
-}
-
 /** The settings that decide what a commit costs, printed with the results. */
-async function durability(handle: DatabaseHandle): Promise<string> {
-  const r = await sql<{ name: string; setting: string }>`
-    select name, setting from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes') order by name`.execute(
-    handle.db,
-  );
-  return r.rows.map((x) => `${x.name}=${x.setting}`).join(' ');
-}
+const COMMIT_SETTINGS = ['fsync', 'synchronous_commit', 'full_page_writes'];
 const notes: string[] = [];
 /** figures printed after the table: the long aggregate and the rebuild, per target */
 const extra: (() => void)[] = [];
@@ -200,8 +184,8 @@ async function onPglite(): Promise<Result[]> {
   const handle = await openDatabase({});
   try {
     await migrateToLatest(handle.db as never);
-    const target = `pglite ${await serverVersion(handle)} (memory)`;
-    notes.push(`${target}: one connection, so "concurrent" appends are serialised; ${await durability(handle)}`);
+    const target = `pglite ${await serverVersion(handle.db)} (memory)`;
+    notes.push(`${target}: one connection, so "concurrent" appends are serialised; ${await durability(handle.db, COMMIT_SETTINGS)}`);
     const results = await benchTarget(target, handle);
     await longFigures(target, handle);
     return results;
@@ -215,8 +199,8 @@ async function onServer(url: string): Promise<Result[]> {
     const handle = await openDatabase({ databaseUrl: scoped, poolSize: SIZES.poolSize });
     try {
       await migrateToLatest(handle.db as never);
-      const target = `postgres ${await serverVersion(handle)} (server, pool ${SIZES.poolSize})`;
-      notes.push(`${target}: ${new URL(scoped).host}, ${await durability(handle)}`);
+      const target = `postgres ${await serverVersion(handle.db)} (server, pool ${SIZES.poolSize})`;
+      notes.push(`${target}: ${new URL(scoped).host}, ${await durability(handle.db, COMMIT_SETTINGS)}`);
       const results = await benchTarget(target, handle);
       await longFigures(target, handle);
       return results;
@@ -258,9 +242,7 @@ function printTable(results: readonly Result[]): void {
 
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
-  console.log(
-    `event store bench: node ${process.version}, scale ${SCALE}; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
-  );
+  console.log(`event store bench: node ${process.version}, scale ${SCALE}; ${targetsLine(url)}`);
   console.log('calls/s = appends/s for append rows, pages or handler batches/s for catch-up rows; p50/p99 = latency of one append');
   const started = performance.now();
   const results = [...(await onPglite()), ...(url ? await onServer(url) : [])];
@@ -277,10 +259,4 @@ async function main(): Promise<void> {
   console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

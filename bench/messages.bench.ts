@@ -33,13 +33,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
-import { loadConfig } from '../infrastructure/config/config.js';
+import type { EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
+import { benchConfig, benchMetadata, runBench } from './support/bench.js';
+import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
-import { withScratchDatabase } from './support/scratch-db.js';
+import { runOnTargets, targetsLine } from './support/scratch-db.js';
 
 const positive = (name: string, def: number): number => {
   const raw = process.env[name];
@@ -199,13 +200,7 @@ const sender = (i: number): string => `+1416${200 + (i % SENDERS)}${1000 + (i % 
  */
 async function appendFloor(target: string, rt: Runtime, bare: boolean): Promise<Result> {
   const store: EventStorePort = bare ? new PgEventStore(rt.database.db, { now: () => new Date() }) : rt.store;
-  const metadata: EventMetadata = {
-    accountId: 'acc_bench',
-    correlationId: randomUUID(),
-    causationId: null,
-    requestId: null,
-    actor: 'system:bench',
-  };
+  const metadata = benchMetadata();
   const event = (i: number): NewEvent => ({
     id: randomUUID(),
     type: 'BenchAppended',
@@ -392,17 +387,10 @@ async function inbound(target: string, call: Call, line: Line, rx: Receiver, rat
 // ---------------------------------------------------------------- targets
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver, notes: string[]): Promise<Result[]> {
-  const cfg = loadConfig({
-    LOG_LEVEL: 'silent',
-    DEV_ACCOUNT: 'false',
-    ROLE: 'all',
-    ADMIN_TOKEN,
-    SECRETS_KEY: randomBytes(32).toString('hex'),
-    PROVIDER_MODE: 'sandbox',
+  const cfg = benchConfig(ADMIN_TOKEN, {
     // the bench measures the pipeline, not the caps (docs/messaging.md#caps)
     MESSAGE_SEND_RATE_PER_SECOND: '10000',
     MESSAGE_SEND_BURST: '100000',
-    THROTTLE_MAX_REQUESTS: '1000000',
     SANDBOX_SMS_RATE_PER_MINUTE: '1000000',
     // the sandbox carrier answers at once, so the sends' asynchronous tail settles quickly (docs/sandbox.md)
     SANDBOX_SMS_SENT_DELAY_MS: '0',
@@ -413,12 +401,8 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
   const server = await listen(rt.app, 0, '127.0.0.1');
   const { call, fresh, close, resets } = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   try {
-    const version = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(rt.database.db);
-    // the settings that decide what a commit costs
-    const durability = await sql<{ name: string; setting: string }>`
-      select name, setting from pg_settings where name in ('fsync', 'synchronous_commit') order by name`.execute(rt.database.db);
     notes.push(
-      `${target}: PostgreSQL ${version.rows[0]?.v.split(' ')[0] ?? '?'} (${durability.rows.map((r) => `${r.name}=${r.setting}`).join(' ')}), ` +
+      `${target}: PostgreSQL ${await serverVersion(rt.database.db)} (${await durability(rt.database.db)}), ` +
         `DATABASE_POOL_SIZE ${cfg.DATABASE_URL ? cfg.DATABASE_POOL_SIZE : '1 (PGlite)'}, ` +
         `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
     );
@@ -484,32 +468,14 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   console.log(
     `messages bench: node ${process.version}; ${SENDS} sends or ${SEND_MS / 1000} s (${CONCURRENCY} in flight, ${NUMBERS} numbers), ` +
-      `${INBOUND} inbound texts at ${INBOUND_RATES.join(', ')}/s, floor ${FLOOR} appends; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
+      `${INBOUND} inbound texts at ${INBOUND_RATES.join(', ')}/s, floor ${FLOOR} appends; ${targetsLine(url)}`,
   );
   console.log('sends: 201s per second and request latency; inbound: inject request sent -> receiver answered 200 to its agent.message');
   const started = now();
   const rx = await startReceiver();
-  const results: Result[] = [];
-  const notes: string[] = [];
-  try {
-    results.push(...(await onTarget('pglite (memory)', { DATA_DIR: 'memory://' }, rx, notes)));
-    if (url)
-      results.push(...(await withScratchDatabase(url, (scoped) => onTarget('postgres (server)', { DATABASE_URL: scoped }, rx, notes))));
-  } finally {
-    await rx.close();
-  }
-  console.log('');
-  print(results);
-  console.log('');
-  for (const note of notes) console.log(note);
+  await runOnTargets(url, rx, onTarget, print);
   console.log('one process serves the API, runs the projectors, reactors and workers, and runs this client and the receiver');
   console.log(`\ntotal ${((now() - started) / 1000).toFixed(1)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -24,7 +24,9 @@ import { analyticsProjectors } from '../projections/analytics/analytics.projecto
 import type { Projector } from '../projections/shared/projector.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
 import { rebuildProjector } from '../projections/shared/rebuild.js';
-import { withScratchDatabase } from './support/scratch-db.js';
+import { runBench } from './support/bench.js';
+import { serverVersion } from './support/database-facts.js';
+import { targetsLine, withScratchDatabase } from './support/scratch-db.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 if (!(SCALE > 0)) throw new Error(`BENCH_SCALE must be a positive number, got ${process.env.BENCH_SCALE}`);
@@ -352,16 +354,11 @@ async function benchTarget(target: string, handle: DatabaseHandle, handled: numb
   return results;
 }
 
-async function serverVersion(handle: DatabaseHandle): Promise<string> {
-  const r = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(handle.db);
-  return r.rows[0]?.v.split(' ')[0] ?? '?';
-}
-
 async function onPglite(): Promise<Result[]> {
   const handle = await openDatabase({});
   try {
     await migrateToLatest(handle.db as never);
-    return await benchTarget(`pglite ${await serverVersion(handle)} (memory)`, handle, EMBEDDED_EVENTS);
+    return await benchTarget(`pglite ${await serverVersion(handle.db)} (memory)`, handle, EMBEDDED_EVENTS);
   } finally {
     await handle.close();
   }
@@ -372,7 +369,7 @@ async function onServer(url: string): Promise<Result[]> {
     const handle = await openDatabase({ databaseUrl: scoped, poolSize: POOL });
     try {
       await migrateToLatest(handle.db as never);
-      return await benchTarget(`postgres ${await serverVersion(handle)} (server)`, handle, SERVER_EVENTS);
+      return await benchTarget(`postgres ${await serverVersion(handle.db)} (server)`, handle, SERVER_EVENTS);
     } finally {
       await handle.close();
     }
@@ -398,9 +395,7 @@ function printTable(results: readonly Result[]): void {
 
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
-  console.log(
-    `projections bench: node ${process.version}, scale ${SCALE}; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
-  );
+  console.log(`projections bench: node ${process.version}, scale ${SCALE}; ${targetsLine(url)}`);
   console.log('events = analytics events applied (a rebuild first counts them with one count(*)); rows = rows of the rebuilt tables');
   const started = performance.now();
   const results = [...(await onPglite()), ...(url ? await onServer(url) : [])];
@@ -409,10 +404,4 @@ async function main(): Promise<void> {
   console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

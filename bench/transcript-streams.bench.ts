@@ -9,6 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { FAR_END, FAST_VOICE_ENV, voiceLine } from '../test/support/calls.js';
 import { ADMIN_TOKEN, startTestApp } from '../test/support/http.js';
+import { runBench } from './support/bench.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 500);
 const KEYS = Number(process.env.BENCH_KEYS ?? 25);
@@ -100,10 +101,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

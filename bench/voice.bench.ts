@@ -54,14 +54,14 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { sql } from 'kysely';
 import { callStream } from '../domain/call/call.js';
-import { loadConfig } from '../infrastructure/config/config.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
 import { decodeWav, resample } from '../infrastructure/speech/wav.js';
+import { benchConfig, runBench } from './support/bench.js';
+import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
-import { withScratchDatabase } from './support/scratch-db.js';
+import { runOnTargets, targetsLine } from './support/scratch-db.js';
 
 const positive = (name: string, def: number): number => {
   const raw = process.env[name];
@@ -649,14 +649,7 @@ async function scenario(b: Bench, name: string, calls: number, turns: number, fi
 }
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver, notes: string[]): Promise<Summary[]> {
-  const cfg = loadConfig({
-    LOG_LEVEL: 'silent',
-    DEV_ACCOUNT: 'false',
-    ROLE: 'all',
-    ADMIN_TOKEN,
-    SECRETS_KEY: randomBytes(32).toString('hex'),
-    PROVIDER_MODE: 'sandbox',
-    THROTTLE_MAX_REQUESTS: '1000000',
+  const cfg = benchConfig(ADMIN_TOKEN, {
     // the bench measures the platform, not the caps (every call is on one number)
     CALL_MAX_CONCURRENT_PER_NUMBER: '10000',
     CALL_MAX_CONCURRENT_PER_ACCOUNT: '10000',
@@ -672,11 +665,8 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const { call, close } = client(base);
   try {
-    const version = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(rt.database.db);
-    const durability = await sql<{ name: string; setting: string }>`
-      select name, setting from pg_settings where name in ('fsync', 'synchronous_commit') order by name`.execute(rt.database.db);
     notes.push(
-      `${target}: PostgreSQL ${version.rows[0]?.v.split(' ')[0] ?? '?'} (${durability.rows.map((r) => `${r.name}=${r.setting}`).join(' ')}), ` +
+      `${target}: PostgreSQL ${await serverVersion(rt.database.db)} (${await durability(rt.database.db)}), ` +
         `DATABASE_POOL_SIZE ${cfg.DATABASE_URL ? cfg.DATABASE_POOL_SIZE : '1 (PGlite)'}, EVENT_POLL_INTERVAL_MS ${cfg.EVENT_POLL_INTERVAL_MS}`,
     );
     const line = await setUp(call, rx);
@@ -760,26 +750,14 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   console.log(
     `voice bench: node ${process.version}; 1 call × ${SOLO_TURNS} turns, then ${CALLS} calls × ${TURNS} turns; ` +
-      `a web call × ${WEB_TURNS} turns; caller speech ${WPM} words/min, ${PAUSE_MS} ms after each reply; targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`,
+      `a web call × ${WEB_TURNS} turns; caller speech ${WPM} words/min, ${PAUSE_MS} ms after each reply; ${targetsLine(url)}`,
   );
   console.log(
     "record = the agent turns' latency (docs/calls.md#latency); outside = sandbox far-end times (±0.5 ms) and the receiver's clock",
   );
   const started = now();
   const rx = await startReceiver();
-  const summaries: Summary[] = [];
-  const notes: string[] = [];
-  try {
-    summaries.push(...(await onTarget('pglite (memory)', { DATA_DIR: 'memory://' }, rx, notes)));
-    if (url)
-      summaries.push(...(await withScratchDatabase(url, (scoped) => onTarget('postgres (server)', { DATABASE_URL: scoped }, rx, notes))));
-  } finally {
-    await rx.close();
-  }
-  console.log('');
-  print(summaries);
-  console.log('');
-  for (const note of notes) console.log(note);
+  await runOnTargets(url, rx, onTarget, print);
   if (rx.other.size > 0) console.log(`other deliveries to the receiver: ${[...rx.other].map(([k, v]) => `${k}×${v}`).join(', ')}`);
   console.log(
     'one process serves the API, runs the projectors, reactors and workers, and runs this client; the receiver is a worker thread of it',
@@ -787,10 +765,4 @@ async function main(): Promise<void> {
   console.log(`\ntotal ${((now() - started) / 1000).toFixed(1)} s`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

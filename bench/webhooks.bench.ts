@@ -32,8 +32,8 @@ import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
 import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
-import { streams } from '../domain/shared/streams.js';
 import { deliveryIdFor } from '../domain/webhook/webhook.js';
+import { webhookDeliveryStream } from '../domain/webhook/webhook-delivery.decider.js';
 import { ACCOUNTS } from '../infrastructure/accounts/tokens.js';
 import { loadConfig } from '../infrastructure/config/config.js';
 import { openDatabase } from '../infrastructure/db/database.js';
@@ -197,9 +197,9 @@ async function hops(
   const ids = [...answered.keys()].filter((id) => appendedAt.has(id));
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
-    const read = await store.readStreams(chunk.map((id) => streams.webhookDelivery(id)));
+    const read = await store.readStreams(chunk.map((id) => webhookDeliveryStream(id)));
     for (const id of chunk) {
-      const scheduled = read.get(streams.webhookDelivery(id))?.[0];
+      const scheduled = read.get(webhookDeliveryStream(id))?.[0];
       if (!scheduled) continue;
       const at = Date.parse(scheduled.createdAt);
       dispatch.push(at - appendedAt.get(id)!);

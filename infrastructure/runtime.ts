@@ -5,8 +5,7 @@ import type { Container } from 'inversify';
 import { type EventStorePort, START } from '../application/ports/event-store.port.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
 import { ACCOUNTS } from './accounts/tokens.js';
-import type { Resolve, UpgradeRoute } from './capabilities/capability.js';
-import { capabilities } from './capabilities/index.js';
+import type { Capability, Resolve, UpgradeRoute } from './capabilities/capability.js';
 import type { Config } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
 import { type DatabaseHandle, ping } from './db/database.js';
@@ -39,10 +38,10 @@ export type Upgrades = Readonly<{
 }>;
 
 /** The capabilities' upgrade routes, by path; a request to any other path is answered 404 and closed. */
-function upgradesOf(get: Resolve, cfg: Config): Upgrades {
+function upgradesOf(capabilities: readonly Capability[], get: Resolve, cfg: Config): Upgrades {
   let routes: readonly UpgradeRoute[] | null = null; // built on the first upgrade: a process that serves none builds none
   const all = () => {
-    routes ??= capabilities.flatMap((m) => ('upgrades' in m ? m.upgrades(get, cfg) : []));
+    routes ??= capabilities.flatMap((m) => m.upgrades?.(get, cfg) ?? []);
     return routes;
   };
   return {
@@ -63,7 +62,7 @@ function upgradesOf(get: Resolve, cfg: Config): Upgrades {
 }
 
 /** Every capability's reactors (each on a leased reactor runner) and other background workers. */
-function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
+function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: Config): BackgroundWorker[] {
   const store = get(PLATFORM.EventStore);
   const db = get(PLATFORM.ReadDb);
   const log = get(PLATFORM.Logger);
@@ -73,7 +72,7 @@ function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
   return [
     ...(membership ? [membership] : []), // started first, stopped last
     ...capabilities.flatMap((m) => [
-      ...('reactors' in m ? m.reactors(get, cfg) : []).map(
+      ...(m.reactors?.(get, cfg) ?? []).map(
         (reactor) =>
           new ReactorRunner(store, db, reactor, log, {
             leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
@@ -81,18 +80,18 @@ function backgroundWork(get: Resolve, cfg: Config): BackgroundWorker[] {
             ...(membership ? { membership } : {}),
           }),
       ),
-      ...('workers' in m ? m.workers(get, cfg) : []),
+      ...(m.workers?.(get, cfg) ?? []),
     ]),
   ];
 }
 
 /** Wires everything, runs migrations and (unless ROLE=api) starts the projectors, caught up, then the workers. */
 export async function createRuntime(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<Runtime> {
-  const { container, get, database } = await buildContainer(cfg, log, overrides);
-  for (const m of capabilities) if ('start' in m) await m.start(get);
+  const { container, get, database, capabilities } = await buildContainer(cfg, log, overrides);
+  for (const m of capabilities) await m.start?.(get);
   const store = get(PLATFORM.EventStore);
   const engine = get(PLATFORM.ProjectionEngine);
-  const workers = cfg.ROLE !== 'api' ? backgroundWork(get, cfg) : [];
+  const workers = cfg.ROLE !== 'api' ? backgroundWork(capabilities, get, cfg) : [];
   if (cfg.ROLE !== 'api') {
     await engine.start();
     for (const w of workers) await w.start();
@@ -142,7 +141,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     app,
     get,
     workers: new Map(workers.map((w) => [w.name, w])),
-    upgrades: upgradesOf(get, cfg),
+    upgrades: upgradesOf(capabilities, get, cfg),
     async close() {
       if (closed) return;
       closed = true;
@@ -157,7 +156,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
       };
       for (const w of [...workers].reverse()) await step(() => w.stop());
       await step(() => engine.stop());
-      for (const m of capabilities) if ('close' in m) await step(() => m.close(get));
+      for (const m of capabilities) if (m.close) await step(() => m.close?.(get));
       await step(() => store.close());
       await step(() => database.close());
       if (failures.length === 1) throw failures[0];

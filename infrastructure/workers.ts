@@ -51,3 +51,24 @@ export abstract class IntervalWorker<R = unknown> implements BackgroundWorker {
     await this.running;
   }
 }
+
+/**
+ * An IntervalWorker whose pass is one call to the application (renew what is due, approve what is due) answering what
+ * it did as counts; a pass that did anything is logged with them under `logged`.
+ */
+export class PassWorker<R extends Readonly<Record<string, number>>> extends IntervalWorker<R> {
+  constructor(
+    readonly name: string,
+    private readonly pass: () => Promise<R>,
+    log: LoggerPort,
+    private readonly o: Readonly<{ intervalMs: number; logged: string }>,
+  ) {
+    super(log, o.intervalMs);
+  }
+
+  async runOnce(): Promise<R> {
+    const r = await this.pass();
+    if (Object.values(r).some((n) => n > 0)) this.log.info(r, this.o.logged);
+    return r;
+  }
+}

@@ -1,6 +1,11 @@
-import { type AccountCommand, accountDecider, DEFAULT_NUMBER_LIMIT, STARTING_CREDIT_MICROS } from '../../domain/account/account.decider.js';
+import {
+  type AccountCommand,
+  accountDecider,
+  accountStream,
+  DEFAULT_NUMBER_LIMIT,
+  STARTING_CREDIT_MICROS,
+} from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
@@ -20,7 +25,7 @@ export class AccountCommands {
 
   /** Every account write answers from the read model, so it waits for it. */
   private run(ctx: RequestContext, accountId: string, cmd: CommandInput<AccountCommand>) {
-    return this.exec.execute(accountDecider, streams.account(accountId), cmd, ctx, { accountId, readYourWrites: true });
+    return this.exec.execute(accountDecider, accountStream(accountId), cmd, ctx, { accountId, readYourWrites: true });
   }
 
   async open(

@@ -1,6 +1,5 @@
-import { accountDecider, type ChargeKind, chargeRefusal, numberSlotRefusal } from '../../domain/account/account.decider.js';
+import { accountDecider, accountStream, type ChargeKind, chargeRefusal, numberSlotRefusal } from '../../domain/account/account.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 
@@ -22,11 +21,11 @@ export class Billing {
 
   /** The paying account's id, state and events: one stream read for a master account, two for a sub-account. */
   async payer(actingAccountId: string) {
-    const own = await this.exec.load(accountDecider, streams.account(actingAccountId));
+    const own = await this.exec.load(accountDecider, accountStream(actingAccountId));
     if (own.state.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
     const parentId = own.state.parentAccountId;
     if (!parentId) return { accountId: actingAccountId, ...own };
-    return { accountId: parentId, ...(await this.exec.load(accountDecider, streams.account(parentId))) };
+    return { accountId: parentId, ...(await this.exec.load(accountDecider, accountStream(parentId))) };
   }
 
   /**
@@ -37,7 +36,7 @@ export class Billing {
     const accountId = await this.billingAccountOf(actingAccountId);
     return this.exec.execute(
       accountDecider,
-      streams.account(accountId),
+      accountStream(accountId),
       {
         type: 'ChargeAccount',
         data: {
@@ -73,7 +72,7 @@ export class Billing {
     const accountId = await this.billingAccountOf(actingAccountId);
     return this.exec.execute(
       accountDecider,
-      streams.account(accountId),
+      accountStream(accountId),
       {
         type: 'ReserveNumberSlot',
         data: { accountId, numberId, requiredBalanceMicros },
@@ -87,7 +86,7 @@ export class Billing {
     const accountId = await this.billingAccountOf(actingAccountId);
     return this.exec.execute(
       accountDecider,
-      streams.account(accountId),
+      accountStream(accountId),
       {
         type: 'ReleaseNumberSlot',
         data: { accountId, numberId, reason },

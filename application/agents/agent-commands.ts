@@ -1,14 +1,16 @@
-import { type AgentChanges, type AgentCommand, agentDecider } from '../../domain/agent/agent.decider.js';
+import { type AgentChanges, type AgentCommand, agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import { AGENT_DEFAULTS, type AgentConfig } from '../../domain/agent/agent.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { AgentQueries, AgentView } from './agent-queries.port.js';
 import type { VoiceCataloguePort } from './voice-catalogue.port.js';
 
-export type CreateAgentInput = Partial<Omit<AgentConfig, 'name'>> & { name: string };
+/** Fields a request may leave out or send as absent (`undefined`): they take their default, or stay as they are. */
+type Optional<T> = { [K in keyof T]?: T[K] | undefined };
+export type CreateAgentInput = Optional<Omit<AgentConfig, 'name'>> & { name: string };
+export type AgentChangesInput = Optional<AgentChanges>;
 
 /** Agent use cases. Every write answers from the read model after it has caught up (read-your-writes). */
 export class AgentCommands {
@@ -20,7 +22,7 @@ export class AgentCommands {
   ) {}
 
   private run(ctx: RequestContext, agentId: string, cmd: CommandInput<AgentCommand>) {
-    return this.exec.execute(agentDecider, streams.agent(agentId), cmd, ctx, { readYourWrites: true });
+    return this.exec.execute(agentDecider, agentStream(agentId), cmd, ctx, { readYourWrites: true });
   }
 
   private async read(ctx: RequestContext, agentId: string): Promise<AgentView> {
@@ -42,12 +44,12 @@ export class AgentCommands {
   /** `agentId` lets a process (sign-up) choose the id up front, so repeating the step creates nothing new. */
   async create(ctx: RequestContext, input: CreateAgentInput, agentId = this.ids.id('agt')): Promise<AgentView> {
     await this.checkVoice(input.voice);
-    const config: AgentConfig = { ...AGENT_DEFAULTS, voice: this.voices.defaultVoiceId(), ...stripUndefined(input) };
+    const config: AgentConfig = { ...AGENT_DEFAULTS, voice: this.voices.defaultVoiceId(), ...stripUndefined(input), name: input.name };
     await this.run(ctx, agentId, { type: 'CreateAgent', data: { agentId, config } });
     return this.read(ctx, agentId);
   }
 
-  async update(ctx: RequestContext, agentId: string, changes: AgentChanges): Promise<AgentView> {
+  async update(ctx: RequestContext, agentId: string, changes: AgentChangesInput): Promise<AgentView> {
     await this.checkVoice(changes.voice);
     await this.run(ctx, agentId, { type: 'UpdateAgent', data: { agentId, changes: stripUndefined(changes) } });
     return this.read(ctx, agentId);
@@ -60,4 +62,6 @@ export class AgentCommands {
   }
 }
 
-const stripUndefined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+/** The fields that were given: what is absent is left out, so that it takes its default or stays as it is. */
+const stripUndefined = <T extends object>(o: Optional<T>): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -57,42 +57,19 @@ export interface ChatPlatformPort {
   registerNumber(a: Readonly<{ accessToken: string; phoneNumberId: string; pin: string | null }>): Promise<void>;
   /** Submits a template for review; the review's outcome comes later (ChatappEventsPort.templateReviewed). */
   submitTemplate(a: PlatformAuth & Readonly<{ template: TemplateContent }>): Promise<TemplateSubmission>;
-  /** Sends one message; its statuses come later (ChatappEventsPort.status). */
+  /** Sends one message; its statuses come later (as receipts to messaging's inbound port). */
   send(m: OutboundChat): Promise<{ platformMessageId: string }>;
 }
-
-/** A message the platform received for one of the bound numbers: text, media, or a reaction to an earlier message. */
-export type InboundChat = Readonly<{
-  phoneNumberId: string;
-  /** the platform's id of the message: a repeated delivery with the same id is stored once */
-  platformMessageId: string;
-  /** E.164 of the sender */
-  from: string;
-  body: string;
-  mediaUrls: readonly string[];
-  receivedAt: string;
-  /** a reaction: the emoji and the platform's (or this platform's) id of the message reacted to */
-  reaction: Readonly<{ emoji: string; messageId: string }> | null;
-}>;
-
-/** A status of a sent message. Statuses may come late, twice, or out of order. */
-export type ChatStatus = Readonly<{
-  platformMessageId: string;
-  /** unique per status the platform reports (a repeated delivery repeats it) */
-  statusId: string;
-  status: 'sent' | 'delivered' | 'read' | 'failed';
-  at: string;
-  error: Readonly<{ code: number; detail: string }> | null;
-}>;
 
 /** The outcome of a template's review. */
 export type TemplateReview = Readonly<{ platformTemplateId: string; approved: boolean; reason: string | null }>;
 
-/** Where the platform's adapters hand what the platform reports (implemented by ChatappEventsHandler). */
+/**
+ * Where the platform's adapters hand what the platform reports about templates (implemented by ChatappEventsHandler);
+ * its messages, reactions and statuses go to messaging's `MessagingInboundPort` with channel `chatapp` (`to`: the
+ * platform's `phone_number_id`; a failed status's failure: `{code: the platform's code, detail: its words}`).
+ */
 export interface ChatappEventsPort {
-  /** stores the message; null when it was dropped (no bound number, or the channel is switched off) */
-  inbound(m: InboundChat): Promise<{ messageId: string } | null>;
-  status(s: ChatStatus): Promise<void>;
   templateReviewed(t: TemplateReview): Promise<void>;
 }
 

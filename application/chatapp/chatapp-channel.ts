@@ -1,9 +1,8 @@
 import { SESSION_WINDOW_HOURS, type TemplateUse, windowExpiresAt, windowOpen } from '../../domain/chatapp/session-window.js';
 import { templateDecider, templateStream } from '../../domain/chatapp/template.decider.js';
 import { renderTemplate } from '../../domain/chatapp/template-body.js';
-import { conversationDecider } from '../../domain/conversation/conversation.decider.js';
+import { conversationDecider, conversationStream } from '../../domain/conversation/conversation.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { ConversationQueries, ConversationView } from '../messaging/conversation-queries.port.js';
 import {
   acceptedForOne,
@@ -29,7 +28,7 @@ const invalid = (field: string, message: string) =>
  * The chat-application channel of the send path (docs/chatapp.md#sending). It is available on every line with a bound
  * platform number: a chat-only number (its own line) or a dual-channel one (the native number's line). A send is
  * recorded on the line's chat conversation with the recipient, which decides the session rules (the 24-hour window,
- * approved templates and their variables); the ChatappSender process manager hands it to the platform.
+ * approved templates and their variables); the delivery pipeline hands it to the platform (ChatappTransport).
  */
 export class ChatappChannel implements MessageChannel {
   readonly name = 'chatapp';
@@ -115,7 +114,7 @@ export class ChatappChannel implements MessageChannel {
     const conversationId = this.chatIds.conversation(ctx.accountId, line.numberId, to);
     await this.exec.execute(
       conversationDecider,
-      streams.conversation(conversationId),
+      conversationStream(conversationId),
       outboundToOne(
         { conversationId, line, to, input, body, channel: 'chatapp', replyToMessageId: replyTo ? replyTo.id : null },
         { session: { windowHours: SESSION_WINDOW_HOURS, template } },

@@ -1,10 +1,9 @@
-import { agentDecider } from '../../domain/agent/agent.decider.js';
+import { agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import { type ChatappNumberState, chatappNumberDecider, chatappNumberStream } from '../../domain/chatapp/chatapp-number.decider.js';
 import { type ConnectionState, connectionDecider, connectionStream } from '../../domain/chatapp/connection.decider.js';
 import { type TemplateContent, templateDecider, templateStream } from '../../domain/chatapp/template.decider.js';
 import { parseTemplateBody, variablesMismatch } from '../../domain/chatapp/template-body.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
@@ -93,7 +92,7 @@ export class ChatappCommands {
     const connection = await this.activeConnection(ctx, connectionId);
     await this.settings.requireEnabled(ctx.accountId);
     if (input.agentId) {
-      const { state } = await this.exec.load(agentDecider, streams.agent(input.agentId));
+      const { state } = await this.exec.load(agentDecider, agentStream(input.agentId));
       if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
     }
     const bindingId = this.chatIds.binding(input.phoneNumberId);

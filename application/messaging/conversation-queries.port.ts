@@ -66,8 +66,8 @@ export interface ConversationQueries {
   /** newest first, cursor by time; a released number's history included */
   numberMessages(accountId: string, numberId: string, q: CursorQuery): Promise<{ data: ConversationMessageView[]; hasMore: boolean }>;
   message(accountId: string, messageId: string): Promise<ConversationMessageView | null>;
-  /** the message a carrier id names (receipts carry only the carrier's id) */
-  messageIdByCarrierId(carrierMessageId: string): Promise<{ accountId: string; messageId: string } | null>;
+  /** the message a provider's id names on one of these message channels (receipts carry only the provider's id) */
+  messageIdByProviderId(channels: readonly string[], providerMessageId: string): Promise<{ accountId: string; messageId: string } | null>;
   /** the opt-outs in force for a participant on the account's numbers */
   optOuts(accountId: string, participant: string): Promise<OptOutView[]>;
   /** the channel of the participant's most recent conversation on a line (docs/messaging.md#channels), or null */

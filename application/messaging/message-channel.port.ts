@@ -155,10 +155,13 @@ export interface MessageChannel {
   /** whether it sends templates (`template` of POST /v1/messages always goes by a channel that does) */
   readonly sendsTemplates: boolean;
 
-  /** Lines of this channel that are no native number, by id, by E.164, or of an agent (null / [] when none). */
-  lineById(accountId: string, id: string): Promise<SendingLine | null>;
-  lineByPhoneNumber(accountId: string, phoneNumber: string): Promise<SendingLine | null>;
-  linesOfAgent(accountId: string, agentId: string): Promise<SendingLine[]>;
+  /**
+   * Lines of this channel that are no native number, by id, by E.164, or of an agent (null / [] when none); a channel
+   * that sends from native numbers only, which the send path resolves itself, has none of these.
+   */
+  lineById?(accountId: string, id: string): Promise<SendingLine | null>;
+  lineByPhoneNumber?(accountId: string, phoneNumber: string): Promise<SendingLine | null>;
+  linesOfAgent?(accountId: string, agentId: string): Promise<SendingLine[]>;
 
   /** Whether the line can send on this channel now. */
   available(accountId: string, line: SendingLine): Promise<boolean>;

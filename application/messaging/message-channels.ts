@@ -40,7 +40,7 @@ export class MessageChannels {
   /** The first line a channel adds for this id / E.164, or null. */
   async lineById(accountId: string, id: string): Promise<SendingLine | null> {
     for (const c of this.all) {
-      const l = await c.lineById(accountId, id);
+      const l = await c.lineById?.(accountId, id);
       if (l) return l;
     }
     return null;
@@ -48,7 +48,7 @@ export class MessageChannels {
 
   async lineByPhoneNumber(accountId: string, phoneNumber: string): Promise<SendingLine | null> {
     for (const c of this.all) {
-      const l = await c.lineByPhoneNumber(accountId, phoneNumber);
+      const l = await c.lineByPhoneNumber?.(accountId, phoneNumber);
       if (l) return l;
     }
     return null;
@@ -57,7 +57,8 @@ export class MessageChannels {
   /** The lines the channels add for an agent, each once. */
   async linesOfAgent(accountId: string, agentId: string): Promise<SendingLine[]> {
     const out = new Map<string, SendingLine>();
-    for (const c of this.all) for (const l of await c.linesOfAgent(accountId, agentId)) if (!out.has(l.numberId)) out.set(l.numberId, l);
+    for (const c of this.all)
+      for (const l of (await c.linesOfAgent?.(accountId, agentId)) ?? []) if (!out.has(l.numberId)) out.set(l.numberId, l);
     return [...out.values()];
   }
 

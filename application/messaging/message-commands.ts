@@ -1,10 +1,9 @@
-import { agentDecider } from '../../domain/agent/agent.decider.js';
-import { conversationDecider } from '../../domain/conversation/conversation.decider.js';
-import { messageDecider } from '../../domain/message/message.decider.js';
+import { agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
+import { conversationDecider, conversationStream } from '../../domain/conversation/conversation.decider.js';
+import { messageDecider, messageStream } from '../../domain/message/message.decider.js';
 import { untextableNumber } from '../../domain/message/textable.js';
-import { type PhoneNumberState, phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
+import { type PhoneNumberState, phoneNumberDecider, phoneNumberStream } from '../../domain/phone-number/phone-number.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { NumberQueries } from '../numbers/number-queries.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -79,7 +78,7 @@ export class MessageCommands {
   private async sendingLine(ctx: RequestContext, input: SendInput): Promise<SendingLine> {
     const agentId = input.agentId;
     if (agentId) {
-      const { state } = await this.exec.load(agentDecider, streams.agent(agentId));
+      const { state } = await this.exec.load(agentDecider, agentStream(agentId));
       if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
     }
     const own = (l: SendingLine | null, field: SendingLine['field']) => {
@@ -88,7 +87,7 @@ export class MessageCommands {
       return { ...l, field };
     };
     if (input.numberId) {
-      const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(input.numberId));
+      const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(input.numberId));
       if (n.status === 'none' || n.accountId !== ctx.accountId) {
         const line = own(await this.channels.lineById(ctx.accountId, input.numberId), 'number_id');
         if (line) return line;
@@ -126,7 +125,7 @@ export class MessageCommands {
   }
 
   private async nativeById(ctx: RequestContext, numberId: string, field: SendingLine['field'], agentId: string | null) {
-    const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
+    const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(numberId));
     if (n.status === 'none' || n.accountId !== ctx.accountId) throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
     return nativeLine(n, field, agentId);
   }
@@ -139,7 +138,7 @@ export class MessageCommands {
     const reactionId = this.ids.id('rxn');
     await this.exec.execute(
       messageDecider,
-      streams.message(messageId),
+      messageStream(messageId),
       { type: 'React', data: { messageId, reactionId, reactionType, direction: 'outbound', fromNumber } },
       ctx,
       { readYourWrites: true },
@@ -156,7 +155,7 @@ export class MessageCommands {
     await this.requireConversation(ctx, conversationId);
     await this.exec.execute(
       conversationDecider,
-      streams.conversation(conversationId),
+      conversationStream(conversationId),
       { type: 'SetConversationState', data: { conversationId, ...changes } },
       ctx,
       { readYourWrites: true },

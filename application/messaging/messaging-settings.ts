@@ -1,6 +1,5 @@
-import { messagingSettingsDecider } from '../../domain/conversation/messaging-settings.decider.js';
+import { messagingSettingsDecider, messagingSettingsStream } from '../../domain/conversation/messaging-settings.decider.js';
 import type { MessagingSettings } from '../../domain/conversation/rules.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 
@@ -9,13 +8,13 @@ export class MessagingSettingsService {
   constructor(private readonly exec: CommandExecutor) {}
 
   async of(accountId: string): Promise<MessagingSettings> {
-    return (await this.exec.load(messagingSettingsDecider, streams.messagingSettings(accountId))).state;
+    return (await this.exec.load(messagingSettingsDecider, messagingSettingsStream(accountId))).state;
   }
 
   async change(accountId: string, changes: Partial<MessagingSettings>, ctx: RequestContext): Promise<MessagingSettings> {
     const r = await this.exec.execute(
       messagingSettingsDecider,
-      streams.messagingSettings(accountId),
+      messagingSettingsStream(accountId),
       { type: 'ChangeMessagingSettings', data: { changes } },
       ctx,
       { accountId },

@@ -1,6 +1,9 @@
 /**
- * The carrier's messaging side (docs/messaging.md#receiving): submitting texts, and the receipts and inbound
- * texts it reports back. Shaped by the send pipeline; the sandbox carrier implements it for sandbox mode.
+ * The carrier's messaging side (docs/messaging.md#delivery-one-pipeline): what the texts' transport (SmsTransport) hands
+ * a carrier. The sandbox kit's carrier implements it in sandbox mode; a live carrier is one adapter folder
+ * (docs/adding-a-channel.md). What a carrier receives (inbound texts, media, group messages, reactions) and reports
+ * (receipts) goes to the `MessagingInboundPort` with channel `sms`; the failure of a failed receipt is `{code: the
+ * carrier's code, detail: the reason of docs/message-failures.md it maps that code to}`.
  */
 export type OutboundSms = Readonly<{
   /** the message id: submitting the same key again returns the first result and sends nothing again */
@@ -36,42 +39,4 @@ export interface SmsCarrierPort {
    * refuses it; any other error means the outcome is unknown (the caller submits again with the same key).
    */
   submit(m: OutboundSms): Promise<SubmittedSms>;
-}
-
-/** What the carrier later says about a submitted message. Receipts may come late, twice, or out of order. */
-export type SmsReceipt = Readonly<{
-  carrierMessageId: string;
-  /** unique per receipt the carrier sends (a repeated delivery of one receipt repeats its id) */
-  receiptId: string;
-  status: 'sent' | 'delivered' | 'read' | 'failed';
-  failureReason: string | null;
-  errorCode: string | null;
-  /** when the carrier says it happened (ISO 8601) */
-  at: string;
-}>;
-
-/** A text (or media message, group message, reaction) the carrier received for one of the platform's numbers. */
-export type InboundSms = Readonly<{
-  /** the carrier's id of the inbound message: a repeated callback with the same id is stored once */
-  carrierMessageId: string;
-  from: string;
-  /** the platform's number it was sent to */
-  to: string;
-  body: string;
-  mediaUrls: readonly string[];
-  receivedAt: string;
-  /** a group message: every participant's E.164 (the sender and the platform's number included), optional name */
-  group: Readonly<{ participants: readonly string[]; name: string | null }> | null;
-  /** a reaction to an earlier message, by the platform's message id or the carrier's id of that message */
-  reaction: Readonly<{ reactionType: string; targetMessageId: string }> | null;
-}>;
-
-/**
- * Where a carrier adapter hands what it receives (implemented by the messaging application; a real carrier's
- * HTTP callback route and the sandbox carrier both call it).
- */
-export interface SmsCarrierEventsPort {
-  receipt(r: SmsReceipt): Promise<void>;
-  /** stores the inbound message; null when it was dropped (the number is not the platform's, or released) */
-  inbound(m: InboundSms): Promise<{ messageId: string } | null>;
 }

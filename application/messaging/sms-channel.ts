@@ -1,11 +1,10 @@
-import { conversationDecider, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
-import { dailyCounterDecider } from '../../domain/conversation/daily-counter.decider.js';
+import { conversationDecider, conversationStream, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
+import { dailyCounterDecider, numberDayStream } from '../../domain/conversation/daily-counter.decider.js';
 import type { MessagingSettings } from '../../domain/conversation/rules.js';
 import { utcDay } from '../../domain/conversation/rules.js';
 import { segmentsOf } from '../../domain/message/encoding.js';
 import { untextableNumber } from '../../domain/message/textable.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
@@ -29,7 +28,7 @@ export const textConversationId = (ids: IdsPort, accountId: string, numberId: st
 
 /**
  * Texts, SMS and MMS (docs/messaging.md#sending): the channel of the account's native numbers. A send is accepted
- * when its conversation records it; the carrier submission follows in the MessageSender process manager. Order of
+ * when its conversation records it; the delivery pipeline then hands it to the carrier (SmsTransport). Order of
  * checks: the recipients are US or Canadian numbers, the number's send rate, the conversation's own caps, the daily
  * counters (only for sends that count), then the record; a daily count whose send its conversation refuses is
  * given back.
@@ -49,17 +48,6 @@ export class SmsChannel implements MessageChannel {
     private readonly settings: MessagingSettingsService,
     private readonly rate: SendRateLimiter,
   ) {}
-
-  // texts go from native numbers only, which the send path resolves itself
-  async lineById(): Promise<SendingLine | null> {
-    return null;
-  }
-  async lineByPhoneNumber(): Promise<SendingLine | null> {
-    return null;
-  }
-  async linesOfAgent(): Promise<SendingLine[]> {
-    return [];
-  }
 
   async available(_accountId: string, line: SendingLine): Promise<boolean> {
     return line.native !== null;
@@ -113,7 +101,7 @@ export class SmsChannel implements MessageChannel {
 
     await this.lock.run(conversationId, async () => {
       // the daily counters see only sends to someone who never wrote to this number (a new conversation included)
-      const stream = streams.conversation(conversationId);
+      const stream = conversationStream(conversationId);
       const { state: before } = await this.exec.load(conversationDecider, stream);
       const alreadyRecorded = before.exists && before.recentMessageIds.includes(messageId);
       const counts = !alreadyRecorded && (!before.exists || before.inboundCount === 0);
@@ -125,7 +113,7 @@ export class SmsChannel implements MessageChannel {
         if (refusal) throw refusal;
         await this.exec.execute(
           dailyCounterDecider,
-          streams.numberDay(number.numberId, day),
+          numberDayStream(number.numberId, day),
           {
             type: 'CountSend',
             data: {
@@ -143,7 +131,7 @@ export class SmsChannel implements MessageChannel {
         // another process won the race and the conversation refused: give the slot back if nothing was sent to them
         if (counts && err instanceof DomainError && !(await this.exec.load(conversationDecider, stream)).state.exists)
           await this.exec
-            .execute(dailyCounterDecider, streams.numberDay(number.numberId, day), { type: 'ReleaseCount', data: dayRef }, ctx)
+            .execute(dailyCounterDecider, numberDayStream(number.numberId, day), { type: 'ReleaseCount', data: dayRef }, ctx)
             .catch(() => undefined);
         throw err;
       }

@@ -1,15 +1,15 @@
-import { agentDecider } from '../../domain/agent/agent.decider.js';
+import { agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import { areaCodeProblem, type NanpCountry } from '../../domain/phone-number/north-american-area-codes.js';
 import {
   type PhoneNumberCommand,
   type PhoneNumberEvent,
   type PhoneNumberState,
   phoneNumberDecider,
+  phoneNumberStream,
 } from '../../domain/phone-number/phone-number.decider.js';
 import { NUMBER_PROVISIONING_BALANCE_MICROS } from '../../domain/phone-number/pricing.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
-import { sipTrunkDecider } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { sipTrunkDecider, sipTrunkStream } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { Billing } from '../accounts/billing.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
@@ -41,15 +41,15 @@ export class NumberCommands implements NumberProvisioningPort {
   ) {}
 
   private run(ctx: RequestContext, cmd: CommandInput<PhoneNumberCommand>, readYourWrites = false) {
-    return this.exec.execute(phoneNumberDecider, streams.phoneNumber(cmd.data.numberId), cmd, ctx, { readYourWrites });
+    return this.exec.execute(phoneNumberDecider, phoneNumberStream(cmd.data.numberId), cmd, ctx, { readYourWrites });
   }
 
   private load(numberId: string) {
-    return this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
+    return this.exec.load(phoneNumberDecider, phoneNumberStream(numberId));
   }
 
   private until(numberId: string, done: (s: PhoneNumberState, events: readonly RecordedEvent<PhoneNumberEvent>[]) => boolean) {
-    return awaitOutcome(this.exec, phoneNumberDecider, streams.phoneNumber(numberId), done, this.o.provisioningTimeoutMs);
+    return awaitOutcome(this.exec, phoneNumberDecider, phoneNumberStream(numberId), done, this.o.provisioningTimeoutMs);
   }
 
   /**
@@ -72,7 +72,7 @@ export class NumberCommands implements NumberProvisioningPort {
   }
 
   private async requireAgent(ctx: RequestContext, agentId: string): Promise<void> {
-    const { state } = await this.exec.load(agentDecider, streams.agent(agentId));
+    const { state } = await this.exec.load(agentDecider, agentStream(agentId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
   }
 
@@ -160,7 +160,7 @@ export class NumberCommands implements NumberProvisioningPort {
   }
 
   private trunk(ctx: RequestContext, trunkId: string, type: 'LinkNumber' | 'UnlinkNumber', numberId: string) {
-    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(trunkId), { type, data: { trunkId, numberId } }, ctx);
+    return this.exec.execute(sipTrunkDecider, sipTrunkStream(trunkId), { type, data: { trunkId, numberId } }, ctx);
   }
 
   /**

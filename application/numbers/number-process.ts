@@ -1,14 +1,14 @@
-import { type AgentEvent, agentDecider } from '../../domain/agent/agent.decider.js';
+import { type AgentEvent, agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import {
   type PhoneNumberCommand,
   type PhoneNumberEvent,
   type PhoneNumberState,
   phoneNumberDecider,
+  phoneNumberStream,
 } from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS, NUMBER_PROVISIONING_BALANCE_MICROS } from '../../domain/phone-number/pricing.js';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
-import { type SipTrunkEvent, sipTrunkDecider } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { type SipTrunkEvent, sipTrunkDecider, sipTrunkStream } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { Billing } from '../accounts/billing.js';
 import { compareCheckpoints, type RecordedEvent } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
@@ -108,7 +108,7 @@ export class NumberProcess extends ProcessManager<Handled> {
       case 'NumberAttached': {
         if (!this.lastAttach || compareCheckpoints(e.checkpoint, this.lastAttach) > 0) this.lastAttach = e.checkpoint;
         // an attach that raced the agent's deletion: the agent is gone, so is the link
-        const agent = await this.exec.load(agentDecider, streams.agent(e.data.agentId));
+        const agent = await this.exec.load(agentDecider, agentStream(e.data.agentId));
         if (agent.state.status === 'deleted')
           await this.number(ctx, {
             type: 'DetachFromAgent',
@@ -249,15 +249,15 @@ export class NumberProcess extends ProcessManager<Handled> {
   }
 
   private load(numberId: string) {
-    return this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
+    return this.exec.load(phoneNumberDecider, phoneNumberStream(numberId));
   }
 
   private number(ctx: RequestContext, cmd: CommandInput<PhoneNumberCommand>) {
-    return this.exec.execute(phoneNumberDecider, streams.phoneNumber(cmd.data.numberId), cmd, ctx);
+    return this.exec.execute(phoneNumberDecider, phoneNumberStream(cmd.data.numberId), cmd, ctx);
   }
 
   private trunk(ctx: RequestContext, trunkId: string, type: 'LinkNumber' | 'UnlinkNumber', numberId: string) {
-    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(trunkId), { type, data: { trunkId, numberId } }, ctx);
+    return this.exec.execute(sipTrunkDecider, sipTrunkStream(trunkId), { type, data: { trunkId, numberId } }, ctx);
   }
 }
 

@@ -1,8 +1,12 @@
 import type { AccountEvent } from '../../domain/account/account.decider.js';
-import { type PhoneNumberCommand, paidThrough, phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
+import {
+  type PhoneNumberCommand,
+  paidThrough,
+  phoneNumberDecider,
+  phoneNumberStream,
+} from '../../domain/phone-number/phone-number.decider.js';
 import { monthlyChargeId, NUMBER_MONTHLY_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { Billing } from '../accounts/billing.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -28,11 +32,11 @@ export class NumberRenewals {
   ) {}
 
   private load(numberId: string) {
-    return this.exec.load(phoneNumberDecider, streams.phoneNumber(numberId));
+    return this.exec.load(phoneNumberDecider, phoneNumberStream(numberId));
   }
 
   private record(ctx: RequestContext, cmd: CommandInput<PhoneNumberCommand>) {
-    return this.exec.execute(phoneNumberDecider, streams.phoneNumber(cmd.data.numberId), cmd, ctx);
+    return this.exec.execute(phoneNumberDecider, phoneNumberStream(cmd.data.numberId), cmd, ctx);
   }
 
   async renewDue(batchSize = 200): Promise<RenewalPass> {

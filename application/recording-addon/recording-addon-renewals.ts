@@ -1,4 +1,4 @@
-import { accountDecider } from '../../domain/account/account.decider.js';
+import { accountDecider, accountStream } from '../../domain/account/account.decider.js';
 import {
   RECORDING_ADDON_PERIOD_DAYS,
   RECORDING_ADDON_PRICE_MICROS,
@@ -10,7 +10,6 @@ import {
   renewalPeriod,
 } from '../../domain/recording-addon/recording-addon.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { Billing } from '../accounts/billing.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -77,7 +76,7 @@ export class RecordingAddOnRenewals {
       record({ type: 'ExpireRecordingAddOn', data: { accountId, period, reason } }, 'expired');
 
     if (!s.renews) return expire('disabled');
-    if ((await this.exec.load(accountDecider, streams.account(accountId))).state.status !== 'open') return expire('account_closed');
+    if ((await this.exec.load(accountDecider, accountStream(accountId))).state.status !== 'open') return expire('account_closed');
     const chargeId = recordingAddOnChargeId(accountId, period);
     const next = renewalPeriod(s, now);
     try {

@@ -1,4 +1,4 @@
-import { accountDecider } from '../../domain/account/account.decider.js';
+import { accountDecider, accountStream } from '../../domain/account/account.decider.js';
 import {
   REGISTRATION_FEE_MICROS,
   type RegistrationCommand,
@@ -11,7 +11,6 @@ import {
   registrationStream,
 } from '../../domain/registration/registration.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { AccountCommands } from '../accounts/account-commands.js';
 import type { Billing } from '../accounts/billing.js';
 import type { IdsPort } from '../ports/ids.port.js';
@@ -61,7 +60,7 @@ export class Registrations implements RegistrationStatusPort {
 
   async register(ctx: RequestContext, details: RegistrationDetails, o: { createSubAccount: boolean }): Promise<RegistrationOutcome> {
     const fingerprint = this.fingerprint(canonicalJson(details));
-    const me = (await this.exec.load(accountDecider, streams.account(ctx.accountId))).state;
+    const me = (await this.exec.load(accountDecider, accountStream(ctx.accountId))).state;
     if (me.status !== 'open') throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
     // a sub-account (selected with X-Sub-Account-Id) is already the dedicated account: it registers itself
     if (me.parentAccountId !== null) return this.submit(ctx, ctx.accountId, ctx.accountId, fingerprint, details, null);

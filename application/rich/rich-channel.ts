@@ -1,5 +1,4 @@
-import { conversationDecider, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
-import { streams } from '../../domain/shared/streams.js';
+import { conversationDecider, conversationStream, outboundRefusal } from '../../domain/conversation/conversation.decider.js';
 import type { ConversationQueries, ConversationView } from '../messaging/conversation-queries.port.js';
 import {
   acceptedForOne,
@@ -17,6 +16,7 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import type { RichCapabilities } from './rich-capabilities.js';
 import { RICH_CHANNEL, type RichCommands } from './rich-commands.js';
+import { richConversationId } from './rich-transport.js';
 
 /** A carousel: 2 to 20 images and no body (docs/rich-messaging.md#sending). */
 export const CAROUSEL_MIN = 2;
@@ -27,7 +27,7 @@ export const CAROUSEL_MAX = 20;
  * native number the provider serves (a rich line) to one recipient who can receive it, checked live (and cached
  * briefly). A send that names no channel goes by it when the recipient can receive it and by texts otherwise (the
  * fallback); the message and its conversation (`channel` imessage, a conversation of its own) say which carried it.
- * Its messages follow the caps of texts; the delivery is the RichSender process manager's.
+ * Its messages follow the caps of texts; the delivery pipeline hands them to the provider through RichTransport.
  */
 export class RichChannel implements MessageChannel {
   readonly name = RICH_CHANNEL;
@@ -45,17 +45,6 @@ export class RichChannel implements MessageChannel {
     private readonly caps: RichCapabilities,
     private readonly commands: () => RichCommands,
   ) {}
-
-  // rich lines are native numbers, which the send path resolves itself
-  async lineById(): Promise<SendingLine | null> {
-    return null;
-  }
-  async lineByPhoneNumber(): Promise<SendingLine | null> {
-    return null;
-  }
-  async linesOfAgent(): Promise<SendingLine[]> {
-    return [];
-  }
 
   async available(accountId: string, line: SendingLine): Promise<boolean> {
     return line.native !== null && (await this.caps.activeLine(accountId, line.numberId)) !== null;
@@ -81,11 +70,11 @@ export class RichChannel implements MessageChannel {
         `${to} cannot receive imessage (checked ${reach.checkedAt}); send without channel to fall back to ${reach.sms ? 'sms' : 'another channel'}`,
       );
     const settings = await this.settings.of(ctx.accountId);
-    const conversationId = this.ids.derived('conv', ctx.accountId, line.numberId, RICH_CHANNEL, to);
+    const conversationId = richConversationId(this.ids, ctx.accountId, line.numberId, to);
     const replyTo = input.replyToMessageId ? await this.conversations.message(ctx.accountId, input.replyToMessageId) : null;
     await this.exec.execute(
       conversationDecider,
-      streams.conversation(conversationId),
+      conversationStream(conversationId),
       outboundToOne(
         { conversationId, line, to, input, body: input.body, channel: RICH_CHANNEL, replyToMessageId: replyTo ? replyTo.id : null },
         { rules: { streakLimit: settings.streakLimit, inboundOnly: settings.inboundOnlyNumberIds.includes(line.numberId) } },
@@ -102,7 +91,7 @@ export class RichChannel implements MessageChannel {
     if (!(await this.caps.activeLine(c.accountId, c.phoneNumberId)))
       return { ...caps, canSendMessages: false, sendDisabledReason: `The number ${c.phoneNumber} is no longer on the imessage channel.` };
     const settings = await this.settings.of(c.accountId);
-    const { state } = await this.exec.load(conversationDecider, streams.conversation(c.id));
+    const { state } = await this.exec.load(conversationDecider, conversationStream(c.id));
     const refusal = outboundRefusal(
       state,
       { streakLimit: settings.streakLimit, inboundOnly: settings.inboundOnlyNumberIds.includes(c.phoneNumberId) },

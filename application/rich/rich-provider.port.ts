@@ -51,28 +51,13 @@ export interface RichProviderPort {
   locations(q: { lines: readonly string[] }): Promise<RichLocation[]>;
 }
 
-/** What the provider reports (its callbacks): lines it starts or stops serving, and statuses of sent messages. */
+/**
+ * What the provider reports about its lines (its callbacks): lines it starts or stops serving. Messages to a line and
+ * statuses of sent messages go to messaging's `MessagingInboundPort` with channel `imessage`.
+ */
 export interface RichEventsPort {
   lineActivated(phoneNumber: string): Promise<{ numberId: string } | null>;
   lineDeactivated(phoneNumber: string): Promise<{ numberId: string } | null>;
-  /** A message someone sent to a rich line; null when it is dropped (the number is not a rich line here). */
-  inbound(m: {
-    providerMessageId: string;
-    from: string;
-    to: string;
-    body: string;
-    mediaUrls: readonly string[];
-    receivedAt: string;
-  }): Promise<{ messageId: string } | null>;
-  /** true when recorded (false: the message is not known here) */
-  status(s: {
-    receiptId: string;
-    messageId: string;
-    providerMessageId: string;
-    status: 'delivered' | 'read' | 'failed';
-    at: string;
-    reason: string | null;
-  }): Promise<boolean>;
 }
 
 /** Fetches an image a caller names by URL, once (docs/rich-messaging.md#images); refuses with `ImageRefused`. */

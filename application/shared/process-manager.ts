@@ -16,6 +16,11 @@ export interface Reactor {
    * the same partition. Without it, the event's stream.
    */
   partitionKey?(e: RecordedEvent): string;
+  /**
+   * Reactors whose work this one took over (docs/event-store.md#partitioned-reactors): on its first run it starts
+   * where the furthest behind of them was, so nothing they had still to handle is skipped.
+   */
+  readonly replaces?: readonly string[];
 }
 
 /**

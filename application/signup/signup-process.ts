@@ -1,6 +1,5 @@
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
-import { type SignUpCommand, type SignUpEvent, signUpDecider } from '../../domain/signup/signup.decider.js';
+import { type SignUpCommand, type SignUpEvent, signUpDecider, signUpStream } from '../../domain/signup/signup.decider.js';
 import type { AccountCommands } from '../accounts/account-commands.js';
 import type { AgentCommands } from '../agents/agent-commands.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
@@ -41,12 +40,12 @@ export class SignUpProcess extends ProcessManager<Handled> {
   }
 
   private record(ctx: RequestContext, cmd: CommandInput<SignUpCommand>) {
-    return this.exec.execute(signUpDecider, streams.signUp(cmd.data.verificationId), cmd, ctx, { accountId: 'signup' });
+    return this.exec.execute(signUpDecider, signUpStream(cmd.data.verificationId), cmd, ctx, { accountId: 'signup' });
   }
 
   protected async react(e: RecordedEvent<Handled>, ctx: RequestContext): Promise<void> {
     const verificationId = e.data.verificationId;
-    const { state: s } = await this.exec.load(signUpDecider, streams.signUp(verificationId));
+    const { state: s } = await this.exec.load(signUpDecider, signUpStream(verificationId));
     if (s.status !== 'verified') return;
     const p = s.plan;
     const acting: RequestContext = { ...ctx, accountId: p.accountId };

@@ -1,7 +1,6 @@
-import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
+import { phoneNumberDecider, phoneNumberStream } from '../../domain/phone-number/phone-number.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
-import { type SignUpCommand, type SignUpPlan, type SignUpState, signUpDecider } from '../../domain/signup/signup.decider.js';
+import { type SignUpCommand, type SignUpPlan, type SignUpState, signUpDecider, signUpStream } from '../../domain/signup/signup.decider.js';
 import type { AccountCommands } from '../accounts/account-commands.js';
 import type { ApiKeySecretsPort } from '../accounts/api-key-secrets.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
@@ -54,7 +53,7 @@ export class SignUpService {
 
   /** Sign-up streams belong to no account yet: their events are recorded under the `signup` pseudo-account. */
   private run(verificationId: string, cmd: CommandInput<SignUpCommand>, ctx: RequestContext) {
-    return this.exec.execute(signUpDecider, streams.signUp(verificationId), cmd, ctx, { accountId: 'signup', readYourWrites: true });
+    return this.exec.execute(signUpDecider, signUpStream(verificationId), cmd, ctx, { accountId: 'signup', readYourWrites: true });
   }
 
   private async throttle(email: string, clientAddress: string | null): Promise<void> {
@@ -105,7 +104,7 @@ export class SignUpService {
   }
 
   async verify(ctx: RequestContext, o: { verificationId: string; code: string; source: string | null }): Promise<VerifiedSignUp> {
-    const stream = streams.signUp(o.verificationId);
+    const stream = signUpStream(o.verificationId);
     const codeHash = this.otp.hash(o.verificationId, o.code);
     const key = this.secrets.generate();
     const plan: SignUpPlan = {
@@ -176,7 +175,7 @@ export class SignUpService {
     const outcome = await awaitOutcome(
       this.exec,
       signUpDecider,
-      streams.signUp(verificationId),
+      signUpStream(verificationId),
       (s, events) => s.status !== 'verified' || events.some((e) => e.streamRevision > after && e.type === 'SignUpStepFailed'),
       this.limits.provisioningTimeoutMs,
     );
@@ -191,7 +190,7 @@ export class SignUpService {
 
   /** What verify answers about the plan: its ids and the number it got. */
   private async summary(p: SignUpPlan): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
-    const { state: n } = await this.exec.load(phoneNumberDecider, streams.phoneNumber(p.numberId));
+    const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(p.numberId));
     const phoneNumber = n.status === 'active' || n.status === 'released' ? n.phoneNumber : null;
     return {
       account_id: p.accountId,
@@ -208,7 +207,7 @@ export class SignUpService {
    * gives up once `maxFailures` attempts in a row have failed. Returns what it recorded.
    */
   async recover(ctx: RequestContext, verificationId: string, maxFailures: number): Promise<'retried' | 'failed' | 'nothing'> {
-    const { state: s, events } = await this.exec.load(signUpDecider, streams.signUp(verificationId));
+    const { state: s, events } = await this.exec.load(signUpDecider, signUpStream(verificationId));
     if (s.status !== 'verified') return 'nothing';
     if (s.failures >= maxFailures) {
       const last = events.findLast((e) => e.type === 'SignUpStepFailed');

@@ -1,11 +1,11 @@
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import {
   type SipTrunkChanges,
   type SipTrunkCommand,
   type SipTrunkConfig,
   type SipTrunkEvent,
   sipTrunkDecider,
+  sipTrunkStream,
 } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
@@ -28,7 +28,7 @@ export class SipTrunkCommands {
   ) {}
 
   private run(ctx: RequestContext, cmd: CommandInput<SipTrunkCommand>) {
-    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(cmd.data.trunkId), cmd, ctx);
+    return this.exec.execute(sipTrunkDecider, sipTrunkStream(cmd.data.trunkId), cmd, ctx);
   }
 
   /** Awaits the first of `outcomes` recorded after `revision`; throws the provider's refusal, or 503 while it has not answered. */
@@ -42,7 +42,7 @@ export class SipTrunkCommands {
     const done = await awaitOutcome(
       this.exec,
       sipTrunkDecider,
-      streams.sipTrunk(trunkId),
+      sipTrunkStream(trunkId),
       (_s, events) => events.some((e) => e.streamRevision > after && outcomes.includes(e.type)),
       this.o.providerTimeoutMs,
     );
@@ -63,7 +63,7 @@ export class SipTrunkCommands {
   }
 
   private async owned(ctx: RequestContext, trunkId: string) {
-    const { state } = await this.exec.load(sipTrunkDecider, streams.sipTrunk(trunkId));
+    const { state } = await this.exec.load(sipTrunkDecider, sipTrunkStream(trunkId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
     return state;
   }

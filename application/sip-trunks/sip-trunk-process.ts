@@ -1,10 +1,10 @@
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import {
   type SipTrunkChanges,
   type SipTrunkCommand,
   type SipTrunkEvent,
   sipTrunkDecider,
+  sipTrunkStream,
 } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -44,12 +44,12 @@ export class SipTrunkProcess extends ProcessManager<Handled> {
   }
 
   private record(ctx: RequestContext, cmd: CommandInput<SipTrunkCommand>) {
-    return this.exec.execute(sipTrunkDecider, streams.sipTrunk(cmd.data.trunkId), cmd, ctx);
+    return this.exec.execute(sipTrunkDecider, sipTrunkStream(cmd.data.trunkId), cmd, ctx);
   }
 
   protected async react(e: RecordedEvent<Handled>, ctx: RequestContext): Promise<void> {
     const trunkId = e.data.trunkId;
-    const { state, events } = await this.exec.load(sipTrunkDecider, streams.sipTrunk(trunkId));
+    const { state, events } = await this.exec.load(sipTrunkDecider, sipTrunkStream(trunkId));
     switch (e.type) {
       case 'SipTrunkRequested': {
         if (state.status !== 'requested') return;

@@ -1,6 +1,5 @@
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
-import { type RetrySource, webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
+import { type RetrySource, webhookDeliveryDecider, webhookDeliveryStream } from '../../domain/webhook/webhook-delivery.decider.js';
 import { type Checkpoint, compareCheckpoints } from '../ports/event-store.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -80,7 +79,7 @@ export class DeliveryReplay {
   private async send(ctx: RequestContext, deliveryId: string, source: RetrySource, readYourWrites: boolean): Promise<Checkpoint | null> {
     const r = await this.exec.execute(
       webhookDeliveryDecider,
-      streams.webhookDelivery(deliveryId),
+      webhookDeliveryStream(deliveryId),
       { type: 'RetryDelivery', data: { deliveryId, source } },
       ctx,
       { readYourWrites },
@@ -90,7 +89,7 @@ export class DeliveryReplay {
 
   /** The delivery is the account's and its webhook can receive now. */
   private async requireSendable(ctx: RequestContext, deliveryId: string): Promise<void> {
-    const { state } = await this.exec.load(webhookDeliveryDecider, streams.webhookDelivery(deliveryId));
+    const { state } = await this.exec.load(webhookDeliveryDecider, webhookDeliveryStream(deliveryId));
     if (state.status === 'none' || state.accountId !== ctx.accountId)
       throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', 'Delivery not found');
     const webhook = await this.webhooks.byId(ctx.accountId, state.webhookId);

@@ -1,8 +1,7 @@
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
-import { type WebhookCommand, webhookDecider } from '../../domain/webhook/webhook.decider.js';
+import { type WebhookCommand, webhookDecider, webhookStream } from '../../domain/webhook/webhook.decider.js';
 import { CONTEXT_LIMIT, DEFAULT_WEBHOOK_EVENTS, EVERY_WEBHOOK_EVENT, TIMEOUT_SECONDS } from '../../domain/webhook/webhook.js';
-import { webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
+import { webhookDeliveryDecider, webhookDeliveryStream } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { AgentQueries } from '../agents/agent-queries.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
@@ -69,7 +68,7 @@ export class WebhookCommands {
   }
 
   private run(ctx: RequestContext, scopeKey: string, cmd: CommandInput<WebhookCommand>) {
-    return this.exec.execute(webhookDecider, streams.webhook(scopeKey), cmd, ctx, { readYourWrites: true });
+    return this.exec.execute(webhookDecider, webhookStream(scopeKey), cmd, ctx, { readYourWrites: true });
   }
 
   async getMaster(ctx: RequestContext): Promise<WebhookView | null> {
@@ -162,7 +161,7 @@ export class WebhookCommands {
       recentHistory: [],
       contextLimit: webhook.contextLimit,
     });
-    const stream = streams.webhookDelivery(deliveryId);
+    const stream = webhookDeliveryStream(deliveryId);
     await this.exec.execute(
       webhookDeliveryDecider,
       stream,

@@ -1,5 +1,4 @@
 import { storableText } from '../../domain/shared/storable-text.js';
-import { streams } from '../../domain/shared/streams.js';
 import {
   type AbandonReason,
   type AttemptResult,
@@ -7,6 +6,7 @@ import {
   type WebhookDeliveryEvent,
   type WebhookDeliveryState,
   webhookDeliveryDecider,
+  webhookDeliveryStream,
 } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import {
@@ -85,14 +85,14 @@ export class WebhookDeliverer {
    * webhook once, whatever the number of its attempts in the batch.
    */
   async prepare(claims: readonly ClaimedAttempt[]): Promise<PreparedAttempt[]> {
-    const read = await this.store.readStreams(claims.map((c) => streams.webhookDelivery(c.deliveryId)));
+    const read = await this.store.readStreams(claims.map((c) => webhookDeliveryStream(c.deliveryId)));
     const webhookOf = oncePerKey(
       (accountId: string, webhookId: string) => `${accountId}|${webhookId}`,
       (accountId: string, webhookId: string) => this.webhooks.byId(accountId, webhookId),
     );
     return Promise.all(
       claims.map(async (claim) => {
-        const stream = streams.webhookDelivery(claim.deliveryId);
+        const stream = webhookDeliveryStream(claim.deliveryId);
         const events = (read.get(stream) ?? []) as RecordedEvent<WebhookDeliveryEvent>[];
         const state = events.reduce(webhookDeliveryDecider.evolve, webhookDeliveryDecider.initialState());
         if (state.status !== 'pending') return { claim, stream, state, revision: revisionOf(events), webhook: null };

@@ -1,7 +1,10 @@
-import { streams } from '../../domain/shared/streams.js';
 import { webhookEventTypes } from '../../domain/webhook/webhook.decider.js';
 import { deliveryIdFor, receives } from '../../domain/webhook/webhook.js';
-import { type WebhookDeliveryCommand, webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
+import {
+  type WebhookDeliveryCommand,
+  webhookDeliveryDecider,
+  webhookDeliveryStream,
+} from '../../domain/webhook/webhook-delivery.decider.js';
 import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
 import { compareCheckpoints } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
@@ -67,7 +70,7 @@ export class WebhookDispatcher implements Reactor {
     });
     await this.exec.executeMany(
       webhookDeliveryDecider,
-      scheduled.map((s) => ({ stream: streams.webhookDelivery(s.input.data.deliveryId), input: s.input, ctx: s.ctx })),
+      scheduled.map((s) => ({ stream: webhookDeliveryStream(s.input.data.deliveryId), input: s.input, ctx: s.ctx })),
     );
     for (const s of scheduled)
       this.log.debug(
@@ -112,7 +115,7 @@ export class WebhookDispatcher implements Reactor {
     const x = this.describe(e);
     const s = x && (await this.plan(x, (accountId, agentId) => this.webhooks.candidates(accountId, agentId ? [agentId] : [])));
     if (!s) return null;
-    await this.exec.execute(webhookDeliveryDecider, streams.webhookDelivery(s.input.data.deliveryId), s.input, s.ctx);
+    await this.exec.execute(webhookDeliveryDecider, webhookDeliveryStream(s.input.data.deliveryId), s.input, s.ctx);
     return s.input.data.deliveryId;
   }
 

@@ -1,5 +1,4 @@
-import { streams } from '../../domain/shared/streams.js';
-import { webhookDecider } from '../../domain/webhook/webhook.decider.js';
+import { webhookDecider, webhookStream } from '../../domain/webhook/webhook.decider.js';
 import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
 import { parseCheckpoint, type RecordedEvent } from '../ports/event-store.port.js';
 import type { CommandExecutor } from '../shared/execute.js';
@@ -30,7 +29,7 @@ export class WebhookHealthReactor implements Reactor {
       accountId: string;
       webhookAgentId: string | null;
     };
-    return streams.webhook(webhookAgentId ?? accountId);
+    return webhookStream(webhookAgentId ?? accountId);
   }
 
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
@@ -43,7 +42,7 @@ export class WebhookHealthReactor implements Reactor {
       const { accountId, webhookId, webhookAgentId, deliveryId } = e.data;
       return [
         {
-          stream: streams.webhook(webhookAgentId ?? accountId),
+          stream: webhookStream(webhookAgentId ?? accountId),
           input: {
             type: 'RecordDeliveryOutcome' as const,
             data: {

@@ -1,5 +1,9 @@
-import { streams } from '../../domain/shared/streams.js';
-import { type AttemptResult, type WebhookDeliveryEvent, webhookDeliveryDecider } from '../../domain/webhook/webhook-delivery.decider.js';
+import {
+  type AttemptResult,
+  type WebhookDeliveryEvent,
+  webhookDeliveryDecider,
+  webhookDeliveryStream,
+} from '../../domain/webhook/webhook-delivery.decider.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -37,7 +41,7 @@ export class WebhookTestSend extends ProcessManager<Scheduled> {
 
   protected async react(e: RecordedEvent<Scheduled>, ctx: RequestContext): Promise<void> {
     if (!e.data.test) return;
-    const stream = streams.webhookDelivery(e.data.deliveryId);
+    const stream = webhookDeliveryStream(e.data.deliveryId);
     const { state } = await this.exec.load(webhookDeliveryDecider, stream);
     // sent already (a redelivered event after a crash between the send and the checkpoint): nothing to do
     if (state.status !== 'pending' || state.attempts > 0) return;

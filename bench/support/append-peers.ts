@@ -14,22 +14,16 @@ import { promisify } from 'node:util';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
 import type { ClockPort } from '../../application/ports/clock.port.js';
-import type { EventMetadata } from '../../application/ports/event-store.port.js';
 import { openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+import { benchMetadata } from './bench.js';
 import { withScratchDatabase } from './scratch-db.js';
 
 export type PeerRow = Readonly<{ writers: number; system: string; appends: number; seconds: number; perSecond: number }>;
 
 const clock: ClockPort = { now: () => new Date() };
-const metadata: EventMetadata = {
-  accountId: 'acc_bench',
-  correlationId: randomUUID(),
-  causationId: null,
-  requestId: null,
-  actor: 'system:bench',
-};
+const metadata = benchMetadata();
 const data = (i: number) => ({ callId: `call_${i}`, from: '+14155550100', to: '+14155550199', durationS: i % 600 });
 
 /** Runs `writers` loops of `step` until `seconds` have passed; answers the steps done and the time taken. */

@@ -7,23 +7,18 @@ import { performance } from 'node:perf_hooks';
 import { type Kysely, sql } from 'kysely';
 import type { EventMetadata, NewEvent, StreamAppend } from '../../application/ports/event-store.port.js';
 import { CommandExecutor } from '../../application/shared/execute.js';
-import { accountDecider } from '../../domain/account/account.decider.js';
+import { accountDecider, accountStream } from '../../domain/account/account.decider.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
-import { streams } from '../../domain/shared/streams.js';
+import { webhookDeliveryStream } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { DatabaseHandle } from '../../infrastructure/db/database.js';
 import { KyselySnapshotStore } from '../../infrastructure/event-store/kysely-snapshot-store.js';
 import type { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
-import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { benchMetadata } from './bench.js';
 
-const metadata = (accountId: string): EventMetadata => ({
-  accountId,
-  correlationId: 'bench',
-  causationId: null,
-  requestId: null,
-  actor: 'system:bench',
-});
+const metadata = (accountId: string): EventMetadata => benchMetadata(accountId, 'bench');
 const clock = { now: () => new Date() };
 const ids = {
   id: (p: string) => `${p}_${randomUUID()}`,
@@ -43,7 +38,7 @@ export type LoadFigures = Readonly<{ events: number; fullFoldMs: number; snapsho
  */
 export async function loadLongAggregate(store: PgEventStore, handle: DatabaseHandle, n: number): Promise<LoadFigures> {
   const accountId = `acc_bench_${randomUUID().slice(0, 8)}`;
-  const stream = streams.account(accountId);
+  const stream = accountStream(accountId);
   const plain = new CommandExecutor(store, ids, clock, noReadModels);
   const snapshotting = new CommandExecutor(store, ids, clock, noReadModels, new KyselySnapshotStore(handle.db));
   await plain.execute(
@@ -117,7 +112,7 @@ export async function rebuildLongLog(store: PgEventStore, db: Kysely<ReadDb>, de
     const target = { webhookId: 'whk_bench', webhookAgentId: null };
     const ev = (type: string, data: Record<string, unknown>): NewEvent => ({ id: randomUUID(), type, data, metadata: metadata(accountId) });
     appends.push({
-      stream: streams.webhookDelivery(deliveryId),
+      stream: webhookDeliveryStream(deliveryId),
       expectedRevision: 'no_stream',
       events: [
         ev('WebhookDeliveryScheduled', {

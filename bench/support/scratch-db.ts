@@ -24,3 +24,43 @@ export async function withScratchDatabase<T>(url: string, fn: (scoped: string) =
     await admin.end();
   }
 }
+
+/** What a bench prints of its targets: PGlite, and DATABASE_URL's server when it is set. */
+export const targetsLine = (url: string | undefined): string =>
+  `targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`;
+
+/**
+ * Runs a bench on each of its targets in turn: PGlite in memory, then, with DATABASE_URL, a scratch database on that
+ * server. `run` gets the target's name and the environment that points the platform at it.
+ */
+export async function onEachTarget<T>(
+  url: string | undefined,
+  run: (name: string, env: Record<string, string>) => Promise<T[]>,
+): Promise<T[]> {
+  const results = await run('pglite (memory)', { DATA_DIR: 'memory://' });
+  if (url) results.push(...(await withScratchDatabase(url, (scoped) => run('postgres (server)', { DATABASE_URL: scoped }))));
+  return results;
+}
+
+/**
+ * Runs a bench on each target with one receiver, which it closes at the end, then prints the table of results and the
+ * notes the runs left.
+ */
+export async function runOnTargets<R extends { close(): Promise<void> }, T>(
+  url: string | undefined,
+  rx: R,
+  run: (name: string, env: Record<string, string>, rx: R, notes: string[]) => Promise<T[]>,
+  print: (results: T[]) => void,
+): Promise<void> {
+  const notes: string[] = [];
+  let results: T[];
+  try {
+    results = await onEachTarget(url, (name, env) => run(name, env, rx, notes));
+  } finally {
+    await rx.close();
+  }
+  console.log('');
+  print(results);
+  console.log('');
+  for (const note of notes) console.log(note);
+}

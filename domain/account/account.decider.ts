@@ -3,6 +3,9 @@ import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { formatDollars, MAX_AMOUNT_MICROS, MAX_BALANCE_MICROS } from './money.js';
 
+/** The stream of an account: its plan, balance, ledger, keys, limits: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const accountStream = (id: string) => `account-${id}`;
+
 /** Money is integer micro-dollars everywhere ($1 = 1_000_000). */
 export const MICROS_PER_DOLLAR = 1_000_000;
 export const STARTING_CREDIT_MICROS = 5 * MICROS_PER_DOLLAR;

@@ -3,6 +3,9 @@ import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import type { AgentConfig, VoiceMode } from './agent.js';
 
+/** The stream of an agent: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const agentStream = (id: string) => `agent-${id}`;
+
 export type AgentChanges = Partial<AgentConfig>;
 
 export type AgentCommand =

@@ -1,5 +1,8 @@
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
+/** The stream of a recipient's consent to an account's texts: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const consentStream = (accountId: string, recipient: string) => `consent-${accountId}:${recipient}`;
+
 /**
  * A recipient's consent to texts from an account's numbers (docs/messaging.md#opt-out), one stream per account and
  * recipient (`consent-<accountId>:<E.164>`). STOP records an opt-out from one number, or from every number of the

@@ -3,6 +3,9 @@ import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { AWAITING_REPLY_LIMIT, addDays, type ConsentKeyword, INACTIVITY_DAYS } from './rules.js';
 
+/** The stream of a conversation: the acceptance of every message sent or received on it: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const conversationStream = (id: string) => `conversation-${id}`;
+
 /**
  * A conversation between one of the platform's numbers and a participant (or a group), `conversation-<id>`.
  * It owns the per-conversation sending rules (docs/messaging.md#caps): awaiting a first reply, the streak of

@@ -2,6 +2,9 @@ import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { nextUtcMidnight } from './rules.js';
 
+/** The stream of a number's daily sending counters (UTC day `YYYY-MM-DD`): `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const numberDayStream = (numberId: string, day: string) => `number_day-${numberId}:${day}`;
+
 /**
  * A number's daily sending counters, one stream per number and UTC day (`number_day-<numberId>:<YYYY-MM-DD>`),
  * so the daily caps hold under concurrency without one hot stream for every send (docs/messaging.md#caps):

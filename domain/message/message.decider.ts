@@ -1,6 +1,9 @@
 import { DomainError } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
+/** The stream of one message's lifecycle: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const messageStream = (id: string) => `message-${id}`;
+
 /**
  * One text message, `message-<id>` (docs/messaging.md#message-lifecycle). Outbound:
  *   (accepted on its conversation) -> queued -> sent -> delivered -> read, or failed at any point before a final state.

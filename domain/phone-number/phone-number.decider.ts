@@ -3,6 +3,9 @@ import { assertNever, type Command, type Decider, type Event } from '../shared/t
 import type { NanpCountry } from './north-american-area-codes.js';
 import { addMonths } from './pricing.js';
 
+/** The stream of a phone number of the platform: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const phoneNumberStream = (id: string) => `phone_number-${id}`;
+
 /**
  * A phone number, from the request to provision it to its release, as one aggregate (`phone_number-<id>`).
  *

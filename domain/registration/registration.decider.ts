@@ -1,12 +1,12 @@
 import { DomainError } from '../shared/errors.js';
-import { streams } from '../shared/streams.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
 /**
  * US A2P 10DLC registration of one account's brand and campaign, on `registration-<accountId>`
  * (docs/registration.md): Submitted, then Approved or Rejected; a rejected registration may be submitted again.
  */
-export const registrationStream = streams.registration;
+/** an account's US A2P 10DLC registration (docs/registration.md) */
+export const registrationStream = (accountId: string) => `registration-${accountId}`;
 
 /** The one-time registration fee: $25.00, in micro-dollars. */
 export const REGISTRATION_FEE_MICROS = 25_000_000;

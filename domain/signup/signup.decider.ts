@@ -1,6 +1,9 @@
 import { DomainError, type ErrorCode } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
+/** The stream of a sign-up by a one-time code (its verification): `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const signUpStream = (verificationId: string) => `signup-${verificationId}`;
+
 export const CODE_TTL_SECONDS = 600;
 export const MAX_WRONG_CODES = 5;
 

@@ -2,6 +2,9 @@ import { changedFields } from '../shared/changes.js';
 import { DomainError, type ErrorCode } from '../shared/errors.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 
+/** The stream of a SIP trunk: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const sipTrunkStream = (id: string) => `sip_trunk-${id}`;
+
 /**
  * A SIP trunk (docs/numbers.md#sip-trunks): where a number's calls are routed in the customer's own SIP infrastructure.
  * The trunk also keeps the set of numbers routed to it, because it owns the rule that couples them: its

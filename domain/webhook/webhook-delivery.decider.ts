@@ -3,6 +3,9 @@ import { storableOrNull } from '../shared/storable-text.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { addSeconds, MAX_ATTEMPTS, nextDelayS } from './retry-policy.js';
 
+/** The stream of one webhook delivery and its attempts: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const webhookDeliveryStream = (id: string) => `webhook_delivery-${id}`;
+
 /**
  * One webhook delivery: one domain event sent to one webhook, with its attempt log (docs/webhooks.md#retry-schedule). Stream
  * `webhook_delivery-<deliveryId>`; the id derives from the source event's id, so scheduling is idempotent.

@@ -9,6 +9,9 @@ import {
   type WebhookStatus,
 } from './webhook.js';
 
+/** The stream of a webhook configuration: the account's master on `webhook-<accountId>`, an agent's own on `webhook-<agentId>`: `<category>-<id>` (docs/event-store.md#aggregates-and-events). */
+export const webhookStream = (id: string) => `webhook-${id}`;
+
 /**
  * A webhook configuration. One aggregate per scope: the account's master webhook lives on
  * `webhook-<accountId>`, an agent's own webhook on `webhook-<agentId>`. Create-or-update keeps the webhook id;

@@ -2,9 +2,9 @@ import { AccountCommands } from '../../application/accounts/account-commands.js'
 import { Billing } from '../../application/accounts/billing.js';
 import { UsageReport } from '../../application/accounts/usage.js';
 import type { AccountErrorCode } from '../../domain/account/errors.js';
-import { accountsProjector } from '../../projections/accounts.projector.js';
+import { KyselyAccountQueries } from '../../projections/accounts/account.queries.js';
+import { accountsProjector } from '../../projections/accounts/accounts.projector.js';
 import { KyselyAnalyticsQueries } from '../../projections/analytics/analytics.queries.js';
-import { KyselyAccountQueries } from '../../projections/queries/account.queries.js';
 import { CALLS } from '../calls/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m003 from '../db/migrations/003-account-ledger.js';

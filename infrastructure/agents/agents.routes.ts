@@ -32,7 +32,7 @@ export function agentRoutes(api: Api, deps: { commands: AgentCommands; queries: 
     summary: 'Create an agent',
     body: CreateAgentRequest,
     response: AgentResponse,
-    handler: ({ body, ctx }) => deps.commands.create(ctx, body as never),
+    handler: ({ body, ctx }) => deps.commands.create(ctx, body),
   });
 
   api.route({
@@ -69,7 +69,7 @@ export function agentRoutes(api: Api, deps: { commands: AgentCommands; queries: 
     body: UpdateAgentRequest,
     response: AgentResponse,
     errors: [404, 409],
-    handler: ({ params, body, ctx }) => deps.commands.update(ctx, params.agent_id, body as never),
+    handler: ({ params, body, ctx }) => deps.commands.update(ctx, params.agent_id, body),
   });
 
   api.route({

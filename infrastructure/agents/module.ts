@@ -1,12 +1,12 @@
 import { agentWebhookMappings } from '../../application/agents/agent.mappings.js';
 import { AgentCommands } from '../../application/agents/agent-commands.js';
 import type { AgentErrorCode } from '../../domain/agent/errors.js';
-import { agentsProjector } from '../../projections/agents.projector.js';
-import { KyselyAgentQueries } from '../../projections/queries/agent.queries.js';
+import { KyselyAgentQueries } from '../../projections/agents/agent.queries.js';
+import { agentsProjector } from '../../projections/agents/agents.projector.js';
 import type { Capability } from '../capabilities/capability.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { SandboxVoiceCatalogue } from '../providers/sandbox-voice-catalogue.js';
+import { SandboxVoiceCatalogue } from '../sandbox/voice/catalogue.js';
 import { agentRoutes } from './agents.routes.js';
 import { AGENTS } from './tokens.js';
 

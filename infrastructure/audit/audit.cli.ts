@@ -1,11 +1,11 @@
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import { type History, HistoryService, kindOfStream } from '../../application/audit/history.js';
+import type { History } from '../../application/audit/history.js';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
-import { KyselyMessageLocator } from '../../projections/audit/message-locator.queries.js';
 import { replayProjector } from '../../projections/shared/replay.js';
 import type { CliSupport } from '../capabilities/capability.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { AUDIT } from './tokens.js';
 
 /** A date-time option as an ISO string; exits with a message when it is not one. */
 function instant(v: string | undefined, option: string): string | null {
@@ -57,11 +57,10 @@ export function auditCli(program: Command, cli: CliSupport): void {
       await cli.withRuntime(
         async (rt) => {
           const store = rt.get(PLATFORM.EventStore);
-          const kind = kindOfStream(stream);
+          const history = rt.get(AUDIT.History);
+          const kind = history.ofStream(stream);
           if (kind) {
-            const h = await new HistoryService(store, new KyselyMessageLocator(rt.get(PLATFORM.ReadDb)))
-              .forOperator(kind.kind, kind.id, at)
-              .catch(() => null);
+            const h = await history.forOperator(kind.kind, kind.id, at).catch(() => null);
             if (h) {
               printHistory(h, o.json === true);
               return;

@@ -23,22 +23,19 @@ const HistoryEntry = z
   })
   .openapi('HistoryEntry');
 
-export const HistoryResponse = z
-  .object({
-    kind: z.enum(['message', 'call', 'conversation', 'webhook_delivery']),
-    id: z.string(),
-    stream: z.string(),
-    at: z.string().nullable().openapi({ description: 'the instant asked for with ?at=, else null' }),
-    status: z.string().nullable().openapi({ description: 'the status as of `at` (now without it); null when it did not exist yet' }),
-    record: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .openapi({ description: 'the record as of `at`, folded from its events; null when it did not exist yet' }),
-    events: z.array(HistoryEntry),
-  })
-  .openapi('HistoryResponse');
-
-export const MessageIdParams = z.object({ message_id: z.string().min(1).max(100) });
-export const CallIdParams = z.object({ call_id: z.string().min(1).max(100) });
-export const ConversationIdParams = z.object({ conversation_id: z.string().min(1).max(100) });
-export const DeliveryIdParams = z.object({ delivery_id: z.string().min(1).max(128) });
+/** A history, of one of the kinds the capabilities contribute. */
+export const historyResponse = (kinds: readonly string[]) =>
+  z
+    .object({
+      kind: z.enum(Object.fromEntries(kinds.map((k) => [k, k]))),
+      id: z.string(),
+      stream: z.string(),
+      at: z.string().nullable().openapi({ description: 'the instant asked for with ?at=, else null' }),
+      status: z.string().nullable().openapi({ description: 'the status as of `at` (now without it); null when it did not exist yet' }),
+      record: z
+        .record(z.string(), z.unknown())
+        .nullable()
+        .openapi({ description: 'the record as of `at`, folded from its events; null when it did not exist yet' }),
+      events: z.array(HistoryEntry),
+    })
+    .openapi('HistoryResponse');

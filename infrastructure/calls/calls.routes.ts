@@ -24,7 +24,6 @@ import {
   RecordingQuery,
   TranscriptStreamHeaders,
 } from './call.schemas.js';
-import { rawGet } from './raw-route.js';
 import type { RecordingUrls } from './recording-urls.js';
 import { streamTranscript, type TranscriptFeed, type TranscriptStreamOptions } from './transcript-stream.js';
 
@@ -142,7 +141,7 @@ export function callRoutes(api: Api, d: CallReadDeps): void {
     },
   });
 
-  rawGet(api, {
+  api.rawGet({
     path: '/v1/calls/:call_id/transcript/stream',
     tag,
     summary: "A call's transcript as Server-Sent Events, live or after the end",
@@ -191,7 +190,7 @@ export function recordingRoutes(
   api: Api,
   d: Readonly<{ recordings: RecordingStore; recordingUrls: RecordingUrls; access: RecordingAccess }>,
 ): void {
-  rawGet(api, {
+  api.rawGet({
     path: '/v1/calls/:call_id/recording',
     tag: 'calls',
     auth: false,

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { callHistory } from '../../application/calls/call.history.js';
 import { callWebhookMappings } from '../../application/calls/call.mappings.js';
 import { CallCommands } from '../../application/calls/call-commands.js';
 import { CallHost, type LiveCallPlan } from '../../application/calls/call-host.js';
@@ -24,7 +25,7 @@ import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredVoiceEngine } from '../providers/unconfigured-voice-engine.js';
 import { isTransient } from '../reactors/isolation.js';
 import { RECORDING_ADDON } from '../recording-addon/tokens.js';
-import { SANDBOX_VOICE } from '../sandbox-voice/tokens.js';
+import { SANDBOX } from '../sandbox/tokens.js';
 import { SIP_TRUNKS } from '../sip-trunks/tokens.js';
 import { textToSpeechFromConfig } from '../speech/module-support.js';
 import { destinations } from '../webhooks/module.js';
@@ -55,7 +56,7 @@ export const calls = {
   name: 'calls',
   bind: (b, cfg) => {
     // the write side: the engine, this process's live calls, the caps, and placing/ending calls (docs/calls.md)
-    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(CALLS.Engine, SANDBOX_VOICE.Engine);
+    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(CALLS.Engine, SANDBOX.VoiceEngine);
     else b.value(CALLS.Engine, new UnconfiguredVoiceEngine());
     b.value(CALLS.VoiceWebhook, new HttpVoiceWebhookClient(destinations(cfg)));
     b.value(CALLS.LanguageModel, languageModelFromConfig(cfg));
@@ -197,6 +198,7 @@ export const calls = {
     ),
   ],
   webhookMappings: callWebhookMappings,
+  histories: () => [{ view: callHistory, path: '/v1/calls/:call_id/history', param: 'call_id', what: 'a call' }],
   close: async (r) => {
     await r(CALLS.Host).close();
     const client = r(CALLS.VoiceWebhook);

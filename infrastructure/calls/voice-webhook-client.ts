@@ -1,17 +1,14 @@
-import http from 'node:http';
-import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import {
   type VoiceTurnRequest,
   type VoiceTurnResponse,
   VoiceWebhookError,
   type VoiceWebhookPort,
 } from '../../application/calls/voice-webhook.port.js';
-import { closedWhileIdle, keepAliveAgents } from '../http-client/keep-alive.js';
-import { chunkDecoder, upstreamError, upstreamHeader, upstreamJson, upstreamText } from '../http-client/upstream.js';
-import { addressAllowed, type Destinations, normaliseHost, notAllowedReason } from '../webhooks/address-policy.js';
-import { guardedLookup } from '../webhooks/http-sender.js';
-import { webhookHeaders } from '../webhooks/signing.js';
+import type { Destinations } from '../http-client/address-policy.js';
+import { discard, HttpClient, HttpClientError } from '../http-client/client.js';
+import { webhookHeaders } from '../http-client/signing.js';
+import { chunkDecoder, upstreamError, upstreamJson, upstreamText } from '../http-client/upstream.js';
 
 /** A plain (non-streaming) answer is read up to this size; a streamed one line by line, each up to this size. */
 const MAX_BYTES = 64 * 1024;
@@ -19,108 +16,70 @@ const MAX_BYTES = 64 * 1024;
 const MAX_ANSWER_MS = 120_000;
 
 /**
- * Sends one signed voice turn (docs/calls.md#webhook-mode) with node:http(s), through the same address guard as
- * other deliveries, and reads the answer as it streams: NDJSON line by line, anything else as one JSON body.
+ * Sends one signed voice turn (docs/calls.md#webhook-mode) through the one outbound client, with the same address
+ * guard as other deliveries, and reads the answer as it streams: NDJSON line by line, anything else as one JSON body.
  */
 export class HttpVoiceWebhookClient implements VoiceWebhookPort {
-  private readonly agents = keepAliveAgents(256);
-  private readonly lookup: LookupFunction | null;
+  private readonly client: HttpClient;
 
-  constructor(private readonly destinations: Destinations) {
-    this.lookup = destinations === 'any' ? null : guardedLookup(destinations);
+  constructor(destinations: Destinations) {
+    this.client = new HttpClient({ destinations, maxSockets: 256 });
   }
 
-  post(req: VoiceTurnRequest): Promise<VoiceTurnResponse> {
-    // an abort listener added now would never fire: without this check the turn would still be sent
-    if (req.signal.aborted) return Promise.reject(new VoiceWebhookError('the turn was abandoned', 'network'));
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      return Promise.reject(new VoiceWebhookError('invalid webhook URL', 'not_allowed'));
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return Promise.reject(new VoiceWebhookError('webhook URL must be http or https', 'not_allowed'));
-    const host = normaliseHost(url.hostname);
-    if (isIP(host) && !addressAllowed(this.destinations, host))
-      return Promise.reject(new VoiceWebhookError(notAllowedReason(host, this.destinations), 'not_allowed'));
-
+  async post(req: VoiceTurnRequest): Promise<VoiceTurnResponse> {
     const body = Buffer.from(req.body, 'utf8');
-    const headers = {
-      ...webhookHeaders({ secret: req.secret, webhookId: req.webhookId, timestamp: req.timestamp, body }),
-      accept: 'application/x-ndjson, application/json',
-      'content-length': String(body.length),
-    };
-    const mod = url.protocol === 'https:' ? https : http;
-    return new Promise<VoiceTurnResponse>((resolve, reject) => {
-      const abort = new AbortController();
-      const onAbort = () => abort.abort();
-      req.signal.addEventListener('abort', onAbort, { once: true });
-      const firstByte = setTimeout(() => {
-        reject(new VoiceWebhookError(`no answer within ${Math.round(req.firstByteTimeoutMs / 1000)} s`, 'timeout'));
-        abort.abort();
-      }, req.firstByteTimeoutMs);
-      const done = () => {
-        clearTimeout(firstByte);
-        req.signal.removeEventListener('abort', onAbort);
-      };
-      const send = (retried: boolean) => {
-        let answered = false;
-        const request = mod.request(
-          url,
-          {
-            method: 'POST',
-            headers,
-            agent: this.agents[url.protocol as 'http:' | 'https:'],
-            signal: abort.signal,
-            ...(this.lookup ? { lookup: this.lookup } : {}),
-          },
-          (res) => {
-            answered = true;
-            clearTimeout(firstByte);
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) {
-              res.resume();
-              done();
-              reject(
-                new VoiceWebhookError(`HTTP ${status}${res.statusMessage ? ` ${upstreamHeader(res.statusMessage)}` : ''}`, 'http', status),
-              );
-              return;
-            }
-            const type = String(res.headers['content-type'] ?? '').toLowerCase();
-            const streaming = type.includes('ndjson') || type.includes('jsonl');
-            const overall = setTimeout(() => abort.abort(), MAX_ANSWER_MS);
-            const finish = () => {
-              clearTimeout(overall);
-              done();
-            };
-            resolve({ httpStatus: status, streaming, objects: read(res, streaming, finish) });
-          },
-        );
-        request.on('error', (err: NodeJS.ErrnoException) => {
-          if (!retried && !req.signal.aborted && closedWhileIdle(request, err, answered)) {
-            send(true);
-            return;
-          }
-          done();
-          if (req.signal.aborted) reject(new VoiceWebhookError('the turn was abandoned', 'network'));
-          else if (err.code === 'EADDRNOTALLOWED') reject(new VoiceWebhookError(err.message, 'not_allowed'));
-          else reject(new VoiceWebhookError(upstreamError(err), 'network'));
-        });
-        request.end(body);
-      };
-      send(false);
-    });
+    let answer: Awaited<ReturnType<HttpClient['request']>>;
+    try {
+      answer = await this.client.request({
+        method: 'POST',
+        url: req.url,
+        headers: {
+          ...webhookHeaders({ secret: req.secret, webhookId: req.webhookId, timestamp: req.timestamp, body }),
+          accept: 'application/x-ndjson, application/json',
+        },
+        body,
+        timeouts: { head: req.firstByteTimeoutMs, afterHead: MAX_ANSWER_MS },
+        signal: req.signal,
+      });
+    } catch (err) {
+      throw noTurn(err, req.firstByteTimeoutMs);
+    }
+    const status = answer.status;
+    if (status < 200 || status >= 300) {
+      discard(answer);
+      throw new VoiceWebhookError(`HTTP ${status}${answer.statusText ? ` ${answer.statusText}` : ''}`, 'http', status);
+    }
+    const type = String(answer.headers['content-type'] ?? '').toLowerCase();
+    const streaming = type.includes('ndjson') || type.includes('jsonl');
+    return { httpStatus: status, streaming, objects: read(answer.body, streaming) };
   }
 
   close(): void {
-    this.agents['http:'].destroy();
-    this.agents['https:'].destroy();
+    this.client.close();
   }
 }
 
-/** The answer's objects, storable (docs/input-rules.md#what-upstream-servers-answer): NUL and lone surrogates replaced. */
-async function* read(res: http.IncomingMessage, streaming: boolean, finish: () => void): AsyncGenerator<unknown> {
+/** A turn that got no answer, in the port's words. */
+function noTurn(err: unknown, firstByteTimeoutMs: number): VoiceWebhookError {
+  if (!(err instanceof HttpClientError)) return new VoiceWebhookError(upstreamError(err), 'network');
+  switch (err.kind) {
+    case 'aborted':
+      return new VoiceWebhookError('the turn was abandoned', 'network');
+    case 'timeout':
+      return new VoiceWebhookError(`no answer within ${Math.round(firstByteTimeoutMs / 1000)} s`, 'timeout');
+    case 'invalid_url':
+      return new VoiceWebhookError(
+        err.message === 'invalid URL' ? 'invalid webhook URL' : 'webhook URL must be http or https',
+        'not_allowed',
+      );
+    case 'not_allowed':
+      return new VoiceWebhookError(err.message, 'not_allowed');
+    default:
+      return new VoiceWebhookError(err.message, 'network');
+  }
+}
+
+async function* read(res: IncomingMessage, streaming: boolean): AsyncGenerator<unknown> {
   const parse = (text: string) => {
     try {
       return upstreamJson(text);
@@ -162,6 +121,5 @@ async function* read(res: http.IncomingMessage, streaming: boolean, finish: () =
     throw new VoiceWebhookError(`the answer broke off: ${upstreamError(err)}`, 'network');
   } finally {
     res.destroy();
-    finish();
   }
 }

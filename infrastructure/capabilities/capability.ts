@@ -3,7 +3,11 @@ import type { Duplex } from 'node:stream';
 import type { Command as CliProgram } from 'commander';
 import type { Container, Newable } from 'inversify';
 import type { Migration } from 'kysely';
+import type { HistoryView } from '../../application/audit/history.js';
+import type { MessageTransport } from '../../application/messaging/delivery/transport.port.js';
 import type { MessageChannel } from '../../application/messaging/message-channel.port.js';
+import type { SmsCarrierPort } from '../../application/messaging/sms-carrier.port.js';
+import type { CarrierPort } from '../../application/numbers/carrier.port.js';
 import type { Reactor } from '../../application/shared/process-manager.js';
 import type { WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ErrorCode } from '../../domain/shared/errors.js';
@@ -37,6 +41,12 @@ export interface Capability {
   readonly webhookMappings?: readonly WebhookMapping[];
   /** Channels of the send path (`POST /v1/messages`), in the order of the capability list (docs/messaging.md#channels). */
   readonly messageChannels?: (r: Resolve) => readonly MessageChannel[];
+  /** Transports of the delivery pipeline, one per channel (docs/messaging.md#delivery-one-pipeline, docs/adding-a-channel.md). */
+  readonly messageTransports?: (r: Resolve) => readonly MessageTransport[];
+  /** Carriers the platform can run on (docs/adding-a-channel.md#a-carrier-for-texts); `CARRIER` chooses one by its name. */
+  readonly carriers?: (cfg: Config) => readonly CarrierAdapter[];
+  /** Resources whose audit history the API serves (docs/audit.md): each its history view and its route. */
+  readonly histories?: (r: Resolve) => readonly HistoryRoute[];
   /** Kysely migrations by name; names sort into one global order (each capability owns a number range). */
   readonly migrations?: Readonly<Record<string, Migration>>;
   /** How the capability's error codes answer over HTTP. */
@@ -52,6 +62,19 @@ export interface Capability {
 }
 
 export type Routes = (api: Api, r: Resolve) => void;
+
+/**
+ * A carrier (docs/adding-a-channel.md#a-carrier-for-texts): its numbers and line-type lookups, and its side of texts
+ * (submitting; what it receives and reports goes to messaging's inbound port from its own callback routes).
+ */
+export type CarrierAdapter = Readonly<{ name: string; numbers: (r: Resolve) => CarrierPort; texts: (r: Resolve) => SmsCarrierPort }>;
+
+/**
+ * A resource with an audit history (docs/audit.md): the view that folds its stream, and where the API serves it,
+ * `GET <path>` with the resource's id in `param` (`/v1/messages/:message_id/history`, `message_id`; at most `idMax`
+ * characters, 100 unless said).
+ */
+export type HistoryRoute = Readonly<{ view: HistoryView; path: `/v1/${string}/history`; param: string; idMax?: number; what: string }>;
 
 /** Takes over a connection whose request asked to upgrade (`Upgrade: websocket`); it owns the socket from then on. */
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;

@@ -16,9 +16,7 @@ import { platform } from '../platform/module.js';
 import { recordingAddOn } from '../recording-addon/module.js';
 import { registration } from '../registration/module.js';
 import { rich } from '../rich/module.js';
-import { sandboxClock } from '../sandbox-clock/module.js';
-import { sandboxSms } from '../sandbox-sms/module.js';
-import { sandboxVoice } from '../sandbox-voice/module.js';
+import { sandbox } from '../sandbox/module.js';
 import { signUp } from '../signup/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webCalls } from '../web-calls/module.js';
@@ -45,17 +43,16 @@ export const capabilities = [
   contacts,
   recordingAddOn,
   chatapp,
-  sandboxSms,
-  sandboxVoice,
-  sandboxClock,
+  sandbox,
   analytics,
   audit,
   webConsole,
 ] as const satisfies readonly Capability[];
 
-/** What the capabilities contribute to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */
-export const allProjectors: readonly Projector[] = capabilities.flatMap((m) => ('projectors' in m ? m.projectors : []));
-export const allWebhookMappings: readonly WebhookMapping[] = capabilities.flatMap((m) => ('webhookMappings' in m ? m.webhookMappings : []));
+/** What a list of capabilities contributes to each other: every projector (the projection engine, rebuilds) and webhook mapping (the dispatcher). */
+export const projectorsOf = (list: readonly Capability[]): readonly Projector[] => list.flatMap((m) => m.projectors ?? []);
+export const webhookMappingsOf = (list: readonly Capability[]): readonly WebhookMapping[] => list.flatMap((m) => m.webhookMappings ?? []);
+export const allProjectors: readonly Projector[] = projectorsOf(capabilities);
 
 /** Fails the type check while an error code has no HTTP mapping in the platform's table or a capability's. */
 type ErrorsOf<M> = M extends { readonly errors: infer E } ? keyof E : never;

@@ -9,7 +9,8 @@ import {
 import type { TemplateContent } from '../../domain/chatapp/template.decider.js';
 import type { TemplateValues } from '../../domain/chatapp/template-body.js';
 import { storableText } from '../../domain/shared/storable-text.js';
-import { readFetchText, upstreamError, upstreamJson } from '../http-client/upstream.js';
+import { type HttpAnswer, HttpClient, readBody } from '../http-client/client.js';
+import { upstreamError, upstreamJson, upstreamText } from '../http-client/upstream.js';
 
 export type CloudPlatformOptions = Readonly<{
   /** the platform's Graph-style API root, version included (`https://…/v23.0`) */
@@ -25,7 +26,7 @@ type ErrorBody = { error?: { message?: string; code?: number; error_subcode?: nu
 export const toE164 = (display: string): string => `+${display.replace(/\D/g, '')}`;
 const digits = (e164: string): string => e164.replace(/\D/g, '');
 
-/** The platform's API description wants a `User-Agent` of the form `name/1.2.3` when one is sent (and fetch sends one). */
+/** The platform's API description wants a `User-Agent` of the form `name/1.2.3` when one is sent (and this client sends it). */
 const USER_AGENT = 'agent-platform-chatapp/0.1.0';
 
 /**
@@ -37,26 +38,32 @@ const USER_AGENT = 'agent-platform-chatapp/0.1.0';
  * key, so a send whose answer is lost may be sent twice when tried again.
  */
 export class CloudChatPlatform implements ChatPlatformPort {
+  // the operator configures the platform's address: any address, loopback included (a local test double)
+  private readonly client = new HttpClient({ destinations: 'any', maxSockets: 16 });
+
   constructor(private readonly o: CloudPlatformOptions) {}
 
   private async call<T>(method: 'GET' | 'POST', path: string, token: string, body?: unknown): Promise<T> {
-    let res: Response;
+    let res: HttpAnswer;
+    let bytes: Uint8Array;
     try {
-      res = await fetch(`${this.o.baseUrl.replace(/\/+$/, '')}/${path}`, {
+      res = await this.client.request({
         method,
+        url: `${this.o.baseUrl.replace(/\/+$/, '')}/${path}`,
         headers: {
           authorization: `Bearer ${token}`,
           'user-agent': USER_AGENT,
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.o.timeoutMs),
+        ...(body !== undefined ? { body: Buffer.from(JSON.stringify(body), 'utf8') } : {}),
+        timeouts: { head: this.o.timeoutMs, total: this.o.timeoutMs },
       });
+      bytes = await readBody(res, { maxBytes: 1024 * 1024, over: 'truncate' });
     } catch (err) {
       throw new Error(`chat platform unreachable: ${method} ${path}: ${upstreamError(err)}`);
     }
     // the platform's answer is upstream input: bounded and storable (docs/input-rules.md#what-upstream-servers-answer)
-    const { text } = await readFetchText(res, 1024 * 1024);
+    const text = upstreamText(bytes);
     let parsed: unknown = null;
     try {
       parsed = text ? upstreamJson(text) : null;
@@ -66,7 +73,7 @@ export class CloudChatPlatform implements ChatPlatformPort {
     const error = (parsed as ErrorBody | null)?.error;
     // a 5xx is the platform's trouble, not an answer about the request: the outcome is unknown
     if (res.status >= 500) throw new Error(`chat platform answered ${res.status} to ${method} ${path}`);
-    if (error || !res.ok)
+    if (error || res.status < 200 || res.status >= 300)
       throw new ChatPlatformError(
         typeof error?.code === 'number' ? error.code : 100,
         storableText(String(error?.error_data?.details ?? error?.message ?? `HTTP ${res.status}`), 500),

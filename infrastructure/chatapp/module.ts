@@ -2,9 +2,9 @@ import type { ChatappEventsPort } from '../../application/chatapp/chat-platform.
 import { ChatappChannel } from '../../application/chatapp/chatapp-channel.js';
 import { ChatappCommands } from '../../application/chatapp/chatapp-commands.js';
 import { ChatappEventsHandler } from '../../application/chatapp/chatapp-events.js';
-import { ChatappSender } from '../../application/chatapp/chatapp-sender.js';
 import { ChatappSettingsService } from '../../application/chatapp/chatapp-settings.js';
 import { ChatappSetup } from '../../application/chatapp/chatapp-setup.js';
+import { ChatappTransport } from '../../application/chatapp/chatapp-transport.js';
 import type { ChatappErrorCode } from '../../domain/chatapp/errors.js';
 import { chatappProjector } from '../../projections/chatapp/chatapp.projector.js';
 import { KyselyChatappQueries } from '../../projections/chatapp/chatapp.queries.js';
@@ -12,37 +12,28 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import { AesGcmSealer } from '../adapters/sealed-secrets.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
-import type { Config } from '../config/config.js';
+import { chatappProviderOf, sandboxParts } from '../config/providers.js';
 import * as m100 from '../db/migrations/100-chatapp.js';
-import * as m101 from '../db/migrations/101-sandbox-chatapp.js';
 import { httpError } from '../http/errors.js';
 import { MESSAGING } from '../messaging/tokens.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { SANDBOX } from '../sandbox/tokens.js';
 import { chatappAdminRoutes, chatappRoutes } from './chatapp.routes.js';
 import { CloudChatPlatform } from './cloud-chat-platform.js';
 import { platformWebhookRoutes } from './platform-webhook.routes.js';
-import { SandboxChatPlatform } from './sandbox/sandbox-chat-platform.js';
-import { SandboxChatappReports, SandboxChatappReportWorker } from './sandbox/sandbox-chatapp-reports.js';
-import { sandboxChatappCommands } from './sandbox-chatapp.commands.js';
-import { sandboxChatappRoutes } from './sandbox-chatapp.routes.js';
 import { CHATAPP } from './tokens.js';
 import { UnconfiguredChatPlatform } from './unconfigured-chat-platform.js';
 
-/** Which platform adapter runs (docs/configuration.md#chat-app-channel): the sandbox in sandbox mode unless told otherwise. */
-export const chatappProviderOf = (cfg: Config): 'sandbox' | 'cloud' =>
-  cfg.CHATAPP_PROVIDER ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'sandbox' : 'cloud');
-const sandboxed = (cfg: Config) => cfg.PROVIDER_MODE === 'sandbox' && chatappProviderOf(cfg) === 'sandbox';
-/** The events port, looked up at each use (the sandbox worker and routes are built before anything resolves it). */
+/** The events port, looked up at each use (the webhook routes are built before anything resolves it). */
 const eventsOf = (r: Resolve) => (): ChatappEventsPort => r(CHATAPP.EventsPort);
 
 /**
  * The chat-application channel (docs/chatapp.md): connections to business accounts of a chat platform (tokens sealed),
  * bound numbers (dual-channel with a native number of the same E.164), templates reviewed by the platform, the
- * channel of the send path (the 24-hour window and templates decided by the conversation), the setup and send
- * process managers, what the platform reports (inbound messages, reactions, statuses, reviews), the account's switch,
- * and the platform's adapters: the sandbox platform with its control API, worker and CLI, or the cloud API with its
- * signed webhook callback.
+ * channel of the send path (the 24-hour window and templates decided by the conversation), its transport of the
+ * delivery pipeline, the setup process manager, template reviews the platform reports, the account's switch,
+ * and the platform's adapters: the sandbox kit's platform, or the cloud API with its signed webhook callback.
  */
 export const chatapp = {
   name: 'chatapp',
@@ -50,11 +41,8 @@ export const chatapp = {
     b.factory(CHATAPP.Queries, (r) => new KyselyChatappQueries(r(PLATFORM.ReadDb)));
     b.factory(CHATAPP.Settings, (r) => new ChatappSettingsService(r(PLATFORM.Executor)));
     b.value(CHATAPP.Sealer, new AesGcmSealer(secretKeys(cfg.SECRETS_KEY).chatappTokens, 'chat platform access token'));
-    if (sandboxed(cfg)) {
-      b.toClass(CHATAPP.SandboxPlatform, SandboxChatPlatform);
-      b.alias(CHATAPP.Platform, CHATAPP.SandboxPlatform);
-      b.toClass(CHATAPP.SandboxReports, SandboxChatappReports);
-    } else if (cfg.CHATAPP_API_BASE_URL && cfg.CHATAPP_MESSAGING_PRODUCT && chatappProviderOf(cfg) === 'cloud') {
+    if (sandboxParts(cfg).chatapp) b.alias(CHATAPP.Platform, SANDBOX.ChatPlatform);
+    else if (cfg.CHATAPP_API_BASE_URL && cfg.CHATAPP_MESSAGING_PRODUCT && chatappProviderOf(cfg) === 'cloud') {
       const o = {
         baseUrl: cfg.CHATAPP_API_BASE_URL,
         messagingProduct: cfg.CHATAPP_MESSAGING_PRODUCT,
@@ -82,18 +70,21 @@ export const chatapp = {
         ),
     );
     b.factory(
-      CHATAPP.Events,
+      CHATAPP.Transport,
       (r) =>
-        new ChatappEventsHandler(
+        new ChatappTransport(
           r(PLATFORM.Executor),
           r(PLATFORM.Ids),
+          r(CHATAPP.Platform),
+          r(CHATAPP.Sealer),
           r(CHATAPP.Queries),
-          r(MESSAGING.Queries),
           r(CHATAPP.Settings),
-          r(PLATFORM.ReadModels),
-          r(PLATFORM.EventStore),
           r(PLATFORM.Logger),
         ),
+    );
+    b.factory(
+      CHATAPP.Events,
+      (r) => new ChatappEventsHandler(r(PLATFORM.Executor), r(CHATAPP.Queries), r(PLATFORM.ReadModels), r(PLATFORM.EventStore)),
     );
     b.alias(CHATAPP.EventsPort, CHATAPP.Events);
   },
@@ -102,10 +93,10 @@ export const chatapp = {
     admin: (api, r) => chatappAdminRoutes(api, { settings: r(CHATAPP.Settings), accounts: r(ACCOUNTS.Queries) }),
     public: (api, r) => {
       const cfg = r(PLATFORM.Config);
-      if (sandboxed(cfg)) sandboxChatappRoutes(api, { platform: r(CHATAPP.SandboxPlatform), events: eventsOf(r) });
       if (cfg.CHATAPP_APP_SECRET)
         platformWebhookRoutes(api, {
           events: eventsOf(r),
+          messages: () => r(MESSAGING.Inbound),
           appSecret: cfg.CHATAPP_APP_SECRET,
           verifyToken: cfg.CHATAPP_VERIFY_TOKEN,
           mediaUrl: (id) => `${(cfg.CHATAPP_API_BASE_URL ?? '').replace(/\/+$/, '')}/${id}`,
@@ -114,6 +105,7 @@ export const chatapp = {
   },
   projectors: [chatappProjector],
   messageChannels: (r) => [r(CHATAPP.Channel)],
+  messageTransports: (r) => [r(CHATAPP.Transport)],
   reactors: (r) => [
     new ChatappSetup(
       r(PLATFORM.Executor),
@@ -123,25 +115,8 @@ export const chatapp = {
       r(NUMBERS.Queries),
       r(PLATFORM.ReadModels),
     ),
-    new ChatappSender(
-      r(PLATFORM.Executor),
-      r(PLATFORM.Ids),
-      r(CHATAPP.Platform),
-      r(CHATAPP.Sealer),
-      r(CHATAPP.Queries),
-      r(PLATFORM.Logger),
-    ),
   ],
-  workers: (r, cfg) =>
-    sandboxed(cfg)
-      ? [
-          new SandboxChatappReportWorker(r(CHATAPP.SandboxReports), eventsOf(r), r(PLATFORM.Clock), r(PLATFORM.Logger), {
-            pollIntervalMs: cfg.SANDBOX_CHATAPP_POLL_INTERVAL_MS,
-            leaseMs: cfg.SANDBOX_CHATAPP_REPORT_LEASE_MS,
-          }),
-        ]
-      : [],
-  migrations: { '100-chatapp': m100, '101-sandbox-chatapp': m101 },
+  migrations: { '100-chatapp': m100 },
   errors: {
     // the envelope, not the plain body of other 403s: the specification names it as a code, which clients tell apart by
     CHATAPP_NOT_ENABLED: {
@@ -165,5 +140,4 @@ export const chatapp = {
     CHATAPP_PLATFORM_REFUSED: { ...httpError.unprocessable, fix: '' },
     CHATAPP_SEND_REFUSED: { ...httpError.invalidRequest, fix: '' },
   } satisfies Record<ChatappErrorCode, unknown>,
-  cli: sandboxChatappCommands,
 } as const satisfies Capability;

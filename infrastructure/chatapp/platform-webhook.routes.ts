@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import type { ChatappEventsPort, ChatStatus, InboundChat } from '../../application/chatapp/chat-platform.port.js';
+import type { ChatappEventsPort, TemplateReview } from '../../application/chatapp/chat-platform.port.js';
+import type { DeliveryReceipt, InboundMessage, MessagingInboundPort } from '../../application/messaging/delivery/transport.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Api } from '../http/api.js';
 import { z } from '../http/openapi.js';
@@ -56,16 +57,12 @@ export const PlatformCallback = z
 const at = (unixSeconds: string) => new Date(Number(unixSeconds) * 1000).toISOString();
 const MEDIA_TYPES = ['image', 'video', 'document', 'audio', 'sticker'] as const;
 
-/** What one callback reports, as the events port takes it. */
+/** What one callback reports: messages and statuses as messaging's inbound port takes them, reviews as the capability's. */
 export function readCallback(
   payload: z.infer<typeof PlatformCallback>,
   o: { mediaUrl: (mediaId: string) => string },
-): { inbound: InboundChat[]; statuses: ChatStatus[]; reviews: { platformTemplateId: string; approved: boolean; reason: string | null }[] } {
-  const out = {
-    inbound: [] as InboundChat[],
-    statuses: [] as ChatStatus[],
-    reviews: [] as { platformTemplateId: string; approved: boolean; reason: string | null }[],
-  };
+): { inbound: InboundMessage[]; statuses: DeliveryReceipt[]; reviews: TemplateReview[] } {
+  const out = { inbound: [] as InboundMessage[], statuses: [] as DeliveryReceipt[], reviews: [] as TemplateReview[] };
   for (const entry of payload.entry)
     for (const change of entry.changes) {
       const v = change.value;
@@ -91,25 +88,28 @@ export function readCallback(
           m.interactive?.list_reply?.title ??
           (media || m.reaction ? '' : `[${m.type}]`);
         out.inbound.push({
-          phoneNumberId,
-          platformMessageId: m.id,
+          channel: 'chatapp',
+          to: phoneNumberId,
+          providerMessageId: m.id,
           from: toE164(m.from),
           body,
           mediaUrls: media ? [o.mediaUrl(media.id)] : [],
           receivedAt: at(m.timestamp),
-          reaction: m.type === 'reaction' && m.reaction ? { emoji: m.reaction.emoji ?? '', messageId: m.reaction.message_id } : null,
+          group: null,
+          reaction: m.type === 'reaction' && m.reaction ? { reaction: m.reaction.emoji ?? '', target: m.reaction.message_id } : null,
         });
       }
       for (const s of v.statuses ?? []) {
         if (s.status !== 'sent' && s.status !== 'delivered' && s.status !== 'read' && s.status !== 'failed') continue;
         const e = s.errors?.[0];
         out.statuses.push({
-          platformMessageId: s.id,
+          channel: 'chatapp',
+          providerMessageId: s.id,
           // the platform gives a status no id of its own: a repeated callback repeats this one
-          statusId: `${s.id}:${s.status}`,
+          receiptId: `${s.id}:${s.status}`,
           status: s.status,
           at: at(s.timestamp),
-          error: e ? { code: e.code, detail: e.error_data?.details ?? e.message ?? e.title ?? '' } : null,
+          failure: e ? { code: String(e.code), detail: e.error_data?.details ?? e.message ?? e.title ?? '' } : null,
         });
       }
     }
@@ -127,12 +127,19 @@ export function signatureValid(appSecret: string, rawBody: Buffer, header: strin
 /**
  * The real platform's webhook callback (docs/chatapp.md#receiving-from-the-real-platform): the subscription handshake
  * (GET, echoes `hub.challenge` when `hub.verify_token` is CHATAPP_VERIFY_TOKEN) and the signed reports (POST: inbound
- * messages, statuses, template reviews), each handed to the events port. Mounted only with CHATAPP_APP_SECRET set.
+ * messages, statuses, template reviews): messages and statuses to messaging's inbound port, reviews to the capability's
+ * events port. Mounted only with CHATAPP_APP_SECRET set.
  * A report that cannot be recorded answers 500, and the platform delivers it again.
  */
 export function platformWebhookRoutes(
   api: Api,
-  d: { events: () => ChatappEventsPort; appSecret: string; verifyToken: string | undefined; mediaUrl: (mediaId: string) => string },
+  d: {
+    events: () => ChatappEventsPort;
+    messages: () => MessagingInboundPort;
+    appSecret: string;
+    verifyToken: string | undefined;
+    mediaUrl: (mediaId: string) => string;
+  },
 ): void {
   const path = '/integrations/chatapp/webhook';
   api.route({
@@ -175,10 +182,10 @@ export function platformWebhookRoutes(
       if (!signatureValid(d.appSecret, raw, req.get('x-hub-signature-256')))
         throw new DomainError('FORBIDDEN', 'The X-Hub-Signature-256 header does not sign this body with CHATAPP_APP_SECRET');
       const r = readCallback(body, { mediaUrl: d.mediaUrl });
-      const events = d.events();
-      for (const m of r.inbound) await events.inbound(m);
-      for (const s of r.statuses) await events.status(s);
-      for (const t of r.reviews) await events.templateReviewed(t);
+      const messages = d.messages();
+      for (const m of r.inbound) await messages.message(m);
+      for (const s of r.statuses) await messages.receipt(s);
+      for (const t of r.reviews) await d.events().templateReviewed(t);
       return { received: r.inbound.length + r.statuses.length + r.reviews.length };
     },
   });

@@ -45,6 +45,14 @@ export const ConfigSchema = z.object({
    * the sandbox control API; live: the real adapters, configured by their own variables.
    */
   PROVIDER_MODE: z.enum(['sandbox', 'live']).default('sandbox'),
+  /**
+   * the carrier of numbers, lookups and texts, by the name a carrier adapter contributes (docs/adding-a-channel.md);
+   * unset: the sandbox kit's in sandbox mode, none in live mode
+   */
+  CARRIER: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/)
+    .optional(),
   /** phone numbers: how long POST /v1/numbers and DELETE /v1/numbers/{id} wait for the carrier steps before 503 */
   NUMBER_PROVISIONING_TIMEOUT_MS: int(30_000, 100, 600_000),
   /** how long a number lookup result is reused (and not charged again) per account; 0 disables the cache */
@@ -183,6 +191,9 @@ export const ConfigSchema = z.object({
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** Where the platform is reached from outside: PUBLIC_URL, else the address it serves on this machine. */
+export const publicUrl = (cfg: Pick<Config, 'PUBLIC_URL' | 'PORT'>): string => cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));

@@ -30,17 +30,19 @@ export interface AggregateSnapshotsTable {
   state: unknown;
   taken_at: Generated<Date | string>;
 }
-export interface EventDb {
+export type EventDb = {
   events: EventsTable;
   streams: StreamsTable;
   aggregate_snapshots: AggregateSnapshotsTable;
-}
+};
 export type Db = ReadDb & EventDb;
 
 // int8 and numeric come back from `pg` as strings by default; keep them as strings and convert with
 // BigInt/Number where used, so nothing silently loses precision.
 export type DatabaseHandle = Readonly<{
   db: Kysely<Db>;
+  /** the same connection, seen through the read-side tables only (the projectors', queries' and sandbox kit's) */
+  readDb: Kysely<ReadDb>;
   kind: 'pglite' | 'postgres';
   close: () => Promise<void>;
   /** PGlite only: its data directory as a tarball (a test's migrated template) */
@@ -67,8 +69,9 @@ export async function openDatabase(o: {
     pool.on('connect', (client) => {
       client.on('error', lost);
     });
-    const db = new Kysely<Db>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }) });
+    const db = readDb.withTables<EventDb>();
+    return { db, readDb, kind: 'postgres', close: () => db.destroy() };
   }
   // PGlite: embedded PostgreSQL in WebAssembly; in memory when no data directory (or `memory://`) is given.
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
@@ -86,9 +89,12 @@ export async function openDatabase(o: {
     // previous owner that is gone: free them, so projectors and reactors resume at once, not one lease TTL later.
     if (onDisk)
       await client.exec(`do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`);
-    const db = new Kysely<Db>({ dialect: new PGliteDialect(client) });
+    // one driver, seen two ways: the read side's tables, and those plus the event store's
+    const readDb = new Kysely<ReadDb>({ dialect: new PGliteDialect(client) });
+    const db = readDb.withTables<EventDb>();
     return {
       db,
+      readDb,
       kind: 'pglite',
       dump: () => client.dumpDataDir('none'),
       close: async () => {

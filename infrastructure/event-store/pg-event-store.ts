@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import {
   type AppendResult,
@@ -290,24 +290,22 @@ export class PgEventStore implements EventStorePort {
   /** The log from the table: visible events after a checkpoint, in checkpoint order (docs/event-store.md). */
   private async readTable(after: Checkpoint, maxCount: number, filter?: EventFilter): Promise<RecordedEvent[]> {
     const [txId, pos] = parseCheckpoint(after);
-    let q = this.db
+    const q = this.db
       .selectFrom('events')
       .select(COLUMNS)
       .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
-      .where(sql<boolean>`(transaction_id, global_position) > (${String(txId)}::xid8, ${String(pos)}::bigint)`);
-    q = applyFilter(q, filter);
+      .where(sql<boolean>`(transaction_id, global_position) > (${String(txId)}::xid8, ${String(pos)}::bigint)`)
+      .where(filterCondition(filter));
     const rows = await q.orderBy(sql`events.transaction_id`).orderBy('global_position').limit(maxCount).execute();
     return rows.map(toRecorded);
   }
 
   async countAll(o: { filter?: EventFilter } = {}): Promise<number> {
-    const q = applyFilter(
-      this.db
-        .selectFrom('events')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`),
-      o.filter,
-    );
+    const q = this.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
+      .where(filterCondition(o.filter));
     return Number((await q.executeTakeFirstOrThrow()).n);
   }
 
@@ -349,12 +347,11 @@ export class PgEventStore implements EventStorePort {
   }
 }
 
-function applyFilter<Q extends { where: (...a: never[]) => unknown }>(q: Q, filter?: EventFilter): Q {
-  if (!filter) return q;
-  const qq = q as unknown as { where: ((c: string, op: string, v: readonly string[]) => Q) & ((e: unknown) => Q) };
+/** A filter as a condition on the events table: its event types, or its stream categories (an empty list matches nothing). */
+function filterCondition(filter: EventFilter | undefined): RawBuilder<boolean> {
+  if (!filter) return sql<boolean>`true`;
   const [column, values] = 'eventTypes' in filter ? ['event_type', filter.eventTypes] : ['stream_category', filter.streamCategories];
-  // an empty list matches nothing
-  return values.length ? qq.where(column, 'in', values) : qq.where(sql<boolean>`false`);
+  return values.length ? sql<boolean>`${sql.ref(column)} in (${sql.join(values)})` : sql<boolean>`false`;
 }
 
 /** `appendMany` answers a stream's conflict in its place; anything else fails the call. */

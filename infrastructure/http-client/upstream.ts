@@ -32,32 +32,3 @@ export const chunkDecoder = (): { write(c: Buffer): string; end(): string } => {
   const d = new StringDecoder('utf8');
   return { write: (c) => storableText(d.write(c)), end: () => storableText(d.end()) };
 };
-
-/**
- * Reads a fetch answer's body up to `maxBytes` (the rest is cancelled, so a huge body costs nothing) and returns it
- * as storable text; `truncated` says whether there was more.
- */
-export async function readFetchText(res: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-  if (!res.body) return { text: '', truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const room = maxBytes - size;
-      chunks.push(value.byteLength > room ? value.subarray(0, room) : value);
-      size += Math.min(room, value.byteLength);
-      if (value.byteLength > room) {
-        truncated = true;
-        break;
-      }
-    }
-  } finally {
-    if (truncated) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
-  }
-  return { text: upstreamText(Buffer.concat(chunks)), truncated };
-}

@@ -10,7 +10,7 @@ import { z as zo } from './openapi.js';
  */
 
 type Aliases = Readonly<Record<string, string>>;
-const aliasesOf = new WeakMap<z.ZodType, Aliases>();
+const aliasesOf = new WeakMap<z.core.$ZodType, Aliases>();
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
@@ -45,35 +45,25 @@ export function withAliases<S extends z.ZodType>(schema: S, aliases: Aliases) {
   return wrapped;
 }
 
-type Def = { type: string; shape?: Record<string, unknown>; in?: z.ZodType; out?: z.ZodType; innerType?: z.ZodType };
-const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
-
 /**
  * The top-level field names an object schema accepts, aliases included; null when the schema is not an
  * object (a strict request needs a fixed list of names, so such a schema cannot be used strictly).
  */
-export function acceptedKeys(schema: z.ZodType): Set<string> | null {
+export function acceptedKeys(schema: z.core.$ZodType): Set<string> | null {
   const own = aliasesOf.get(schema);
-  const def = defOf(schema);
   let keys: Set<string> | null = null;
-  switch (def.type) {
-    case 'object':
-      keys = new Set(Object.keys(def.shape ?? {}));
-      break;
-    case 'pipe':
-      keys = (def.in && defOf(def.in).type !== 'transform' ? acceptedKeys(def.in) : null) ?? (def.out ? acceptedKeys(def.out) : null);
-      break;
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-    case 'catch':
-      keys = def.innerType ? acceptedKeys(def.innerType) : null;
-      break;
-    default:
-      keys = null;
-  }
+  if (schema instanceof zo.ZodObject) keys = new Set(Object.keys(schema.shape));
+  else if (schema instanceof zo.ZodPipe)
+    keys = (schema.in instanceof zo.ZodTransform ? null : acceptedKeys(schema.in)) ?? acceptedKeys(schema.out);
+  else if (
+    schema instanceof zo.ZodOptional ||
+    schema instanceof zo.ZodNullable ||
+    schema instanceof zo.ZodDefault ||
+    schema instanceof zo.ZodPrefault ||
+    schema instanceof zo.ZodReadonly ||
+    schema instanceof zo.ZodCatch
+  )
+    keys = acceptedKeys(schema.def.innerType);
   if (keys && own) for (const alias of Object.keys(own)) keys.add(alias);
   return keys;
 }

@@ -1,8 +1,8 @@
 import type { LanguageModelPort } from '../../application/calls/language-model.port.js';
 import { assertNever } from '../../domain/shared/types.js';
 import type { Config } from '../config/config.js';
+import { SandboxLanguageModel } from '../sandbox/llm/language-model.js';
 import { OpenAiChatModel } from './openai-chat-model.js';
-import { SandboxLanguageModel } from './sandbox-model.js';
 
 /**
  * Hosted mode's language model as `LLM_PROVIDER` names it (docs/language-model.md#configuration). `openai` without

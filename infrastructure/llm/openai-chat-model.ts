@@ -5,6 +5,11 @@ import {
   type ModelTier,
 } from '../../application/calls/language-model.port.js';
 import { storableText } from '../../domain/shared/storable-text.js';
+import { HttpClient, HttpClientError, readBody } from '../http-client/client.js';
+import { chunkDecoder, upstreamText } from '../http-client/upstream.js';
+
+/** The model's client: the operator configures its address (loopback included: a local server). */
+const LLM_CLIENT = new HttpClient({ destinations: 'any', maxSockets: 64 });
 
 export type OpenAiChatModelOptions = Readonly<{
   /** `LLM_BASE_URL`, such as `https://api.openai.com/v1`; requests go to `<baseUrl>/chat/completions` */
@@ -24,7 +29,7 @@ const EXCERPT_CHARS = 200;
 /** a provider's error text is upstream input: storable and short (docs/input-rules.md#what-upstream-servers-answer) */
 const excerpt = (text: string) => storableText(text.replace(/\s+/gu, ' ').trim(), EXCERPT_CHARS + 1);
 
-/** The most telling part of a fetch failure: undici's `fetch failed` / `terminated` hide the socket error in `cause`. */
+/** The most telling part of a failure: the client's words for it, or the socket error an error carries in `cause`. */
 const reason = (err: unknown): string => {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const code = typeof cause?.code === 'string' ? cause.code : '';
@@ -64,9 +69,9 @@ class SseParser {
     return events;
   }
 
-  /** The event left open when the stream ended without its blank line. */
-  end(): string[] {
-    const events = this.push('\n\n');
+  /** The event left open when the stream ended without its blank line (after the last text, if any). */
+  end(last = ''): string[] {
+    const events = this.push(`${last}\n\n`);
     this.buffer = '';
     return events;
   }
@@ -110,30 +115,37 @@ export class OpenAiChatModel implements LanguageModelPort {
     let stage = `cannot reach ${this.url}`;
 
     try {
-      const res = await fetch(this.url, {
+      const res = await LLM_CLIENT.request({
         method: 'POST',
+        url: this.url,
         headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify({
-          model: this.o.models[req.tier],
-          messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
-          stream: true,
-        }),
+        body: Buffer.from(
+          JSON.stringify({
+            model: this.o.models[req.tier],
+            messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+            stream: true,
+          }),
+          'utf8',
+        ),
+        // the answer's first words must come within timeoutMs: the timer above; this one only stops a silent socket
+        timeouts: { head: this.o.timeoutMs + 1000 },
         signal: http.signal,
       });
       stage = 'the connection to the model was lost';
 
-      if (!res.ok || res.body === null) {
-        const body = await readExcerpt(res);
+      if (res.status < 200 || res.status >= 300) {
+        const body = errorExcerpt(await readBody(res, { maxBytes: MAX_ERROR_BODY_BYTES, over: 'truncate' }));
         throw new LanguageModelError(`the model answered ${res.status}${body ? `: ${body}` : ''}`);
       }
 
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      const decoder = chunkDecoder();
       const sse = new SseParser();
       let answered = false;
       let finished = false;
+      const chunks = (res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
       for (;;) {
-        const read = await reader.read();
-        for (const data of read.done ? sse.end() : sse.push(read.value)) {
+        const read = await chunks.next();
+        for (const data of read.done ? sse.end(decoder.end()) : sse.push(decoder.write(read.value))) {
           if (data === '[DONE]') return;
           const chunk = parseChunk(data);
           if (chunk.finished) finished = true;
@@ -154,7 +166,8 @@ export class OpenAiChatModel implements LanguageModelPort {
     } catch (err) {
       if (caller?.aborted) return; // the caller stopped listening: nothing to report
       if (err instanceof LanguageModelError) throw err;
-      if (timedOut) throw new LanguageModelError(`no answer within ${this.o.timeoutMs} ms`);
+      if (timedOut || (err instanceof HttpClientError && err.kind === 'timeout'))
+        throw new LanguageModelError(`no answer within ${this.o.timeoutMs} ms`);
       throw new LanguageModelError(`${stage}: ${reason(err)}`);
     } finally {
       clearTimeout(timer);
@@ -186,23 +199,9 @@ function parseChunk(data: string): { text: string; finished: boolean } {
   };
 }
 
-/** The start of an error answer, for the error message; the rest is not downloaded. */
-async function readExcerpt(res: Response): Promise<string> {
-  if (res.body === null) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < MAX_ERROR_BODY_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  const text = new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY_BYTES));
+/** The start of an error answer, for the error message (the rest is not downloaded): the API's own words when it sent them. */
+function errorExcerpt(bytes: Uint8Array): string {
+  const text = upstreamText(bytes);
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } })?.error?.message;
     if (typeof message === 'string') return excerpt(message);

@@ -1,25 +1,29 @@
-import { CarrierEventsHandler } from '../../application/messaging/carrier-events.js';
+import { InboundMessages } from '../../application/messaging/delivery/inbound-messages.js';
+import { MessageDelivery } from '../../application/messaging/delivery/message-delivery.js';
+import { MessageTransports } from '../../application/messaging/delivery/message-transports.js';
 import { MessageChannels } from '../../application/messaging/message-channels.js';
 import { MessageCommands } from '../../application/messaging/message-commands.js';
-import { MessageSender } from '../../application/messaging/message-sender.js';
+import { conversationHistory, messageHistory } from '../../application/messaging/messaging.histories.js';
 import { messagingWebhookMappings } from '../../application/messaging/messaging.mappings.js';
 import { MessagingSettingsService } from '../../application/messaging/messaging-settings.js';
 import { SendRateLimiter } from '../../application/messaging/send-rate.js';
 import { SmsChannel } from '../../application/messaging/sms-channel.js';
+import { SmsTransport } from '../../application/messaging/sms-transport.js';
 import type { MessagingErrorCode } from '../../domain/conversation/errors.js';
 import { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
 import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
+import { publicUrl } from '../config/config.js';
 import { CONTACTS } from '../contacts/tokens.js';
 import * as m070 from '../db/migrations/070-messaging.js';
 import * as m071 from '../db/migrations/071-opt-out-revisions.js';
+import * as m072 from '../db/migrations/072-carrier-ids-by-channel.js';
 import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { REGISTRATION } from '../registration/tokens.js';
-import { SANDBOX_SMS } from '../sandbox-sms/tokens.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { MessagingConversationContext } from './conversation-context.js';
 import { KyselyIdempotencyStore } from './kysely-idempotency-store.js';
@@ -31,16 +35,17 @@ import { UnconfiguredSmsCarrier } from './unconfigured-sms-carrier.js';
 const replyAfterReply = 'Sending resumes when the recipient replies; this cap does not clear on retry.';
 
 /**
- * Text messaging (docs/messaging.md): sends and their caps, the carrier submission (MessageSender), inbound
- * texts, reactions and receipts from the carrier (CarrierEventsHandler), opt-out keywords, conversations and
- * their read models, the send path's channel list (texts are its first channel: docs/messaging.md#channels), the messaging analytics, `agent.message` / `agent.reaction` webhook events, and the
- * conversation context of every webhook payload.
+ * Text messaging (docs/messaging.md): sends and their caps, conversations and their read models, the send path's
+ * channel list (texts are its first channel: docs/messaging.md#channels), the one delivery pipeline of every channel
+ * (MessageDelivery) with the texts' transport to the carrier, the one handler of what every provider reports
+ * (InboundMessages: inbound messages, reactions, receipts; opt-out keywords on texts), `agent.message` /
+ * `agent.reaction` webhook events, and the conversation context of every webhook payload.
  */
 export const messaging = {
   name: 'messaging',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(MESSAGING.Carrier, SANDBOX_SMS.Carrier);
-    else b.toClass(MESSAGING.Carrier, UnconfiguredSmsCarrier);
+    // the carrier CARRIER chooses (docs/adding-a-channel.md#a-carrier-for-texts); none: every text fails as not enabled
+    b.factory(MESSAGING.Carrier, (r) => r(PLATFORM.Carrier)?.texts(r) ?? new UnconfiguredSmsCarrier());
     b.factory(MESSAGING.KyselyQueries, (r) => new KyselyConversationQueries(r(PLATFORM.ReadDb)));
     b.alias(MESSAGING.Queries, MESSAGING.KyselyQueries);
     b.factory(MESSAGING.Settings, (r) => new MessagingSettingsService(r(PLATFORM.Executor)));
@@ -59,12 +64,28 @@ export const messaging = {
       (r) => new MessageCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(NUMBERS.Queries), r(MESSAGING.Queries), r(MESSAGING.Channels)),
     );
     b.factory(
-      MESSAGING.CarrierEvents,
+      MESSAGING.SmsTransport,
       (r) =>
-        new CarrierEventsHandler(
+        new SmsTransport(
           r(PLATFORM.Executor),
           r(PLATFORM.Ids),
+          r(MESSAGING.Carrier),
+          r(REGISTRATION.Status),
           r(NUMBERS.Queries),
+          r(PLATFORM.Logger),
+          {
+            registerUrl: cfg.REGISTER_URL ?? `${publicUrl(cfg)}/docs#tag/registration`,
+          },
+        ),
+    );
+    b.factory(MESSAGING.Transports, (r) => new MessageTransports(r(PLATFORM.MessageTransports)));
+    b.factory(
+      MESSAGING.Inbound,
+      (r) =>
+        new InboundMessages(
+          r(PLATFORM.Executor),
+          r(PLATFORM.Ids),
+          r(MESSAGING.Transports),
           r(MESSAGING.Queries),
           r(MESSAGING.Settings),
           r(PLATFORM.ReadModels),
@@ -72,7 +93,6 @@ export const messaging = {
           r(PLATFORM.Logger),
         ),
     );
-    b.alias(SANDBOX_SMS.Events, MESSAGING.CarrierEvents);
     b.factory(
       WEBHOOKS.ConversationContext,
       (r) =>
@@ -99,13 +119,14 @@ export const messaging = {
   // texts are counted by the analytics projectors (infrastructure/analytics/module.ts); 070's message_stats_daily is dropped by 120
   projectors: [messagingProjector],
   messageChannels: (r) => [r(MESSAGING.SmsChannel)],
-  reactors: (r, cfg) => [
-    new MessageSender(r(PLATFORM.Executor), r(MESSAGING.Carrier), r(REGISTRATION.Status), r(PLATFORM.Logger), {
-      registerUrl: cfg.REGISTER_URL ?? `${cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`}/docs#tag/registration`,
-    }),
-  ],
+  messageTransports: (r) => [r(MESSAGING.SmsTransport)],
+  reactors: (r) => [new MessageDelivery(r(PLATFORM.Executor), r(MESSAGING.Transports), r(PLATFORM.Logger))],
   webhookMappings: messagingWebhookMappings,
-  migrations: { '070-messaging': m070, '071-opt-out-revisions': m071 },
+  histories: (r) => [
+    { view: messageHistory(r(MESSAGING.Queries)), path: '/v1/messages/:message_id/history', param: 'message_id', what: 'a message' },
+    { view: conversationHistory, path: '/v1/conversations/:conversation_id/history', param: 'conversation_id', what: 'a conversation' },
+  ],
+  migrations: { '070-messaging': m070, '071-opt-out-revisions': m071, '072-carrier-ids-by-channel': m072 },
   errors: {
     CONVERSATION_NOT_FOUND: { ...httpError.notFound, fix: 'Check the conversation id: GET /v1/conversations lists them.' },
     MESSAGE_NOT_FOUND: { ...httpError.notFound, fix: 'Check the message id: GET /v1/conversations/{id}/messages lists them.' },

@@ -1,5 +1,6 @@
-import type { CarrierEventsHandler } from '../../application/messaging/carrier-events.js';
 import type { ConversationQueries } from '../../application/messaging/conversation-queries.port.js';
+import type { MessageTransports } from '../../application/messaging/delivery/message-transports.js';
+import type { MessagingInboundPort } from '../../application/messaging/delivery/transport.port.js';
 import type { IdempotencyStorePort } from '../../application/messaging/idempotency.port.js';
 import type { MessageChannels } from '../../application/messaging/message-channels.js';
 import type { MessageCommands } from '../../application/messaging/message-commands.js';
@@ -7,6 +8,7 @@ import type { MessagingSettingsService } from '../../application/messaging/messa
 import type { SendRateLimiter } from '../../application/messaging/send-rate.js';
 import type { SmsCarrierPort } from '../../application/messaging/sms-carrier.port.js';
 import type { SmsChannel } from '../../application/messaging/sms-channel.js';
+import type { SmsTransport } from '../../application/messaging/sms-transport.js';
 import type { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
 import { token } from '../capabilities/token.js';
 
@@ -24,6 +26,10 @@ export const MESSAGING = {
   Idempotency: token<IdempotencyStorePort>('IdempotencyStore'),
   /** the carrier's messaging side: the sandbox carrier in sandbox mode */
   Carrier: token<SmsCarrierPort>('SmsCarrier'),
-  /** where carrier adapters hand receipts and inbound texts */
-  CarrierEvents: token<CarrierEventsHandler>('MessagingCarrierEvents'),
+  /** texts as a transport of the delivery pipeline */
+  SmsTransport: token<SmsTransport>('SmsTransport'),
+  /** every transport of the delivery pipeline (texts, then the other capabilities') */
+  Transports: token<MessageTransports>('MessageTransports'),
+  /** where every provider adapter hands what it receives and reports: inbound messages, reactions, receipts */
+  Inbound: token<MessagingInboundPort>('MessagingInbound'),
 } as const;

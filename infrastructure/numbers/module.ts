@@ -4,42 +4,32 @@ import { NumberLookup } from '../../application/numbers/number-lookup.js';
 import { NumberProcess } from '../../application/numbers/number-process.js';
 import { NumberRenewals } from '../../application/numbers/number-renewals.js';
 import type { PhoneNumberErrorCode } from '../../domain/phone-number/errors.js';
-import { phoneNumbersProjector } from '../../projections/phone-numbers.projector.js';
-import { KyselyNumberQueries } from '../../projections/queries/number.queries.js';
+import { KyselyNumberQueries } from '../../projections/numbers/number.queries.js';
+import { phoneNumbersProjector } from '../../projections/numbers/phone-numbers.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { KyselyLookupCache } from '../adapters/kysely-lookup-cache.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m020 from '../db/migrations/020-phone-numbers.js';
-import * as m021 from '../db/migrations/021-sandbox-telecom.js';
 import * as m023 from '../db/migrations/023-number-attach-order.js';
 import * as m025 from '../db/migrations/025-drop-attached-position.js';
 import * as m026 from '../db/migrations/026-phone-number-e164-index.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
-import { SandboxFaults } from '../providers/sandbox/sandbox-faults.js';
 import { UnconfiguredCarrier } from '../providers/unconfigured-telecom.js';
-import { NumberRenewalWorker } from './number-renewal.worker.js';
+import { PassWorker } from '../workers.js';
 import { numberRoutes } from './numbers.routes.js';
-import { sandboxTelecomCommands } from './sandbox-telecom.commands.js';
-import { sandboxTelecomRoutes } from './sandbox-telecom.routes.js';
 import { NUMBERS } from './tokens.js';
 
 /**
- * Phone numbers and line-type lookup: the carrier (the sandbox carrier in sandbox mode; a placeholder that fails
- * in live mode until a real adapter exists), provisioning and release driven by a process manager, monthly
- * renewal, the sandbox telecom control API and CLI (carrier, faults, the SIP provider's view).
+ * Phone numbers and line-type lookup: the carrier (the sandbox kit's carrier in sandbox mode; a placeholder that
+ * fails in live mode until a real adapter exists), provisioning and release driven by a process manager, and
+ * monthly renewal.
  */
 export const numbers = {
   name: 'numbers',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') {
-      b.toClass(NUMBERS.SandboxFaults, SandboxFaults);
-      b.toClass(NUMBERS.SandboxCarrier, SandboxCarrier);
-      b.alias(NUMBERS.Carrier, NUMBERS.SandboxCarrier);
-    } else {
-      b.toClass(NUMBERS.Carrier, UnconfiguredCarrier);
-    }
+    // the carrier CARRIER chooses (docs/adding-a-channel.md#a-carrier-for-texts); none: number operations answer 502
+    b.factory(NUMBERS.Carrier, (r) => r(PLATFORM.Carrier)?.numbers(r) ?? new UnconfiguredCarrier());
     b.toClass(NUMBERS.LookupCache, KyselyLookupCache);
     b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb)));
     b.factory(
@@ -63,11 +53,6 @@ export const numbers = {
   },
   routes: {
     v1: (api, r) => numberRoutes(api, { commands: r(NUMBERS.Commands), queries: r(NUMBERS.Queries), lookup: r(NUMBERS.Lookup) }),
-    public: (api, r) => {
-      const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE === 'sandbox')
-        sandboxTelecomRoutes(api, { carrier: r(NUMBERS.SandboxCarrier), faults: r(NUMBERS.SandboxFaults) });
-    },
   },
   projectors: [phoneNumbersProjector],
   reactors: (r) => [
@@ -80,11 +65,19 @@ export const numbers = {
       r(PLATFORM.Logger),
     ),
   ],
-  workers: (r, cfg) => [new NumberRenewalWorker(r(NUMBERS.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS })],
+  workers: (r, cfg) => {
+    // the monthly renewal: each pass charges the numbers whose paid month has ended by the Clock's now
+    const renewals = r(NUMBERS.Renewals);
+    return [
+      new PassWorker('number-renewal', () => renewals.renewDue(), r(PLATFORM.Logger), {
+        intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS,
+        logged: 'number renewals',
+      }),
+    ];
+  },
   webhookMappings: numberWebhookMappings,
   migrations: {
     '020-phone-numbers': m020,
-    '021-sandbox-telecom': m021,
     '023-number-attach-order': m023,
     '025-drop-attached-position': m025,
     '026-phone-number-e164-index': m026,
@@ -95,5 +88,4 @@ export const numbers = {
     PHONE_NUMBER_RELEASED: httpError.conflict,
     NUMBER_PROVISIONING_PENDING: httpError.unavailable,
   } satisfies Record<PhoneNumberErrorCode, unknown>,
-  cli: sandboxTelecomCommands,
 } as const satisfies Capability;

@@ -5,8 +5,6 @@ import type { NumberLookup } from '../../application/numbers/number-lookup.js';
 import type { NumberQueries } from '../../application/numbers/number-queries.port.js';
 import type { NumberRenewals } from '../../application/numbers/number-renewals.js';
 import { token } from '../capabilities/token.js';
-import type { SandboxCarrier } from '../providers/sandbox/sandbox-carrier.js';
-import { SANDBOX_FAULTS } from '../providers/sandbox/sandbox-faults.js';
 
 /** The phone-number capability's tokens (its module binds them). */
 export const NUMBERS = {
@@ -16,6 +14,4 @@ export const NUMBERS = {
   Commands: token<NumberCommands>('NumberCommands'),
   Lookup: token<NumberLookup>('NumberLookup'),
   Renewals: token<NumberRenewals>('NumberRenewals'),
-  SandboxCarrier: token<SandboxCarrier>('SandboxCarrier'),
-  SandboxFaults: SANDBOX_FAULTS,
 } as const;

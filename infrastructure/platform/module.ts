@@ -15,8 +15,7 @@ import { InProcessSignals, PgNotifySignals } from '../event-store/append-signals
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
 import { KyselySnapshotStore } from '../event-store/kysely-snapshot-store.js';
 import { PgEventStore } from '../event-store/pg-event-store.js';
-import { SandboxClock } from '../sandbox-clock/sandbox-clock.js';
-import { SANDBOX_CLOCK } from '../sandbox-clock/tokens.js';
+import { SANDBOX } from '../sandbox/tokens.js';
 import { PLATFORM } from './tokens.js';
 
 /**
@@ -29,16 +28,8 @@ export const platform = {
   bind: (b, cfg) => {
     // a test may have bound a movable clock already
     if (!b.isBound(PLATFORM.BaseClock)) b.toClass(PLATFORM.BaseClock, SystemClock);
-    // in sandbox mode time can be moved forward (docs/sandbox.md#sandbox-clock); the sandbox-clock module starts it
-    if (cfg.PROVIDER_MODE === 'sandbox') {
-      b.factory(
-        SANDBOX_CLOCK.Clock,
-        (r) => new SandboxClock(r(PLATFORM.BaseClock), r(PLATFORM.ReadDb), r(PLATFORM.Logger), { refreshMs: cfg.SANDBOX_CLOCK_REFRESH_MS }),
-      );
-      b.alias(PLATFORM.Clock, SANDBOX_CLOCK.Clock);
-    } else {
-      b.alias(PLATFORM.Clock, PLATFORM.BaseClock);
-    }
+    // in sandbox mode time can be moved forward (docs/sandbox.md#sandbox-clock): the sandbox kit binds and starts that clock
+    b.alias(PLATFORM.Clock, cfg.PROVIDER_MODE === 'sandbox' ? SANDBOX.Clock : PLATFORM.BaseClock);
     b.toClass(PLATFORM.Ids, RandomIds);
     b.toClass(PLATFORM.ApiKeySecrets, Sha256ApiKeySecrets);
     // on a server, other processes append and project too: they are heard through LISTEN/NOTIFY; embedded, there are none

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeySecretsPort } from '../../application/accounts/api-key-secrets.port.js';
+import type { MessageTransport } from '../../application/messaging/delivery/transport.port.js';
 import type { MessageChannel } from '../../application/messaging/message-channel.port.js';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
@@ -11,6 +12,7 @@ import type { WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ProjectionEngine } from '../../projections/shared/engine.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
+import type { CarrierAdapter, HistoryRoute } from '../capabilities/capability.js';
 import { token } from '../capabilities/token.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
@@ -43,4 +45,10 @@ export const PLATFORM = {
   WebhookMappings: token<readonly WebhookMapping[]>('WebhookMappings'),
   /** every capability's channels of the send path, in the capability list's order */
   MessageChannels: token<readonly MessageChannel[]>('MessageChannelList'),
+  /** every capability's transports of the delivery pipeline, in the capability list's order */
+  MessageTransports: token<readonly MessageTransport[]>('MessageTransportList'),
+  /** every capability's resources with an audit history */
+  Histories: token<readonly HistoryRoute[]>('HistoryRouteList'),
+  /** the carrier CARRIER chooses among the capabilities' (null: none runs) */
+  Carrier: token<CarrierAdapter | null>('ChosenCarrier'),
 } as const;

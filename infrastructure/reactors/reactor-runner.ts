@@ -76,7 +76,7 @@ export class ReactorRunner implements BackgroundWorker {
         {
           ...options,
           ...(share ? { admission: share } : {}),
-          ...(partitions > 1 ? { seed: () => partitionSeed(db, reactor.name, partitions) } : {}),
+          ...(partitions > 1 || reactor.replaces?.length ? { seed: () => seedOf(db, reactor, partitions) } : {}),
         },
       );
     });
@@ -139,15 +139,18 @@ async function handleIsolating(
 }
 
 /**
- * Where a new partition of a reactor starts: at the oldest checkpoint the reactor had before this partitioning
- * (unpartitioned, or split into another number of partitions, which hash streams differently); at the start of
- * the log when it never ran. Its siblings of the same partitioning do not count: they may be ahead, on other streams.
+ * Where a new checkpoint of a reactor starts: at the oldest checkpoint the reactor had before this partitioning
+ * (unpartitioned, or split into another number of partitions, which hash streams differently), or that a reactor it
+ * replaces had (in any partitioning); at the start of the log when none ran. Its siblings of the same partitioning do
+ * not count: they may be ahead, on other streams.
  */
-async function partitionSeed(db: Kysely<ReadDb>, reactor: string, partitions: number): Promise<Checkpoint> {
+async function seedOf(db: Kysely<ReadDb>, reactor: Reactor, partitions: number): Promise<Checkpoint> {
   const rows = await db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('kind', '=', 'reactor').execute();
+  const partitionOfName = (name: string, of: string) => name.startsWith(`${of}#`) && /^#\d+\/\d+$/.test(name.slice(of.length));
   const earlier = (name: string) =>
-    name === reactor ||
-    (name.startsWith(`${reactor}#`) && !name.endsWith(`/${partitions}`) && /^#\d+\/\d+$/.test(name.slice(reactor.length)));
+    name === reactor.name ||
+    (partitionOfName(name, reactor.name) && !name.endsWith(`/${partitions}`)) ||
+    (reactor.replaces ?? []).some((r) => name === r || partitionOfName(name, r));
   return (
     rows
       .filter((r) => earlier(r.name))

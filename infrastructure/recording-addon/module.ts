@@ -6,8 +6,8 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import * as m085 from '../db/migrations/085-recording-addon.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { PassWorker } from '../workers.js';
 import { recordingAddOnRoutes } from './recording-addon.routes.js';
-import { RecordingAddOnRenewalWorker } from './recording-addon-renewal.worker.js';
 import { RECORDING_ADDON } from './tokens.js';
 
 /**
@@ -33,8 +33,15 @@ export const recordingAddOn = {
     v1: (api, r) => recordingAddOnRoutes(api, { commands: r(RECORDING_ADDON.Commands) }),
   },
   projectors: [recordingAddOnProjector],
-  workers: (r, cfg) => [
-    new RecordingAddOnRenewalWorker(r(RECORDING_ADDON.Renewals), r(PLATFORM.Logger), { intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS }),
-  ],
+  workers: (r, cfg) => {
+    // each pass renews, lets lapse or expires the add-ons whose period has ended by the Clock's now
+    const renewals = r(RECORDING_ADDON.Renewals);
+    return [
+      new PassWorker('recording-addon-renewal', () => renewals.renewDue(), r(PLATFORM.Logger), {
+        intervalMs: cfg.NUMBER_RENEWAL_INTERVAL_MS,
+        logged: 'recording add-on renewals',
+      }),
+    ];
+  },
   migrations: { '085-recording-addon': m085 },
 } as const satisfies Capability;

@@ -1,7 +1,6 @@
 import type { RegistrationQueries } from '../../application/registration/registration-queries.port.js';
 import type { RegistrationStatusPort } from '../../application/registration/registration-status.port.js';
 import type { Registrations } from '../../application/registration/registrations.js';
-import type { SandboxRegistrationReview } from '../../application/registration/sandbox-review.js';
 import { token } from '../capabilities/token.js';
 
 /** The registration capability's tokens (its module binds them). */
@@ -10,5 +9,4 @@ export const REGISTRATION = {
   /** what messaging asks before a US send: read from the event store, never stale */
   Status: token<RegistrationStatusPort>('RegistrationStatusPort'),
   Queries: token<RegistrationQueries>('RegistrationQueries'),
-  SandboxReview: token<SandboxRegistrationReview>('SandboxRegistrationReview'),
 } as const;

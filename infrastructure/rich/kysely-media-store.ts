@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { MediaStorePort, RichImage } from '../../application/rich/rich-provider.port.js';
 import type { ImageType } from '../../domain/rich/image-type.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
 
 type MediaDb = {
   rich_media: {
@@ -20,10 +21,10 @@ type MediaDb = {
  * and content, keyed by its digest, so the same image fetched twice is kept once.
  */
 export class KyselyMediaStore implements MediaStorePort {
-  private readonly db: Kysely<MediaDb>;
+  private readonly db: Kysely<ReadDb & MediaDb>;
 
-  constructor(db: Kysely<unknown>) {
-    this.db = db as Kysely<MediaDb>;
+  constructor(db: Kysely<ReadDb>) {
+    this.db = db.withTables<MediaDb>();
   }
 
   async put(accountId: string, data: Uint8Array, contentType: ImageType): Promise<{ mediaId: string; sha256: string }> {

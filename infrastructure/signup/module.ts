@@ -1,8 +1,8 @@
 import { SignUpProcess } from '../../application/signup/signup-process.js';
 import { SignUpService } from '../../application/signup/signup-service.js';
 import type { SignUpErrorCode } from '../../domain/signup/errors.js';
-import { KyselySignUpQueries } from '../../projections/queries/signup.queries.js';
-import { signupsProjector } from '../../projections/signups.projector.js';
+import { KyselySignUpQueries } from '../../projections/signup/signup.queries.js';
+import { signupsProjector } from '../../projections/signup/signups.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { RandomOtp } from '../adapters/otp.js';
 import { secretKeys } from '../adapters/secret-keys.js';
@@ -12,15 +12,15 @@ import * as m006 from '../db/migrations/006-signups.js';
 import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { OutboxMailer } from '../providers/outbox-mailer.js';
 import { SmtpMailer, UnconfiguredMailer } from '../providers/smtp-mailer.js';
-import { sandboxOutboxRoutes, signUpRoutes } from './signup.routes.js';
+import { OutboxMailer } from '../sandbox/mail/outbox-mailer.js';
+import { signUpRoutes } from './signup.routes.js';
 import { SignUpRecoveryWorker } from './signup-recovery.worker.js';
 import { SIGNUP } from './tokens.js';
 
 /**
  * Self-service sign-up by a one-time code (docs/accounts.md): the mailer (SMTP when SMTP_URL is set, else the
- * sandbox outbox), codes, the sign-up process that provisions a verified plan, and the recovery scheduler.
+ * sandbox kit's outbox), codes, the sign-up process that provisions a verified plan, and the recovery scheduler.
  */
 export const signUp = {
   name: 'signup',
@@ -53,12 +53,7 @@ export const signUp = {
     );
   },
   routes: {
-    public: (api, r) => {
-      signUpRoutes(api, { signUp: r(SIGNUP.Service) });
-      const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE !== 'sandbox' || cfg.SMTP_URL) return; // the outbox exists only when mail stays local
-      sandboxOutboxRoutes(api, { queries: r(SIGNUP.Queries) });
-    },
+    public: (api, r) => signUpRoutes(api, { signUp: r(SIGNUP.Service) }),
   },
   projectors: [signupsProjector],
   reactors: (r) => [

@@ -1,7 +1,7 @@
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { SignUpService } from '../../application/signup/signup-service.js';
-import type { SignUpQueries } from '../../projections/queries/signup.queries.js';
+import type { SignUpQueries } from '../../projections/signup/signup.queries.js';
 import { IntervalWorker } from '../workers.js';
 
 /**

@@ -1,5 +1,4 @@
 import type { SignUpService } from '../../application/signup/signup-service.js';
-import type { SignUpQueries } from '../../projections/queries/signup.queries.js';
 import type { Api } from '../http/api.js';
 import { z } from '../http/openapi.js';
 
@@ -56,23 +55,5 @@ export function signUpRoutes(api: Api, d: { signUp: SignUpService }): void {
     response: VerifyResponse,
     handler: ({ body, ctx }) =>
       d.signUp.verify(ctx, { verificationId: body.verification_id, code: body.otp_code, source: body.source ?? null }),
-  });
-}
-
-/** Sandbox control: the e-mails the sandbox mailer "sent" to an address, newest first, with the code pulled out. */
-export function sandboxOutboxRoutes(api: Api, d: { queries: SignUpQueries }): void {
-  api.route({
-    method: 'get',
-    path: '/sandbox/outbox',
-    tag: 'sandbox',
-    auth: false,
-    summary: 'Sandbox only: e-mails sent to an address (sign-up codes), newest first',
-    query: z.object({ email: z.email(), limit: z.coerce.number().int().min(1).max(50).default(5) }),
-    response: z.object({
-      data: z.array(z.object({ subject: z.string(), body: z.string(), sentAt: z.string(), code: z.string().nullable() })),
-    }),
-    handler: async ({ query }) => ({
-      data: (await d.queries.outbox(query.email, query.limit)).map((m) => ({ ...m, code: /\b(\d{6})\b/.exec(m.subject)?.[1] ?? null })),
-    }),
   });
 }

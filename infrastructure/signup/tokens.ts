@@ -2,7 +2,7 @@ import type { MailerPort } from '../../application/signup/mailer.port.js';
 import type { NumberProvisioningPort } from '../../application/signup/number-provisioning.port.js';
 import type { OtpPort } from '../../application/signup/otp.port.js';
 import type { SignUpService } from '../../application/signup/signup-service.js';
-import type { SignUpQueries } from '../../projections/queries/signup.queries.js';
+import type { SignUpQueries } from '../../projections/signup/signup.queries.js';
 import { token } from '../capabilities/token.js';
 
 /** The sign-up capability's tokens (its module binds them). */

@@ -1,14 +1,13 @@
 import { SipTrunkCommands } from '../../application/sip-trunks/sip-trunk-commands.js';
 import { SipTrunkProcess } from '../../application/sip-trunks/sip-trunk-process.js';
 import type { SipTrunkErrorCode } from '../../domain/sip-trunk/errors.js';
-import { KyselySipTrunkQueries } from '../../projections/queries/sip-trunk.queries.js';
-import { sipTrunksProjector } from '../../projections/sip-trunks.projector.js';
+import { KyselySipTrunkQueries } from '../../projections/sip-trunks/sip-trunk.queries.js';
+import { sipTrunksProjector } from '../../projections/sip-trunks/sip-trunks.projector.js';
 import type { Capability } from '../capabilities/capability.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
-import { SandboxSipTrunks } from '../providers/sandbox/sandbox-sip-trunks.js';
 import { UnconfiguredSipTrunks } from '../providers/unconfigured-telecom.js';
-import { sandboxSipTrunkRoutes } from './sandbox-sip-trunks.routes.js';
+import { SANDBOX } from '../sandbox/tokens.js';
 import { sipTrunkRoutes } from './sip-trunks.routes.js';
 import { SIP_TRUNKS } from './tokens.js';
 
@@ -16,12 +15,8 @@ import { SIP_TRUNKS } from './tokens.js';
 export const sipTrunks = {
   name: 'sip-trunks',
   bind: (b, cfg) => {
-    if (cfg.PROVIDER_MODE === 'sandbox') {
-      b.toClass(SIP_TRUNKS.SandboxProvider, SandboxSipTrunks);
-      b.alias(SIP_TRUNKS.Provider, SIP_TRUNKS.SandboxProvider);
-    } else {
-      b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
-    }
+    if (cfg.PROVIDER_MODE === 'sandbox') b.alias(SIP_TRUNKS.Provider, SANDBOX.SipTrunks);
+    else b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
     b.factory(SIP_TRUNKS.Queries, (r) => new KyselySipTrunkQueries(r(PLATFORM.ReadDb)));
     b.factory(
       SIP_TRUNKS.Commands,
@@ -33,10 +28,6 @@ export const sipTrunks = {
   },
   routes: {
     v1: (api, r) => sipTrunkRoutes(api, { commands: r(SIP_TRUNKS.Commands), queries: r(SIP_TRUNKS.Queries) }),
-    public: (api, r) => {
-      const cfg = r(PLATFORM.Config);
-      if (cfg.PROVIDER_MODE === 'sandbox') sandboxSipTrunkRoutes(api, { trunks: r(SIP_TRUNKS.SandboxProvider) });
-    },
   },
   projectors: [sipTrunksProjector],
   reactors: (r) => [new SipTrunkProcess(r(PLATFORM.Executor), r(SIP_TRUNKS.Provider))],

@@ -2,7 +2,9 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Recognition, RecognitionStream, SpeechToTextPort } from '../../application/calls/speech-to-text.port.js';
 import { SpeechUnavailableError } from '../../application/calls/text-to-speech.port.js';
 import { storableText } from '../../domain/shared/storable-text.js';
-import { excerpt, refusal, type SpeechApi, unreachable } from './speech-api-errors.js';
+import { type HttpClient, multipart, readBody } from '../http-client/client.js';
+import { upstreamText } from '../http-client/upstream.js';
+import { excerpt, MAX_ANSWER_BYTES, refusal, SPEECH_API_CLIENT, type SpeechApi, unreachable } from './speech-api-errors.js';
 import { encodeWav } from './wav.js';
 
 /** The confidence in an answer's token log probabilities (gpt-4o transcription models) or segments' (verbose answers). */
@@ -30,6 +32,7 @@ export class OpenAiSpeechToText implements SpeechToTextPort {
   private readonly url: string;
   private readonly limit: LimitFunction;
   private readonly timeoutMs: number;
+  private readonly client: HttpClient = SPEECH_API_CLIENT;
 
   constructor(
     private readonly o: Readonly<{ baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs?: number; maxRequests?: number }>,
@@ -78,15 +81,16 @@ export class OpenAiSpeechToText implements SpeechToTextPort {
     if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
     let text: string;
     try {
-      const res = await fetch(this.url, {
+      const { body, contentType } = await multipart(form);
+      const res = await this.client.request({
         method: 'POST',
-        headers,
-        body: form,
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        url: this.url,
+        headers: { ...headers, 'content-type': contentType },
+        body,
+        timeouts: { head: this.timeoutMs, total: this.timeoutMs },
       });
-      text = await res.text();
-      if (!res.ok) throw new SpeechUnavailableError(refusal(this.api, res.status, text));
+      text = upstreamText(await readBody(res, { maxBytes: MAX_ANSWER_BYTES, over: 'truncate' }));
+      if (res.status < 200 || res.status >= 300) throw new SpeechUnavailableError(refusal(this.api, res.status, text));
     } catch (e) {
       if (e instanceof SpeechUnavailableError) throw e;
       throw new SpeechUnavailableError(unreachable(this.api, e));

@@ -1,6 +1,8 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { type Pcm, SpeechUnavailableError, type TextToSpeechPort } from '../../application/calls/text-to-speech.port.js';
-import { refusal, type SpeechApi, unreachable } from './speech-api-errors.js';
+import { readBody } from '../http-client/client.js';
+import { upstreamText } from '../http-client/upstream.js';
+import { MAX_ANSWER_BYTES, refusal, SPEECH_API_CLIENT, type SpeechApi, unreachable } from './speech-api-errors.js';
 import { decodeWav, WavFormatError } from './wav.js';
 
 /** The speech API's voices (`voice` of POST /audio/speech); one of them passed as a voice id is used as it is. */
@@ -21,6 +23,9 @@ export const openAiVoiceFor = (voiceId: string): string =>
 
 /** the words a minute of the API's `speed: 1` (its range is 0.25–4) */
 const WPM_AT_SPEED_1 = 160;
+
+/** The longest WAV an answer may be: minutes of speech at the API's rate. */
+const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
 
 /**
  * Speech from an OpenAI-compatible speech API: POST `{baseUrl}/audio/speech` with
@@ -56,15 +61,18 @@ export class OpenAiTextToSpeech implements TextToSpeechPort {
     if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
     let audio: Uint8Array;
     try {
-      const res = await fetch(this.url, {
+      const res = await SPEECH_API_CLIENT.request({
         method: 'POST',
+        url: this.url,
         headers,
-        body: JSON.stringify(body),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        body: Buffer.from(JSON.stringify(body), 'utf8'),
+        timeouts: { head: this.timeoutMs, total: this.timeoutMs },
       });
-      if (!res.ok) throw new SpeechUnavailableError(refusal(this.api, res.status, await res.text().catch(() => '')));
-      audio = new Uint8Array(await res.arrayBuffer());
+      if (res.status < 200 || res.status >= 300) {
+        const words = upstreamText(await readBody(res, { maxBytes: MAX_ANSWER_BYTES, over: 'truncate' }).catch(() => new Uint8Array()));
+        throw new SpeechUnavailableError(refusal(this.api, res.status, words));
+      }
+      audio = await readBody(res, { maxBytes: MAX_AUDIO_BYTES, over: 'refuse' });
     } catch (e) {
       if (e instanceof SpeechUnavailableError) throw e;
       throw new SpeechUnavailableError(unreachable(this.api, e));

@@ -1,4 +1,11 @@
 import { storableText } from '../../domain/shared/storable-text.js';
+import { HttpClient, HttpClientError } from '../http-client/client.js';
+
+/** How much of a speech API's answer is read (a transcription's JSON, an error's words). */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** The speech APIs' client: the operator configures their addresses (loopback included: a local server). */
+export const SPEECH_API_CLIENT = new HttpClient({ destinations: 'any', maxSockets: 32 });
 
 /** How much of an API's answer an error message shows. */
 const BODY_EXCERPT = 200;
@@ -30,9 +37,8 @@ export function refusal(api: SpeechApi, status: number, text: string): string {
 
 /** The words for a request that got no answer: a timeout, or the connection's error. */
 export function unreachable(api: SpeechApi, e: unknown): string {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
-  if (err?.name === 'TimeoutError') return `${api.name} ${api.url} did not answer within ${api.timeoutMs} ms`;
-  const why = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+  if (e instanceof HttpClientError && e.kind === 'timeout') return `${api.name} ${api.url} did not answer within ${api.timeoutMs} ms`;
+  const why = e instanceof HttpClientError ? (e.code ?? e.message) : e instanceof Error ? e.message : String(e);
   return `${api.name} ${api.url} could not be reached (${why}): check ${api.settings}_BASE_URL`;
 }
 

@@ -1,3 +1,4 @@
+import { deliveryHistory } from '../../application/webhooks/delivery.history.js';
 import { DeliveryReplay } from '../../application/webhooks/delivery-replay.js';
 import { WebhookEventRegistry } from '../../application/webhooks/registry.js';
 import type { WebhookSenderPort } from '../../application/webhooks/webhook.port.js';
@@ -8,11 +9,11 @@ import { WebhookHealthReactor } from '../../application/webhooks/webhook-health.
 import { WebhookTestSend } from '../../application/webhooks/webhook-test-send.js';
 import { WebhookWarningMailer } from '../../application/webhooks/webhook-warning-mailer.js';
 import type { WebhookErrorCode } from '../../domain/webhook/errors.js';
-import { KyselyAccountAddresses } from '../../projections/queries/account-address.queries.js';
-import { KyselyWebhookQueries } from '../../projections/queries/webhook.queries.js';
-import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
-import { webhookNoticesProjector } from '../../projections/webhook-notices.projector.js';
-import { webhooksProjector } from '../../projections/webhooks.projector.js';
+import { KyselyAccountAddresses } from '../../projections/accounts/account-address.queries.js';
+import { KyselyWebhookQueries } from '../../projections/webhooks/webhook.queries.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { webhookNoticesProjector } from '../../projections/webhooks/webhook-notices.projector.js';
+import { webhooksProjector } from '../../projections/webhooks/webhooks.projector.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability, Resolve } from '../capabilities/capability.js';
@@ -21,11 +22,11 @@ import * as m010 from '../db/migrations/010-webhooks.js';
 import * as m031 from '../db/migrations/031-webhook-events.js';
 import * as m121 from '../db/migrations/121-webhook-notices.js';
 import { httpError } from '../http/errors.js';
+import { type Destinations, WebhookUrlPolicy } from '../http-client/address-policy.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { isTransient, WorkIsolation } from '../reactors/isolation.js';
 import { SIGNUP } from '../signup/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
-import { type Destinations, WebhookUrlPolicy } from './address-policy.js';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './delivery-worker.js';
 import { KyselyDueAttempts } from './due-attempts.js';
 import { HttpWebhookSender } from './http-sender.js';
@@ -135,6 +136,15 @@ export const webhooks = {
       }),
   },
   projectors: [webhooksProjector, webhookDeliveriesProjector, webhookNoticesProjector],
+  histories: () => [
+    {
+      view: deliveryHistory,
+      path: '/v1/webhooks/deliveries/:delivery_id/history',
+      param: 'delivery_id',
+      idMax: 128,
+      what: 'a webhook delivery',
+    },
+  ],
   reactors: (r, cfg) => [
     new WebhookDispatcher(
       r(PLATFORM.Executor),

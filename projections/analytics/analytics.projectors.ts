@@ -12,6 +12,7 @@ import type { ReadDb } from '../shared/read-db.js';
 import { insertNew, RowFold } from './row-fold.js';
 import type { AnalyticsCallsTable, AnalyticsMessagesTable, AnalyticsWebhookDeliveriesTable } from './tables.js';
 import './tables.js';
+import { guardedRow } from '../shared/guarded.js';
 
 /**
  * The analytics projectors (docs/analytics.md). Each keeps one row per thing counted (a message, a call, an
@@ -30,8 +31,10 @@ const day = (iso: string) => iso.slice(0, 10);
 type MessageStatusEvent = Extract<MessageEvent, { type: 'MessageSubmitted' | 'MessageDelivered' | 'MessageRead' | 'MessageFailed' }>;
 
 /** The message's row, guarded by the revision of the message's own stream. */
-const messageRow = (db: Kysely<ReadDb>, e: RecordedEvent<MessageStatusEvent>) =>
-  db.updateTable('analytics_messages').where('message_id', '=', e.data.messageId).where('revision', '<', rowRevision(e));
+const messageRow = guardedRow(
+  (db) => db.updateTable('analytics_messages'),
+  (e: RecordedEvent<MessageStatusEvent>) => ({ message_id: e.data.messageId }),
+);
 
 type MessageFacts = Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }> | MessageStatusEvent;
 
@@ -55,26 +58,10 @@ export const analyticsMessagesProjector = defineProjector<MessageFacts>({
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
-    async MessageSubmitted(db, e) {
-      await messageRow(db, e)
-        .set({ status: 'sent', revision: rowRevision(e) })
-        .execute();
-    },
-    async MessageDelivered(db, e) {
-      await messageRow(db, e)
-        .set({ status: 'delivered', revision: rowRevision(e) })
-        .execute();
-    },
-    async MessageRead(db, e) {
-      await messageRow(db, e)
-        .set({ status: 'read', revision: rowRevision(e) })
-        .execute();
-    },
-    async MessageFailed(db, e) {
-      await messageRow(db, e)
-        .set({ status: 'failed', failure_category: e.data.failureCategory, revision: rowRevision(e) })
-        .execute();
-    },
+    MessageSubmitted: (db, e) => messageRow(db, e, { status: 'sent' }),
+    MessageDelivered: (db, e) => messageRow(db, e, { status: 'delivered' }),
+    MessageRead: (db, e) => messageRow(db, e, { status: 'read' }),
+    MessageFailed: (db, e) => messageRow(db, e, { status: 'failed', failure_category: e.data.failureCategory }),
   },
 });
 
@@ -134,8 +121,10 @@ async function messagesBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<
 }
 
 type CallEnd = Extract<CallEvent, { type: 'CallEnded' | 'CallFailed' }>;
-const callRow = (db: Kysely<ReadDb>, e: RecordedEvent<CallEnd>) =>
-  db.updateTable('analytics_calls').where('call_id', '=', e.data.callId).where('revision', '<', rowRevision(e));
+const callRow = guardedRow(
+  (db) => db.updateTable('analytics_calls'),
+  (e: RecordedEvent<CallEnd>) => ({ call_id: e.data.callId }),
+);
 
 /** Calls (placed or answered, then how they ended) and the latency of every agent turn that measured one. */
 type CallFacts = Extract<CallEvent, { type: 'CallPlaced' | 'AgentTurnRecorded' }> | CallEnd;
@@ -218,16 +207,8 @@ export const analyticsCallsProjector = defineProjector<CallFacts>({
         .onConflict((oc) => oc.column('call_id').doNothing())
         .execute();
     },
-    async CallEnded(db, e) {
-      await callRow(db, e)
-        .set({ status: 'completed', reason: e.data.reason, duration_seconds: e.data.durationSeconds, revision: rowRevision(e) })
-        .execute();
-    },
-    async CallFailed(db, e) {
-      await callRow(db, e)
-        .set({ status: 'failed', reason: e.data.reason, duration_seconds: 0, revision: rowRevision(e) })
-        .execute();
-    },
+    CallEnded: (db, e) => callRow(db, e, { status: 'completed', reason: e.data.reason, duration_seconds: e.data.durationSeconds }),
+    CallFailed: (db, e) => callRow(db, e, { status: 'failed', reason: e.data.reason, duration_seconds: 0 }),
     async AgentTurnRecorded(db, e) {
       const d = e.data;
       const l = d.latency;
@@ -276,8 +257,10 @@ type DeliveryEnd = Extract<
   { type: 'WebhookDeliverySucceeded' | 'WebhookDeliveryFailed' | 'WebhookDeliveryRetryRequested' }
 >;
 type Attempt = Extract<WebhookDeliveryEvent, { type: 'WebhookAttemptSucceeded' | 'WebhookAttemptFailed' }>;
-const deliveryRow = (db: Kysely<ReadDb>, e: RecordedEvent<DeliveryEnd>) =>
-  db.updateTable('analytics_webhook_deliveries').where('delivery_id', '=', e.data.deliveryId).where('revision', '<', rowRevision(e));
+const deliveryRow = guardedRow(
+  (db) => db.updateTable('analytics_webhook_deliveries'),
+  (e: RecordedEvent<DeliveryEnd>) => ({ delivery_id: e.data.deliveryId }),
+);
 
 async function attempted(db: Kysely<ReadDb>, e: RecordedEvent<Attempt>): Promise<void> {
   const d = e.data;
@@ -390,21 +373,9 @@ export const analyticsWebhooksProjector = defineProjector<DeliveryFacts>({
     },
     WebhookAttemptSucceeded: attempted,
     WebhookAttemptFailed: attempted,
-    async WebhookDeliverySucceeded(db, e) {
-      await deliveryRow(db, e)
-        .set({ status: 'success', attempts: e.data.attempts, revision: rowRevision(e) })
-        .execute();
-    },
-    async WebhookDeliveryFailed(db, e) {
-      await deliveryRow(db, e)
-        .set({ status: 'failed', attempts: e.data.attempts, revision: rowRevision(e) })
-        .execute();
-    },
-    async WebhookDeliveryRetryRequested(db, e) {
-      await deliveryRow(db, e)
-        .set({ status: 'pending', revision: rowRevision(e) })
-        .execute();
-    },
+    WebhookDeliverySucceeded: (db, e) => deliveryRow(db, e, { status: 'success', attempts: e.data.attempts }),
+    WebhookDeliveryFailed: (db, e) => deliveryRow(db, e, { status: 'failed', attempts: e.data.attempts }),
+    WebhookDeliveryRetryRequested: (db, e) => deliveryRow(db, e, { status: 'pending' }),
   },
 });
 

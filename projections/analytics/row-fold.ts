@@ -8,8 +8,10 @@ const chunks = <T>(xs: readonly T[]): T[][] =>
 
 type Table = keyof ReadDb & string;
 type Row = Record<string, unknown>;
-/** The one untyped door: table and column names are the fold's parameters, checked by its typed users. */
-const loose = (db: Kysely<ReadDb>) => db as unknown as Kysely<Record<string, Row>>;
+/** Table and column names are the fold's parameters, checked by its typed users: any table, any columns. */
+const loose = (db: Kysely<ReadDb>) => db.withTables<Record<string, Row>>();
+/** a table's name as the loose view takes it */
+const named = (table: Table): string => table;
 
 /**
  * A batch's rows of one table, folded in memory (docs/analytics.md#batches): the rows the batch touches are read
@@ -28,14 +30,21 @@ export class RowFold<R extends { revision: string | bigint }> {
     private readonly moving: readonly (keyof R & string)[],
   ) {}
 
+  /** the key as the loose view names a column */
+  private get column(): string {
+    return this.key;
+  }
+
   async load(db: Kysely<ReadDb>, ids: Iterable<string>): Promise<void> {
     for (const part of chunks([...new Set(ids)]))
       for (const r of await loose(db)
-        .selectFrom(this.table)
+        .selectFrom(named(this.table))
         .selectAll()
-        .where(this.key as string, 'in', part as never)
+        .where(this.column, 'in', part)
+        // the rows of this fold's table are R: its typed users name the table and R together
+        .$castTo<R>()
         .execute())
-        this.stored.set(String(r[this.key]), r as unknown as R);
+        this.stored.set(String(r[this.key]), r);
   }
 
   get(id: string): R | undefined {
@@ -58,8 +67,8 @@ export class RowFold<R extends { revision: string | bigint }> {
   async write(db: Kysely<ReadDb>): Promise<void> {
     for (const part of chunks([...this.changed.values()]))
       await loose(db)
-        .insertInto(this.table)
-        .values(part as unknown as Row[])
+        .insertInto(named(this.table))
+        .values(part)
         .onConflict((oc) =>
           oc
             .column(this.key)
@@ -73,7 +82,7 @@ export class RowFold<R extends { revision: string | bigint }> {
 export async function insertNew(db: Kysely<ReadDb>, table: Table, conflict: readonly string[], rows: readonly Row[]): Promise<void> {
   for (const part of chunks(rows))
     await loose(db)
-      .insertInto(table)
+      .insertInto(named(table))
       .values(part)
       .onConflict((oc) => oc.columns(conflict as string[]).doNothing())
       .execute();

@@ -6,20 +6,21 @@ import type { TurnAction, TurnLatency } from '../../domain/call/call.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
+import { guardedRow } from '../shared/guarded.js';
 
 /** The list's `lastTranscriptSnippet` keeps at most this many characters of the latest words. */
 export const SNIPPET_LENGTH = 200;
 const snippet = (words: string) => (words.length > SNIPPET_LENGTH ? `${words.slice(0, SNIPPET_LENGTH - 1)}…` : words);
 
 /** The call's row, guarded: matches only while it reflects an older revision of the call's stream. */
-const call = (db: Kysely<ReadDb>, e: RecordedEvent<CallEvent>) =>
-  db.updateTable('calls').where('call_id', '=', e.data.callId).where('revision', '<', rowRevision(e));
+const call = guardedRow(
+  (db) => db.updateTable('calls'),
+  (e: RecordedEvent<CallEvent>) => ({ call_id: e.data.callId }),
+);
 
 /** A fact that changes nothing shown but the call's latest activity. */
 const activity = async (db: Kysely<ReadDb>, e: RecordedEvent<Extract<CallEvent, { data: { at: string } }>>) => {
-  await call(db, e)
-    .set({ updated_at: e.data.at, last_activity_at: e.data.at, revision: rowRevision(e) })
-    .execute();
+  await call(db, e, { updated_at: e.data.at, last_activity_at: e.data.at });
 };
 
 const ms = (v: number | null) => (v === null ? null : Math.round(v));
@@ -54,7 +55,8 @@ async function turn(
   }>,
 ) {
   const d = e.data;
-  const moved = await call(db, e)
+  const moved = await call
+    .where(db, e)
     .set((eb) => ({
       turn_count: eb('turn_count', '+', 1),
       // a turn that said nothing leaves the latest words as they were
@@ -130,24 +132,17 @@ export const callsProjector = defineProjector<Handled>({
         .onConflict((oc) => oc.column('call_id').doNothing())
         .execute();
     },
-    async CallRinging(db, e) {
-      await call(db, e)
-        .set({ phase: 'ringing', updated_at: e.data.at, last_activity_at: e.data.at, revision: rowRevision(e) })
-        .execute();
-    },
+    CallRinging: (db, e) => call(db, e, { phase: 'ringing', updated_at: e.data.at, last_activity_at: e.data.at }),
     async CallAnswered(db, e) {
       const d = e.data;
-      await call(db, e)
-        .set({
-          phase: 'answered',
-          answered_at: d.at,
-          answered_by: d.answeredBy,
-          engine_call_id: d.engineCallId,
-          updated_at: d.at,
-          last_activity_at: d.at,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await call(db, e, {
+        phase: 'answered',
+        answered_at: d.at,
+        answered_by: d.answeredBy,
+        engine_call_id: d.engineCallId,
+        updated_at: d.at,
+        last_activity_at: d.at,
+      });
     },
     CallerTurnRecorded: (db, e) =>
       turn(db, e, {
@@ -176,79 +171,59 @@ export const callsProjector = defineProjector<Handled>({
         actions: e.data.actions,
       }),
     CallDigitsSent: activity,
-    async CallTransferred(db, e) {
-      await call(db, e)
-        .set({ transferred_to: e.data.to, updated_at: e.data.at, last_activity_at: e.data.at, revision: rowRevision(e) })
-        .execute();
-    },
+    CallTransferred: (db, e) => call(db, e, { transferred_to: e.data.to, updated_at: e.data.at, last_activity_at: e.data.at }),
     async CallBridged(db, e) {
-      await call(db, e)
-        .set({
-          sip_uri: e.data.sipUri,
-          sip_failures: JSON.stringify(e.data.failed),
-          updated_at: e.data.at,
-          last_activity_at: e.data.at,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await call(db, e, {
+        sip_uri: e.data.sipUri,
+        sip_failures: JSON.stringify(e.data.failed),
+        updated_at: e.data.at,
+        last_activity_at: e.data.at,
+      });
     },
     async CallEnded(db, e) {
       const d = e.data;
-      await call(db, e)
-        .set({
-          // a recorded call is final once its recording step concluded (docs/calls.md#recordings): until then it is
-          // answered as in progress, in the phase `recording`
-          status: d.recording ? 'in-progress' : 'completed',
-          phase: d.recording ? 'recording' : 'ended',
-          ended_at: d.endedAt,
-          duration_seconds: d.durationSeconds,
-          disconnection_reason: d.reason,
-          disconnection_detail: d.detail,
-          answered_at: d.answeredAt,
-          answered_by: d.answeredBy,
-          summary: d.summary,
-          user_sentiment: d.userSentiment,
-          call_successful: d.callSuccessful,
-          recording: d.recording,
-          updated_at: d.endedAt,
-          last_activity_at: d.endedAt,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await call(db, e, {
+        // a recorded call is final once its recording step concluded (docs/calls.md#recordings): until then it is
+        // answered as in progress, in the phase `recording`
+        status: d.recording ? 'in-progress' : 'completed',
+        phase: d.recording ? 'recording' : 'ended',
+        ended_at: d.endedAt,
+        duration_seconds: d.durationSeconds,
+        disconnection_reason: d.reason,
+        disconnection_detail: d.detail,
+        answered_at: d.answeredAt,
+        answered_by: d.answeredBy,
+        summary: d.summary,
+        user_sentiment: d.userSentiment,
+        call_successful: d.callSuccessful,
+        recording: d.recording,
+        updated_at: d.endedAt,
+        last_activity_at: d.endedAt,
+      });
     },
     async CallFailed(db, e) {
       const d = e.data;
-      await call(db, e)
-        .set({
-          status: 'failed',
-          phase: 'ended',
-          ended_at: d.endedAt,
-          duration_seconds: 0,
-          disconnection_reason: d.reason,
-          disconnection_detail: d.detail,
-          updated_at: d.endedAt,
-          last_activity_at: d.endedAt,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await call(db, e, {
+        status: 'failed',
+        phase: 'ended',
+        ended_at: d.endedAt,
+        duration_seconds: 0,
+        disconnection_reason: d.reason,
+        disconnection_detail: d.detail,
+        updated_at: d.endedAt,
+        last_activity_at: d.endedAt,
+      });
     },
     async CallRecordingAvailable(db, e) {
-      await call(db, e)
-        .set({
-          status: 'completed',
-          phase: 'ended',
-          recording_available: true,
-          recording_duration_ms: Math.round(e.data.durationMs),
-          updated_at: e.data.at,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await call(db, e, {
+        status: 'completed',
+        phase: 'ended',
+        recording_available: true,
+        recording_duration_ms: Math.round(e.data.durationMs),
+        updated_at: e.data.at,
+      });
     },
-    async CallRecordingUnavailable(db, e) {
-      await call(db, e)
-        .set({ status: 'completed', phase: 'ended', updated_at: e.data.at, revision: rowRevision(e) })
-        .execute();
-    },
+    CallRecordingUnavailable: (db, e) => call(db, e, { status: 'completed', phase: 'ended', updated_at: e.data.at }),
     async AgentDeleted(db, e) {
       // the spec keeps a deleted agent's calls and clears their agent; setting null twice is the same
       await db

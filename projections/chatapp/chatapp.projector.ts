@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { ChatappNumberEvent } from '../../domain/chatapp/chatapp-number.decider.js';
@@ -6,18 +5,24 @@ import type { ConnectionEvent } from '../../domain/chatapp/connection.decider.js
 import type { TemplateEvent } from '../../domain/chatapp/template.decider.js';
 import type { ConversationEvent } from '../../domain/conversation/conversation.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
-import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
+import { guardedRow } from '../shared/guarded.js';
 
 type Inbound = Extract<ConversationEvent, { type: 'InboundMessageReceived' }>;
 export type ChatappProjected = ConnectionEvent | ChatappNumberEvent | TemplateEvent | Inbound;
 
-const connection = (db: Kysely<ReadDb>, e: RecordedEvent<ConnectionEvent>) =>
-  db.updateTable('chatapp_connections').where('connection_id', '=', e.data.connectionId).where('revision', '<', rowRevision(e));
-const binding = (db: Kysely<ReadDb>, e: RecordedEvent<ChatappNumberEvent>) =>
-  db.updateTable('chatapp_numbers').where('binding_id', '=', e.data.bindingId).where('revision', '<', rowRevision(e));
-const template = (db: Kysely<ReadDb>, e: RecordedEvent<TemplateEvent>) =>
-  db.updateTable('chatapp_templates').where('template_id', '=', e.data.templateId).where('revision', '<', rowRevision(e));
+const connection = guardedRow(
+  (db) => db.updateTable('chatapp_connections'),
+  (e: RecordedEvent<ConnectionEvent>) => ({ connection_id: e.data.connectionId }),
+);
+const binding = guardedRow(
+  (db) => db.updateTable('chatapp_numbers'),
+  (e: RecordedEvent<ChatappNumberEvent>) => ({ binding_id: e.data.bindingId }),
+);
+const template = guardedRow(
+  (db) => db.updateTable('chatapp_templates'),
+  (e: RecordedEvent<TemplateEvent>) => ({ template_id: e.data.templateId }),
+);
 
 /**
  * The chat-application channel's read models (docs/chatapp.md): connections, numbers, templates, each row guarded by
@@ -52,21 +57,10 @@ export const chatappProjector = defineProjector<ChatappProjected>({
         )
         .execute();
     },
-    async ChatappConnectionActivated(db, e) {
-      await connection(db, e)
-        .set({ status: 'active', business_name: e.data.businessName, updated_at: e.data.activatedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async ChatappConnectionFailed(db, e) {
-      await connection(db, e)
-        .set({ status: 'failed', failure_reason: e.data.reason, updated_at: e.data.failedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async ChatappConnectionDeleted(db, e) {
-      await connection(db, e)
-        .set({ status: 'deleted', updated_at: e.data.deletedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    ChatappConnectionActivated: (db, e) =>
+      connection(db, e, { status: 'active', business_name: e.data.businessName, updated_at: e.data.activatedAt }),
+    ChatappConnectionFailed: (db, e) => connection(db, e, { status: 'failed', failure_reason: e.data.reason, updated_at: e.data.failedAt }),
+    ChatappConnectionDeleted: (db, e) => connection(db, e, { status: 'deleted', updated_at: e.data.deletedAt }),
 
     async ChatappNumberBindRequested(db, e) {
       const d = e.data;
@@ -93,33 +87,18 @@ export const chatappProjector = defineProjector<ChatappProjected>({
     },
     async ChatappNumberBound(db, e) {
       const d = e.data;
-      await binding(db, e)
-        .set({
-          status: 'bound',
-          phone_number: d.phoneNumber,
-          verified_name: d.verifiedName,
-          line_id: d.lineId,
-          native_number_id: d.nativeNumberId,
-          updated_at: d.boundAt,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await binding(db, e, {
+        status: 'bound',
+        phone_number: d.phoneNumber,
+        verified_name: d.verifiedName,
+        line_id: d.lineId,
+        native_number_id: d.nativeNumberId,
+        updated_at: d.boundAt,
+      });
     },
-    async ChatappNumberBindFailed(db, e) {
-      await binding(db, e)
-        .set({ status: 'failed', failure_reason: e.data.reason, updated_at: e.data.failedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async ChatappNumberAgentSet(db, e) {
-      await binding(db, e)
-        .set({ agent_id: e.data.agentId, updated_at: e.data.setAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async ChatappNumberUnbound(db, e) {
-      await binding(db, e)
-        .set({ status: 'unbound', updated_at: e.data.unboundAt, revision: rowRevision(e) })
-        .execute();
-    },
+    ChatappNumberBindFailed: (db, e) => binding(db, e, { status: 'failed', failure_reason: e.data.reason, updated_at: e.data.failedAt }),
+    ChatappNumberAgentSet: (db, e) => binding(db, e, { agent_id: e.data.agentId, updated_at: e.data.setAt }),
+    ChatappNumberUnbound: (db, e) => binding(db, e, { status: 'unbound', updated_at: e.data.unboundAt }),
 
     async ChatappTemplateCreated(db, e) {
       const d = e.data;
@@ -148,21 +127,11 @@ export const chatappProjector = defineProjector<ChatappProjected>({
         .onConflict((oc) => oc.column('template_id').doUpdateSet(values).where('chatapp_templates.revision', '<', rowRevision(e)))
         .execute();
     },
-    async ChatappTemplateSubmitted(db, e) {
-      await template(db, e)
-        .set({ platform_template_id: e.data.platformTemplateId, updated_at: e.data.submittedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async ChatappTemplateApproved(db, e) {
-      await template(db, e)
-        .set({ status: 'approved', updated_at: e.data.approvedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async ChatappTemplateRejected(db, e) {
-      await template(db, e)
-        .set({ status: 'rejected', rejection_reason: e.data.reason, updated_at: e.data.rejectedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    ChatappTemplateSubmitted: (db, e) =>
+      template(db, e, { platform_template_id: e.data.platformTemplateId, updated_at: e.data.submittedAt }),
+    ChatappTemplateApproved: (db, e) => template(db, e, { status: 'approved', updated_at: e.data.approvedAt }),
+    ChatappTemplateRejected: (db, e) =>
+      template(db, e, { status: 'rejected', rejection_reason: e.data.reason, updated_at: e.data.rejectedAt }),
 
     async InboundMessageReceived(db, e) {
       const d = e.data;

@@ -1,6 +1,13 @@
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { ContactEvent } from '../../domain/contact/contact.decider.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ContactsTable } from './tables.js';
+
+const contact = guardedRow(
+  (db) => db.updateTable('contacts'),
+  (e: RecordedEvent<ContactEvent>) => ({ contact_id: e.data.contactId }),
+);
 
 /**
  * `contacts`: one row per contact that was created. A deleted contact keeps its row with `deleted_at` set (the
@@ -31,28 +38,15 @@ export const contactsProjector = defineProjector<ContactEvent>({
     },
     async ContactUpdated(db, e) {
       const c = e.data.changes;
-      await db
-        .updateTable('contacts')
-        .set({
-          ...(c.phoneNumber !== undefined ? { phone_number: c.phoneNumber } : {}),
-          ...(c.name !== undefined ? { name: c.name } : {}),
-          ...(c.email !== undefined ? { email: c.email } : {}),
-          ...(c.notes !== undefined ? { notes: c.notes } : {}),
-          updated_at: e.data.updatedAt,
-          revision: rowRevision(e),
-        })
-        .where('contact_id', '=', e.data.contactId)
-        .where('revision', '<', rowRevision(e))
-        .execute();
+      await contact(db, e, {
+        ...(c.phoneNumber !== undefined ? { phone_number: c.phoneNumber } : {}),
+        ...(c.name !== undefined ? { name: c.name } : {}),
+        ...(c.email !== undefined ? { email: c.email } : {}),
+        ...(c.notes !== undefined ? { notes: c.notes } : {}),
+        updated_at: e.data.updatedAt,
+      });
     },
-    async ContactDeleted(db, e) {
-      await db
-        .updateTable('contacts')
-        .set({ deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt, revision: rowRevision(e) })
-        .where('contact_id', '=', e.data.contactId)
-        .where('revision', '<', rowRevision(e))
-        .execute();
-    },
+    ContactDeleted: (db, e) => contact(db, e, { deleted_at: e.data.deletedAt, updated_at: e.data.deletedAt }),
     // a contact that was never created has no row
     async ContactAbandoned() {},
   },

@@ -144,11 +144,13 @@ export class KyselyConversationQueries implements ConversationQueries {
     return toMessage(r, (await this.reactionsOf([messageId])).get(messageId) ?? []);
   }
 
-  async messageIdByCarrierId(carrierMessageId: string) {
+  async messageIdByProviderId(channels: readonly string[], providerMessageId: string) {
+    if (channels.length === 0) return null;
     const r = await this.db
       .selectFrom('message_carrier_ids')
       .select(['account_id', 'message_id'])
-      .where('carrier_message_id', '=', carrierMessageId)
+      .where('channel', 'in', [...channels])
+      .where('carrier_message_id', '=', providerMessageId)
       .executeTakeFirst();
     return r ? { accountId: r.account_id, messageId: r.message_id } : null;
   }

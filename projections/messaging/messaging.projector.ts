@@ -8,22 +8,26 @@ import type { MessageEvent } from '../../domain/message/message.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
+import { guarded, guardedRow } from '../shared/guarded.js';
 
 const PREVIEW = 160;
 const preview = (body: string, media: readonly string[]) => (body ? body.slice(0, PREVIEW) : media.length > 0 ? '[media]' : '');
 
 /** The conversation's row, guarded: matches only while it reflects an older revision of the conversation's stream. */
-const conversation = (db: Kysely<ReadDb>, e: RecordedEvent<ConversationEvent>) =>
-  db.updateTable('conversations').where('conversation_id', '=', e.data.conversationId).where('revision', '<', rowRevision(e));
+const conversation = guardedRow(
+  (db) => db.updateTable('conversations'),
+  (e: RecordedEvent<ConversationEvent>) => ({ conversation_id: e.data.conversationId }),
+);
 
 /** The message's row, guarded by the revision of the message's own stream. */
-const message = (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) =>
-  db.updateTable('messages').where('message_id', '=', e.data.messageId).where('message_revision', '<', rowRevision(e));
+const message = guardedRow(
+  (db) => db.updateTable('messages'),
+  (e: RecordedEvent<MessageEvent>) => ({ message_id: e.data.messageId }),
+  'message_revision',
+);
 
 const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) => {
-  await message(db, e)
-    .set({ message_revision: rowRevision(e) })
-    .execute();
+  await message(db, e, {});
 };
 
 type RowFacts = {
@@ -104,17 +108,14 @@ export const messagingProjector = defineProjector<
     },
     async OutboundMessageAccepted(db, e) {
       const d = e.data;
-      await conversation(db, e)
-        .set((eb) => ({
-          agent_id: d.agentId,
-          message_count: eb('message_count', '+', 1),
-          outbound_since_reply: d.kind === 'message' ? eb('outbound_since_reply', '+', 1) : eb.ref('outbound_since_reply'),
-          reengagement_locked: d.reengagement ? true : eb.ref('reengagement_locked'),
-          last_message_at: d.acceptedAt,
-          last_message_preview: preview(d.body, d.mediaUrls),
-          revision: rowRevision(e),
-        }))
-        .execute();
+      await conversation(db, e, (eb) => ({
+        agent_id: d.agentId,
+        message_count: eb('message_count', '+', 1),
+        outbound_since_reply: d.kind === 'message' ? eb('outbound_since_reply', '+', 1) : eb.ref('outbound_since_reply'),
+        reengagement_locked: d.reengagement ? true : eb.ref('reengagement_locked'),
+        last_message_at: d.acceptedAt,
+        last_message_preview: preview(d.body, d.mediaUrls),
+      }));
       await db
         .insertInto('messages')
         .values(
@@ -134,18 +135,15 @@ export const messagingProjector = defineProjector<
     },
     async InboundMessageReceived(db, e) {
       const d = e.data;
-      await conversation(db, e)
-        .set((eb) => ({
-          agent_id: d.agentId,
-          message_count: eb('message_count', '+', 1),
-          inbound_count: eb('inbound_count', '+', 1),
-          outbound_since_reply: 0,
-          reengagement_locked: false,
-          last_message_at: sql`greatest(last_message_at, ${d.receivedAt}::timestamptz)`,
-          last_message_preview: preview(d.body, d.mediaUrls),
-          revision: rowRevision(e),
-        }))
-        .execute();
+      await conversation(db, e, (eb) => ({
+        agent_id: d.agentId,
+        message_count: eb('message_count', '+', 1),
+        inbound_count: eb('inbound_count', '+', 1),
+        outbound_since_reply: 0,
+        reengagement_locked: false,
+        last_message_at: sql`greatest(last_message_at, ${d.receivedAt}::timestamptz)`,
+        last_message_preview: preview(d.body, d.mediaUrls),
+      }));
       await db
         .insertInto('messages')
         .values(
@@ -163,71 +161,51 @@ export const messagingProjector = defineProjector<
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
-    async ConversationStateSet(db, e) {
-      await conversation(db, e)
-        .set({ conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state), revision: rowRevision(e) })
-        .execute();
-    },
-    async GroupRenamed(db, e) {
-      await conversation(db, e)
-        .set({ group_name: e.data.groupName, revision: rowRevision(e) })
-        .execute();
-    },
+    ConversationStateSet: (db, e) =>
+      conversation(db, e, { conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state) }),
+    GroupRenamed: (db, e) => conversation(db, e, { group_name: e.data.groupName }),
 
-    async MessageQueued(db, e) {
-      await message(db, e)
-        .set({ status: 'queued', updated_at: e.data.queuedAt, message_revision: rowRevision(e) })
-        .execute();
-    },
+    MessageQueued: (db, e) => message(db, e, { status: 'queued', updated_at: e.data.queuedAt }),
     MessageReceived: revisionOnly,
     async MessageSubmitted(db, e) {
-      await message(db, e)
-        .set({ status: 'sent', updated_at: e.data.submittedAt, message_revision: rowRevision(e) })
-        .execute();
-      if (e.data.carrierMessageIds.length > 0)
+      await message(db, e, { status: 'sent', updated_at: e.data.submittedAt });
+      // keyed by the message's channel too (its row was written when it was accepted, earlier in this log)
+      for (const c of e.data.carrierMessageIds)
         await db
           .insertInto('message_carrier_ids')
-          .values(
-            e.data.carrierMessageIds.map((c) => ({
-              carrier_message_id: c,
-              account_id: e.metadata.accountId,
-              message_id: e.data.messageId,
-            })),
+          .columns(['channel', 'carrier_message_id', 'account_id', 'message_id'])
+          .expression(
+            db
+              .selectFrom('messages')
+              .select((eb) => [
+                'channel',
+                eb.val(c).as('carrier_message_id'),
+                eb.val(e.metadata.accountId).as('account_id'),
+                eb.val(e.data.messageId).as('message_id'),
+              ])
+              .where('message_id', '=', e.data.messageId),
           )
-          .onConflict((oc) => oc.column('carrier_message_id').doNothing())
+          .onConflict((oc) => oc.columns(['channel', 'carrier_message_id']).doNothing())
           .execute();
     },
     MessageSubmissionErrored: revisionOnly,
     async MessageFailed(db, e) {
       const d = e.data;
-      await message(db, e)
-        .set({
-          status: 'failed',
-          failure_reason: d.failureReason,
-          error_code: d.errorCode,
-          failure_category: d.failureCategory,
-          retryable: d.retryable,
-          updated_at: d.failedAt,
-          message_revision: rowRevision(e),
-        })
-        .execute();
+      await message(db, e, {
+        status: 'failed',
+        failure_reason: d.failureReason,
+        error_code: d.errorCode,
+        failure_category: d.failureCategory,
+        retryable: d.retryable,
+        updated_at: d.failedAt,
+      });
     },
     async MessageReceiptRecorded(db, e) {
       const sent = e.data.outcome === 'applied' && e.data.status === 'sent';
-      await message(db, e)
-        .set({ ...(sent ? { status: 'sent', updated_at: e.data.at } : {}), message_revision: rowRevision(e) })
-        .execute();
+      await message(db, e, { ...(sent ? { status: 'sent', updated_at: e.data.at } : {}) });
     },
-    async MessageDelivered(db, e) {
-      await message(db, e)
-        .set({ status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt, message_revision: rowRevision(e) })
-        .execute();
-    },
-    async MessageRead(db, e) {
-      await message(db, e)
-        .set({ status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt, message_revision: rowRevision(e) })
-        .execute();
-    },
+    MessageDelivered: (db, e) => message(db, e, { status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt }),
+    MessageRead: (db, e) => message(db, e, { status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt }),
     async MessageReactionAdded(db, e) {
       const d = e.data;
       await db
@@ -260,12 +238,10 @@ export const messagingProjector = defineProjector<
     async RecipientOptedIn(db, e) {
       // the rows stay, marked lifted at this revision (docs/messaging.md#opt-out)
       const d = e.data;
-      let q = db
-        .updateTable('opt_outs')
-        .set({ opted_out: false, revision: rowRevision(e) })
-        .where('account_id', '=', e.metadata.accountId)
-        .where('participant', '=', d.recipient)
-        .where('revision', '<', rowRevision(e));
+      let q = guarded(db.updateTable('opt_outs'), { account_id: e.metadata.accountId, participant: d.recipient }, e).set({
+        opted_out: false,
+        revision: rowRevision(e),
+      });
       if (d.numberId !== null) q = q.where('number_id', 'in', [d.numberId, '']);
       await q.execute();
     },

@@ -68,7 +68,10 @@ export interface MessageReactionsTable {
   created_at: Date | string;
 }
 
+/** The provider's ids of a sent message, by the message's channel: receipts name a message by them (docs/messaging.md#receiving). */
 export interface MessageCarrierIdsTable {
+  /** the message's channel (`sms`, `mms`, `chatapp`, `imessage`): providers' ids are unique only within their own */
+  channel: string;
   carrier_message_id: string;
   account_id: string;
   message_id: string;

@@ -1,13 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { RecordingAddOnEvent } from '../../domain/recording-addon/recording-addon.decider.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { RecordingAddOnsTable } from './tables.js';
 
 /** The account's row, guarded: matches only while the row reflects an older revision of the stream. */
-const row = (db: Kysely<ReadDb>, e: RecordedEvent<RecordingAddOnEvent>) =>
-  db.updateTable('recording_addons').where('account_id', '=', e.data.accountId).where('revision', '<', rowRevision(e));
+const row = guardedRow(
+  (db) => db.updateTable('recording_addons'),
+  (e: RecordedEvent<RecordingAddOnEvent>) => ({ account_id: e.data.accountId }),
+);
 
 /** A paid period; the primary key (account, period) makes a replay a no-op. */
 const paidPeriod = (
@@ -53,37 +56,20 @@ export const recordingAddOnProjector = defineProjector<RecordingAddOnEvent>({
         .execute();
       await paidPeriod(db, e);
     },
-    async RecordingAddOnResumed(db, e) {
-      await row(db, e)
-        .set({ renews: true, end_reason: null, updated_at: e.data.resumedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async RecordingAddOnDisabled(db, e) {
-      await row(db, e)
-        .set({ renews: false, end_reason: 'disabled', updated_at: e.data.disabledAt, revision: rowRevision(e) })
-        .execute();
-    },
+    RecordingAddOnResumed: (db, e) => row(db, e, { renews: true, end_reason: null, updated_at: e.data.resumedAt }),
+    RecordingAddOnDisabled: (db, e) => row(db, e, { renews: false, end_reason: 'disabled', updated_at: e.data.disabledAt }),
     async RecordingAddOnRenewed(db, e) {
-      await row(db, e)
-        .set({
-          periods_paid: e.data.period + 1,
-          current_period_start: e.data.periodStart,
-          current_period_end: e.data.periodEnd,
-          updated_at: e.data.renewedAt,
-          revision: rowRevision(e),
-        })
-        .execute();
+      await row(db, e, {
+        periods_paid: e.data.period + 1,
+        current_period_start: e.data.periodStart,
+        current_period_end: e.data.periodEnd,
+        updated_at: e.data.renewedAt,
+      });
       await paidPeriod(db, e);
     },
-    async RecordingAddOnLapsed(db, e) {
-      await row(db, e)
-        .set({ status: 'ended', renews: false, end_reason: 'payment_failed', updated_at: e.data.lapsedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async RecordingAddOnExpired(db, e) {
-      await row(db, e)
-        .set({ status: 'ended', renews: false, end_reason: e.data.reason, updated_at: e.data.expiredAt, revision: rowRevision(e) })
-        .execute();
-    },
+    RecordingAddOnLapsed: (db, e) =>
+      row(db, e, { status: 'ended', renews: false, end_reason: 'payment_failed', updated_at: e.data.lapsedAt }),
+    RecordingAddOnExpired: (db, e) =>
+      row(db, e, { status: 'ended', renews: false, end_reason: e.data.reason, updated_at: e.data.expiredAt }),
   },
 });

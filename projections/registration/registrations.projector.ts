@@ -1,12 +1,13 @@
-import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { RegistrationEvent } from '../../domain/registration/registration.decider.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
-import type { ReadDb } from '../shared/read-db.js';
 
 /** The account's row, guarded: matches only while the row reflects an older revision of the stream. */
-const row = (db: Kysely<ReadDb>, e: RecordedEvent<RegistrationEvent>) =>
-  db.updateTable('registrations').where('account_id', '=', e.data.accountId).where('revision', '<', rowRevision(e));
+const row = guardedRow(
+  (db) => db.updateTable('registrations'),
+  (e: RecordedEvent<RegistrationEvent>) => ({ account_id: e.data.accountId }),
+);
 
 /**
  * `registrations`: one row per account with a registration, its latest submission and status. The status the
@@ -31,15 +32,7 @@ export const registrationsProjector = defineProjector<RegistrationEvent>({
         .onConflict((oc) => oc.column('account_id').doUpdateSet(values).where('registrations.revision', '<', rowRevision(e)))
         .execute();
     },
-    async RegistrationApproved(db, e) {
-      await row(db, e)
-        .set({ status: 'approved', decided_at: e.data.approvedAt, revision: rowRevision(e) })
-        .execute();
-    },
-    async RegistrationRejected(db, e) {
-      await row(db, e)
-        .set({ status: 'rejected', decided_at: e.data.rejectedAt, revision: rowRevision(e) })
-        .execute();
-    },
+    RegistrationApproved: (db, e) => row(db, e, { status: 'approved', decided_at: e.data.approvedAt }),
+    RegistrationRejected: (db, e) => row(db, e, { status: 'rejected', decided_at: e.data.rejectedAt }),
   },
 });

@@ -4,6 +4,7 @@ import type { CapabilityCheckEvent } from '../../domain/rich/capability-check.de
 import type { ContactCardEvent } from '../../domain/rich/contact-card.decider.js';
 import type { LocationRefreshEvent } from '../../domain/rich/location-refresh.decider.js';
 import type { RichLineEvent } from '../../domain/rich/rich-line.decider.js';
+import { guarded } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { RichContactCardsTable } from './tables.js';
@@ -57,11 +58,8 @@ export const richProjector = defineProjector<RichProjected>({
         .execute();
     },
     async RichLineDeactivated(db, e) {
-      await db
-        .updateTable('rich_lines')
+      await guarded(db.updateTable('rich_lines'), { number_id: e.data.numberId }, e)
         .set({ status: 'inactive', revision: rowRevision(e) })
-        .where('number_id', '=', e.data.numberId)
-        .where('revision', '<', rowRevision(e))
         .execute();
     },
     async ContactCapabilitiesChecked(db, e) {

@@ -60,6 +60,8 @@ export function defineProjector<E extends Event>(d: {
   // type K, as its parameter type declares. TypeScript cannot relate a runtime key to a mapped type's member.
   const handlers = d.on as unknown as Readonly<Record<string, ProjectorHandler<Event>>>;
   const handles: ReadonlySet<string> = new Set(Object.keys(handlers));
+  // an event of a handled type is one of E: the handlers' keys are exactly E's types
+  const isMine = (e: RecordedEvent): e is RecordedEvent<E> => handles.has(e.type);
   return {
     name: d.name,
     handles,
@@ -69,10 +71,9 @@ export function defineProjector<E extends Event>(d: {
       await handlers[event.type]!(db, event);
     },
     async applyBatch(db, events) {
-      const mine = events.filter((e) => handles.has(e.type));
+      const mine = events.filter(isMine);
       if (mine.length === 0) return;
-      // the filter above is the narrowing to E, as in `apply`
-      if (d.batch) await d.batch(db, mine as unknown as readonly RecordedEvent<E>[]);
+      if (d.batch) await d.batch(db, mine);
       else for (const e of mine) await handlers[e.type]!(db, e);
     },
   };

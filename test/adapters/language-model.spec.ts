@@ -6,7 +6,7 @@ import { type ChatMessage, LanguageModelError, type ModelTier } from '../../appl
 import { loadConfig } from '../../infrastructure/config/config.js';
 import { languageModelFromConfig } from '../../infrastructure/llm/language-model-from-config.js';
 import { OpenAiChatModel } from '../../infrastructure/llm/openai-chat-model.js';
-import { SandboxLanguageModel } from '../../infrastructure/llm/sandbox-model.js';
+import { SandboxLanguageModel } from '../../infrastructure/sandbox/llm/language-model.js';
 
 /** What the fake server saw of one request. */
 type Seen = {

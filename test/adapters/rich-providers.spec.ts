@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ImageRefused } from '../../application/rich/rich-provider.port.js';
-import { positionAt, SHARING_CONTACTS, sandboxCapabilities } from '../../infrastructure/providers/sandbox/sandbox-rich-rules.js';
 import { HttpImageFetcher } from '../../infrastructure/rich/http-image-fetcher.js';
+import { positionAt, SHARING_CONTACTS, sandboxCapabilities } from '../../infrastructure/sandbox/rich/rules.js';
 import { IMAGES, type ImageServer, startImageServer } from '../support/rich.js';
 
 describe('the image fetcher: the webhook URL guard, size and redirects (docs/rich-messaging.md#images)', () => {

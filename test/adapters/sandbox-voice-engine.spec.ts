@@ -11,13 +11,7 @@ import {
 } from '../../application/calls/voice-engine.port.js';
 import { SystemClock } from '../../infrastructure/adapters/system-clock.js';
 import { createLogger } from '../../infrastructure/logger.js';
-import {
-  InboundCallRefusedError,
-  SandboxCallNotConnectedError,
-  SandboxCallNotFoundError,
-  SandboxVoiceEngine,
-  SipBridgeError,
-} from '../../infrastructure/providers/sandbox/sandbox-voice-engine.js';
+import { SandboxVoiceEngine } from '../../infrastructure/sandbox/voice/engine.js';
 import {
   INTERRUPTION,
   MENU_PROMPT,
@@ -28,7 +22,13 @@ import {
   TALKER_SCRIPT,
   VOICEMAIL_GREETING,
   voiceMagicNumbers,
-} from '../../infrastructure/providers/sandbox/sandbox-voice-magic.js';
+} from '../../infrastructure/sandbox/voice/magic.js';
+import {
+  InboundCallRefusedError,
+  SandboxCallNotConnectedError,
+  SandboxCallNotFoundError,
+  SipBridgeError,
+} from '../../infrastructure/sandbox/voice/types.js';
 
 // 6000 words a minute: 10 ms a word; the ring and the reply pause 20 ms
 const FAST = { wordsPerMinute: 6000, ringMs: 20, replyPauseMs: 20 } as const;

@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { isDisallowedAddress, WebhookUrlPolicy } from '../../infrastructure/webhooks/address-policy.js';
+import { isDisallowedAddress, WebhookUrlPolicy } from '../../infrastructure/http-client/address-policy.js';
+import { signature, webhookHeaders } from '../../infrastructure/http-client/signing.js';
 import { HttpWebhookSender } from '../../infrastructure/webhooks/http-sender.js';
-import { signature, webhookHeaders } from '../../infrastructure/webhooks/signing.js';
 import { verifyWebhookSignature } from '../../infrastructure/webhooks/verify.js';
 
 /** A loopback HTTP server that answers 200 and counts the requests that reached it. */

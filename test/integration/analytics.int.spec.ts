@@ -6,7 +6,7 @@ import { analyticsMessagesProjector, analyticsProjectors } from '../../projectio
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { replayProjector } from '../../projections/shared/replay.js';
-import { webhookNoticesProjector } from '../../projections/webhook-notices.projector.js';
+import { webhookNoticesProjector } from '../../projections/webhooks/webhook-notices.projector.js';
 import { endedCall, FAR_END } from '../support/calls.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound } from '../support/messaging.js';

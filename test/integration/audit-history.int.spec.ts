@@ -1,24 +1,13 @@
 import { expect } from 'chai';
+import type { HistoryEntry } from '../../application/audit/history.js';
 import { endedCall, FAR_END, placeCall, voiceLine } from '../support/calls.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, messageWhen, messagingLine } from '../support/messaging.js';
 import { eventually as until } from '../support/numbers.js';
 import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
-type Entry = {
-  seq: number;
-  stream: string;
-  revision: number;
-  eventId: string;
-  type: string;
-  time: string;
-  actor: string;
-  requestId: string | null;
-  correlationId: string;
-  causationId: string | null;
-  status: string;
-  data: Record<string, unknown>;
-};
+/** An entry as the API answers it: the history's own type (JSON keeps every field of it). */
+type Entry = HistoryEntry;
 type History = { kind: string; id: string; stream: string; at: string | null; status: string | null; record: any; events: Entry[] };
 
 /** An instant before the step that gave the record its final status, and the status the history had then. */

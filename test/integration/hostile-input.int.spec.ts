@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import { accountStream } from '../../domain/account/account.decider.js';
 import { MAX_AMOUNT_MICROS, MAX_BALANCE_MICROS } from '../../domain/account/money.js';
-import { streams } from '../../domain/shared/streams.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 
 /** Input PostgreSQL cannot store, or the server cannot read, is refused at the edge in the error shape (docs/input-rules.md). */
@@ -143,7 +143,7 @@ describe('hostile input at the edge', () => {
 
     it('credits up to the maximum balance exactly, then refuses the next micro-dollar before writing', async () => {
       // history: an earlier credit that left the balance 5 micro-dollars under the maximum (1000 top-ups by API would be slow)
-      const stream = streams.account(accountId);
+      const stream = accountStream(accountId);
       const past = await app.rt.store.readStream(stream);
       await app.rt.store.appendToStream(
         stream,

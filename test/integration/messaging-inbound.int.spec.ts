@@ -86,9 +86,10 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
 
   it('stores a repeated carrier callback once, and drops a text for a number that is not active here', async () => {
     const from = recipient();
-    const handler = app.rt.get(MESSAGING.CarrierEvents);
+    const handler = app.rt.get(MESSAGING.Inbound);
     const sms = {
-      carrierMessageId: `dup-${Date.now()}`,
+      channel: 'sms',
+      providerMessageId: `dup-${Date.now()}`,
       from,
       to: line.phoneNumber,
       body: 'hi',
@@ -97,14 +98,51 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       group: null,
       reaction: null,
     };
-    const a = await handler.inbound(sms);
-    const b = await handler.inbound(sms);
+    const a = await handler.message(sms);
+    const b = await handler.message(sms);
     expect(b).to.deep.equal(a);
     const conv = await eventually(() => conversationWith(from), 'conversation');
     const detail = await app.call('GET', `/v1/conversations/${conv.id}`, { key: line.key });
     expect(detail.body.messageCount).to.equal(1);
     const dropped = await inbound(app, { from, to: '+12025550999', body: 'nobody home' });
     expect(dropped.status).to.equal(404);
+  });
+
+  it("finds a receipt's message by its channel and the provider's id: another channel's report with the same id changes nothing", async () => {
+    const to = recipient();
+    const r = await send(to, 'one id, one channel');
+    expect(r.status).to.equal(201);
+    await messageWhen(app, line.key, r.body.conversation_id, r.body.id, (m) => m.status === 'delivered', 'delivered');
+    const sent = await app.call('GET', `/sandbox/messages?to=${encodeURIComponent(to)}`, { key: ADMIN_TOKEN });
+    const carrierMessageId: string = sent.body.data[0].carrierMessageId;
+    const inbound = app.rt.get(MESSAGING.Inbound);
+    const read = {
+      providerMessageId: carrierMessageId,
+      receiptId: `other-${carrierMessageId}`,
+      status: 'read' as const,
+      at: new Date().toISOString(),
+      failure: null,
+    };
+    const err = await inbound.receipt({ ...read, channel: 'chatapp' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.an('error');
+    expect(String(err)).to.match(/no chatapp message with provider id/);
+    const receipts = async () =>
+      (await app.rt.store.readStream(`message-${r.body.id}`)).filter(
+        (e) => e.type === 'MessageReceiptRecorded' && (e.data as { receiptId: string }).receiptId === read.receiptId,
+      );
+    expect(await receipts()).to.have.length(0);
+    await inbound.receipt({ ...read, channel: 'sms' });
+    await messageWhen(
+      app,
+      line.key,
+      r.body.conversation_id,
+      r.body.id,
+      (x) => x.status === 'read',
+      'read by the receipt of its own channel',
+    );
   });
 
   it('sends media and group texts to one conversation each', async () => {
@@ -258,7 +296,7 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     });
 
     it('sends exactly once after a stop between the acceptance and the carrier submission', async () => {
-      const sender = app.rt.workers.get('reactor:message_sender')!;
+      const sender = app.rt.workers.get('reactor:message_delivery')!;
       await sender.stop();
       const to = recipient();
       let r: Awaited<ReturnType<typeof send>>;

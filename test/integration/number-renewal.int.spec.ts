@@ -1,7 +1,8 @@
 import { expect } from 'chai';
+import type { RenewalPass } from '../../application/numbers/number-renewals.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
 import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
-import type { NumberRenewalWorker } from '../../infrastructure/numbers/number-renewal.worker.js';
+import type { PassWorker } from '../../infrastructure/workers.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { account, credit, eventually, usage } from '../support/numbers.js';
@@ -15,11 +16,11 @@ import { account, credit, eventually, usage } from '../support/numbers.js';
 describe('monthly number renewal', function () {
   this.timeout(30_000);
   let app: TestApp;
-  let worker: NumberRenewalWorker;
+  let worker: PassWorker<RenewalPass>;
   const clock = new TestClock(new Date('2026-01-31T10:00:00.000Z'));
   before(async () => {
     app = await startTestApp({ NUMBER_RENEWAL_INTERVAL_MS: '100' }, { clock });
-    worker = app.rt.workers.get('number-renewal') as NumberRenewalWorker;
+    worker = app.rt.workers.get('number-renewal') as PassWorker<RenewalPass>;
     await worker.stop();
   });
   after(() => app.close());

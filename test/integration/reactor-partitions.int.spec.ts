@@ -141,6 +141,48 @@ describe('partitioned reactors', function () {
       await a.stop();
     }
   });
+  it('starts a reactor that replaces others where the furthest behind of them was: what they still had comes once more, nothing is skipped', async () => {
+    const t = type();
+    const runner = (name: string, seen: Set<string>, replaces?: readonly string[]) =>
+      new ReactorRunner(
+        s.store,
+        db(),
+        {
+          name,
+          handles: [t],
+          ...(replaces ? { replaces } : {}),
+          async handleBatch(batch) {
+            for (const e of batch) seen.add(e.id);
+          },
+        },
+        silent,
+        { leaseTtlMs: TTL },
+      );
+    // two old reactors of the same events: one got further than the other before both were retired
+    const ahead = new Set<string>();
+    const behind = new Set<string>();
+    const [a, b] = [runner(`ahead_${t}`, ahead), runner(`behind_${t}`, behind)];
+    await a.start();
+    await b.start();
+    const first = await append(t, 5);
+    await eventually(async () => first.every((id) => ahead.has(id) && behind.has(id)), 'both handled the first events');
+    await b.stop();
+    const second = await append(t, 5);
+    await eventually(async () => second.every((id) => ahead.has(id)), 'the one ahead handled the next ones');
+    await a.stop();
+    const third = await append(t, 5);
+
+    const seen = new Set<string>();
+    const successor = runner(`successor_${t}`, seen, [`ahead_${t}`, `behind_${t}`]);
+    try {
+      await successor.start();
+      await eventually(async () => [...second, ...third].every((id) => seen.has(id)), 'the successor handled what the one behind had not');
+      expect(first.some((id) => seen.has(id))).to.equal(false);
+    } finally {
+      await successor.stop();
+    }
+  });
+
   it('hands every event of one partition key to one partition, in log order, whatever stream it is on', async () => {
     const t = type();
     const batches: { key: string; ids: string[] }[] = [];

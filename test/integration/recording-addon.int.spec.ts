@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
+import type { RecordingAddOnRenewalPass } from '../../application/recording-addon/recording-addon-renewals.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
-import type { RecordingAddOnRenewalWorker } from '../../infrastructure/recording-addon/recording-addon-renewal.worker.js';
 import { RECORDING_ADDON } from '../../infrastructure/recording-addon/tokens.js';
+import type { PassWorker } from '../../infrastructure/workers.js';
 import { recordingAddOnProjector } from '../../projections/recording-addon/recording-addon.projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
@@ -22,11 +23,11 @@ const plus = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOSt
 describe('call-recording add-on', function () {
   this.timeout(60_000);
   let app: TestApp;
-  let worker: RecordingAddOnRenewalWorker;
+  let worker: PassWorker<RecordingAddOnRenewalPass>;
   const clock = new TestClock(new Date('2026-01-01T00:00:00.000Z'));
   before(async () => {
     app = await startTestApp({ NUMBER_RENEWAL_INTERVAL_MS: '100' }, { clock });
-    worker = app.rt.workers.get('recording-addon-renewal') as RecordingAddOnRenewalWorker;
+    worker = app.rt.workers.get('recording-addon-renewal') as PassWorker<RecordingAddOnRenewalPass>;
     await worker.stop();
   });
   after(() => app.close());

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
-import type { SandboxRegistrationReviewWorker } from '../../infrastructure/registration/sandbox-review.worker.js';
 import { REGISTRATION } from '../../infrastructure/registration/tokens.js';
+import type { PassWorker } from '../../infrastructure/workers.js';
 import { registrationsProjector } from '../../projections/registration/registrations.projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
@@ -24,11 +24,11 @@ const registration = (over: Record<string, unknown> = {}) => ({ ...VALID_REGISTR
 describe('A2P 10DLC registration', function () {
   this.timeout(30_000);
   let app: TestApp;
-  let review: SandboxRegistrationReviewWorker;
+  let review: PassWorker<{ approved: number }>;
   const clock = new TestClock(new Date('2026-03-01T12:00:00.000Z'));
   before(async () => {
     app = await startTestApp({ SANDBOX_REGISTRATION_APPROVAL_SECONDS: '30' }, { clock });
-    review = app.rt.workers.get('sandbox-registration-review') as SandboxRegistrationReviewWorker;
+    review = app.rt.workers.get('sandbox-registration-review') as PassWorker<{ approved: number }>;
     await review.stop();
   });
   after(() => app.close());

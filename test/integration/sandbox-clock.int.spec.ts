@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
-import { SandboxClock } from '../../infrastructure/sandbox-clock/sandbox-clock.js';
+import { SandboxClock } from '../../infrastructure/sandbox/clock/clock.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { startAppOn } from '../support/numbers.js';

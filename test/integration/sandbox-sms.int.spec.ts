@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import { type OutboundSms, SmsSubmissionError } from '../../application/messaging/sms-carrier.port.js';
 import { classify, FAILURE_REASONS, failureReasonOf } from '../../domain/message/failure-reasons.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
-import type { SandboxSmsCarrier } from '../../infrastructure/providers/sandbox/sandbox-sms-carrier.js';
-import { NUMBER_FOR_FAILURE } from '../../infrastructure/providers/sandbox/sandbox-sms-magic.js';
-import { type SandboxSmsReceipts, SandboxSmsReceiptWorker } from '../../infrastructure/providers/sandbox/sandbox-sms-receipts.js';
-import { SANDBOX_SMS } from '../../infrastructure/sandbox-sms/tokens.js';
+import { ReportWorker } from '../../infrastructure/sandbox/shared/reports.js';
+import { NUMBER_FOR_FAILURE } from '../../infrastructure/sandbox/sms/magic.js';
+import type { SandboxSmsReceipts } from '../../infrastructure/sandbox/sms/receipts.js';
+import type { SandboxSmsCarrier } from '../../infrastructure/sandbox/sms/sms-carrier.js';
+import { SANDBOX } from '../../infrastructure/sandbox/tokens.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
-import { type RecordingCarrierEvents, withRecordingCarrierEvents } from '../support/sandbox-sms.js';
+import { type RecordingCarrierEvents, type SmsReceiptWorker, withRecordingCarrierEvents } from '../support/sandbox-sms.js';
 
 const SENT = 1000;
 const DELIVERY = 3000;
@@ -25,13 +26,13 @@ describe('sandbox SMS carrier', function () {
   let app: TestApp;
   let carrier: SandboxSmsCarrier;
   let events: RecordingCarrierEvents;
-  let worker: SandboxSmsReceiptWorker;
+  let worker: SmsReceiptWorker;
   let seq = 0;
 
   before(async () => {
     app = await startTestApp({ SANDBOX_SMS_RATE_PER_MINUTE: '3' }, { clock });
     ({ events, worker } = await withRecordingCarrierEvents(app));
-    carrier = app.rt.get(SANDBOX_SMS.SandboxCarrier);
+    carrier = app.rt.get(SANDBOX.SmsCarrier);
   });
   after(() => app.close());
 
@@ -75,7 +76,7 @@ describe('sandbox SMS carrier', function () {
     clock.advance(DELIVERY);
     await worker.runOnce();
     const [sent, delivered] = events.of(carrierMessageId);
-    expect(sent).to.deep.include({ status: 'sent', failureReason: null, errorCode: null, at: new Date(submittedAt + SENT).toISOString() });
+    expect(sent).to.deep.include({ status: 'sent', failure: null, at: new Date(submittedAt + SENT).toISOString() });
     expect(delivered).to.deep.include({ status: 'delivered', at: new Date(submittedAt + SENT + DELIVERY).toISOString() });
     expect(sent?.receiptId).to.not.equal(delivered?.receiptId);
     // reported receipts are not reported again
@@ -93,18 +94,18 @@ describe('sandbox SMS carrier', function () {
       const got = events.of(ids.get(f.errorCode)!);
       const failed = got.at(-1)!;
       expect(failed.status, f.errorCode).to.equal('failed');
-      expect(failed.errorCode).to.equal(f.errorCode);
-      expect(classify(failed.failureReason)).to.equal(f);
-      if (!f.text.includes('{')) expect(failed.failureReason).to.equal(f.text);
+      expect(failed.failure?.code).to.equal(f.errorCode);
+      expect(classify(failed.failure?.detail ?? '')).to.equal(f);
+      if (!f.text.includes('{')) expect(failed.failure?.detail).to.equal(f.text);
       expect(got.map((r) => r.status)).to.deep.equal(
         f.category === 'configuration' || f.category === 'wait' ? ['failed'] : ['sent', 'failed'],
       );
     }
     // the carrier and the registration page are filled in
-    expect(events.of(ids.get('BRAND_DAILY_LIMIT')!)[0]?.failureReason).to.equal(
+    expect(events.of(ids.get('BRAND_DAILY_LIMIT')!)[0]?.failure?.detail).to.equal(
       "Sandbox Wireless's daily volume limit for your registered brand was reached.",
     );
-    expect(events.of(ids.get('A2P_10DLC_UNREGISTERED')!)[0]?.failureReason).to.match(
+    expect(events.of(ids.get('A2P_10DLC_UNREGISTERED')!)[0]?.failure?.detail).to.match(
       /^This number is not registered for US A2P 10DLC messaging\. Register at http:\/\/\S+\/v1\/register to send US SMS\.$/,
     );
   });
@@ -122,7 +123,7 @@ describe('sandbox SMS carrier', function () {
     await worker.runOnce();
     Object.values(cases).forEach((code, i) => {
       const failed = events.of(ids[i]!).at(-1)!;
-      expect(failed).to.deep.include({ status: 'failed', errorCode: code, failureReason: failureReasonOf(code).text });
+      expect(failed).to.deep.include({ status: 'failed', failure: { code, detail: failureReasonOf(code).text } });
     });
     expect(failureReasonOf('RECIPIENT_LANDLINE').text).to.equal("The recipient's number is a landline or can't receive SMS.");
   });
@@ -224,8 +225,7 @@ describe('sandbox SMS carrier', function () {
     expect(events.of(ids[3]!)).to.have.length(1);
     expect(events.of(ids[3]!)[0]).to.deep.include({
       status: 'failed',
-      errorCode: 'RATE_LIMITED',
-      failureReason: 'Messages from this number were rate-limited by the carrier. Retry shortly.',
+      failure: { code: 'RATE_LIMITED', detail: 'Messages from this number were rate-limited by the carrier. Retry shortly.' },
     });
     clock.advance(60_000);
     const later = await carrier.submit(sms('+14155550103', { from }));
@@ -237,29 +237,31 @@ describe('sandbox SMS carrier', function () {
   it('reports again a receipt whose worker died between the claim and the report, once its lease is over', async () => {
     const { carrierMessageId } = await carrier.submit(sms('+14155550104'));
     clock.advance(SENT);
-    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX_SMS.Receipts);
+    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX.SmsReceipts);
     const claimed = await receipts.claim({ now: clock.now(), limit: 100, workerId: 'crashed-worker', leaseMs: LEASE });
-    expect(claimed.map((c) => c.carrierMessageId)).to.include(carrierMessageId);
+    expect(claimed.map((c) => c.report.providerMessageId)).to.include(carrierMessageId);
     // the crashed worker never reports; another one leaves the receipt alone while the lease lasts
     expect(await worker.runOnce()).to.equal(0);
     expect(statuses(carrierMessageId)).to.deep.equal([]);
     clock.advance(LEASE); // the delivered receipt falls due meanwhile too
     await worker.runOnce();
     expect(statuses(carrierMessageId)).to.deep.equal(['sent', 'delivered']);
-    expect(events.of(carrierMessageId)[0]?.receiptId).to.equal(claimed.find((c) => c.carrierMessageId === carrierMessageId)?.receiptId);
+    expect(events.of(carrierMessageId)[0]?.receiptId).to.equal(
+      claimed.find((c) => c.report.providerMessageId === carrierMessageId)?.report.receiptId,
+    );
   });
 
   it('claims at most its limit, the earliest due first', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push((await carrier.submit(sms('+14155550111'))).carrierMessageId);
     clock.advance(SENT + DELIVERY);
-    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX_SMS.Receipts);
+    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX.SmsReceipts);
     const claimed: string[] = [];
     for (;;) {
       const batch = await receipts.claim({ now: clock.now(), limit: 5, workerId: 'batching-worker', leaseMs: LEASE });
       if (batch.length === 0) break;
       expect(batch.length).to.be.at.most(5);
-      claimed.push(...batch.map((c) => `${c.carrierMessageId}:${c.status}`));
+      claimed.push(...batch.map((c) => `${c.report.providerMessageId}:${c.report.status}`));
       for (const c of batch) await receipts.reported(c, 'batching-worker', clock.now());
     }
     // every sent receipt (due first) is claimed before any delivered one
@@ -271,27 +273,27 @@ describe('sandbox SMS carrier', function () {
   it("leaves a message's delivered receipt alone while its sent receipt is claimed and unreported", async () => {
     const { carrierMessageId } = await carrier.submit(sms('+14155550107'));
     clock.advance(SENT + DELIVERY);
-    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX_SMS.Receipts);
+    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX.SmsReceipts);
     // other tests' receipts that fall due meanwhile are let go again at once, for the worker to report
     const mine = async (workerId: string) => {
       const claimed = await receipts.claim({ now: clock.now(), limit: 100, workerId, leaseMs: LEASE });
       for (const c of claimed)
-        if (c.carrierMessageId !== carrierMessageId) await receipts.failed(c, workerId, clock.now(), 'not this test');
-      return claimed.filter((c) => c.carrierMessageId === carrierMessageId);
+        if (c.report.providerMessageId !== carrierMessageId) await receipts.failed(c, workerId, clock.now(), 'not this test');
+      return claimed.filter((c) => c.report.providerMessageId === carrierMessageId);
     };
     const first = await mine('worker-a');
-    expect(first.map((c) => c.status)).to.deep.equal(['sent']);
+    expect(first.map((c) => c.report.status)).to.deep.equal(['sent']);
     expect(await mine('worker-b')).to.deep.equal([]);
     const [sent] = first;
     if (sent) await receipts.reported(sent, 'worker-a', clock.now());
-    expect((await mine('worker-b')).map((c) => c.status)).to.deep.equal(['delivered']);
+    expect((await mine('worker-b')).map((c) => c.report.status)).to.deep.equal(['delivered']);
   });
 
   it('reports each due receipt once when two workers claim at the same time', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 15; i++) ids.push((await carrier.submit(sms('+14155550111'))).carrierMessageId);
     clock.advance(SENT + DELIVERY);
-    const other = new SandboxSmsReceiptWorker(app.rt.get(SANDBOX_SMS.Receipts), () => events, clock, app.rt.get(PLATFORM.Logger), {
+    const other = new ReportWorker('other', app.rt.get(SANDBOX.SmsReceipts), (r) => events.receipt(r), clock, app.rt.get(PLATFORM.Logger), {
       pollIntervalMs: 1000,
       leaseMs: LEASE,
       batchSize: 4,
@@ -351,9 +353,10 @@ describe('sandbox SMS carrier', function () {
       });
       expect(r.status).to.equal(201);
       const got = events.inbounds.at(-1)!;
-      expect(r.body).to.deep.equal({ messageId: `msg_test_${events.inbounds.length}`, carrierMessageId: got.carrierMessageId });
+      expect(r.body).to.deep.equal({ messageId: `msg_test_${events.inbounds.length}`, carrierMessageId: got.providerMessageId });
       expect(got).to.deep.equal({
-        carrierMessageId: got.carrierMessageId,
+        channel: 'sms',
+        providerMessageId: got.providerMessageId,
         from: '+14155550142',
         to: '+14155550100',
         body: 'photo from the party',
@@ -369,8 +372,8 @@ describe('sandbox SMS carrier', function () {
         reaction: { reactionType: 'love', messageId: 'msg_1' },
       });
       expect(reaction.status).to.equal(201);
-      expect(events.inbounds.at(-1)).to.deep.include({ reaction: { reactionType: 'love', targetMessageId: 'msg_1' }, group: null });
-      expect(events.inbounds.at(-1)?.carrierMessageId).to.not.equal(got.carrierMessageId);
+      expect(events.inbounds.at(-1)).to.deep.include({ reaction: { reaction: 'love', target: 'msg_1' }, group: null });
+      expect(events.inbounds.at(-1)?.providerMessageId).to.not.equal(got.providerMessageId);
     });
 
     it('answers 404 when the messaging side drops the text (not an active number of the platform)', async () => {

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { CommandExecutor, SNAPSHOT_EVERY } from '../../application/shared/execute.js';
-import { accountDecider } from '../../domain/account/account.decider.js';
-import { streams } from '../../domain/shared/streams.js';
+import { accountDecider, accountStream } from '../../domain/account/account.decider.js';
 import { KyselySnapshotStore } from '../../infrastructure/event-store/kysely-snapshot-store.js';
 import { noReadModels, TestClock } from '../support/fixtures.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
@@ -31,7 +30,7 @@ describe('snapshots of long streams', function () {
     const accountId = `acc_${crypto.randomUUID().slice(0, 8)}`;
     await withSnapshots.execute(
       accountDecider,
-      streams.account(accountId),
+      accountStream(accountId),
       {
         type: 'OpenAccount',
         data: { accountId, name: 'A', parentAccountId: null, startingCreditMicros: 10_000_000, numberLimit: 10, initialKey: null },
@@ -39,7 +38,7 @@ describe('snapshots of long streams', function () {
       ctx(accountId),
     );
     // the charges appended directly, in a few large appends, as a long history would be
-    const { revision } = await without.load(accountDecider, streams.account(accountId));
+    const { revision } = await without.load(accountDecider, accountStream(accountId));
     let next = (revision as bigint) + 1n;
     for (let i = 0; i < n; i += 100) {
       const batch = Array.from({ length: Math.min(100, n - i) }, (_, k) => ({
@@ -57,7 +56,7 @@ describe('snapshots of long streams', function () {
         },
         metadata: { accountId, correlationId: 'c', causationId: null, requestId: null, actor: 'test' },
       }));
-      await sut.store.appendToStream(streams.account(accountId), batch, { expectedRevision: next - 1n });
+      await sut.store.appendToStream(accountStream(accountId), batch, { expectedRevision: next - 1n });
       next += BigInt(batch.length);
     }
     return accountId;
@@ -68,7 +67,7 @@ describe('snapshots of long streams', function () {
 
   it('a load that folded many events leaves a snapshot; the next folds only what follows it, to the same state', async () => {
     const accountId = await accountWithCharges(3 * SNAPSHOT_EVERY);
-    const stream = streams.account(accountId);
+    const stream = accountStream(accountId);
     const full = await without.load(accountDecider, stream);
     expect(await snapshotOf(stream)).to.equal(undefined);
 
@@ -98,7 +97,7 @@ describe('snapshots of long streams', function () {
 
   it('ignores a snapshot of another state version and folds from the start', async () => {
     const accountId = await accountWithCharges(SNAPSHOT_EVERY);
-    const stream = streams.account(accountId);
+    const stream = accountStream(accountId);
     await new KyselySnapshotStore(sut.handle.db).save(stream, { revision: 5n, version: 999, state: { status: 'none' } });
     const r = await withSnapshots.load(accountDecider, stream);
     expect(r.state).to.deep.equal((await without.load(accountDecider, stream)).state);

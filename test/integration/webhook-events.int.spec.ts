@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import { WEBHOOKS } from '../../infrastructure/webhooks/tokens.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
-import { webhooksProjector } from '../../projections/webhooks.projector.js';
+import { webhooksProjector } from '../../projections/webhooks/webhooks.projector.js';
 import { meta } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { reactorPast } from '../support/reactors.js';

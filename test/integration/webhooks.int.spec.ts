@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
-import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
-import { webhooksProjector } from '../../projections/webhooks.projector.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { webhooksProjector } from '../../projections/webhooks/webhooks.projector.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { eventually, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 

@@ -7,7 +7,7 @@ import {
   type WebhookDeliveryEvent,
   webhookDeliveryDecider,
 } from '../../domain/webhook/webhook-delivery.decider.js';
-import { webhookDeliveriesProjector } from '../../projections/webhook-deliveries.projector.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
 import { seededRandom } from '../support/fixtures.js';
 import { scratchSchemas } from '../support/scratch-schemas.js';
 import { oneStatementPerEvent } from './webhook-deliveries-oracle.js';

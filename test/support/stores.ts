@@ -31,18 +31,9 @@ async function resetServerTables(h: DatabaseHandle): Promise<void> {
 /** The event store the suites run against: EventStoreDB when EVENTSTORE_URL is set, else PostgreSQL tables. */
 export async function storeUnderTest(clock = new TestClock()): Promise<StoreUnderTest> {
   const handle = await freshDatabase();
-  if (process.env.EVENTSTORE_URL) {
-    const store = new EsdbEventStore(process.env.EVENTSTORE_URL);
-    return {
-      store,
-      handle,
-      close: async () => {
-        await store.close();
-        await handle.close();
-      },
-    };
-  }
-  const store = new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
+  const store = process.env.EVENTSTORE_URL
+    ? new EsdbEventStore(process.env.EVENTSTORE_URL)
+    : new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
   return {
     store,
     handle,

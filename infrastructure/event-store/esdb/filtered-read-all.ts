@@ -83,6 +83,8 @@ type CallMachinery = {
 };
 
 function callMachinery(client: EventStoreDBClient): CallMachinery {
+  // The type system cannot see `protected` members from outside the class: the cast reaches them, and the check
+  // below stands for what the compiler cannot check.
   const m = client as unknown as Partial<CallMachinery>;
   if (typeof m.execute !== 'function' || typeof m.callArguments !== 'function') {
     throw new Error('@eventstore/db-client no longer exposes execute/callArguments; filtered $all reads need another route');

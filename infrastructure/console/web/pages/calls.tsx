@@ -25,6 +25,17 @@ type Turn = {
   startedAt: string;
 };
 
+/** A turn as the transcript stream sends it (the server's contract); anything else is not shown. */
+const isTurn = (d: unknown): d is Turn => {
+  const t = d as Partial<Record<keyof Turn, unknown>> | null;
+  return (
+    typeof t?.seq === 'number' &&
+    (t.role === 'agent' || t.role === 'user') &&
+    typeof t.content === 'string' &&
+    typeof t.startedAt === 'string'
+  );
+};
+
 /** A web call nobody joined ends `failed` with reason `canceled` (docs/calls.md#web-calls): nothing went wrong. */
 const shownStatus = (c: CallRow) => (c.direction === 'web' && c.disconnectionReason === 'canceled' ? 'not joined' : c.status);
 
@@ -86,9 +97,9 @@ export function CallPage({ id }: { id: string }) {
       (event, data) => {
         const d = data as Record<string, unknown>;
         if (event === 'connected') setStatus(String(d.status));
-        if (event === 'turn')
-          setTurns((all) => [...all.filter((t) => t.seq !== d.seq), d as unknown as Turn].sort((a, b) => a.seq - b.seq));
         if (event === 'ended') setStatus(String(d.status));
+        if (event === 'turn' && isTurn(data))
+          setTurns((all) => [...all.filter((t) => t.seq !== data.seq), data].sort((a, b) => a.seq - b.seq));
       },
       abort.signal,
     ).catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));

@@ -1,0 +1,40 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EventMetadata } from '../../application/ports/event-store.port.js';
+import { type Config, loadConfig } from '../../infrastructure/config/config.js';
+
+/** Runs a bench and ends the process: 0 once it printed its figures, 1 with the error when it failed. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
+
+/** The metadata of events a bench appends itself, as the system's (`system:bench`). */
+export const benchMetadata = (accountId = 'acc_bench', correlationId: string = randomUUID()): EventMetadata => ({
+  accountId,
+  correlationId,
+  causationId: null,
+  requestId: null,
+  actor: 'system:bench',
+});
+
+/**
+ * The configuration of a platform a bench runs in its own process (API, projectors, reactors and workers): the sandbox
+ * upstreams, nothing logged, no development account, no throttle on its requests; `env` adds the bench's own settings
+ * and its target's (docs/testing.md#benchmarks).
+ */
+export const benchConfig = (adminToken: string, env: Record<string, string>): Config =>
+  loadConfig({
+    LOG_LEVEL: 'silent',
+    DEV_ACCOUNT: 'false',
+    ROLE: 'all',
+    ADMIN_TOKEN: adminToken,
+    SECRETS_KEY: randomBytes(32).toString('hex'),
+    PROVIDER_MODE: 'sandbox',
+    THROTTLE_MAX_REQUESTS: '1000000',
+    ...env,
+  });

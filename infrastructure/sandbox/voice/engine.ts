@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type CallLeg,
+  type DialRequest,
+  type InboundDecision,
+  type InboundOffer,
+  type LegListener,
+  TelephonyError,
+  type VoiceEnginePort,
+} from '../../../application/calls/voice-engine.port.js';
+import type { ClockPort } from '../../../application/ports/clock.port.js';
+import type { LoggerPort } from '../../../application/ports/logger.port.js';
+import { type LegContext, type LegInit, SandboxLeg } from './leg.js';
+import { inboundPersonaFor, PERSONA_NUMBERS, personaFor } from './magic.js';
+import { DIGITS, E164, wordsOf } from './timing.js';
+import {
+  InboundCallRefusedError,
+  KEEP_ENDED_LEGS,
+  SandboxCallNotConnectedError,
+  SandboxCallNotFoundError,
+  type SandboxCallView,
+  type SandboxVoiceTiming,
+} from './types.js';
+
+/**
+ * The sandbox voice engine (docs/sandbox.md#voice): the `VoiceEnginePort` of sandbox mode, simulating the
+ * telephone network and the far end of every call in this process's memory. Dials are accepted at once and
+ * progress on timers (ringing, then an answer or a failure); who answers and how they behave is chosen by the
+ * dialled number (magic.ts). Each call is a SandboxLeg (leg.ts). Inbound calls are rung in through `ringInbound`, and the sandbox API
+ * (`say`, `pressDigits`, `hangupRemote`, `view`, `list`) drives and inspects the far end.
+ */
+export class SandboxVoiceEngine implements VoiceEnginePort {
+  private readonly legs = new Map<string, SandboxLeg>();
+  private readonly byCallId = new Map<string, string>();
+  private readonly retired: string[] = [];
+  private inbound: ((offer: InboundOffer) => Promise<InboundDecision>) | null = null;
+  private closed = false;
+  private readonly ctx: LegContext;
+  private readonly keepEnded: number;
+
+  constructor(timing: SandboxVoiceTiming, clock: ClockPort, log: LoggerPort, o: Readonly<{ keepEnded?: number }> = {}) {
+    this.keepEnded = o.keepEnded ?? KEEP_ENDED_LEGS;
+    this.ctx = { timing, clock, log, retire: (leg) => this.retire(leg) };
+  }
+
+  async dial(req: DialRequest, listener: LegListener): Promise<CallLeg> {
+    if (this.closed) throw new TelephonyError('Telephony provider error: the sandbox voice engine is closed', true);
+    for (const n of [req.from, req.to])
+      if (!E164.test(n)) throw new TelephonyError(`Telephony provider error: ${JSON.stringify(n)} is not an E.164 number`, false);
+    const persona = personaFor(req.to);
+    if (persona === 'provider-error')
+      throw new TelephonyError(`Telephony provider error: the call to ${req.to} was refused (sandbox magic number)`, true);
+    const leg = this.add(
+      { engineCallId: newEngineCallId(), callId: req.callId, direction: 'outbound', from: req.from, to: req.to, persona },
+      listener,
+    );
+    const { ringMs, replyPauseMs } = this.ctx.timing;
+    if (persona === 'invalid-number') {
+      leg.schedule(replyPauseMs, () => leg.fail('invalid_number', 'The number is not in service.'));
+      return leg;
+    }
+    leg.schedule(0, () => leg.ring());
+    const noAnswer = () => leg.fail('no_answer', `No answer within ${req.ringTimeoutMs} ms.`);
+    // an answer or a busy signal comes after the ring time, unless the ring timeout comes first
+    if (persona === 'no-answer' || req.ringTimeoutMs <= ringMs) {
+      leg.schedule(req.ringTimeoutMs, noAnswer);
+      return leg;
+    }
+    if (persona === 'busy') leg.schedule(ringMs, () => leg.fail('busy', 'The line is busy.'));
+    else leg.schedule(ringMs, () => leg.answer(PERSONA_NUMBERS[req.to]?.answeredBy ?? 'human'));
+    return leg;
+  }
+
+  onInbound(handler: (offer: InboundOffer) => Promise<InboundDecision>): void {
+    this.inbound = handler;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const live = [...this.legs.values()].filter((l) => l.live);
+    for (const leg of live) leg.end('local_hangup', 'the voice engine closed');
+    await Promise.all(live.map((l) => l.idle()));
+  }
+
+  /**
+   * A phone (`from`) calls one of the platform's numbers (`to`): the call is offered to the `onInbound`
+   * handler; accepted, it is answered at once (`answered('human')`). The caller follows the persona of its
+   * number when that is a conversational one (magic.ts, INBOUND_PERSONAS); otherwise it speaks
+   * only through `say`. Rejects with InboundCallRefusedError when the platform refuses or nothing takes calls.
+   */
+  async ringInbound(call: Readonly<{ from: string; to: string }>): Promise<{ callId: string; engineCallId: string }> {
+    if (this.closed) throw new InboundCallRefusedError('the sandbox voice engine is closed');
+    const handler = this.inbound;
+    if (!handler) throw new InboundCallRefusedError('nothing in this process takes inbound calls (no call host registered)');
+    const engineCallId = newEngineCallId();
+    const decision = await handler({ engineCallId, from: call.from, to: call.to });
+    if (!decision.accept) throw new InboundCallRefusedError(decision.reason);
+    const leg = this.add(
+      {
+        engineCallId,
+        callId: decision.callId,
+        direction: 'inbound',
+        from: call.from,
+        to: call.to,
+        persona: inboundPersonaFor(call.from) ?? 'driven',
+      },
+      decision.listener,
+    );
+    try {
+      decision.onLeg(leg);
+    } catch (err) {
+      leg.end('local_hangup', 'the platform could not take the call');
+      throw err;
+    }
+    leg.answer('human');
+    return { callId: decision.callId, engineCallId };
+  }
+
+  /** The far end says `text` (SandboxCallNotFoundError, SandboxCallNotConnectedError). */
+  say(callId: string, text: string): void {
+    if (wordsOf(text).length === 0) throw new RangeError('say needs at least one word');
+    this.connected(callId).farEndSay(text);
+  }
+
+  /** The far end presses keys (`0-9*#`): one `digitReceived` per key. */
+  pressDigits(callId: string, digits: string): void {
+    if (!DIGITS.test(digits)) throw new RangeError(`keypad keys are 0-9, * and #; got ${JSON.stringify(digits)}`);
+    this.connected(callId).farEndPress(digits);
+  }
+
+  /** The far end hangs up (`ended('remote_hangup')`); an outbound call still ringing is declined (`failed('busy')`). */
+  hangupRemote(callId: string): void {
+    const leg = this.find(callId);
+    if (!leg.live) throw new SandboxCallNotConnectedError(callId, leg.status);
+    leg.farEndHangup('the far end hung up (sandbox API)');
+  }
+
+  /** The far end's view of a call, by the platform's call id or the engine's; null when unknown. */
+  view(callId: string): SandboxCallView | null {
+    return this.lookup(callId)?.view() ?? null;
+  }
+
+  /** Every call kept (live ones, and the most recent ended ones), newest first. */
+  list(): SandboxCallView[] {
+    return [...this.legs.values()].reverse().map((l) => l.view());
+  }
+
+  private add(init: LegInit, listener: LegListener): SandboxLeg {
+    const leg = new SandboxLeg(init, listener, this.ctx);
+    this.legs.set(leg.engineCallId, leg);
+    this.byCallId.set(leg.callId, leg.engineCallId);
+    return leg;
+  }
+
+  private lookup(callId: string): SandboxLeg | undefined {
+    return this.legs.get(this.byCallId.get(callId) ?? callId);
+  }
+
+  private find(callId: string): SandboxLeg {
+    const leg = this.lookup(callId);
+    if (!leg) throw new SandboxCallNotFoundError(callId);
+    return leg;
+  }
+
+  private connected(callId: string): SandboxLeg {
+    const leg = this.find(callId);
+    if (!leg.live || leg.status !== 'answered') throw new SandboxCallNotConnectedError(callId, leg.status);
+    return leg;
+  }
+
+  /** An ended leg stays inspectable until `keepEnded` newer ones have ended. */
+  private retire(leg: SandboxLeg): void {
+    this.retired.push(leg.engineCallId);
+    while (this.retired.length > this.keepEnded) {
+      const id = this.retired.shift()!;
+      const old = this.legs.get(id);
+      this.legs.delete(id);
+      if (old && this.byCallId.get(old.callId) === id) this.byCallId.delete(old.callId);
+    }
+  }
+}
+
+/** A provider-style call SID. */
+const newEngineCallId = () => `CA${randomBytes(16).toString('hex')}`;

@@ -1,0 +1,48 @@
+import { sql } from 'kysely';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { AgentEvent } from '../../domain/agent/agent.decider.js';
+import { guardedRow } from '../shared/guarded.js';
+import { defineProjector, rowRevision } from '../shared/projector.js';
+
+/** The agent row, guarded: matches only while the row reflects an older revision of the stream. */
+const agent = guardedRow(
+  (db) => db.updateTable('agents'),
+  (e: RecordedEvent<AgentEvent>) => ({ agent_id: e.data.agentId }),
+);
+
+/** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
+export const agentsProjector = defineProjector<AgentEvent>({
+  name: 'agents_v1',
+  tables: ['agents'],
+  on: {
+    async AgentCreated(db, e) {
+      await db
+        .insertInto('agents')
+        .values({
+          agent_id: e.data.agentId,
+          account_id: e.data.accountId,
+          name: e.data.config.name,
+          config: JSON.stringify(e.data.config),
+          created_at: e.data.createdAt,
+          deleted_at: null,
+          revision: rowRevision(e),
+        })
+        .onConflict((oc) => oc.column('agent_id').doNothing())
+        .execute();
+    },
+    async AgentUpdated(db, e) {
+      // a partial update merges into the stored configuration in SQL (jsonb `||` replaces top-level keys, as
+      // an object spread does), so no read of the old row is needed
+      const changes = JSON.stringify(e.data.changes);
+      await agent(db, e, {
+        config: sql`config || ${changes}::jsonb`,
+        name: sql<string>`(config || ${changes}::jsonb) ->> 'name'`,
+      });
+    },
+    async AgentVoiceModeSwitched(db, e) {
+      // the mode itself arrives with the AgentUpdated beside it; this fact only moves the revision
+      await agent(db, e, {});
+    },
+    AgentDeleted: (db, e) => agent(db, e, { deleted_at: e.data.deletedAt }),
+  },
+});

@@ -1,0 +1,46 @@
+import type { Kysely } from 'kysely';
+import type { Page, PageOf } from '../../application/shared/page.js';
+import type { SipTrunkQueries, SipTrunkView } from '../../application/sip-trunks/sip-trunk-queries.port.js';
+import type { OriginationUri } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import type { ReadDb } from '../shared/read-db.js';
+import type { SipTrunksTable } from './tables.js';
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const _isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
+const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+
+const toTrunk = (r: SipTrunksTable): SipTrunkView => ({
+  id: r.trunk_id,
+  name: r.name,
+  transfers: r.transfers,
+  transferCallerId: r.transfer_caller_id,
+  uris: json<OriginationUri[]>(r.uris),
+  terminationUri: r.termination_uri,
+  numberIds: json<string[]>(r.number_ids),
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+/** SIP trunks of one account; soft-deleted ones are gone from every read. */
+export class KyselySipTrunkQueries implements SipTrunkQueries {
+  constructor(private readonly db: Kysely<ReadDb>) {}
+
+  private live(accountId: string) {
+    return this.db.selectFrom('sip_trunks').where('account_id', '=', accountId).where('deleted_at', 'is', null);
+  }
+
+  async list(accountId: string, page: Page): Promise<PageOf<SipTrunkView>> {
+    const [rows, count] = await Promise.all([
+      this.live(accountId).selectAll().orderBy('created_at').orderBy('trunk_id').limit(page.limit).offset(page.offset).execute(),
+      this.live(accountId)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ]);
+    return { data: rows.map(toTrunk), total: Number(count.n) };
+  }
+
+  async get(accountId: string, trunkId: string): Promise<SipTrunkView | null> {
+    const r = await this.live(accountId).selectAll().where('trunk_id', '=', trunkId).executeTakeFirst();
+    return r ? toTrunk(r) : null;
+  }
+}
