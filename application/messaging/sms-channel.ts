@@ -54,12 +54,11 @@ export class SmsChannel implements MessageChannel {
   }
 
   async send(ctx: RequestContext, number: SendingLine, input: SendInput & { messageId: string }): Promise<SendAnswer> {
-    for (const [field, n] of [
-      ['to_number', input.toNumber],
-      ...(input.recipients ?? []).map((r, i) => [`recipients.${i}`, r] as const),
-    ] as const) {
-      const problem = n === null ? null : untextableNumber(n);
-      // the same field and words as the request schema gave before other channels could reach any number
+    // A one-to-one text may go to any E.164 number: the carrier decides, and a number it cannot reach fails with
+    // its reason ("…isn't valid or is disabled", "…destination country isn't enabled"). A group's members are US
+    // and Canadian numbers, refused here (docs/messaging.md#sending).
+    for (const [field, n] of (input.recipients ?? []).map((r, i) => [`recipients.${i}`, r] as const)) {
+      const problem = untextableNumber(n);
       if (problem)
         throw new DomainError('VALIDATION_ERROR', `body.${field}: ${problem}`, [{ field, message: problem, type: 'value_error' }]);
     }

@@ -85,14 +85,26 @@ describe('messaging: sending, and the caps', function () {
       expect(r.body.error.code).to.equal(code);
       return r;
     };
-    it('needs a recipient, a body or media, and US or Canadian E.164 numbers', async () => {
+    it('needs a recipient, a body or media, E.164 numbers, and US or Canadian ones in a group', async () => {
       await refused({ agent_id: line.agentId, body: 'x' }, 422, 'VALIDATION_ERROR');
       await refused({ agent_id: line.agentId, to_number: recipient() }, 422, 'VALIDATION_ERROR');
-      await refused({ agent_id: line.agentId, to_number: '4155550123', body: 'x' }, 422, 'VALIDATION_ERROR');
-      const uk = await refused({ agent_id: line.agentId, to_number: '+447700900123', body: 'x' }, 422, 'VALIDATION_ERROR');
-      expect(JSON.stringify(uk.body.error.details)).to.contain('to_number');
-      await refused({ agent_id: line.agentId, to_number: '+18765550123', body: 'x' }, 422, 'VALIDATION_ERROR'); // Jamaica is +1 too
+      const bare = await refused({ agent_id: line.agentId, to_number: '4155550123', body: 'x' }, 422, 'VALIDATION_ERROR');
+      expect(JSON.stringify(bare.body.error.details)).to.contain('to_number');
+      const group = await refused({ agent_id: line.agentId, recipients: [recipient(), '+447700900123'], body: 'x' }, 422, 'VALIDATION_ERROR');
+      expect(JSON.stringify(group.body.error.details)).to.contain('recipients');
       await refused({ agent_id: line.agentId, to_number: recipient(), body: 'x'.repeat(1601) }, 422, 'VALIDATION_ERROR');
+    });
+    it("takes a text to a number the carrier cannot reach, which fails with the carrier's reason", async () => {
+      const cases = {
+        '+447700900123': "Messaging to this destination country isn't enabled.",
+        '+19995550100': "The recipient's number isn't valid or is disabled.",
+      };
+      for (const [to, reason] of Object.entries(cases)) {
+        const r = await send({ to_number: to, body: 'Hello' });
+        expect(r.status, JSON.stringify(r.body)).to.equal(201);
+        const failed = await messageWhen(app, line.key, r.body.conversation_id, r.body.id, (m) => m.status === 'failed', `${to} failed`);
+        expect(failed.failureReason).to.equal(reason);
+      }
     });
     it("needs an agent or a number to send from, both the account's, the number the agent's", async () => {
       await refused({ to_number: recipient(), body: 'x' }, 422, 'VALIDATION_ERROR');
