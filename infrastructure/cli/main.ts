@@ -8,6 +8,7 @@ import { type Config, loadConfig } from '../config/config.js';
 import { withLocalSecrets } from '../config/local-secrets.js';
 import { createLogger } from '../logger.js';
 import { PLATFORM } from '../platform/tokens.js';
+import { WorkIsolation } from '../reactors/isolation.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 
 /**
@@ -91,6 +92,22 @@ program
       },
       { projectors: false },
     );
+  });
+
+program
+  .command('isolated')
+  .description('work set aside because handling it failed for good, newest first (docs/operations.md#isolated-work)')
+  .option('--limit <n>', 'at most this many items', '100')
+  .action(async (o: { limit: string }) => {
+    const limit = Number(o.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      process.stderr.write('--limit must be a whole number from 1 to 10000\n');
+      process.exitCode = 2;
+      return;
+    }
+    await withRuntime(async (rt) => print(await new WorkIsolation(rt.get(PLATFORM.ReadDb), rt.get(PLATFORM.Logger)).list(limit)), {
+      projectors: false,
+    });
   });
 
 const cli: CliSupport = { withRuntime, print, ctx: cliCtx };

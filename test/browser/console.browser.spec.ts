@@ -274,7 +274,7 @@ describe('the web console in a real browser', function () {
 
     await page.goto(`${app.url}/console#/numbers`);
     const chat = page.locator('[data-table="chatapp-numbers"]');
-    await chat.getByText('+447700900501').waitFor({ timeout: 30_000 });
+    await chat.getByText('+447700900502').waitFor({ timeout: 30_000 });
     expect(await chat.innerText())
       .to.include('Sandbox Coffee Co.')
       .and.include('Concierge');

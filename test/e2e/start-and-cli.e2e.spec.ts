@@ -152,4 +152,11 @@ describe('npm start and the CLI, end to end (embedded)', function () {
     expect(JSON.parse(rebuilt.stdout)).to.include({ projector: 'accounts_v1', equal: true, swapped: true });
     expect(rebuilt.stderr).to.match(/accounts_v1 \[.*\] 100%/);
   });
+
+  it('lists isolated work (none on a healthy installation) and refuses a bad limit', () => {
+    const listed = cli('isolated', '--limit', '5');
+    expect(listed.status, listed.stderr).to.equal(0);
+    expect(JSON.parse(listed.stdout)).to.deep.equal([]);
+    expect(cli('isolated', '--limit', '0').status).to.equal(2);
+  });
 });
