@@ -223,7 +223,18 @@ describe('chat-app channel: connections, numbers, templates, the window and send
         key: native.key,
         body: { agent_id: native.agentId, to_number: who, body: 'by sms?', channel: 'sms' },
       });
-      expect(smsToChatPerson.status, 'texts reach US and Canadian numbers only').to.equal(422);
+      // a text to a number outside the US and Canada is taken, and the carrier fails it
+      expect(smsToChatPerson.status, JSON.stringify(smsToChatPerson.body)).to.equal(201);
+      expect(smsToChatPerson.body.channel).to.equal('sms');
+      const failed = await messageWhen(
+        app,
+        native.key,
+        smsToChatPerson.body.conversation_id,
+        smsToChatPerson.body.id,
+        (m) => m.status === 'failed',
+        'the text abroad failed',
+      );
+      expect(failed.failureReason).to.equal("Messaging to this destination country isn't enabled.");
     });
   });
 

@@ -7,6 +7,7 @@ import { openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../../infrastructure/runtime.js';
+import { resetTestEventStore } from './esdb-reset.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** keys sign-up code hashes and webhook secret sealing; fixed, so that every runtime of a test opens what another sealed */
@@ -42,6 +43,7 @@ export async function resetServerDatabase(url: string): Promise<void> {
   } finally {
     await h.close();
   }
+  await resetTestEventStore();
 }
 
 export type TestApp = Readonly<{

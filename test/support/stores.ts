@@ -5,6 +5,7 @@ import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 // copy of the port module, breaking `instanceof WrongExpectedRevisionError`
 import { EsdbEventStore } from '../../infrastructure/event-store/esdb-event-store.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+import { resetTestEventStore } from './esdb-reset.js';
 import { TestClock } from './fixtures.js';
 import { migratedImage } from './http.js';
 
@@ -17,6 +18,7 @@ export async function freshDatabase(): Promise<DatabaseHandle> {
   );
   await migrateToLatest(handle.db as never);
   if (handle.kind === 'postgres') await resetServerTables(handle);
+  await resetTestEventStore();
   return handle;
 }
 

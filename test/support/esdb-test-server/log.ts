@@ -66,6 +66,12 @@ export class InMemoryLog {
   private nextPosition = FIRST_POSITION;
   private waiters: Array<() => void> = [];
 
+  /** Forgets every event (positions go on growing): the test server's reset (server.ts, `RESET_STREAM`). */
+  reset(): void {
+    this.all.length = 0;
+    this.streams.clear();
+  }
+
   get length(): number {
     return this.all.length;
   }

@@ -18,7 +18,7 @@ import emptyPb from 'google-protobuf/google/protobuf/empty_pb.js';
 
 export const { StreamsService } = streamsGrpc;
 export const { ServerFeaturesService } = featuresGrpc;
-export const { ReadReq, ReadResp, AppendReq, AppendResp, BatchAppendReq, BatchAppendResp } = streamsPb;
+export const { ReadReq, ReadResp, AppendReq, AppendResp, BatchAppendReq, BatchAppendResp, DeleteReq, DeleteResp } = streamsPb;
 export const { UUID, Empty, StreamIdentifier, AllStreamPosition, WrongExpectedVersion } = sharedPb;
 export const { SupportedMethods, SupportedMethod } = featuresPb;
 export const { Status } = statusPb;
@@ -32,6 +32,8 @@ export type AppendReq = InstanceType<typeof AppendReq>;
 export type AppendResp = InstanceType<typeof AppendResp>;
 export type BatchAppendReq = InstanceType<typeof BatchAppendReq>;
 export type BatchAppendResp = InstanceType<typeof BatchAppendResp>;
+export type DeleteReq = InstanceType<typeof DeleteReq>;
+export type DeleteResp = InstanceType<typeof DeleteResp>;
 export type UUID = InstanceType<typeof UUID>;
 export type Empty = InstanceType<typeof Empty>;
 export type SupportedMethods = InstanceType<typeof SupportedMethods>;

@@ -40,7 +40,7 @@
  * Not modelled
  *  TLS and authentication (insecure connections only, credentials ignored), access control lists, gossip and
  *  clustering (single node: no leader election, no `requires-leader` handling, no NotLeader redirects),
- *  Streams/Delete and Streams/Tombstone (UNIMPLEMENTED), stream metadata (`$$` streams, $maxAge, $maxCount,
+ *  Streams/Delete and Streams/Tombstone (UNIMPLEMENTED, but for deleting `RESET_STREAM`: see below), stream metadata (`$$` streams, $maxAge, $maxCount,
  *  $tb), link events and `resolve_links`, subscriptions to a single stream, persistent subscriptions,
  *  projections and the system streams they write (`$ce-`, `$et-`, `$by_category`), operations (scavenging,
  *  shutdown, merge indexes), users, monitoring/stats, `fell_behind`, the append size limit, deadlines,
@@ -67,6 +67,8 @@ import {
   type BatchAppendReq,
   BatchAppendResp,
   Code,
+  type DeleteReq,
+  DeleteResp,
   Empty,
   GoogleEmpty,
   type ReadFilterOptions,
@@ -109,6 +111,8 @@ export type EsdbTestServer = {
 };
 
 const DEFAULT_SEARCH_WINDOW = 32;
+/** The stream whose deletion empties the test server (`Handlers.delete`). */
+export const RESET_STREAM = '$test-server-reset';
 const SERVER_VERSION = '24.10.0-test';
 const STREAMS = 'event_store.client.streams.streams';
 const FEATURES = 'event_store.client.server_features.serverfeatures';
@@ -117,7 +121,8 @@ type ActiveSubscription = { drop: () => void };
 
 export async function startEsdbTestServer(o: EsdbTestServerOptions = {}): Promise<EsdbTestServer> {
   const log = new InMemoryLog();
-  if (o.seedSystemEvents ?? true) {
+  const seed = () => {
+    if (!(o.seedSystemEvents ?? true)) return;
     log.append('$epoch-information', { kind: 'any' }, [
       {
         id: randomUUID(),
@@ -127,12 +132,17 @@ export async function startEsdbTestServer(o: EsdbTestServerOptions = {}): Promis
         customMetadata: new Uint8Array(),
       },
     ]);
-  }
-  const handlers = new Handlers(log, { caughtUp: o.caughtUp ?? true, batchAppend: o.batchAppend ?? true });
+  };
+  seed();
+  const handlers = new Handlers(log, { caughtUp: o.caughtUp ?? true, batchAppend: o.batchAppend ?? true }, () => {
+    log.reset();
+    seed();
+  });
   const server = new grpc.Server();
   server.addService(StreamsService, {
     read: handlers.read,
     append: handlers.append,
+    delete: handlers.delete,
     ...((o.batchAppend ?? true) ? { batchAppend: handlers.batchAppend } : {}),
   });
   server.addService(ServerFeaturesService, { getSupportedMethods: handlers.getSupportedMethods });
@@ -162,7 +172,24 @@ class Handlers {
   constructor(
     private readonly log: InMemoryLog,
     private readonly o: { caughtUp: boolean; batchAppend: boolean },
+    private readonly reset: () => void,
   ) {}
+
+  /**
+   * Deleting streams is not modelled, but for one name: deleting `RESET_STREAM` empties the whole log, so that a
+   * suite can start each test installation on an empty store as it empties its PostgreSQL tables
+   * (test/support/esdb-reset.ts). Subscriptions still open are dropped, as a restarted server would.
+   */
+  delete: grpc.handleUnaryCall<DeleteReq, DeleteResp> = (call, callback) => {
+    const name = Buffer.from(call.request.getOptions()?.getStreamIdentifier()?.getStreamName_asU8() ?? []).toString('utf8');
+    if (name !== RESET_STREAM) {
+      callback({ code: grpc.status.UNIMPLEMENTED, details: 'deleting streams is not modelled by the test server' });
+      return;
+    }
+    this.dropSubscriptions();
+    this.reset();
+    callback(null, new DeleteResp().setNoPosition(new Empty()));
+  };
 
   dropSubscriptions(): void {
     for (const s of [...this.active]) s.drop();
