@@ -1,0 +1,136 @@
+/**
+ * Twilio's REST API over HTTP (docs/carriers.md#twilio), in the shapes of Twilio's published OpenAPI documents: form
+ * bodies (`application/x-www-form-urlencoded`, a list as the same key repeated), JSON answers, HTTP basic
+ * authentication with the account SID and auth token or an API key SID and secret. Three hosts, each overridable
+ * (TWILIO_API_BASE_URL, TWILIO_LOOKUPS_BASE_URL, TWILIO_TRUNKING_BASE_URL), so that tests point them at the contract mock.
+ *
+ * Credentials go in the Authorization header only: no error, log line or answer of this client carries them.
+ */
+
+export type TwilioHost = 'api' | 'lookups' | 'trunking';
+
+export type TwilioApiOptions = Readonly<{
+  accountSid: string;
+  /** who authenticates: the account (SID and auth token) or an API key (SID and secret) */
+  username: string;
+  password: string;
+  baseUrls: Readonly<Record<TwilioHost, string>>;
+  timeoutMs: number;
+}>;
+
+/** Twilio refused the request: a 4xx with Twilio's error code (`{code, message, more_info, status}`). */
+export class TwilioRefusal extends Error {
+  constructor(
+    readonly status: number,
+    /** Twilio's error code (21422, 21610, …); null when the answer carried none */
+    readonly code: number | null,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TwilioRefusal';
+  }
+}
+
+/**
+ * No answer about the request: Twilio was unreachable, timed out, answered 5xx, or asked to slow down (429). The
+ * request may or may not have taken effect.
+ */
+export class TwilioUnanswered extends Error {
+  constructor(
+    message: string,
+    /** 429 or 5xx when Twilio answered, null when it did not */
+    readonly status: number | null = null,
+  ) {
+    super(message);
+    this.name = 'TwilioUnanswered';
+  }
+}
+
+export type FormValue = string | number | boolean | readonly string[] | undefined;
+
+type ErrorBody = { code?: unknown; message?: unknown };
+
+/** A form body as Twilio reads it: unset fields left out, a list as its key repeated (`MediaUrl=a&MediaUrl=b`). */
+export function formOf(fields: Readonly<Record<string, FormValue>>): URLSearchParams {
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const item of v) form.append(k, item);
+    else form.append(k, String(v));
+  }
+  return form;
+}
+
+export class TwilioApi {
+  private readonly authorization: string;
+
+  constructor(private readonly o: TwilioApiOptions) {
+    this.authorization = `Basic ${Buffer.from(`${o.username}:${o.password}`).toString('base64')}`;
+  }
+
+  get accountSid(): string {
+    return this.o.accountSid;
+  }
+
+  /** `/2010-04-01/Accounts/{AccountSid}/<rest>` on the main API host. */
+  accountPath(rest: string): string {
+    return `/2010-04-01/Accounts/${this.o.accountSid}/${rest}`;
+  }
+
+  get<T>(host: TwilioHost, path: string, query: Readonly<Record<string, FormValue>> = {}): Promise<T> {
+    const q = formOf(query).toString();
+    return this.call<T>('GET', host, q ? `${path}?${q}` : path);
+  }
+
+  post<T>(host: TwilioHost, path: string, fields: Readonly<Record<string, FormValue>>): Promise<T> {
+    return this.call<T>('POST', host, path, formOf(fields));
+  }
+
+  /** DELETE; a 404 (already gone) answers false, a deletion true. */
+  async delete(host: TwilioHost, path: string): Promise<boolean> {
+    try {
+      await this.call('DELETE', host, path);
+      return true;
+    } catch (err) {
+      if (err instanceof TwilioRefusal && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  private async call<T>(method: 'GET' | 'POST' | 'DELETE', host: TwilioHost, path: string, form?: URLSearchParams): Promise<T> {
+    const what = `${method} ${host} ${path.split('?')[0]}`;
+    let res: Response;
+    try {
+      res = await fetch(`${this.o.baseUrls[host].replace(/\/+$/, '')}${path}`, {
+        method,
+        headers: {
+          authorization: this.authorization,
+          accept: 'application/json',
+          'user-agent': 'agent-voice-platform/0.1.0 (twilio-carrier)',
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        ...(form ? { body: form.toString() } : {}),
+        signal: AbortSignal.timeout(this.o.timeoutMs),
+      });
+    } catch (err) {
+      const cause =
+        err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${this.o.timeoutMs} ms` : err.message) : String(err);
+      throw new TwilioUnanswered(`Twilio unreachable: ${what}: ${cause}`);
+    }
+    const text = await res.text().catch(() => '');
+    if (res.status === 429 || res.status >= 500) throw new TwilioUnanswered(`Twilio answered ${res.status} to ${what}`, res.status);
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: judged by the status */
+    }
+    if (!res.ok) {
+      const e = (parsed ?? {}) as ErrorBody;
+      const code = typeof e.code === 'number' ? e.code : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : null;
+      const message = typeof e.message === 'string' ? e.message : `HTTP ${res.status}`;
+      throw new TwilioRefusal(res.status, code, `Twilio refused ${what}: ${code ?? res.status} ${message}`);
+    }
+    return parsed as T;
+  }
+}
