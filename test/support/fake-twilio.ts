@@ -59,9 +59,12 @@ export type FakeMessage = {
 };
 export type FakeRequest = Readonly<{ operation: string; method: string; path: string; form: URLSearchParams; query: URLSearchParams }>;
 
-type Answer = { status: number; body?: unknown; lose?: boolean };
-/** a refusal with Twilio's code; the effect with its answer lost; or (a list) an answer that does not see recent changes yet */
-type Fault = { status: number; code: number; message: string } | 'lose-answer' | 'stale';
+type Answer = { status: number; body?: unknown; lose?: 'drop' | 'hang' };
+/**
+ * A refusal with Twilio's code; the effect with its answer lost (the connection drops) or never given (it hangs until
+ * the caller gives up); or (a list) an answer that does not see recent changes yet.
+ */
+type Fault = { status: number; code: number; message: string } | 'lose-answer' | 'hang' | 'stale';
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const sidOf = (prefix: string) => `${prefix}${hex(16)}`;
@@ -138,9 +141,9 @@ export async function startFakeTwilio(o: {
     const queued = faults.get(op);
     const fault = queued?.shift();
     if (fault && typeof fault === 'object') return twilioError(fault.status, fault.code, fault.message);
-    const lose = fault === 'lose-answer';
+    const lose = fault === 'lose-answer' ? 'drop' : fault === 'hang' ? 'hang' : undefined;
     const stale = fault === 'stale';
-    const done = (a: Answer): Answer => ({ ...a, lose });
+    const done = (a: Answer): Answer => (lose ? { ...a, lose } : a);
     switch (op) {
       case 'ListAvailablePhoneNumberLocal': {
         const country = /AvailablePhoneNumbers\/([A-Z]{2})\//.exec(path)?.[1] ?? 'US';
@@ -311,11 +314,9 @@ export async function startFakeTwilio(o: {
           return;
         }
         const a = answer(found.op, found.sid, url.pathname, url.searchParams, form, mock.body ?? {});
-        if (a.lose) {
-          // the effect happened; the answer never arrives
-          req.socket.destroy();
-          return;
-        }
+        // the effect happened; the answer never arrives
+        if (a.lose === 'drop') req.socket.destroy();
+        if (a.lose) return;
         if (a.status === 204) res.writeHead(204).end();
         else res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
       })().catch((err: unknown) => {

@@ -1,0 +1,189 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { purchaseName } from '../../infrastructure/carriers/twilio/twilio-numbers.js';
+import { loadConfig } from '../../infrastructure/config/config.js';
+import { FAKE_TRUNK_SID, type FakeTwilio } from '../support/fake-twilio.js';
+import { startTestApp, type TestApp } from '../support/http.js';
+import { account, credit, eventually, startAppOn, usage } from '../support/numbers.js';
+import { TWILIO_PUBLIC_URL, twilioEnv, useFakeTwilio } from '../support/twilio.js';
+
+/**
+ * Numbers and lookups on Twilio through the public API (docs/carriers.md): a live start with CARRIER=twilio whose
+ * Twilio is the fake of test/support/fake-twilio.ts, every request of which passes the contract mocks of Twilio's
+ * published documents.
+ */
+describe('Twilio carrier: numbers and lookups', function () {
+  this.timeout(120_000);
+  const twilio = useFakeTwilio();
+  let fake: FakeTwilio;
+  before(() => {
+    fake = twilio();
+  });
+
+  describe('through the API', () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startTestApp(twilioEnv(fake));
+      fake.deliverTo(app.url);
+    });
+    after(() => app?.close());
+
+    const post = (key: string, body: Record<string, unknown>) => app.call('POST', '/v1/numbers', { key, body });
+    const keyOf = (numberId: string) => `${numberId}:1`;
+
+    it('buys a number at Twilio, routes its texts to the platform and its calls to the SIP trunk, and charges the month here', async () => {
+      const acc = await account(app);
+      const r = await post(acc.apiKey, { areaCode: '415' });
+      expect(r.status).to.equal(200);
+      expect(r.body).to.deep.include({ status: 'active', country: 'US', areaCode: '415' });
+      const bought = fake.byPhone(r.body.phoneNumber)!;
+      expect(bought).to.deep.include({
+        friendly_name: purchaseName(keyOf(r.body.id)),
+        sms_url: `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`,
+        sms_method: 'POST',
+        trunk_sid: FAKE_TRUNK_SID,
+      });
+      const u = await usage(app, acc.apiKey);
+      expect(u.balanceMicros).to.equal(5_000_000 - 3_000_000);
+      expect(u.used).to.equal(1);
+    });
+
+    it('buys once when Twilio performed the purchase but its answer was lost', async () => {
+      const acc = await account(app);
+      fake.fail('CreateIncomingPhoneNumber', 'lose-answer');
+      const r = await post(acc.apiKey, { areaCode: '646' });
+      expect(r.status).to.equal(200);
+      const held = [...fake.numbers.values()].filter((n) => n.friendly_name === purchaseName(keyOf(r.body.id)));
+      expect(held.map((n) => n.phone_number)).to.deep.equal([r.body.phoneNumber]);
+    });
+
+    it('answers 409 when Twilio has nothing for sale in the area code, and gives the slot back', async () => {
+      const acc = await account(app);
+      const r = await post(acc.apiKey, { areaCode: '907' });
+      expect(r.status).to.equal(409);
+      expect(r.body.detail).to.match(/unavailable/);
+      expect((await usage(app, acc.apiKey)).used).to.equal(0);
+    });
+
+    it('answers 502 when Twilio refuses the routing, and releases the number it had bought', async () => {
+      const acc = await account(app);
+      const before = fake.sent('DeleteIncomingPhoneNumber').length;
+      fake.fail('UpdateIncomingPhoneNumber', { status: 400, code: 21606, message: 'Invalid SmsUrl' });
+      const r = await post(acc.apiKey, { areaCode: '720' });
+      expect(r.status).to.equal(502);
+      expect(r.body.error.code).to.equal('SMS_PROVIDER_ERROR');
+      expect(r.body.error.message).to.include('21606');
+      expect(fake.sent('DeleteIncomingPhoneNumber')).to.have.length(before + 1);
+      expect([...fake.numbers.values()].filter((n) => n.phone_number.startsWith('+1720'))).to.deep.equal([]);
+      const u = await usage(app, acc.apiKey);
+      expect([u.used, u.balanceMicros]).to.deep.equal([0, 5_000_000]);
+    });
+
+    it('releases the number at Twilio on DELETE; a refused release keeps it active (502)', async () => {
+      const acc = await account(app);
+      const n = (await post(acc.apiKey, { areaCode: '312' })).body;
+      fake.fail('DeleteIncomingPhoneNumber', { status: 403, code: 20003, message: 'Permission denied' });
+      const refused = await app.call('DELETE', `/v1/numbers/${n.id}`, { key: acc.apiKey });
+      expect(refused.status).to.equal(502);
+      expect(fake.byPhone(n.phoneNumber)).to.not.equal(undefined);
+      const r = await app.call('DELETE', `/v1/numbers/${n.id}`, { key: acc.apiKey });
+      expect(r.status).to.equal(200);
+      expect(r.body).to.deep.include({ success: true, status: 'released' });
+      expect(fake.byPhone(n.phoneNumber)).to.equal(undefined);
+    });
+
+    it('looks numbers up through Lookup v2, charges $0.009 each and answers from the cache the second time', async () => {
+      const acc = await account(app);
+      const q = '/v1/numbers/lookup?phoneNumbers=%2B14155550100,%2B14155550101,%2B14155550103';
+      const first = await app.call('GET', q, { key: acc.apiKey });
+      expect(first.status).to.equal(200);
+      expect(first.body.data.map((d: { lineType: string }) => d.lineType)).to.deep.equal(['mobile', 'landline', 'voip']);
+      expect(first.body.data[0]).to.deep.include({ valid: true, country: 'US', carrierName: 'Fake mobile carrier', cached: false });
+      expect([first.body.chargedNumbers, first.body.chargedMicros]).to.deep.equal([3, 27_000]);
+      const asked = fake.sent('FetchPhoneNumber').length;
+      const again = await app.call('GET', q, { key: acc.apiKey });
+      expect(again.body.data.every((d: { cached: boolean }) => d.cached)).to.equal(true);
+      expect(again.body.chargedMicros).to.equal(0);
+      expect(fake.sent('FetchPhoneNumber')).to.have.length(asked);
+      expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000 - 27_000);
+    });
+
+    it('answers 502 and charges nothing when Twilio does not answer a lookup', async () => {
+      const acc = await account(app);
+      fake.fail('FetchPhoneNumber', { status: 500, code: 20500, message: 'Internal' });
+      const r = await app.call('GET', '/v1/numbers/lookup?phoneNumbers=%2B13125550180', { key: acc.apiKey });
+      expect(r.status).to.equal(502);
+      expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000);
+    });
+  });
+
+  describe('a purchase interrupted by the end of the process', () => {
+    let dataDir: string;
+    before(() => {
+      dataDir = mkdtempSync(join(tmpdir(), 'twilio-recovery-'));
+    });
+    after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it('is found again by its key when the service starts again, and never bought twice', async () => {
+      const env = { ...twilioEnv(fake), NUMBER_PROVISIONING_TIMEOUT_MS: '300', TWILIO_REQUEST_TIMEOUT_MS: '1500' };
+      const creates = fake.sent('CreateIncomingPhoneNumber').length;
+      const first = await startAppOn({ dataDir, reset: true, env });
+      const acc = await first.newAccount('Interrupted');
+      await credit(first, acc.accountId, 10_000_000);
+      // Twilio sells the number and its answer never comes back before the process ends
+      fake.fail('CreateIncomingPhoneNumber', 'hang');
+      const pending = await first.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '206' } });
+      expect(pending.status).to.equal(503);
+      const numberId = /number (pn_\S+)/.exec(pending.body.error.message)![1]!;
+      const sold = () => [...fake.numbers.values()].filter((x) => x.friendly_name === purchaseName(`${numberId}:1`));
+      await eventually(async () => sold().length > 0, 'Twilio sold the number');
+      await first.close();
+
+      const second = await startAppOn({ dataDir, reset: false, env });
+      try {
+        const n = await eventually(
+          async () => {
+            const r = await second.call('GET', `/v1/numbers/${numberId}`, { key: acc.apiKey });
+            return r.status === 200 && r.body.status === 'active' ? r.body : undefined;
+          },
+          'the provisioning completed after the restart',
+          60_000,
+        );
+        expect(sold().map((x) => x.phone_number)).to.deep.equal([n.phoneNumber]);
+        expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates + 1);
+      } finally {
+        await second.close();
+      }
+    });
+  });
+
+  describe('configuration', () => {
+    const base = { DATA_DIR: 'memory://', PROVIDER_MODE: 'live', CARRIER: 'twilio', PUBLIC_URL: 'https://p.example' };
+    const sid = `AC${'a'.repeat(32)}`;
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return 'started';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+
+    it('refuses a live start that lacks what Twilio needs, naming each variable', () => {
+      expect(refusal(base)).to.include('CARRIER=twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN');
+      expect(refusal({ ...base, TWILIO_ACCOUNT_SID: sid })).to.match(/needs TWILIO_AUTH_TOKEN$/);
+      const { PUBLIC_URL: _, ...noUrl } = base;
+      expect(refusal({ ...noUrl, TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'x'.repeat(32) })).to.match(/needs PUBLIC_URL$/);
+      expect(
+        refusal({ ...base, TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'x'.repeat(32), TWILIO_API_KEY_SID: `SK${'b'.repeat(32)}` }),
+      ).to.match(/needs TWILIO_API_KEY_SECRET$/);
+      expect(refusal({ ...base, PROVIDER_MODE: 'sandbox', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'x'.repeat(32) })).to.include(
+        'needs PROVIDER_MODE=live',
+      );
+      expect(refusal({ ...base, TWILIO_ACCOUNT_SID: 'AC123', TWILIO_AUTH_TOKEN: 'x'.repeat(32) })).to.include('TWILIO_ACCOUNT_SID');
+      expect(refusal({ ...base, TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'x'.repeat(32) })).to.equal('started');
+    });
+  });
+});
