@@ -93,6 +93,43 @@ function narrowed(doc: OpenApi, operationIds: readonly string[]): OpenApi {
   return { ...doc, paths };
 }
 
+type FormContent = { schema?: { properties?: Record<string, { type?: string }> }; encoding?: Record<string, unknown> };
+
+/**
+ * The document with OpenAPI's default written out where Prism needs it: an array property of a form body
+ * (`application/x-www-form-urlencoded`) is sent as its key repeated (`MediaUrl=a&MediaUrl=b`: style `form`, explode
+ * true, the default), but Prism reads a form property as an array only when the document states its encoding. The
+ * same document when there is nothing to add.
+ */
+function withFormArrayDefaults(doc: OpenApi): OpenApi {
+  let changed = false;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [template, item] of Object.entries(doc.paths ?? {})) {
+    const copy: Record<string, unknown> = { ...item };
+    for (const m of METHODS) {
+      const form = (item[m] as { requestBody?: { content?: Record<string, FormContent> } } | undefined)?.requestBody?.content?.[
+        'application/x-www-form-urlencoded'
+      ];
+      const arrays = Object.entries(form?.schema?.properties ?? {})
+        .filter(([name, p]) => p.type === 'array' && !form?.encoding?.[name])
+        .map(([name]) => name);
+      if (!form || !arrays.length) continue;
+      changed = true;
+      const op = item[m] as { requestBody: { content: Record<string, FormContent> } };
+      const encoding = { ...form.encoding, ...Object.fromEntries(arrays.map((name) => [name, { style: 'form', explode: true }])) };
+      copy[m] = {
+        ...op,
+        requestBody: {
+          ...op.requestBody,
+          content: { ...op.requestBody.content, 'application/x-www-form-urlencoded': { ...form, encoding } },
+        },
+      };
+    }
+    paths[template] = copy;
+  }
+  return changed ? { ...doc, paths } : doc;
+}
+
 /** The document's operations, each with a matcher for its path template (`{x}` stands for one segment or part of one). */
 function operationsOf(doc: OpenApi): Operation[] {
   const out: Operation[] = [];
@@ -171,11 +208,12 @@ function verdict(status: number, headers: IncomingHttpHeaders, text: string): { 
 export async function startContractMock(o: ContractMockOptions): Promise<ContractMock> {
   const documentPath = resolve(o.document);
   const published = await readDocument(documentPath);
-  const served = o.operations ? narrowed(published, o.operations) : published;
+  const narrowedDoc = o.operations ? narrowed(published, o.operations) : published;
+  const served = withFormArrayDefaults(narrowedDoc);
   const ops = operationsOf(served);
   let scratch: string | null = null;
   let prismDocument = documentPath;
-  if (o.operations) {
+  if (o.operations || served !== narrowedDoc) {
     scratch = await mkdtemp(join(tmpdir(), 'contract-mock-'));
     prismDocument = join(scratch, 'document.json');
     await writeFile(prismDocument, JSON.stringify(served));
