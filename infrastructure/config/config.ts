@@ -249,3 +249,7 @@ function carrierSettingsProblem(c: Config): string | null {
   ].filter((v): v is string => typeof v === 'string');
   return missing.length ? `CARRIER=twilio needs ${missing.join(', ')}` : null;
 }
+
+/** The 10DLC registration page named in the reasons of unregistered US texts (REGISTER_URL, else the API docs' tag). */
+export const registerUrlOf = (c: Config): string =>
+  c.REGISTER_URL ?? `${c.PUBLIC_URL ?? `http://localhost:${c.PORT}`}/docs#tag/registration`;

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import type { RequestContext } from '../../application/shared/context.js';
 import { acceptedKeys } from './compat.js';
@@ -36,6 +36,11 @@ export type RouteDef<B extends z.ZodType, Q extends AnyObject, P extends AnyObje
    */
   paid?: boolean;
   body?: B;
+  /**
+   * The body comes as a form (`application/x-www-form-urlencoded`: a carrier's callbacks, docs/carriers.md#callbacks)
+   * rather than JSON: parsed flat (a repeated key as a list), documented as such.
+   */
+  form?: boolean;
   query?: Q;
   params?: P;
   status?: number;
@@ -99,7 +104,8 @@ export class Api {
         throw new Error(`response of ${def.method.toUpperCase()} ${def.path} does not match its schema: ${out.error.message}`);
       res.status(status).json(out.data);
     };
-    this.router[def.method](def.path, handler);
+    if (def.form) this.router[def.method](def.path, formBody, handler);
+    else this.router[def.method](def.path, handler);
   }
 
   /** A GET that writes its own answer in another media type than JSON (see RawRouteDef). */
@@ -125,6 +131,7 @@ export class Api {
       auth?: boolean;
       paid?: boolean;
       body?: z.ZodType | undefined;
+      form?: boolean;
       query?: AnyObject | undefined;
       params?: AnyObject | undefined;
       headers?: AnyObject | undefined;
@@ -152,7 +159,9 @@ export class Api {
       tags: [def.tag],
       ...(auth ? {} : { security: [] }),
       request: {
-        ...(def.body ? { body: { content: { 'application/json': { schema: def.body } } } } : {}),
+        ...(def.body
+          ? { body: { content: { [def.form ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: def.body } } } }
+          : {}),
         ...(def.query ? { query: def.query } : {}),
         ...(def.params ? { params: def.params } : {}),
         ...(def.headers ? { headers: def.headers } : {}),
@@ -188,6 +197,9 @@ function inputOf<B extends z.ZodType, Q extends AnyObject, P extends AnyObject>(
   // absence to its default type parameter.
   return { body, query, params, ctx, req, res } as unknown as RouteInput<B, Q, P>;
 }
+
+/** Form bodies, flat (`extended: false`: no nested objects), as large as the JSON bodies the app takes. */
+const formBody = express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 1000 });
 
 /** The fields a paid route accepts in one part (none when it declares no schema); a schema without a fixed field list cannot be strict. */
 function keysOf(schema: z.ZodType | undefined, path: string): ReadonlySet<string> {

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { SmsSubmissionError } from '../../application/messaging/sms-carrier.port.js';
+import { TWILIO } from '../../infrastructure/carriers/twilio/tokens.js';
 import { purchaseName } from '../../infrastructure/carriers/twilio/twilio-numbers.js';
 import { loadConfig } from '../../infrastructure/config/config.js';
 import { FAKE_TRUNK_SID, type FakeTwilio } from '../support/fake-twilio.js';
@@ -116,6 +118,73 @@ describe('Twilio carrier: numbers and lookups', function () {
       const r = await app.call('GET', '/v1/numbers/lookup?phoneNumbers=%2B13125550180', { key: acc.apiKey });
       expect(r.status).to.equal(502);
       expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000);
+    });
+  });
+
+  describe('texts handed to Twilio (the SmsCarrierPort)', () => {
+    let app: TestApp;
+    let from: string;
+    before(async () => {
+      app = await startTestApp(twilioEnv(fake));
+      fake.deliverTo(app.url);
+      const acc = await account(app);
+      from = (await app.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '404' } })).body.phoneNumber;
+    });
+    after(() => app?.close());
+    const texts = () => app.rt.get(TWILIO.Texts);
+    const sms = (key: string, to: string, o: { body?: string; mediaUrls?: string[] } = {}) => ({
+      idempotencyKey: key,
+      accountId: 'acc_t',
+      from,
+      to,
+      body: o.body ?? `Hello ${key}`,
+      mediaUrls: o.mediaUrls ?? [],
+    });
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: unknown) => (e instanceof SmsSubmissionError ? { reason: e.failureReason, code: e.errorCode } : { other: String(e) }),
+      );
+
+    it('sends with the status callback, media as MediaUrl, and sends nothing twice for one key', async () => {
+      const first = await texts().submit(
+        sms('msg_t1', '+13125550100', { mediaUrls: ['https://cdn.example/a.jpg', 'https://cdn.example/b.png'] }),
+      );
+      expect(first.carrierMessageId).to.match(/^SM[0-9a-f]{32}$/);
+      const sent = fake.sent('CreateMessage').at(-1)!.form;
+      expect(sent.get('StatusCallback')).to.equal(`${TWILIO_PUBLIC_URL}/integrations/twilio/status`);
+      expect(sent.getAll('MediaUrl')).to.deep.equal(['https://cdn.example/a.jpg', 'https://cdn.example/b.png']);
+      expect([sent.get('From'), sent.get('To'), sent.get('Body')]).to.deep.equal([from, '+13125550100', 'Hello msg_t1']);
+      const creates = fake.sent('CreateMessage').length;
+      expect(await texts().submit(sms('msg_t1', '+13125550100'))).to.deep.equal(first);
+      expect(fake.sent('CreateMessage')).to.have.length(creates);
+    });
+
+    it('refuses with the reason Twilio’s code means, and refuses the same key again without asking Twilio', async () => {
+      fake.refuseTo.set('+13125550121', 21610);
+      const r = await refusal(texts().submit(sms('msg_t2', '+13125550121')));
+      expect(r).to.deep.equal({ reason: 'The recipient has opted out of messages from this number.', code: '21610' });
+      const creates = fake.sent('CreateMessage').length;
+      expect(await refusal(texts().submit(sms('msg_t2', '+13125550121')))).to.deep.equal(r);
+      expect(fake.sent('CreateMessage')).to.have.length(creates);
+    });
+
+    it('a text whose answer was lost is found at Twilio when submitted again, not sent twice', async () => {
+      fake.fail('CreateMessage', 'lose-answer');
+      expect(await refusal(texts().submit(sms('msg_t3', '+13125550130'))))
+        .to.have.property('other')
+        .that.match(/TwilioUnanswered/);
+      const creates = fake.sent('CreateMessage').length;
+      const again = await texts().submit(sms('msg_t3', '+13125550130'));
+      expect(fake.sent('CreateMessage')).to.have.length(creates);
+      expect([...fake.messages.values()].filter((m) => m.body === 'Hello msg_t3').map((m) => m.sid)).to.deep.equal([
+        again.carrierMessageId,
+      ]);
+      // a key whose first try never reached Twilio is sent then, once
+      fake.fail('CreateMessage', { status: 503, code: 20503, message: 'Service unavailable' });
+      expect(await refusal(texts().submit(sms('msg_t4', '+13125550130')))).to.have.property('other');
+      const sid = (await texts().submit(sms('msg_t4', '+13125550130'))).carrierMessageId;
+      expect([...fake.messages.values()].filter((m) => m.body === 'Hello msg_t4').map((m) => m.sid)).to.deep.equal([sid]);
     });
   });
 
