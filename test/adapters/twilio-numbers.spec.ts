@@ -60,28 +60,42 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
     expect([...fake.numbers.values()].filter((n) => n.friendly_name === purchaseName('num_a:1'))).to.have.length(1);
   });
 
-  it('a purchase whose answer was lost is found again by its key, never bought twice', async () => {
+  it('a purchase whose answer was lost is found by its key, never bought twice', async () => {
     const c = numbers();
     const [n] = await c.searchAvailable({ country: 'US', areaCode: '303', limit: 1 });
-    fake.fail('CreateIncomingPhoneNumber', 'lose-answer');
-    expect(await codeOf(c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_lost:1', accountId: 'acc_1' }))).to.match(
-      /^TwilioUnanswered/,
-    );
     const creates = fake.sent('CreateIncomingPhoneNumber').length;
-    // the number process's next try looks for the key first
-    const found = await c.findPurchase('num_lost:1');
-    expect(found?.phoneNumber).to.equal(n!.phoneNumber);
-    expect(await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_lost:1', accountId: 'acc_1' })).to.deep.equal(found);
-    expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates);
+    fake.fail('CreateIncomingPhoneNumber', 'lose-answer');
+    const bought = await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_lost:1', accountId: 'acc_1' });
+    expect(bought.phoneNumber).to.equal(n!.phoneNumber);
+    expect(await c.findPurchase('num_lost:1')).to.deep.equal(bought);
+    // and the number process's next try (after a crash, say) finds it first
+    expect(await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_lost:1', accountId: 'acc_1' })).to.deep.equal(bought);
+    expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates + 1);
+  });
+
+  it('fails a purchase Twilio did not answer and does not list, and releases it once it shows', async () => {
+    const c = numbers();
+    const [n] = await c.searchAvailable({ country: 'US', areaCode: '801', limit: 1 });
+    fake.fail('CreateIncomingPhoneNumber', 'lose-answer');
+    fake.fail('ListIncomingPhoneNumber', 'stale', 2);
+    expect(await codeOf(c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_late:1', accountId: 'acc_1' }))).to.equal(
+      'SMS_PROVIDER_ERROR',
+    );
+    // the number process's undo releases whatever the key holds by then
+    await c.release({ idempotencyKey: 'num_late:1' });
+    expect(fake.byPhone(n!.phoneNumber)).to.equal(undefined);
   });
 
   it('keeps one number when two purchases of one key raced, releasing the other', async () => {
     const c = numbers();
     const [a, b] = await c.searchAvailable({ country: 'US', areaCode: '602', limit: 2 });
-    // the first purchase's answer is lost after it took effect, and the retry's look for the key does not see it yet
+    // the first purchase's answer is lost after it took effect, and neither its own look for the key nor the
+    // second purchase's sees it yet
     fake.fail('CreateIncomingPhoneNumber', 'lose-answer');
-    await codeOf(c.purchase({ phoneNumber: a!.phoneNumber, idempotencyKey: 'num_race:1', accountId: 'acc_1' }));
-    fake.fail('ListIncomingPhoneNumber', 'stale');
+    fake.fail('ListIncomingPhoneNumber', 'stale', 3);
+    expect(await codeOf(c.purchase({ phoneNumber: a!.phoneNumber, idempotencyKey: 'num_race:1', accountId: 'acc_1' }))).to.equal(
+      'SMS_PROVIDER_ERROR',
+    );
     const kept = await c.purchase({ phoneNumber: b!.phoneNumber, idempotencyKey: 'num_race:1', accountId: 'acc_1' });
     expect(kept.phoneNumber).to.equal(b!.phoneNumber);
     const held = [...fake.numbers.values()].filter((n) => n.friendly_name === purchaseName('num_race:1'));
@@ -97,9 +111,11 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
     );
     fake.fail('ListAvailablePhoneNumberLocal', { status: 401, code: 20003, message: 'Authenticate' });
     expect(await codeOf(c.searchAvailable({ country: 'US', areaCode: '718', limit: 1 }))).to.equal('SMS_PROVIDER_ERROR');
-    // no answer to a search changes nothing: it fails at once too
+    // no answer fails the step too: the number process never waits on Twilio for ever
     fake.fail('ListAvailablePhoneNumberLocal', { status: 503, code: 20500, message: 'Service Unavailable' });
     expect(await codeOf(c.searchAvailable({ country: 'US', areaCode: '718', limit: 1 }))).to.equal('SMS_PROVIDER_ERROR');
+    fake.fail('UpdateIncomingPhoneNumber', 'lose-answer');
+    expect(await codeOf(c.configureRouting({ idempotencyKey: 'num_b:1', phoneNumber: n!.phoneNumber }))).to.equal('SMS_PROVIDER_ERROR');
   });
 
   it('routes texts to the platform and joins the SIP trunk once; without a trunk, voice is left alone', async () => {

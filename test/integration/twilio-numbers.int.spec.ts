@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -7,8 +8,9 @@ import { TWILIO } from '../../infrastructure/carriers/twilio/tokens.js';
 import { purchaseName } from '../../infrastructure/carriers/twilio/twilio-numbers.js';
 import { loadConfig } from '../../infrastructure/config/config.js';
 import { FAKE_TRUNK_SID, type FakeTwilio } from '../support/fake-twilio.js';
-import { startTestApp, type TestApp } from '../support/http.js';
-import { account, credit, eventually, startAppOn, usage } from '../support/numbers.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
+import { account, eventually, startAppOn, usage } from '../support/numbers.js';
+import { startServerProcess } from '../support/server-process.js';
 import { TWILIO_PUBLIC_URL, twilioEnv, useFakeTwilio } from '../support/twilio.js';
 
 /**
@@ -188,39 +190,75 @@ describe('Twilio carrier: numbers and lookups', function () {
     });
   });
 
-  describe('a purchase interrupted by the end of the process', () => {
+  describe('a server killed while Twilio’s purchase answer was outstanding', () => {
     let dataDir: string;
     before(() => {
       dataDir = mkdtempSync(join(tmpdir(), 'twilio-recovery-'));
     });
     after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-    it('is found again by its key when the service starts again, and never bought twice', async () => {
-      const env = { ...twilioEnv(fake), NUMBER_PROVISIONING_TIMEOUT_MS: '300', TWILIO_REQUEST_TIMEOUT_MS: '1500' };
+    it('finds the number by its key when the service starts again, and never buys it twice', async () => {
+      const env = { ...twilioEnv(fake), REACTOR_LEASE_TTL_MS: '1000' };
       const creates = fake.sent('CreateIncomingPhoneNumber').length;
-      const first = await startAppOn({ dataDir, reset: true, env });
-      const acc = await first.newAccount('Interrupted');
-      await credit(first, acc.accountId, 10_000_000);
-      // Twilio sells the number and its answer never comes back before the process ends
+      // the data directory's first life migrates it (the child process then starts quicker)
+      await (await startAppOn({ dataDir, reset: true, env })).close();
+      // Twilio sells the number and never answers: the kill comes in between
       fake.fail('CreateIncomingPhoneNumber', 'hang');
-      const pending = await first.call('POST', '/v1/numbers', { key: acc.apiKey, body: { areaCode: '206' } });
-      expect(pending.status).to.equal(503);
-      const numberId = /number (pn_\S+)/.exec(pending.body.error.message)![1]!;
-      const sold = () => [...fake.numbers.values()].filter((x) => x.friendly_name === purchaseName(`${numberId}:1`));
-      await eventually(async () => sold().length > 0, 'Twilio sold the number');
-      await first.close();
+      // the child prints PUBLIC_URL as its address: give it its own, on a port chosen here
+      const port = await freePort();
+      const first = await startServerProcess(
+        {
+          ...process.env,
+          ...env,
+          PUBLIC_URL: `http://127.0.0.1:${port}`,
+          DATA_DIR: dataDir,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          ADMIN_TOKEN,
+          DEV_ACCOUNT: 'false',
+          LOG_LEVEL: 'warn',
+        },
+        () => true,
+      );
+      first.child.removeAllListeners('exit');
+      let key = '';
+      let numberId = '';
+      try {
+        const r = await fetch(`${first.base}/admin/accounts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Killed' }),
+        });
+        key = ((await r.json()) as { apiKey: string }).apiKey;
+        void fetch(`${first.base}/v1/numbers`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ areaCode: '206' }),
+        }).catch(() => undefined);
+        const sold = await eventually(
+          async () => [...fake.numbers.values()].find((n) => n.phone_number.startsWith('+1206')),
+          'Twilio sold the number',
+          60_000,
+        );
+        numberId = sold.friendly_name.replace('agent-platform ', '').split(':')[0]!;
+      } finally {
+        first.child.kill('SIGKILL');
+        await new Promise((r) => first.child.on('exit', r));
+      }
 
       const second = await startAppOn({ dataDir, reset: false, env });
       try {
         const n = await eventually(
           async () => {
-            const r = await second.call('GET', `/v1/numbers/${numberId}`, { key: acc.apiKey });
+            const r = await second.call('GET', `/v1/numbers/${numberId}`, { key });
             return r.status === 200 && r.body.status === 'active' ? r.body : undefined;
           },
-          'the provisioning completed after the restart',
+          'the number active after the restart',
           60_000,
         );
-        expect(sold().map((x) => x.phone_number)).to.deep.equal([n.phoneNumber]);
+        const sold = [...fake.numbers.values()].filter((x) => x.friendly_name === purchaseName(`${numberId}:1`));
+        expect(sold.map((x) => x.phone_number)).to.deep.equal([n.phoneNumber]);
+        expect(sold[0]!.sms_url).to.equal(`${TWILIO_PUBLIC_URL}/integrations/twilio/messages`);
         expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates + 1);
       } finally {
         await second.close();
@@ -256,3 +294,12 @@ describe('Twilio carrier: numbers and lookups', function () {
     });
   });
 });
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((ok) => server.close(() => ok()));
+  return port;
+}

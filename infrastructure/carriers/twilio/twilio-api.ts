@@ -1,3 +1,9 @@
+import { storableText } from '../../../domain/shared/storable-text.js';
+import { readFetchText, upstreamError, upstreamJson } from '../../http-client/upstream.js';
+
+/** Twilio's answers are small (a page of 50 numbers is about 60 KiB): more than this is not read. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
 /**
  * Twilio's REST API over HTTP (docs/carriers.md#twilio), in the shapes of Twilio's published OpenAPI documents: form
  * bodies (`application/x-www-form-urlencoded`, a list as the same key repeated), JSON answers, HTTP basic
@@ -5,6 +11,8 @@
  * (TWILIO_API_BASE_URL, TWILIO_LOOKUPS_BASE_URL, TWILIO_TRUNKING_BASE_URL), so that tests point them at the contract mock.
  *
  * Credentials go in the Authorization header only: no error, log line or answer of this client carries them.
+ * Answers are upstream input (docs/input-rules.md#what-upstream-servers-answer): read up to 1 MiB and made storable,
+ * Twilio's error words cut to 300 characters, since they may end up in a fact (a provisioning's abort).
  */
 
 export type TwilioHost = 'api' | 'lookups' | 'trunking';
@@ -114,21 +122,26 @@ export class TwilioApi {
       });
     } catch (err) {
       const cause =
-        err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${this.o.timeoutMs} ms` : err.message) : String(err);
+        err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.o.timeoutMs} ms` : upstreamError(err, 300);
       throw new TwilioUnanswered(`Twilio unreachable: ${what}: ${cause}`);
     }
-    const text = await res.text().catch(() => '');
-    if (res.status === 429 || res.status >= 500) throw new TwilioUnanswered(`Twilio answered ${res.status} to ${what}`, res.status);
+    if (res.status === 429 || res.status >= 500) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new TwilioUnanswered(`Twilio answered ${res.status} to ${what}`, res.status);
+    }
+    const read = await readFetchText(res, MAX_ANSWER_BYTES).catch(() => null);
+    if (!read) throw new TwilioUnanswered(`Twilio's answer to ${what} was cut off`);
     let parsed: unknown = null;
     try {
-      parsed = text ? JSON.parse(text) : null;
+      parsed = read.text ? upstreamJson(read.text) : null;
     } catch {
-      /* not JSON: judged by the status */
+      // a success whose words cannot be read says nothing of what happened: an unknown outcome
+      if (res.ok) throw new TwilioUnanswered(`Twilio answered ${res.status} to ${what} with a body that is not JSON`, res.status);
     }
     if (!res.ok) {
       const e = (parsed ?? {}) as ErrorBody;
       const code = typeof e.code === 'number' ? e.code : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : null;
-      const message = typeof e.message === 'string' ? e.message : `HTTP ${res.status}`;
+      const message = typeof e.message === 'string' ? storableText(e.message, 300) : `HTTP ${res.status}`;
       throw new TwilioRefusal(res.status, code, `Twilio refused ${what}: ${code ?? res.status} ${message}`);
     }
     return parsed as T;

@@ -62,9 +62,10 @@ export const purchaseName = (idempotencyKey: string): string => `agent-platform 
  * - release: every number the key holds is deleted (none: nothing to do);
  * - lookup: Lookup v2 with line type intelligence.
  *
- * Refusals are DomainErrors (`SMS_PROVIDER_ERROR`, or `TELEPHONY_PROVIDER_ERROR` for the trunk, `NUMBER_UNAVAILABLE`);
- * where Twilio did not answer and the step has an effect (purchase, routing, release) the error stays a plain one, so
- * the number process tries the step again later: every step is idempotent by the key.
+ * A refusal, or no answer, fails the step as a DomainError (`SMS_PROVIDER_ERROR`, `TELEPHONY_PROVIDER_ERROR` for the
+ * trunk, `NUMBER_UNAVAILABLE`): the number process then undoes the provisioning (releasing whatever the key holds) or
+ * keeps the number active on a failed release, and never waits on Twilio for ever (docs/operations.md#isolated-work).
+ * A purchase that was not answered counts as made when Twilio lists a number under its key.
  */
 export class TwilioNumbers implements CarrierPort {
   private readonly lookups = pLimit(LOOKUP_CONCURRENCY);
@@ -76,22 +77,17 @@ export class TwilioNumbers implements CarrierPort {
   ) {}
 
   async searchAvailable(q: { country: NanpCountry; areaCode: string | null; limit: number }): Promise<AvailableNumber[]> {
-    // a search changes nothing: no answer fails the provisioning at once (502), as a refusal does
-    const page = await this.refusing(
-      'SMS_PROVIDER_ERROR',
-      'search',
-      () =>
-        this.api.get<Page<'available_phone_numbers', Available>>(
-          'api',
-          this.api.accountPath(`AvailablePhoneNumbers/${q.country}/Local.json`),
-          {
-            AreaCode: q.areaCode ?? undefined,
-            SmsEnabled: true,
-            VoiceEnabled: true,
-            PageSize: q.limit,
-          },
-        ),
-      { unanswered: true },
+    const page = await this.refusing('SMS_PROVIDER_ERROR', 'search', () =>
+      this.api.get<Page<'available_phone_numbers', Available>>(
+        'api',
+        this.api.accountPath(`AvailablePhoneNumbers/${q.country}/Local.json`),
+        {
+          AreaCode: q.areaCode ?? undefined,
+          SmsEnabled: true,
+          VoiceEnabled: true,
+          PageSize: q.limit,
+        },
+      ),
     );
     return (page.available_phone_numbers ?? [])
       .filter((n) => /^\+1\d{10}$/.test(n.phone_number))
@@ -116,9 +112,14 @@ export class TwilioNumbers implements CarrierPort {
     } catch (err) {
       if (err instanceof TwilioRefusal && err.code === NUMBER_NOT_AVAILABLE)
         throw new DomainError('NUMBER_UNAVAILABLE', `The requested number ${o.phoneNumber} is unavailable`);
-      if (err instanceof TwilioRefusal) throw new DomainError('SMS_PROVIDER_ERROR', carrierMessage(err));
-      // no answer: the purchase may have happened; the number process tries again, and finds it by its name first
-      throw err;
+      if (!(err instanceof TwilioRefusal || err instanceof TwilioUnanswered)) throw err;
+      // no answer: the purchase may have happened; if Twilio lists it under the key, it did
+      if (err instanceof TwilioUnanswered) {
+        const lost = await this.findPurchase(o.idempotencyKey).catch(() => null);
+        if (lost) return lost;
+      }
+      // else the provisioning fails, and its undo releases whatever the key holds by then
+      throw new DomainError('SMS_PROVIDER_ERROR', carrierMessage(err));
     }
     // a purchase of the same key that raced this one (its answer lost, tried again meanwhile): one number stays
     for (const extra of (await this.held(o.idempotencyKey)).filter((n) => n.sid !== bought.sid)) {
@@ -191,16 +192,12 @@ export class TwilioNumbers implements CarrierPort {
     return (page.incoming_phone_numbers ?? []).filter((n) => n.friendly_name === name);
   }
 
-  /**
-   * Runs a Twilio call, a refusal becoming the DomainError `code`; no answer stays a plain error (the step is tried
-   * again) unless `unanswered` says it fails too.
-   */
-  private async refusing<T>(code: ErrorCode, what: string, call: () => Promise<T>, o: { unanswered?: boolean } = {}): Promise<T> {
+  /** Runs a Twilio call, a refusal or no answer becoming the DomainError `code` (the step fails, and is undone). */
+  private async refusing<T>(code: ErrorCode, what: string, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof TwilioRefusal || (o.unanswered && err instanceof TwilioUnanswered))
-        throw new DomainError(code, `${carrierMessage(err)} (${what})`);
+      if (err instanceof TwilioRefusal || err instanceof TwilioUnanswered) throw new DomainError(code, `${carrierMessage(err)} (${what})`);
       throw err;
     }
   }
