@@ -26,7 +26,7 @@ export const twilioCarrier = {
     b.factory(
       TWILIO.Texts,
       (r) =>
-        new TwilioTexts(r(TWILIO.Api), r(PLATFORM.ReadDb) as never, r(PLATFORM.Clock), r(PLATFORM.Logger), {
+        new TwilioTexts(r(TWILIO.Api), r(PLATFORM.ReadDb), r(PLATFORM.Clock), r(PLATFORM.Logger), {
           statusUrl: settings.statusUrl,
           registerUrl: registerUrlOf(cfg),
         }),

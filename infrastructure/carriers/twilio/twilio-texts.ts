@@ -7,11 +7,12 @@ import {
 } from '../../../application/messaging/sms-carrier.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
+import type { ReadDb } from '../../../projections/shared/read-db.js';
 import { twilioFailure } from './error-codes.js';
 import { type TwilioApi, TwilioRefusal } from './twilio-api.js';
 
 /** The carrier's own table (migration 160): what it handed to Twilio, per message key. */
-export interface TwilioSubmissionsTable {
+export type TwilioSubmissionsTable = {
   idempotency_key: string;
   account_id: string;
   from_number: string;
@@ -21,10 +22,10 @@ export interface TwilioSubmissionsTable {
   refused_reason: string | null;
   first_tried_at: Date | string;
   answered_at: Date | string | null;
-}
-export interface TwilioDb {
+};
+export type TwilioDb = {
   twilio_submissions: TwilioSubmissionsTable;
-}
+};
 
 type Message = { sid: string; body?: string | null; num_media?: string | null; date_created?: string | null };
 
@@ -52,13 +53,18 @@ export type TwilioTextsOptions = Readonly<{
  * does not list it yet.
  */
 export class TwilioTexts implements SmsCarrierPort {
+  private readonly db: Kysely<ReadDb & TwilioDb>;
+
   constructor(
     private readonly api: TwilioApi,
-    private readonly db: Kysely<TwilioDb>,
+    db: Kysely<ReadDb>,
     private readonly clock: ClockPort,
     private readonly log: LoggerPort,
     private readonly o: TwilioTextsOptions,
-  ) {}
+  ) {
+    // the carrier's own table, on the same connection as the read side
+    this.db = db.withTables<TwilioDb>();
+  }
 
   async submit(m: OutboundSms): Promise<SubmittedSms> {
     const row = await this.db
