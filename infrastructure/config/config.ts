@@ -107,10 +107,16 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^TK[0-9a-fA-F]{32}$/, 'a trunk SID: TK and 32 hexadecimal digits')
     .optional(),
+  /** the A2P 10DLC campaign's Messaging Service every number bought joins (docs/carriers.md#going-live-step-by-step) */
+  TWILIO_MESSAGING_SERVICE_SID: z
+    .string()
+    .regex(/^MG[0-9a-fA-F]{32}$/, 'a Messaging Service SID: MG and 32 hexadecimal digits')
+    .optional(),
   /** Twilio's API hosts; overridable so that tests point them at the contract mock */
   TWILIO_API_BASE_URL: z.string().url().default('https://api.twilio.com'),
   TWILIO_LOOKUPS_BASE_URL: z.string().url().default('https://lookups.twilio.com'),
   TWILIO_TRUNKING_BASE_URL: z.string().url().default('https://trunking.twilio.com'),
+  TWILIO_MESSAGING_BASE_URL: z.string().url().default('https://messaging.twilio.com'),
   /** one request to Twilio: no answer within this long is an unknown outcome */
   TWILIO_REQUEST_TIMEOUT_MS: int(10_000, 100, 120_000),
   /** sandbox chat platform: a template is reviewed this long (Clock time) after its submission */

@@ -3,7 +3,7 @@ import { DomainError } from '../../domain/shared/errors.js';
 import { TwilioApi } from '../../infrastructure/carriers/twilio/twilio-api.js';
 import { purchaseName, TwilioNumbers } from '../../infrastructure/carriers/twilio/twilio-numbers.js';
 import { createLogger } from '../../infrastructure/logger.js';
-import { FAKE_ACCOUNT_SID, FAKE_AUTH_TOKEN, FAKE_TRUNK_SID, type FakeTwilio } from '../support/fake-twilio.js';
+import { FAKE_ACCOUNT_SID, FAKE_AUTH_TOKEN, FAKE_MESSAGING_SERVICE_SID, FAKE_TRUNK_SID, type FakeTwilio } from '../support/fake-twilio.js';
 import { TWILIO_PUBLIC_URL, useFakeTwilio } from '../support/twilio.js';
 
 const SMS_URL = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
@@ -27,11 +27,19 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
       accountSid: FAKE_ACCOUNT_SID,
       username: o.username ?? FAKE_ACCOUNT_SID,
       password: o.password ?? FAKE_AUTH_TOKEN,
-      baseUrls: { api: fake.url, lookups: fake.url, trunking: fake.url },
+      baseUrls: { api: fake.url, lookups: fake.url, trunking: fake.url, messaging: fake.url },
       timeoutMs: o.timeoutMs ?? 5000,
     });
-  const numbers = (o: { trunk?: string | null } = {}) =>
-    new TwilioNumbers(api(), { smsUrl: SMS_URL, sipTrunkSid: o.trunk === undefined ? FAKE_TRUNK_SID : o.trunk }, createLogger('silent'));
+  const numbers = (o: { trunk?: string | null; service?: string | null } = {}) =>
+    new TwilioNumbers(
+      api(),
+      {
+        smsUrl: SMS_URL,
+        sipTrunkSid: o.trunk === undefined ? FAKE_TRUNK_SID : o.trunk,
+        messagingServiceSid: o.service === undefined ? FAKE_MESSAGING_SERVICE_SID : o.service,
+      },
+      createLogger('silent'),
+    );
   before(() => {
     fake = twilio();
   });
@@ -118,20 +126,23 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
     expect(await codeOf(c.configureRouting({ idempotencyKey: 'num_b:1', phoneNumber: n!.phoneNumber }))).to.equal('SMS_PROVIDER_ERROR');
   });
 
-  it('routes texts to the platform and joins the SIP trunk once; without a trunk, voice is left alone', async () => {
+  it('routes texts to the platform, joins the Messaging Service and the SIP trunk once; without them, nothing else changes', async () => {
     const c = numbers();
     const [n, m] = await c.searchAvailable({ country: 'CA', areaCode: '416', limit: 2 });
     const bought = await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_r:1', accountId: 'acc_1' });
     await c.configureRouting({ idempotencyKey: 'num_r:1', phoneNumber: n!.phoneNumber });
     await c.configureRouting({ idempotencyKey: 'num_r:1', phoneNumber: n!.phoneNumber });
     const routed = fake.numbers.get(bought.carrierRef)!;
-    expect(routed).to.deep.include({ sms_url: SMS_URL, sms_method: 'POST', trunk_sid: FAKE_TRUNK_SID });
-    expect(fake.sent('CreatePhoneNumber').filter((r) => r.form.get('PhoneNumberSid') === bought.carrierRef)).to.have.length(1);
+    expect(routed).to.deep.include({ sms_url: SMS_URL, sms_method: 'POST', sms_fallback_url: SMS_URL, trunk_sid: FAKE_TRUNK_SID });
+    expect(fake.sent('trunking.CreatePhoneNumber').filter((r) => r.form.get('PhoneNumberSid') === bought.carrierRef)).to.have.length(1);
+    expect(fake.inService.has(bought.carrierRef)).to.equal(true);
+    expect(fake.sent('messaging.CreatePhoneNumber').filter((r) => r.form.get('PhoneNumberSid') === bought.carrierRef)).to.have.length(1);
 
-    const plain = numbers({ trunk: null });
+    const plain = numbers({ trunk: null, service: null });
     const other = await plain.purchase({ phoneNumber: m!.phoneNumber, idempotencyKey: 'num_r:2', accountId: 'acc_1' });
     await plain.configureRouting({ idempotencyKey: 'num_r:2', phoneNumber: m!.phoneNumber });
     expect(fake.numbers.get(other.carrierRef)).to.deep.include({ sms_url: SMS_URL, trunk_sid: null });
+    expect(fake.inService.has(other.carrierRef)).to.equal(false);
   });
 
   it('fails the trunk step as TELEPHONY_PROVIDER_ERROR, and a number not held under the key as SMS_PROVIDER_ERROR', async () => {
@@ -179,7 +190,7 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
       rcsSupported: false,
     });
     expect(infos[6]!.country).to.equal('GB');
-    expect(fake.sent('FetchPhoneNumber').at(-1)!.query.get('Fields')).to.equal('line_type_intelligence');
+    expect(fake.sent('lookups.FetchPhoneNumber').at(-1)!.query.get('Fields')).to.equal('line_type_intelligence');
     expect(await c.lookup('+1415555010000')).to.deep.equal({
       phoneNumber: '+1415555010000',
       valid: false,
@@ -188,7 +199,7 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
       carrierName: null,
       rcsSupported: false,
     });
-    fake.fail('FetchPhoneNumber', { status: 503, code: 20500, message: 'Service Unavailable' });
+    fake.fail('lookups.FetchPhoneNumber', { status: 503, code: 20500, message: 'Service Unavailable' });
     expect(await codeOf(c.lookup('+14155550100'))).to.equal('SMS_PROVIDER_ERROR');
   });
 
@@ -199,10 +210,10 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
         accountSid: FAKE_ACCOUNT_SID,
         username: keySid,
         password: 'api-key-secret-0123456789',
-        baseUrls: { api: fake.url, lookups: fake.url, trunking: fake.url },
+        baseUrls: { api: fake.url, lookups: fake.url, trunking: fake.url, messaging: fake.url },
         timeoutMs: 5000,
       }),
-      { smsUrl: SMS_URL, sipTrunkSid: null },
+      { smsUrl: SMS_URL, sipTrunkSid: null, messagingServiceSid: null },
       createLogger('silent'),
     );
     expect(await keyed.searchAvailable({ country: 'US', areaCode: '305', limit: 1 })).to.have.length(1);

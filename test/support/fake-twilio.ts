@@ -23,6 +23,7 @@ import type { ContractMock } from './prism.js';
 export const FAKE_ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 export const FAKE_AUTH_TOKEN = 'fake-twilio-auth-token-0123456789';
 export const FAKE_TRUNK_SID = `TK${'fedcba9876543210'.repeat(2)}`;
+export const FAKE_MESSAGING_SERVICE_SID = `MG${'00112233445566778899aabbccddeeff'}`;
 
 /** Lookup v2 line types the fake answers, by a number's last digit. */
 export const LOOKUP_TYPES: Readonly<Record<string, string>> = {
@@ -44,6 +45,7 @@ export type FakeNumber = {
   friendly_name: string;
   sms_url: string | null;
   sms_method: string | null;
+  sms_fallback_url: string | null;
   trunk_sid: string | null;
   date_created: string;
 };
@@ -73,8 +75,14 @@ const twilioError = (status: number, code: number, message: string): Answer => (
   body: { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
 });
 
-/** The operation a request is, by the documents' operationIds (the mock routes by the same paths). */
-function operationOf(method: string, path: string): { doc: 'api' | 'lookups' | 'trunking'; op: string; sid?: string } | null {
+type Doc = 'api' | 'lookups' | 'trunking' | 'messaging';
+
+/**
+ * The operation a request is, by the documents' operationIds (the mock routes by the same paths); those of the
+ * documents other than the main API's are named with their document (`lookups.FetchPhoneNumber`), since the documents
+ * reuse ids.
+ */
+function operationOf(method: string, path: string): { doc: Doc; op: string; sid?: string; pn?: string } | null {
   const acc = /^\/2010-04-01\/Accounts\/[^/]+\/(.+)$/.exec(path)?.[1];
   if (acc !== undefined) {
     if (method === 'GET' && /^AvailablePhoneNumbers\/[^/]+\/Local\.json$/.test(acc))
@@ -86,23 +94,31 @@ function operationOf(method: string, path: string): { doc: 'api' | 'lookups' | '
     if (acc === 'Messages.json') return { doc: 'api', op: method === 'POST' ? 'CreateMessage' : 'ListMessage' };
     return { doc: 'api', op: `${method} ${acc}` };
   }
-  if (path.startsWith('/v2/PhoneNumbers/')) return { doc: 'lookups', op: 'FetchPhoneNumber' };
+  if (path.startsWith('/v2/PhoneNumbers/')) return { doc: 'lookups', op: 'lookups.FetchPhoneNumber' };
   const trunk = /^\/v1\/Trunks\/([^/]+)\/PhoneNumbers$/.exec(path)?.[1];
-  if (trunk) return { doc: 'trunking', op: method === 'POST' ? 'CreatePhoneNumber' : 'ListPhoneNumber', sid: trunk };
+  if (trunk) return { doc: 'trunking', op: method === 'POST' ? 'trunking.CreatePhoneNumber' : 'trunking.ListPhoneNumber', sid: trunk };
+  const service = /^\/v1\/Services\/([^/]+)\/PhoneNumbers(?:\/([^/]+))?$/.exec(path);
+  if (service?.[2]) return { doc: 'messaging', op: 'messaging.FetchPhoneNumber', sid: service[1]!, pn: service[2] };
+  if (service)
+    return { doc: 'messaging', op: method === 'POST' ? 'messaging.CreatePhoneNumber' : 'messaging.ListPhoneNumber', sid: service[1]! };
   return null;
 }
 
 export type FakeTwilio = Awaited<ReturnType<typeof startFakeTwilio>>;
 
 export async function startFakeTwilio(o: {
-  mocks: Readonly<Record<'api' | 'lookups' | 'trunking', () => ContractMock>>;
+  mocks: Readonly<Record<Doc, () => ContractMock>>;
   accountSid?: string;
   authToken?: string;
   trunkSid?: string;
+  messagingServiceSid?: string;
 }) {
   const accountSid = o.accountSid ?? FAKE_ACCOUNT_SID;
   const authToken = o.authToken ?? FAKE_AUTH_TOKEN;
   const trunkSid = o.trunkSid ?? FAKE_TRUNK_SID;
+  const serviceSid = o.messagingServiceSid ?? FAKE_MESSAGING_SERVICE_SID;
+  /** the numbers (their SIDs) in the Messaging Service */
+  const inService = new Set<string>();
   const numbers = new Map<string, FakeNumber>();
   const messages = new Map<string, FakeMessage>();
   const requests: FakeRequest[] = [];
@@ -118,7 +134,7 @@ export async function startFakeTwilio(o: {
   };
 
   /** The mock's answer to the same request: the document's verdict, and its example as the shape of ours. */
-  async function throughMock(doc: 'api' | 'lookups' | 'trunking', req: IncomingMessage, raw: string) {
+  async function throughMock(doc: Doc, req: IncomingMessage, raw: string) {
     const headers: Record<string, string> = {};
     for (const h of ['authorization', 'content-type', 'accept', 'user-agent'])
       if (typeof req.headers[h] === 'string') headers[h] = req.headers[h] as string;
@@ -137,7 +153,15 @@ export async function startFakeTwilio(o: {
     return { status: res.status, body, contentType: res.headers.get('content-type') ?? 'application/json' };
   }
 
-  function answer(op: string, sid: string | undefined, path: string, q: URLSearchParams, form: URLSearchParams, example: any): Answer {
+  function answer(
+    op: string,
+    sid: string | undefined,
+    pn: string | undefined,
+    path: string,
+    q: URLSearchParams,
+    form: URLSearchParams,
+    example: any,
+  ): Answer {
     const queued = faults.get(op);
     const fault = queued?.shift();
     if (fault && typeof fault === 'object') return twilioError(fault.status, fault.code, fault.message);
@@ -180,6 +204,7 @@ export async function startFakeTwilio(o: {
           friendly_name: form.get('FriendlyName') ?? phone,
           sms_url: form.get('SmsUrl'),
           sms_method: form.get('SmsMethod'),
+          sms_fallback_url: form.get('SmsFallbackUrl'),
           trunk_sid: null,
           date_created: new Date().toUTCString(),
         };
@@ -200,14 +225,27 @@ export async function startFakeTwilio(o: {
         if (!n) return twilioError(404, 20404, `The requested resource ${path} was not found`);
         if (form.has('SmsUrl')) n.sms_url = form.get('SmsUrl');
         if (form.has('SmsMethod')) n.sms_method = form.get('SmsMethod');
+        if (form.has('SmsFallbackUrl')) n.sms_fallback_url = form.get('SmsFallbackUrl');
         if (form.has('FriendlyName')) n.friendly_name = form.get('FriendlyName')!;
         return done({ status: 200, body: { ...example, ...n } });
       }
       case 'DeleteIncomingPhoneNumber': {
         if (!sid || !numbers.delete(sid)) return twilioError(404, 20404, `The requested resource ${path} was not found`);
+        inService.delete(sid);
         return done({ status: 204 });
       }
-      case 'CreatePhoneNumber': {
+      case 'messaging.FetchPhoneNumber': {
+        if (sid !== serviceSid || !pn || !inService.has(pn)) return twilioError(404, 20404, `The requested resource ${path} was not found`);
+        return done({ status: 200, body: { ...example, sid: pn, service_sid: serviceSid, phone_number: numbers.get(pn)?.phone_number } });
+      }
+      case 'messaging.CreatePhoneNumber': {
+        const n = numbers.get(form.get('PhoneNumberSid') ?? '');
+        if (sid !== serviceSid || !n) return twilioError(404, 20404, `The requested resource ${path} was not found`);
+        if (inService.has(n.sid)) return twilioError(409, 21710, 'Phone Number is already in the Messaging Service');
+        inService.add(n.sid);
+        return done({ status: 201, body: { ...example, sid: n.sid, service_sid: serviceSid, phone_number: n.phone_number } });
+      }
+      case 'trunking.CreatePhoneNumber': {
         if (sid !== trunkSid) return twilioError(404, 20404, `The requested resource ${path} was not found`);
         const n = numbers.get(form.get('PhoneNumberSid') ?? '');
         if (!n) return twilioError(404, 20404, 'The phone number was not found');
@@ -215,7 +253,7 @@ export async function startFakeTwilio(o: {
         n.trunk_sid = trunkSid;
         return done({ status: 201, body: { ...example, sid: n.sid, trunk_sid: trunkSid, phone_number: n.phone_number } });
       }
-      case 'FetchPhoneNumber': {
+      case 'lookups.FetchPhoneNumber': {
         const phone = decodeURIComponent(path.slice('/v2/PhoneNumbers/'.length));
         const valid = /^\+[1-9]\d{7,11}$/.test(phone);
         const type = LOOKUP_TYPES[phone.at(-1) ?? ''] ?? 'unknown';
@@ -313,7 +351,7 @@ export async function startFakeTwilio(o: {
             .end(typeof mock.body === 'string' ? mock.body : JSON.stringify(mock.body));
           return;
         }
-        const a = answer(found.op, found.sid, url.pathname, url.searchParams, form, mock.body ?? {});
+        const a = answer(found.op, found.sid, found.pn, url.pathname, url.searchParams, form, mock.body ?? {});
         // the effect happened; the answer never arrives
         if (a.lose === 'drop') req.socket.destroy();
         if (a.lose) return;
@@ -349,8 +387,11 @@ export async function startFakeTwilio(o: {
     accountSid,
     authToken,
     trunkSid,
+    messagingServiceSid: serviceSid,
     numbers,
     messages,
+    /** the SIDs of the numbers in the Messaging Service */
+    inService,
     requests,
     refuseTo,
     /** the next `times` requests of an operation are refused with Twilio's code, or performed with their answer lost */

@@ -17,13 +17,14 @@ export const TWILIO_DOCUMENTS = {
   },
   lookups: { document: 'test/contracts/twilio/twilio_lookups_v2.json', operations: ['FetchPhoneNumber'] },
   trunking: { document: 'test/contracts/twilio/twilio_trunking_v1.json', operations: ['CreatePhoneNumber'] },
+  messaging: { document: 'test/contracts/twilio/twilio_messaging_v1.json', operations: ['FetchPhoneNumber', 'CreatePhoneNumber'] },
 } as const;
 
 /** The public URL the platform gives Twilio in the tests: Twilio signs over it; the fake delivers to the real address. */
 export const TWILIO_PUBLIC_URL = 'https://platform.example.test';
 
 /**
- * In a `describe`: the three contract mocks of Twilio's documents (each test fails if a document refused a request it
+ * In a `describe`: the four contract mocks of Twilio's documents (each test fails if a document refused a request it
  * sent) and the fake Twilio in front of them (test/support/fake-twilio.ts), started once for the block.
  */
 export function useFakeTwilio(): () => FakeTwilio {
@@ -31,6 +32,7 @@ export function useFakeTwilio(): () => FakeTwilio {
     api: { name: 'Twilio API v2010 mock', ...TWILIO_DOCUMENTS.api },
     lookups: { name: 'Twilio Lookups v2 mock', ...TWILIO_DOCUMENTS.lookups },
     trunking: { name: 'Twilio Trunking v1 mock', ...TWILIO_DOCUMENTS.trunking },
+    messaging: { name: 'Twilio Messaging v1 mock', ...TWILIO_DOCUMENTS.messaging },
   });
   let fake: FakeTwilio | null = null;
   before(async () => {
@@ -55,6 +57,8 @@ export const twilioEnv = (fake: FakeTwilio, o: { trunk?: boolean } = {}): Record
   TWILIO_API_BASE_URL: fake.url,
   TWILIO_LOOKUPS_BASE_URL: fake.url,
   TWILIO_TRUNKING_BASE_URL: fake.url,
+  TWILIO_MESSAGING_BASE_URL: fake.url,
+  TWILIO_MESSAGING_SERVICE_SID: fake.messagingServiceSid,
   TWILIO_REQUEST_TIMEOUT_MS: '5000',
   ...(o.trunk === false ? {} : { TWILIO_SIP_TRUNK_SID: FAKE_TRUNK_SID }),
 });

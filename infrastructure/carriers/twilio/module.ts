@@ -1,8 +1,9 @@
 import type { Capability } from '../../capabilities/capability.js';
 import { registerUrlOf } from '../../config/config.js';
 import * as m160 from '../../db/migrations/160-twilio-submissions.js';
-import { UnconfiguredSmsCarrier } from '../../messaging/unconfigured-sms-carrier.js';
+import { MESSAGING } from '../../messaging/tokens.js';
 import { PLATFORM } from '../../platform/tokens.js';
+import { twilioCallbackRoutes } from './callbacks.routes.js';
 import { twilioSettingsOf } from './settings.js';
 import { TWILIO } from './tokens.js';
 import { TwilioApi } from './twilio-api.js';
@@ -10,8 +11,9 @@ import { TwilioNumbers } from './twilio-numbers.js';
 import { TwilioTexts } from './twilio-texts.js';
 
 /**
- * Twilio as the carrier (docs/carriers.md): with `CARRIER=twilio` (live mode), numbers and line-type lookups go
- * through Twilio's REST API. Another carrier is a folder like this one beside it.
+ * Twilio as the carrier (docs/carriers.md): with `CARRIER=twilio` (live mode), numbers, line-type lookups and texts
+ * go through Twilio's REST API, and Twilio's signed callbacks (inbound texts, statuses) come in at PUBLIC_URL.
+ * Another carrier is a folder like this one beside it.
  */
 export const twilioCarrier = {
   name: 'twilio-carrier',
@@ -21,7 +23,12 @@ export const twilioCarrier = {
     b.value(TWILIO.Api, new TwilioApi(settings.api));
     b.factory(
       TWILIO.Numbers,
-      (r) => new TwilioNumbers(r(TWILIO.Api), { smsUrl: settings.smsUrl, sipTrunkSid: settings.sipTrunkSid }, r(PLATFORM.Logger)),
+      (r) =>
+        new TwilioNumbers(
+          r(TWILIO.Api),
+          { smsUrl: settings.smsUrl, sipTrunkSid: settings.sipTrunkSid, messagingServiceSid: settings.messagingServiceSid },
+          r(PLATFORM.Logger),
+        ),
     );
     b.factory(
       TWILIO.Texts,
@@ -32,8 +39,24 @@ export const twilioCarrier = {
         }),
     );
   },
-  // CARRIER=twilio chooses it (docs/adding-a-channel.md#a-carrier-for-texts); texts come with the callbacks
+  // CARRIER=twilio chooses it (docs/adding-a-channel.md#a-carrier-for-texts)
   carriers: (cfg) =>
-    cfg.CARRIER === 'twilio' ? [{ name: 'twilio', numbers: (r) => r(TWILIO.Numbers), texts: () => new UnconfiguredSmsCarrier() }] : [],
+    cfg.CARRIER === 'twilio' ? [{ name: 'twilio', numbers: (r) => r(TWILIO.Numbers), texts: (r) => r(TWILIO.Texts) }] : [],
+  routes: {
+    public: (api, r) => {
+      const cfg = r(PLATFORM.Config);
+      if (cfg.CARRIER !== 'twilio') return;
+      const settings = twilioSettingsOf(cfg);
+      twilioCallbackRoutes(api, {
+        messages: () => r(MESSAGING.Inbound),
+        clock: r(PLATFORM.Clock),
+        log: r(PLATFORM.Logger),
+        accountSid: settings.api.accountSid,
+        authToken: settings.authToken,
+        publicUrl: settings.publicUrl,
+        registerUrl: registerUrlOf(cfg),
+      });
+    },
+  },
   migrations: { '160-twilio-submissions': m160 },
 } as const satisfies Capability;

@@ -13,6 +13,7 @@ export type TwilioSettings = Readonly<{
   smsUrl: string;
   statusUrl: string;
   sipTrunkSid: string | null;
+  messagingServiceSid: string | null;
 }>;
 
 /**
@@ -33,7 +34,12 @@ export function twilioSettingsOf(cfg: Config): TwilioSettings {
       accountSid,
       username: key?.username ?? accountSid,
       password: key?.password ?? authToken,
-      baseUrls: { api: cfg.TWILIO_API_BASE_URL, lookups: cfg.TWILIO_LOOKUPS_BASE_URL, trunking: cfg.TWILIO_TRUNKING_BASE_URL },
+      baseUrls: {
+        api: cfg.TWILIO_API_BASE_URL,
+        lookups: cfg.TWILIO_LOOKUPS_BASE_URL,
+        trunking: cfg.TWILIO_TRUNKING_BASE_URL,
+        messaging: cfg.TWILIO_MESSAGING_BASE_URL,
+      },
       timeoutMs: cfg.TWILIO_REQUEST_TIMEOUT_MS,
     },
     authToken,
@@ -41,5 +47,6 @@ export function twilioSettingsOf(cfg: Config): TwilioSettings {
     smsUrl: `${publicUrl}${TWILIO_CALLBACK_PATHS.messages}`,
     statusUrl: `${publicUrl}${TWILIO_CALLBACK_PATHS.status}`,
     sipTrunkSid: cfg.TWILIO_SIP_TRUNK_SID ?? null,
+    messagingServiceSid: cfg.TWILIO_MESSAGING_SERVICE_SID ?? null,
   };
 }

@@ -7,15 +7,16 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 /**
  * Twilio's REST API over HTTP (docs/carriers.md#twilio), in the shapes of Twilio's published OpenAPI documents: form
  * bodies (`application/x-www-form-urlencoded`, a list as the same key repeated), JSON answers, HTTP basic
- * authentication with the account SID and auth token or an API key SID and secret. Three hosts, each overridable
- * (TWILIO_API_BASE_URL, TWILIO_LOOKUPS_BASE_URL, TWILIO_TRUNKING_BASE_URL), so that tests point them at the contract mock.
+ * authentication with the account SID and auth token or an API key SID and secret. Four hosts, each overridable
+ * (TWILIO_API_BASE_URL, TWILIO_LOOKUPS_BASE_URL, TWILIO_TRUNKING_BASE_URL, TWILIO_MESSAGING_BASE_URL), so that tests point
+ * them at the contract mock.
  *
  * Credentials go in the Authorization header only: no error, log line or answer of this client carries them.
  * Answers are upstream input (docs/input-rules.md#what-upstream-servers-answer): read up to 1 MiB and made storable,
  * Twilio's error words cut to 300 characters, since they may end up in a fact (a provisioning's abort).
  */
 
-export type TwilioHost = 'api' | 'lookups' | 'trunking';
+export type TwilioHost = 'api' | 'lookups' | 'trunking' | 'messaging';
 
 export type TwilioApiOptions = Readonly<{
   accountSid: string;

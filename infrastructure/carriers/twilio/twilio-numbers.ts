@@ -31,6 +31,8 @@ export type TwilioNumbersOptions = Readonly<{
   smsUrl: string;
   /** the operator's Elastic SIP trunk that a number's calls join (TWILIO_SIP_TRUNK_SID); null: voice is left alone */
   sipTrunkSid: string | null;
+  /** the Messaging Service of the operator's 10DLC campaign that a number joins (TWILIO_MESSAGING_SERVICE_SID) */
+  messagingServiceSid: string | null;
 }>;
 
 /**
@@ -57,7 +59,8 @@ export const purchaseName = (idempotencyKey: string): string => `agent-platform 
  *   a purchase, so the key is found again by listing the account's numbers with that FriendlyName: a purchase whose
  *   answer was lost (a timeout, a crash) is found, never bought twice; a purchase that raced another of the same key
  *   keeps one number and releases the others;
- * - routing: the number's SMS webhook (POST) to the platform's signed callback, and, with TWILIO_SIP_TRUNK_SID, the
+ * - routing: the number's SMS webhook and its fallback (POST) to the platform's signed callback; with
+ *   TWILIO_MESSAGING_SERVICE_SID the number joins that Messaging Service (the one of the operator's 10DLC campaign); and, with TWILIO_SIP_TRUNK_SID, the
  *   number joins that Elastic SIP trunk (its calls go to the SIP engine); without it voice is left as it is;
  * - release: every number the key holds is deleted (none: nothing to do);
  * - lookup: Lookup v2 with line type intelligence.
@@ -133,8 +136,30 @@ export class TwilioNumbers implements CarrierPort {
     const number = (await this.held(o.idempotencyKey)).find((n) => n.phone_number === o.phoneNumber);
     if (!number) throw new DomainError('SMS_PROVIDER_ERROR', `Carrier error: ${o.phoneNumber} is not held under this provisioning`);
     await this.refusing('SMS_PROVIDER_ERROR', 'messaging', () =>
-      this.api.post('api', this.api.accountPath(`IncomingPhoneNumbers/${number.sid}.json`), { SmsUrl: this.o.smsUrl, SmsMethod: 'POST' }),
+      this.api.post('api', this.api.accountPath(`IncomingPhoneNumbers/${number.sid}.json`), {
+        SmsUrl: this.o.smsUrl,
+        SmsMethod: 'POST',
+        // Twilio does not deliver an inbound text twice: should the platform fail to take it, Twilio tries this once
+        SmsFallbackUrl: this.o.smsUrl,
+        SmsFallbackMethod: 'POST',
+      }),
     );
+    const service = this.o.messagingServiceSid;
+    if (service) {
+      const member = await this.refusing('SMS_PROVIDER_ERROR', 'the Messaging Service', () =>
+        this.api.get('messaging', `/v1/Services/${service}/PhoneNumbers/${number.sid}`).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof TwilioRefusal && err.status === 404) return false;
+            throw err;
+          },
+        ),
+      );
+      if (!member)
+        await this.refusing('SMS_PROVIDER_ERROR', 'the Messaging Service', () =>
+          this.api.post('messaging', `/v1/Services/${service}/PhoneNumbers`, { PhoneNumberSid: number.sid }),
+        );
+    }
     const trunk = this.o.sipTrunkSid;
     if (!trunk || number.trunk_sid === trunk) return;
     await this.refusing('TELEPHONY_PROVIDER_ERROR', 'the SIP trunk', () =>

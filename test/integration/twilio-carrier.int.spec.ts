@@ -3,22 +3,27 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import { SmsSubmissionError } from '../../application/messaging/sms-carrier.port.js';
+import { failureReasonOf } from '../../domain/message/failure-reasons.js';
+import { twilioFailure, twilioReason } from '../../infrastructure/carriers/twilio/error-codes.js';
 import { TWILIO } from '../../infrastructure/carriers/twilio/tokens.js';
 import { purchaseName } from '../../infrastructure/carriers/twilio/twilio-numbers.js';
 import { loadConfig } from '../../infrastructure/config/config.js';
 import { FAKE_TRUNK_SID, type FakeTwilio } from '../support/fake-twilio.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
-import { account, eventually, startAppOn, usage } from '../support/numbers.js';
+import { messageWhen, REGISTRATION } from '../support/messaging.js';
+import { account, credit, eventually, startAppOn, usage } from '../support/numbers.js';
 import { startServerProcess } from '../support/server-process.js';
 import { TWILIO_PUBLIC_URL, twilioEnv, useFakeTwilio } from '../support/twilio.js';
+import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /**
  * Numbers and lookups on Twilio through the public API (docs/carriers.md): a live start with CARRIER=twilio whose
  * Twilio is the fake of test/support/fake-twilio.ts, every request of which passes the contract mocks of Twilio's
  * published documents.
  */
-describe('Twilio carrier: numbers and lookups', function () {
+describe('Twilio carrier: numbers, lookups and texts', function () {
   this.timeout(120_000);
   const twilio = useFakeTwilio();
   let fake: FakeTwilio;
@@ -37,7 +42,7 @@ describe('Twilio carrier: numbers and lookups', function () {
     const post = (key: string, body: Record<string, unknown>) => app.call('POST', '/v1/numbers', { key, body });
     const keyOf = (numberId: string) => `${numberId}:1`;
 
-    it('buys a number at Twilio, routes its texts to the platform and its calls to the SIP trunk, and charges the month here', async () => {
+    it('buys a number at Twilio, routes its texts to the platform, adds it to the Messaging Service and its calls to the SIP trunk, and charges the month here', async () => {
       const acc = await account(app);
       const r = await post(acc.apiKey, { areaCode: '415' });
       expect(r.status).to.equal(200);
@@ -47,8 +52,10 @@ describe('Twilio carrier: numbers and lookups', function () {
         friendly_name: purchaseName(keyOf(r.body.id)),
         sms_url: `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`,
         sms_method: 'POST',
+        sms_fallback_url: `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`,
         trunk_sid: FAKE_TRUNK_SID,
       });
+      expect(fake.inService.has(bought.sid)).to.equal(true);
       const u = await usage(app, acc.apiKey);
       expect(u.balanceMicros).to.equal(5_000_000 - 3_000_000);
       expect(u.used).to.equal(1);
@@ -106,17 +113,17 @@ describe('Twilio carrier: numbers and lookups', function () {
       expect(first.body.data.map((d: { lineType: string }) => d.lineType)).to.deep.equal(['mobile', 'landline', 'voip']);
       expect(first.body.data[0]).to.deep.include({ valid: true, country: 'US', carrierName: 'Fake mobile carrier', cached: false });
       expect([first.body.chargedNumbers, first.body.chargedMicros]).to.deep.equal([3, 27_000]);
-      const asked = fake.sent('FetchPhoneNumber').length;
+      const asked = fake.sent('lookups.FetchPhoneNumber').length;
       const again = await app.call('GET', q, { key: acc.apiKey });
       expect(again.body.data.every((d: { cached: boolean }) => d.cached)).to.equal(true);
       expect(again.body.chargedMicros).to.equal(0);
-      expect(fake.sent('FetchPhoneNumber')).to.have.length(asked);
+      expect(fake.sent('lookups.FetchPhoneNumber')).to.have.length(asked);
       expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000 - 27_000);
     });
 
     it('answers 502 and charges nothing when Twilio does not answer a lookup', async () => {
       const acc = await account(app);
-      fake.fail('FetchPhoneNumber', { status: 500, code: 20500, message: 'Internal' });
+      fake.fail('lookups.FetchPhoneNumber', { status: 500, code: 20500, message: 'Internal' });
       const r = await app.call('GET', '/v1/numbers/lookup?phoneNumbers=%2B13125550180', { key: acc.apiKey });
       expect(r.status).to.equal(502);
       expect((await usage(app, acc.apiKey)).balanceMicros).to.equal(5_000_000);
@@ -187,6 +194,208 @@ describe('Twilio carrier: numbers and lookups', function () {
       expect(await refusal(texts().submit(sms('msg_t4', '+13125550130')))).to.have.property('other');
       const sid = (await texts().submit(sms('msg_t4', '+13125550130'))).carrierMessageId;
       expect([...fake.messages.values()].filter((m) => m.body === 'Hello msg_t4').map((m) => m.sid)).to.deep.equal([sid]);
+    });
+  });
+
+  describe('texts through the API, and Twilio’s callbacks', () => {
+    let app: TestApp;
+    let rx: Receiver;
+    let line: Line;
+    let seq = 0;
+    /** a recipient of its own for each test (Canadian mobiles, so that no 10DLC registration is needed) */
+    const recipient = () => `+1416555${String(2000 + ++seq).padStart(4, '0')}`;
+    before(async () => {
+      app = await startTestApp({
+        ...twilioEnv(fake),
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        MESSAGE_SEND_BURST: '1000',
+        MESSAGE_SEND_RATE_PER_SECOND: '1000',
+      });
+      fake.deliverTo(app.url);
+      rx = await startReceiver();
+      line = await twilioLine(app, { country: 'CA' });
+      const w = await app.call('POST', '/v1/webhooks', { key: line.key, body: { url: `${rx.url}/hook` } });
+      expect(w.status, JSON.stringify(w.body)).to.equal(200);
+    });
+    after(async () => {
+      await rx?.close();
+      await app?.close();
+    });
+
+    const send = (to: string, body: string, l = line) =>
+      app.call('POST', '/v1/messages', { key: l.key, body: { agent_id: l.agentId, to_number: to, body } });
+    /** the message Twilio was given for `to` (the send goes through the delivery pipeline, moments after 201) */
+    const atTwilio = (to: string, n = 1) =>
+      eventually(async () => {
+        const found = [...fake.messages.values()].filter((m) => m.to === to);
+        return found.length >= n ? found : undefined;
+      }, `Twilio took ${n} message(s) to ${to}`);
+    const message = (l: Line, r: { body: { conversation_id: string; id: string } }, done: (m: any) => boolean, what: string) =>
+      messageWhen(app, l.key, r.body.conversation_id, r.body.id, done, what);
+    const events = (event: string) => rx.received.map((r) => JSON.parse(r.body)).filter((b) => b.event === event);
+    const conversationWith = async (participant: string, l = line) => {
+      const r = await app.call('GET', '/v1/conversations?limit=100', { key: l.key });
+      return r.body.data.find((c: { participant: string }) => c.participant === participant) as
+        | { id: string; messageCount: number }
+        | undefined;
+    };
+
+    it('sends through Twilio with the status callback, and moves through its statuses never backwards, whatever their order or repeats', async () => {
+      const to = recipient();
+      const r = await send(to, 'Your table is ready.');
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      const [sent] = await atTwilio(to);
+      expect(sent!.status_callback).to.equal(`${TWILIO_PUBLIC_URL}/integrations/twilio/status`);
+      expect([sent!.from, sent!.body]).to.deep.equal([line.phoneNumber, 'Your table is ready.']);
+      await message(line, r, (m) => m.status === 'queued' || m.status === 'sent', 'submitted');
+      expect((await fake.status(sent!.sid, 'queued')).status).to.equal(204);
+      expect((await fake.status(sent!.sid, 'delivered')).status).to.equal(204);
+      const delivered = await message(line, r, (m) => m.status === 'delivered', 'delivered');
+      expect(delivered.deliveredAt).to.be.a('string');
+      // late and repeated: `sent` after `delivered`, `delivered` twice, `undelivered` after it
+      for (const late of ['sent', 'delivered', 'undelivered'])
+        expect((await fake.status(sent!.sid, late, { errorCode: 30003 })).status).to.equal(204);
+      const after = await message(line, r, () => true, 'read again');
+      expect(after).to.include({ status: 'delivered', failureReason: null });
+    });
+
+    it('fails a message with the reason, category and retryability each Twilio error code means; an unknown code is the non-retryable default', async () => {
+      const codes = [30001, 30003, 30005, 30006, 30007, 30008, 30010, 30034, 21211, 21408, 21610, 21612, 39999];
+      const sends = await Promise.all(
+        codes.map(async (code) => {
+          const to = recipient();
+          const r = await send(to, `code ${code}`);
+          expect(r.status).to.equal(201);
+          const [m] = await atTwilio(to);
+          await message(line, r, (x) => x.status === 'queued' || x.status === 'sent', 'submitted');
+          expect((await fake.status(m!.sid, 'sent')).status).to.equal(204);
+          expect((await fake.status(m!.sid, code === 30007 ? 'failed' : 'undelivered', { errorCode: code })).status).to.equal(204);
+          return { code, r };
+        }),
+      );
+      for (const { code, r } of sends) {
+        const failed = await message(line, r, (m) => m.status === 'failed', `failed with ${code}`);
+        const expected = twilioFailure(code, { registerUrl: `${TWILIO_PUBLIC_URL}/docs#tag/registration` });
+        const reason = failureReasonOf(twilioReason(code));
+        expect(failed, String(code)).to.include({
+          failureReason: expected.detail,
+          errorCode: String(code),
+          failureCategory: reason.category,
+          retryable: reason.retryable,
+        });
+      }
+      expect(sends.at(-1)!.code).to.equal(39999);
+    });
+
+    it('fails a send Twilio refuses at once with the reason of its code', async () => {
+      const to = recipient();
+      fake.refuseTo.set(to, 21610);
+      const r = await send(to, 'hello?');
+      expect(r.status).to.equal(201);
+      const failed = await message(line, r, (m) => m.status === 'failed', 'refused');
+      expect(failed).to.include({
+        failureReason: 'The recipient has opted out of messages from this number.',
+        errorCode: '21610',
+        failureCategory: 'recipient',
+        retryable: false,
+      });
+      expect([...fake.messages.values()].filter((m) => m.to === to)).to.deep.equal([]);
+    });
+
+    it('takes an inbound text with media as the sandbox does (conversation, agent.message), once however often Twilio sends it', async () => {
+      const from = recipient();
+      const text = fake.inbound({
+        from,
+        to: line.phoneNumber,
+        body: 'Here is the photo',
+        mediaUrls: ['https://api.twilio.com/2010-04-01/Accounts/AC/Messages/MM/Media/ME1'],
+      });
+      expect((await text.send()).status).to.equal(204);
+      const evt = await eventually(async () => events('agent.message').find((e) => e.data.from === from), 'agent.message');
+      expect(evt).to.include({ channel: 'mms', agentId: line.agentId });
+      expect(evt.data).to.include({ to: line.phoneNumber, message: 'Here is the photo', direction: 'inbound' });
+      expect(evt.data.mediaUrls).to.deep.equal(['https://api.twilio.com/2010-04-01/Accounts/AC/Messages/MM/Media/ME1']);
+      // the same callback again (Twilio's fallback, a replay): nothing new
+      expect((await text.send()).status).to.equal(204);
+      const conv = await eventually(() => conversationWith(from), 'the conversation');
+      const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+      expect(listed.map((m: { body: string }) => m.body)).to.deep.equal(['Here is the photo']);
+      expect(events('agent.message').filter((e) => e.data.from === from)).to.have.length(1);
+    });
+
+    it('honours STOP: the confirmation goes out through Twilio, and later sends fail without reaching it', async () => {
+      const who = recipient();
+      expect((await fake.inbound({ from: who, to: line.phoneNumber, body: 'STOP' }).send()).status).to.equal(204);
+      const [confirmation] = await atTwilio(who);
+      expect(confirmation!.body).to.include('START');
+      const r = await send(who, 'one more thing');
+      expect(r.status).to.equal(201);
+      const failed = await message(line, r, (m) => m.status === 'failed', 'opted out');
+      expect(failed.failureReason).to.equal('The recipient has opted out of messages from this number.');
+      expect([...fake.messages.values()].filter((m) => m.to === who)).to.have.length(1);
+    });
+
+    it('refuses a callback that Twilio did not sign, or signed over another URL, with 403, and records nothing', async () => {
+      const from = recipient();
+      const unsigned = await fetch(`${app.url}/integrations/twilio/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          MessageSid: `SM${'1'.repeat(32)}`,
+          AccountSid: fake.accountSid,
+          From: from,
+          To: line.phoneNumber,
+          Body: 'hi',
+        }).toString(),
+      });
+      expect(unsigned.status).to.equal(403);
+      expect(
+        (await fake.inbound({ from, to: line.phoneNumber, body: 'forged' }, { signature: 'bm90IGEgc2lnbmF0dXJl' }).send()).status,
+      ).to.equal(403);
+      // signed with the right token over another address: not this platform's public URL
+      const elsewhere = getExpectedTwilioSignature(fake.authToken, 'https://attacker.example/integrations/twilio/messages', {
+        MessageSid: `SM${'2'.repeat(32)}`,
+        AccountSid: fake.accountSid,
+        From: from,
+        To: line.phoneNumber,
+        Body: 'moved',
+      });
+      expect(
+        (
+          await fake
+            .inbound({ from, to: line.phoneNumber, body: 'moved', messageSid: `SM${'2'.repeat(32)}` }, { signature: elsewhere })
+            .send()
+        ).status,
+      ).to.equal(403);
+      // a status callback nobody signed changes nothing either
+      const to = recipient();
+      const r = await send(to, 'status check');
+      const [m] = await atTwilio(to);
+      expect((await fake.status(m!.sid, 'failed', { errorCode: 30005, signature: 'x' })).status).to.equal(403);
+      await new Promise((ok) => setTimeout(ok, 200));
+      expect(await conversationWith(from)).to.equal(undefined);
+      expect((await message(line, r, () => true, 'the message')).status).to.not.equal('failed');
+    });
+
+    it('refuses US texts of an account whose 10DLC registration is not approved, until the operator records the approval', async () => {
+      const us = await twilioLine(app, { country: 'US' });
+      const to = '+13125550142';
+      const first = await send(to, 'before registration', us);
+      const unregistered = await message(us, first, (m) => m.status === 'failed', 'unregistered');
+      expect(unregistered.failureReason).to.match(/^This number is not registered for US A2P 10DLC messaging/);
+      expect([...fake.messages.values()].filter((m) => m.to === to)).to.deep.equal([]);
+      const reg = await app.call('POST', '/v1/register', { key: us.key, body: REGISTRATION });
+      expect(reg.body.campaign_status).to.equal('pending');
+      const decided = await app.call('POST', `/admin/registrations/${us.accountId}/approve`, { key: ADMIN_TOKEN });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      expect(decided.body.campaign_status).to.equal('approved');
+      expect((await app.call('GET', '/v1/register/status', { key: us.key })).body.campaign_status).to.equal('approved');
+      const second = await send(to, 'after registration', us);
+      expect(second.status).to.equal(201);
+      await atTwilio(to);
+      const none = await app.call('POST', '/admin/registrations/acc_nobody/approve', { key: ADMIN_TOKEN });
+      expect(none.status).to.equal(404);
+      expect((await app.call('POST', `/admin/registrations/${us.accountId}/approve`, { key: us.key })).status).to.equal(403);
     });
   });
 
@@ -302,4 +511,16 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((ok) => server.close(() => ok()));
   return port;
+}
+
+type Line = { accountId: string; key: string; agentId: string; numberId: string; phoneNumber: string };
+
+/** An account with credit, an agent, and a Twilio number attached to it. */
+async function twilioLine(app: TestApp, o: { country: 'US' | 'CA' }): Promise<Line> {
+  const { accountId, apiKey: key } = await app.newAccount('Twilio texts');
+  await credit(app, accountId, 50_000_000);
+  const agent = await app.call('POST', '/v1/agents', { key, body: { name: 'Texter' } });
+  const n = await app.call('POST', '/v1/numbers', { key, body: { country: o.country, agentId: agent.body.id } });
+  if (n.status !== 200) throw new Error(`number: ${n.status} ${JSON.stringify(n.body)}`);
+  return { accountId, key, agentId: agent.body.id, numberId: n.body.id, phoneNumber: n.body.phoneNumber };
 }

@@ -1,0 +1,164 @@
+import type { DeliveryReceipt, MessagingInboundPort } from '../../../application/messaging/delivery/transport.port.js';
+import type { ClockPort } from '../../../application/ports/clock.port.js';
+import type { LoggerPort } from '../../../application/ports/logger.port.js';
+import type { ReceiptStatus } from '../../../domain/message/message.decider.js';
+import { DomainError } from '../../../domain/shared/errors.js';
+import { E164 } from '../../agents/agent.schemas.js';
+import type { Api } from '../../http/api.js';
+import { z } from '../../http/openapi.js';
+import { twilioFailure } from './error-codes.js';
+import { TWILIO_CALLBACK_PATHS } from './settings.js';
+import { assertTwilioSignature } from './signature.js';
+
+/** A form as it arrives: every field a string (a repeated one a list), nothing nested. Read for good once signed. */
+const Form = z.record(z.string(), z.union([z.string(), z.array(z.string())])).openapi('TwilioCallbackForm');
+
+const Sid = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[0-9a-fA-F]{32}$`), `a Twilio SID starting ${prefix}`);
+/** At most ten media per message, as Twilio sends them. */
+const MAX_MEDIA = 10;
+
+/** Twilio's inbound message webhook, the parameters this side reads (the rest is signed and passes). */
+const InboundForm = z
+  .object({
+    MessageSid: Sid('(SM|MM)'),
+    AccountSid: Sid('AC'),
+    From: z.string().min(1).max(64),
+    To: E164,
+    Body: z.string().max(10_000).default(''),
+    NumMedia: z.coerce.number().int().min(0).max(MAX_MEDIA).default(0),
+  })
+  .catchall(z.unknown());
+
+/** Twilio's message status callback. */
+const StatusForm = z
+  .object({
+    MessageSid: Sid('(SM|MM)'),
+    AccountSid: Sid('AC'),
+    MessageStatus: z.string().min(1).max(32),
+    ErrorCode: z
+      .string()
+      .regex(/^\d{1,6}$/)
+      .optional(),
+  })
+  .catchall(z.unknown());
+
+/** Twilio's statuses as receipts; the ones before `sent` (accepted, queued, sending, scheduled) say nothing new. */
+const RECEIPT: Readonly<Record<string, ReceiptStatus>> = {
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  undelivered: 'failed',
+  failed: 'failed',
+  canceled: 'failed',
+};
+
+/** How often, and how long apart, a status that overtook its message's record is tried again before 500. */
+const RECEIPT_TRIES = 5;
+const RECEIPT_RETRY_MS = 200;
+
+export type TwilioCallbackDeps = Readonly<{
+  messages: () => MessagingInboundPort;
+  clock: ClockPort;
+  log: LoggerPort;
+  accountSid: string;
+  authToken: string;
+  publicUrl: string;
+  registerUrl: string;
+}>;
+
+/**
+ * Twilio's callbacks (docs/carriers.md#callbacks): the inbound message webhook every number's SMS URL (and fallback
+ * URL) points at, and the status callback of every message sent. Each request is checked first: its
+ * X-Twilio-Signature must sign it over PUBLIC_URL with the auth token, and it must be for this account; anything
+ * else is a 403 and nothing is recorded. Then it goes to messaging's one inbound handler, keyed by Twilio's message
+ * SID, so a callback delivered twice (or replayed) records nothing new.
+ */
+export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
+  const signed = (req: { originalUrl: string; get(h: string): string | undefined }, form: Readonly<Record<string, unknown>>) =>
+    assertTwilioSignature(
+      { authToken: d.authToken, publicUrl: d.publicUrl },
+      { originalUrl: req.originalUrl, signature: req.get('x-twilio-signature'), params: form },
+    );
+  const ours = (accountSid: string) => {
+    if (accountSid !== d.accountSid) throw new DomainError('FORBIDDEN', 'The callback is for another Twilio account');
+  };
+
+  api.route({
+    method: 'post',
+    path: TWILIO_CALLBACK_PATHS.messages,
+    tag: 'carrier',
+    auth: false,
+    form: true,
+    summary: "Twilio's inbound message webhook (signed with X-Twilio-Signature): a text or MMS to one of the platform's numbers",
+    body: Form,
+    status: 204,
+    response: z.undefined(),
+    errors: [403],
+    handler: async ({ body, req }) => {
+      signed(req, body);
+      const m = InboundForm.parse(body);
+      ours(m.AccountSid);
+      const mediaUrls: string[] = [];
+      for (let i = 0; i < m.NumMedia; i++) {
+        const url = z.string().url().max(2048).safeParse(m[`MediaUrl${i}`]);
+        if (url.success) mediaUrls.push(url.data);
+      }
+      const stored = await d.messages().message({
+        channel: 'sms',
+        to: m.To,
+        providerMessageId: m.MessageSid,
+        from: m.From,
+        body: m.Body,
+        mediaUrls,
+        receivedAt: d.clock.now().toISOString(),
+        group: null,
+        reaction: null,
+      });
+      if (!stored) d.log.info({ messageSid: m.MessageSid, to: m.To }, 'twilio: inbound message for no number of this platform: dropped');
+      // 204: no TwiML, so Twilio sends nothing back; the agent answers through the API
+      return undefined;
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: TWILIO_CALLBACK_PATHS.status,
+    tag: 'carrier',
+    auth: false,
+    form: true,
+    summary:
+      "Twilio's message status callback (signed with X-Twilio-Signature): sent, delivered, read, undelivered or failed, with Twilio's error code",
+    body: Form,
+    status: 204,
+    response: z.undefined(),
+    errors: [403],
+    handler: async ({ body, req }) => {
+      signed(req, body);
+      const s = StatusForm.parse(body);
+      ours(s.AccountSid);
+      const status = RECEIPT[s.MessageStatus];
+      if (!status) return undefined;
+      const code = s.ErrorCode === undefined ? null : Number(s.ErrorCode);
+      const receipt: DeliveryReceipt = {
+        channel: 'sms',
+        providerMessageId: s.MessageSid,
+        // Twilio reports each status of a message once; a repeat of it is the same receipt
+        receiptId: `${s.MessageSid}:${s.MessageStatus}`,
+        status,
+        at: d.clock.now().toISOString(),
+        failure: status === 'failed' ? twilioFailure(code, { registerUrl: d.registerUrl }) : null,
+      };
+      // a status can overtake the record of the send it is about (Twilio answers the send and reports `sent` at
+      // once): try again shortly before answering 500 (Twilio does not deliver a status callback twice)
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await d.messages().receipt(receipt);
+          return undefined;
+        } catch (err) {
+          if (err instanceof DomainError || attempt >= RECEIPT_TRIES) throw err;
+          await new Promise((r) => setTimeout(r, RECEIPT_RETRY_MS * attempt));
+        }
+      }
+    },
+  });
+}
