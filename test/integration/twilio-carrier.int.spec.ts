@@ -335,7 +335,7 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect([...fake.messages.values()].filter((m) => m.to === who)).to.have.length(1);
     });
 
-    it('refuses a callback that Twilio did not sign, or signed over another URL, with 403, and records nothing', async () => {
+    it('refuses a callback that Twilio did not sign, signed over another URL, changed on the way or for another account with 403, and records nothing', async () => {
       const from = recipient();
       const unsigned = await fetch(`${app.url}/integrations/twilio/messages`, {
         method: 'POST',
@@ -367,6 +367,18 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
             .send()
         ).status,
       ).to.equal(403);
+      // signed, but a parameter changed on the way; or signed for another Twilio account
+      const params = { MessageSid: `SM${'3'.repeat(32)}`, AccountSid: fake.accountSid, From: from, To: line.phoneNumber, Body: 'original' };
+      const post = (form: Record<string, string>, signature: string) =>
+        fetch(`${app.url}/integrations/twilio/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+          body: new URLSearchParams(form).toString(),
+        });
+      const url = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
+      expect((await post({ ...params, Body: 'changed' }, getExpectedTwilioSignature(fake.authToken, url, params))).status).to.equal(403);
+      const other = { ...params, AccountSid: `AC${'9'.repeat(32)}` };
+      expect((await post(other, getExpectedTwilioSignature(fake.authToken, url, other))).status).to.equal(403);
       // a status callback nobody signed changes nothing either
       const to = recipient();
       const r = await send(to, 'status check');

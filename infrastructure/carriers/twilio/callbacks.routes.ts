@@ -74,30 +74,42 @@ export type TwilioCallbackDeps = Readonly<{
  * SID, so a callback delivered twice (or replayed) records nothing new.
  */
 export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
-  const signed = (req: { originalUrl: string; get(h: string): string | undefined }, form: Readonly<Record<string, unknown>>) =>
-    assertTwilioSignature(
-      { authToken: d.authToken, publicUrl: d.publicUrl },
-      { originalUrl: req.originalUrl, signature: req.get('x-twilio-signature'), params: form },
-    );
-  const ours = (accountSid: string) => {
-    if (accountSid !== d.accountSid) throw new DomainError('FORBIDDEN', 'The callback is for another Twilio account');
-  };
+  /** A callback route: signed over PUBLIC_URL, for this account, then read with its schema and handled. */
+  const callback = <S extends z.ZodType<{ AccountSid: string }>>(
+    path: string,
+    summary: string,
+    schema: S,
+    handle: (form: z.infer<S>) => Promise<void>,
+  ) =>
+    api.route({
+      method: 'post',
+      path,
+      tag: 'carrier',
+      auth: false,
+      form: true,
+      summary,
+      body: Form,
+      // 204: no TwiML, so Twilio sends nothing back (an agent answers through the API)
+      status: 204,
+      response: z.undefined(),
+      errors: [403],
+      handler: async ({ body, req }) => {
+        assertTwilioSignature(
+          { authToken: d.authToken, publicUrl: d.publicUrl },
+          { originalUrl: req.originalUrl, signature: req.get('x-twilio-signature'), params: body },
+        );
+        const form = schema.parse(body);
+        if (form.AccountSid !== d.accountSid) throw new DomainError('FORBIDDEN', 'The callback is for another Twilio account');
+        await handle(form);
+        return undefined;
+      },
+    });
 
-  api.route({
-    method: 'post',
-    path: TWILIO_CALLBACK_PATHS.messages,
-    tag: 'carrier',
-    auth: false,
-    form: true,
-    summary: "Twilio's inbound message webhook (signed with X-Twilio-Signature): a text or MMS to one of the platform's numbers",
-    body: Form,
-    status: 204,
-    response: z.undefined(),
-    errors: [403],
-    handler: async ({ body, req }) => {
-      signed(req, body);
-      const m = InboundForm.parse(body);
-      ours(m.AccountSid);
+  callback(
+    TWILIO_CALLBACK_PATHS.messages,
+    "Twilio's inbound message webhook (signed with X-Twilio-Signature): a text or MMS to one of the platform's numbers",
+    InboundForm,
+    async (m) => {
       const mediaUrls: string[] = [];
       for (let i = 0; i < m.NumMedia; i++) {
         const url = z.string().url().max(2048).safeParse(m[`MediaUrl${i}`]);
@@ -115,29 +127,16 @@ export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
         reaction: null,
       });
       if (!stored) d.log.info({ messageSid: m.MessageSid, to: m.To }, 'twilio: inbound message for no number of this platform: dropped');
-      // 204: no TwiML, so Twilio sends nothing back; the agent answers through the API
-      return undefined;
     },
-  });
+  );
 
-  api.route({
-    method: 'post',
-    path: TWILIO_CALLBACK_PATHS.status,
-    tag: 'carrier',
-    auth: false,
-    form: true,
-    summary:
-      "Twilio's message status callback (signed with X-Twilio-Signature): sent, delivered, read, undelivered or failed, with Twilio's error code",
-    body: Form,
-    status: 204,
-    response: z.undefined(),
-    errors: [403],
-    handler: async ({ body, req }) => {
-      signed(req, body);
-      const s = StatusForm.parse(body);
-      ours(s.AccountSid);
+  callback(
+    TWILIO_CALLBACK_PATHS.status,
+    "Twilio's message status callback (signed with X-Twilio-Signature): sent, delivered, read, undelivered or failed, with Twilio's error code",
+    StatusForm,
+    async (s) => {
       const status = RECEIPT[s.MessageStatus];
-      if (!status) return undefined;
+      if (!status) return;
       const code = s.ErrorCode === undefined ? null : Number(s.ErrorCode);
       const receipt: DeliveryReceipt = {
         channel: 'sms',
@@ -153,12 +152,12 @@ export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
       for (let attempt = 1; ; attempt++) {
         try {
           await d.messages().receipt(receipt);
-          return undefined;
+          return;
         } catch (err) {
           if (err instanceof DomainError || attempt >= RECEIPT_TRIES) throw err;
           await new Promise((r) => setTimeout(r, RECEIPT_RETRY_MS * attempt));
         }
       }
     },
-  });
+  );
 }
