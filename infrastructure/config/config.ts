@@ -257,5 +257,4 @@ function carrierSettingsProblem(c: Config): string | null {
 }
 
 /** The 10DLC registration page named in the reasons of unregistered US texts (REGISTER_URL, else the API docs' tag). */
-export const registerUrlOf = (c: Config): string =>
-  c.REGISTER_URL ?? `${c.PUBLIC_URL ?? `http://localhost:${c.PORT}`}/docs#tag/registration`;
+export const registerUrlOf = (c: Config): string => c.REGISTER_URL ?? `${publicUrl(c)}/docs#tag/registration`;
