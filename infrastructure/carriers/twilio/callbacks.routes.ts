@@ -22,7 +22,8 @@ const InboundForm = z
   .object({
     MessageSid: Sid('(SM|MM)'),
     AccountSid: Sid('AC'),
-    From: z.string().min(1).max(64),
+    // as the sandbox carrier takes it: a phone's number (a short code's texts are not conversations of an agent)
+    From: E164,
     To: E164,
     Body: z.string().max(10_000).default(''),
     NumMedia: z.coerce.number().int().min(0).max(MAX_MEDIA).default(0),
