@@ -81,6 +81,15 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
     expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates + 1);
   });
 
+  it('takes a number Twilio refuses as taken (21422) when it is the key’s own: the same purchase sent again', async () => {
+    const c = numbers();
+    const [n] = await c.searchAvailable({ country: 'US', areaCode: '385', limit: 1 });
+    const bought = await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_again:1', accountId: 'acc_1' });
+    // the look for the key does not see it yet, and Twilio refuses the number as taken
+    fake.fail('ListIncomingPhoneNumber', 'stale');
+    expect(await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_again:1', accountId: 'acc_1' })).to.deep.equal(bought);
+  });
+
   it('fails a purchase Twilio did not answer and does not list, and releases it once it shows', async () => {
     const c = numbers();
     const [n] = await c.searchAvailable({ country: 'US', areaCode: '801', limit: 1 });

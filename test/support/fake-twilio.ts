@@ -347,7 +347,7 @@ export async function startFakeTwilio(o: {
         if (mock.status >= 400) {
           // the document refuses the request (useContractMock fails the test): Twilio would not have taken it either
           res
-            .writeHead(mock.status, { 'content-type': mock.contentType })
+            .writeHead(mock.status, { 'content-type': mock.contentType, connection: 'close' })
             .end(typeof mock.body === 'string' ? mock.body : JSON.stringify(mock.body));
           return;
         }
@@ -355,8 +355,10 @@ export async function startFakeTwilio(o: {
         // the effect happened; the answer never arrives
         if (a.lose === 'drop') req.socket.destroy();
         if (a.lose) return;
-        if (a.status === 204) res.writeHead(204).end();
-        else res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+        // a connection per request: a lost answer is then lost for good (the platform's client sends a request again
+        // only when a kept-alive connection was closed under it, docs/security.md#outbound-requests)
+        if (a.status === 204) res.writeHead(204, { connection: 'close' }).end();
+        else res.writeHead(a.status, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(a.body));
       })().catch((err: unknown) => {
         res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err));
       });

@@ -58,5 +58,8 @@ export const twilioCarrier = {
       });
     },
   },
+  close: (r) => {
+    if (r(PLATFORM.Config).CARRIER === 'twilio') r(TWILIO.Api).close();
+  },
   migrations: { '160-twilio-submissions': m160 },
 } as const satisfies Capability;

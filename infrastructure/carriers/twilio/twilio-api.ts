@@ -1,5 +1,6 @@
 import { storableText } from '../../../domain/shared/storable-text.js';
-import { readFetchText, upstreamError, upstreamJson } from '../../http-client/upstream.js';
+import { HttpClient, HttpClientError, readBody } from '../../http-client/client.js';
+import { upstreamJson, upstreamText } from '../../http-client/upstream.js';
 
 /** Twilio's answers are small (a page of 50 numbers is about 60 KiB): more than this is not read. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -11,7 +12,9 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
  * (TWILIO_API_BASE_URL, TWILIO_LOOKUPS_BASE_URL, TWILIO_TRUNKING_BASE_URL, TWILIO_MESSAGING_BASE_URL), so that tests point
  * them at the contract mock.
  *
- * Credentials go in the Authorization header only: no error, log line or answer of this client carries them.
+ * Requests go through the platform's one outbound client (docs/security.md#outbound-requests), to any address (the
+ * hosts are the operator's configuration). Credentials go in the Authorization header only: no error, log line or
+ * answer of this client carries them.
  * Answers are upstream input (docs/input-rules.md#what-upstream-servers-answer): read up to 1 MiB and made storable,
  * Twilio's error words cut to 300 characters, since they may end up in a fact (a provisioning's abort).
  */
@@ -72,6 +75,8 @@ export function formOf(fields: Readonly<Record<string, FormValue>>): URLSearchPa
 
 export class TwilioApi {
   private readonly authorization: string;
+  // the operator configures Twilio's hosts: any address, loopback included (the contract mock in the tests)
+  private readonly client = new HttpClient({ destinations: 'any', maxSockets: 16 });
 
   constructor(private readonly o: TwilioApiOptions) {
     this.authorization = `Basic ${Buffer.from(`${o.username}:${o.password}`).toString('base64')}`;
@@ -108,43 +113,47 @@ export class TwilioApi {
 
   private async call<T>(method: 'GET' | 'POST' | 'DELETE', host: TwilioHost, path: string, form?: URLSearchParams): Promise<T> {
     const what = `${method} ${host} ${path.split('?')[0]}`;
-    let res: Response;
+    let status: number;
+    let text: string;
     try {
-      res = await fetch(`${this.o.baseUrls[host].replace(/\/+$/, '')}${path}`, {
+      const res = await this.client.request({
         method,
+        url: `${this.o.baseUrls[host].replace(/\/+$/, '')}${path}`,
         headers: {
           authorization: this.authorization,
           accept: 'application/json',
           'user-agent': 'agent-voice-platform/0.1.0 (twilio-carrier)',
           ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         },
-        ...(form ? { body: form.toString() } : {}),
-        signal: AbortSignal.timeout(this.o.timeoutMs),
+        ...(form ? { body: Buffer.from(form.toString(), 'utf8') } : {}),
+        timeouts: { head: this.o.timeoutMs, total: this.o.timeoutMs },
       });
+      status = res.status;
+      text = upstreamText(await readBody(res, { maxBytes: MAX_ANSWER_BYTES, over: 'truncate' }));
     } catch (err) {
-      const cause =
-        err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.o.timeoutMs} ms` : upstreamError(err, 300);
-      throw new TwilioUnanswered(`Twilio unreachable: ${what}: ${cause}`);
+      // no answer, or one cut off: the request may or may not have taken effect
+      throw new TwilioUnanswered(`Twilio unreachable: ${what}: ${err instanceof HttpClientError ? err.message : String(err)}`);
     }
-    if (res.status === 429 || res.status >= 500) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new TwilioUnanswered(`Twilio answered ${res.status} to ${what}`, res.status);
-    }
-    const read = await readFetchText(res, MAX_ANSWER_BYTES).catch(() => null);
-    if (!read) throw new TwilioUnanswered(`Twilio's answer to ${what} was cut off`);
+    if (status === 429 || status >= 500) throw new TwilioUnanswered(`Twilio answered ${status} to ${what}`, status);
+    const ok = status >= 200 && status < 300;
     let parsed: unknown = null;
     try {
-      parsed = read.text ? upstreamJson(read.text) : null;
+      parsed = text ? upstreamJson(text) : null;
     } catch {
       // a success whose words cannot be read says nothing of what happened: an unknown outcome
-      if (res.ok) throw new TwilioUnanswered(`Twilio answered ${res.status} to ${what} with a body that is not JSON`, res.status);
+      if (ok) throw new TwilioUnanswered(`Twilio answered ${status} to ${what} with a body that is not JSON`, status);
     }
-    if (!res.ok) {
+    if (!ok) {
       const e = (parsed ?? {}) as ErrorBody;
       const code = typeof e.code === 'number' ? e.code : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : null;
-      const message = typeof e.message === 'string' ? storableText(e.message, 300) : `HTTP ${res.status}`;
-      throw new TwilioRefusal(res.status, code, `Twilio refused ${what}: ${code ?? res.status} ${message}`);
+      const message = typeof e.message === 'string' ? storableText(e.message, 300) : `HTTP ${status}`;
+      throw new TwilioRefusal(status, code, `Twilio refused ${what}: ${code ?? status} ${message}`);
     }
     return parsed as T;
+  }
+
+  /** Drops the kept-alive connections (at shutdown). */
+  close(): void {
+    this.client.close();
   }
 }

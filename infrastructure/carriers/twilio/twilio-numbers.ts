@@ -113,8 +113,12 @@ export class TwilioNumbers implements CarrierPort {
         FriendlyName: purchaseName(o.idempotencyKey),
       });
     } catch (err) {
-      if (err instanceof TwilioRefusal && err.code === NUMBER_NOT_AVAILABLE)
+      if (err instanceof TwilioRefusal && err.code === NUMBER_NOT_AVAILABLE) {
+        // taken: by someone else, or by this very purchase (a request sent again on a new connection)
+        const mine = await this.findPurchase(o.idempotencyKey);
+        if (mine) return mine;
         throw new DomainError('NUMBER_UNAVAILABLE', `The requested number ${o.phoneNumber} is unavailable`);
+      }
       if (!(err instanceof TwilioRefusal || err instanceof TwilioUnanswered)) throw err;
       // no answer: the purchase may have happened; if Twilio lists it under the key, it did
       if (err instanceof TwilioUnanswered) {
