@@ -248,13 +248,12 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect(sent!.status_callback).to.equal(`${TWILIO_PUBLIC_URL}/integrations/twilio/status`);
       expect([sent!.from, sent!.body]).to.deep.equal([line.phoneNumber, 'Your table is ready.']);
       await message(line, r, (m) => m.status === 'queued' || m.status === 'sent', 'submitted');
-      expect((await fake.status(sent!.sid, 'queued')).status).to.equal(204);
-      expect((await fake.status(sent!.sid, 'delivered')).status).to.equal(204);
+      acked(await fake.status(sent!.sid, 'queued'));
+      acked(await fake.status(sent!.sid, 'delivered'));
       const delivered = await message(line, r, (m) => m.status === 'delivered', 'delivered');
       expect(delivered.deliveredAt).to.be.a('string');
       // late and repeated: `sent` after `delivered`, `delivered` twice, `undelivered` after it
-      for (const late of ['sent', 'delivered', 'undelivered'])
-        expect((await fake.status(sent!.sid, late, { errorCode: 30003 })).status).to.equal(204);
+      for (const late of ['sent', 'delivered', 'undelivered']) acked(await fake.status(sent!.sid, late, { errorCode: 30003 }));
       const after = await message(line, r, () => true, 'read again');
       expect(after).to.include({ status: 'delivered', failureReason: null });
     });
@@ -268,8 +267,8 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
           expect(r.status).to.equal(201);
           const [m] = await atTwilio(to);
           await message(line, r, (x) => x.status === 'queued' || x.status === 'sent', 'submitted');
-          expect((await fake.status(m!.sid, 'sent')).status).to.equal(204);
-          expect((await fake.status(m!.sid, code === 30007 ? 'failed' : 'undelivered', { errorCode: code })).status).to.equal(204);
+          acked(await fake.status(m!.sid, 'sent'));
+          acked(await fake.status(m!.sid, code === 30007 ? 'failed' : 'undelivered', { errorCode: code }));
           return { code, r };
         }),
       );
@@ -310,13 +309,13 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
         body: 'Here is the photo',
         mediaUrls: ['https://api.twilio.com/2010-04-01/Accounts/AC/Messages/MM/Media/ME1'],
       });
-      expect((await text.send()).status).to.equal(204);
+      acked(await text.send());
       const evt = await eventually(async () => events('agent.message').find((e) => e.data.from === from), 'agent.message');
       expect(evt).to.include({ channel: 'mms', agentId: line.agentId });
       expect(evt.data).to.include({ to: line.phoneNumber, message: 'Here is the photo', direction: 'inbound' });
       expect(evt.data.mediaUrls).to.deep.equal(['https://api.twilio.com/2010-04-01/Accounts/AC/Messages/MM/Media/ME1']);
       // the same callback again (Twilio's fallback, a replay): nothing new
-      expect((await text.send()).status).to.equal(204);
+      acked(await text.send());
       const conv = await eventually(() => conversationWith(from), 'the conversation');
       const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
       expect(listed.map((m: { body: string }) => m.body)).to.deep.equal(['Here is the photo']);
@@ -325,7 +324,7 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
 
     it('honours STOP: the confirmation goes out through Twilio, and later sends fail without reaching it', async () => {
       const who = recipient();
-      expect((await fake.inbound({ from: who, to: line.phoneNumber, body: 'STOP' }).send()).status).to.equal(204);
+      acked(await fake.inbound({ from: who, to: line.phoneNumber, body: 'STOP' }).send());
       const [confirmation] = await atTwilio(who);
       expect(confirmation!.body).to.include('START');
       const r = await send(who, 'one more thing');
@@ -383,10 +382,62 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       const to = recipient();
       const r = await send(to, 'status check');
       const [m] = await atTwilio(to);
+      await message(line, r, (x) => x.status === 'queued' || x.status === 'sent', 'submitted');
       expect((await fake.status(m!.sid, 'failed', { errorCode: 30005, signature: 'x' })).status).to.equal(403);
-      await new Promise((ok) => setTimeout(ok, 200));
-      expect(await conversationWith(from)).to.equal(undefined);
-      expect((await message(line, r, () => true, 'the message')).status).to.not.equal('failed');
+      // then the genuine callbacks: once they show, the forged ones before them would have shown too
+      acked(await fake.status(m!.sid, 'delivered'));
+      expect((await message(line, r, (x) => x.status !== 'queued' && x.status !== 'sent', 'moved')).status).to.equal('delivered');
+      acked(await fake.inbound({ from, to: line.phoneNumber, body: 'genuine' }).send());
+      const conv = await eventually(() => conversationWith(from), 'the genuine text');
+      const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+      expect(listed.map((x: { body: string }) => x.body)).to.deep.equal(['genuine']);
+    });
+
+    it('ignores the status of a message this platform did not send, and refuses oversized callbacks with 413 before reading them', async () => {
+      // signed by Twilio, for a message of the account sent elsewhere (the console, another application)
+      const params = {
+        AccountSid: fake.accountSid,
+        MessageSid: `SM${'7'.repeat(32)}`,
+        MessageStatus: 'delivered',
+        From: line.phoneNumber,
+        To: recipient(),
+      };
+      const url = `${TWILIO_PUBLIC_URL}/integrations/twilio/status`;
+      const post = (path: string, body: string, signature: string) =>
+        fetch(`${app.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+          body,
+        });
+      const unknown = await post(
+        '/integrations/twilio/status',
+        new URLSearchParams(params).toString(),
+        getExpectedTwilioSignature(fake.authToken, url, params),
+      );
+      acked({ status: unknown.status, type: unknown.headers.get('content-type'), text: await unknown.text() });
+      // a body larger than any of Twilio's, or with more fields: 413 in the error shape, nothing read or recorded
+      const from = recipient();
+      const huge = { ...params, MessageSid: `SM${'8'.repeat(32)}`, From: from, To: line.phoneNumber, Body: 'x'.repeat(70_000) };
+      const inboundUrl = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
+      const tooLarge = await post(
+        '/integrations/twilio/messages',
+        new URLSearchParams(huge).toString(),
+        getExpectedTwilioSignature(fake.authToken, inboundUrl, huge),
+      );
+      expect(tooLarge.status).to.equal(413);
+      expect(((await tooLarge.json()) as { error: { code: string } }).error.code).to.equal('VALIDATION_ERROR');
+      const many: Record<string, string> = { ...huge, Body: 'many fields' };
+      for (let i = 0; i < 300; i++) many[`X${i}`] = '1';
+      const tooMany = await post(
+        '/integrations/twilio/messages',
+        new URLSearchParams(many).toString(),
+        getExpectedTwilioSignature(fake.authToken, inboundUrl, many),
+      );
+      expect(tooMany.status).to.equal(413);
+      acked(await fake.inbound({ from, to: line.phoneNumber, body: 'small' }).send());
+      const conv = await eventually(() => conversationWith(from), 'the small text');
+      const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+      expect(listed.map((x: { body: string }) => x.body)).to.deep.equal(['small']);
     });
 
     it('refuses US texts of an account whose 10DLC registration is not approved, until the operator records the approval', async () => {
@@ -515,6 +566,13 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
     });
   });
 });
+
+/** Twilio's callback was taken: 200 with an empty TwiML document, which has Twilio send nothing back. */
+function acked(r: { status: number; type: string | null; text: string }): void {
+  expect(r.status, r.text).to.equal(200);
+  expect(r.type).to.match(/^text\/xml\b/);
+  expect(r.text.replace(/^<\?xml[^>]*\?>/, '')).to.equal('<Response/>');
+}
 
 /** A TCP port nothing listens on now. */
 async function freePort(): Promise<number> {

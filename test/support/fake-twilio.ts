@@ -381,7 +381,7 @@ export async function startFakeTwilio(o: {
       },
       body: new URLSearchParams(params).toString(),
     });
-    return { status: res.status, text: await res.text() };
+    return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
   }
 
   return {

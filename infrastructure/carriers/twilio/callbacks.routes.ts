@@ -53,12 +53,21 @@ const RECEIPT: Readonly<Record<string, ReceiptStatus>> = {
   canceled: 'failed',
 };
 
-/** How often, and how long apart, a status that overtook its message's record is tried again before 500. */
+/** How often, and how long apart, a status callback's message is looked for before it counts as unknown here. */
 const RECEIPT_TRIES = 5;
 const RECEIPT_RETRY_MS = 200;
 
+/**
+ * What every callback answers: empty TwiML (text/xml). Twilio runs the answer to an inbound message as instructions;
+ * an empty <Response/> sends nothing back (an agent answers through the API). A status callback's answer is only
+ * acknowledged, so both routes answer alike.
+ */
+export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
+
 export type TwilioCallbackDeps = Readonly<{
   messages: () => MessagingInboundPort;
+  /** whether Twilio answered one of this platform's submissions with a message SID */
+  sentHere: (messageSid: string) => Promise<boolean>;
   clock: ClockPort;
   log: LoggerPort;
   accountSid: string;
@@ -90,10 +99,9 @@ export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
       form: true,
       summary,
       body: Form,
-      // 204: no TwiML, so Twilio sends nothing back (an agent answers through the API)
-      status: 204,
-      response: z.undefined(),
-      errors: [403],
+      produces: 'text/xml',
+      response: z.literal(EMPTY_TWIML),
+      errors: [403, 413],
       handler: async ({ body, req }) => {
         assertTwilioSignature(
           { authToken: d.authToken, publicUrl: d.publicUrl },
@@ -102,7 +110,7 @@ export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
         const form = schema.parse(body);
         if (form.AccountSid !== d.accountSid) throw new DomainError('FORBIDDEN', 'The callback is for another Twilio account');
         await handle(form);
-        return undefined;
+        return EMPTY_TWIML;
       },
     });
 
@@ -148,16 +156,28 @@ export function twilioCallbackRoutes(api: Api, d: TwilioCallbackDeps): void {
         at: d.clock.now().toISOString(),
         failure: status === 'failed' ? twilioFailure(code, { registerUrl: d.registerUrl }) : null,
       };
-      // a status can overtake the record of the send it is about (Twilio answers the send and reports `sent` at
-      // once): try again shortly before answering 500 (Twilio does not deliver a status callback twice)
+      // A status can overtake the record of the send it is about (Twilio answers the send and may report `sent` at
+      // once; the SID is kept, then the submission recorded): look again shortly. A SID this platform never sent
+      // (another application on the Twilio account, a message from the console) is logged and ignored; one it sent
+      // whose record never appears is a 500 (Twilio does not deliver a status callback twice).
+      let ours = false;
       for (let attempt = 1; ; attempt++) {
-        try {
-          await d.messages().receipt(receipt);
+        ours ||= await d.sentHere(s.MessageSid);
+        if (ours)
+          try {
+            await d.messages().receipt(receipt);
+            return;
+          } catch (err) {
+            if (err instanceof DomainError || attempt >= RECEIPT_TRIES) throw err;
+          }
+        else if (attempt >= RECEIPT_TRIES) {
+          d.log.warn(
+            { messageSid: s.MessageSid, status: s.MessageStatus },
+            'twilio: status of a message this platform did not send: ignored',
+          );
           return;
-        } catch (err) {
-          if (err instanceof DomainError || attempt >= RECEIPT_TRIES) throw err;
-          await new Promise((r) => setTimeout(r, RECEIPT_RETRY_MS * attempt));
         }
+        await new Promise((r) => setTimeout(r, RECEIPT_RETRY_MS * attempt));
       }
     },
   );

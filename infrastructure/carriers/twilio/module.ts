@@ -49,6 +49,7 @@ export const twilioCarrier = {
       const settings = twilioSettingsOf(cfg);
       twilioCallbackRoutes(api, {
         messages: () => r(MESSAGING.Inbound),
+        sentHere: (sid) => r(TWILIO.Texts).sentHere(sid),
         clock: r(PLATFORM.Clock),
         log: r(PLATFORM.Logger),
         accountSid: settings.api.accountSid,

@@ -118,6 +118,16 @@ export class TwilioTexts implements SmsCarrierPort {
     return { carrierMessageId: sent.sid };
   }
 
+  /** Whether Twilio answered one of this platform's submissions with this message SID (a status callback's message). */
+  async sentHere(messageSid: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('twilio_submissions')
+      .select('idempotency_key')
+      .where('message_sid', '=', messageSid)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   private async answered(key: string, set: Partial<TwilioSubmissionsTable>): Promise<void> {
     await this.db
       .updateTable('twilio_submissions')
@@ -137,12 +147,8 @@ export class TwilioTexts implements SmsCarrierPort {
     for (const candidate of page.messages ?? []) {
       if ((candidate.body ?? '') !== m.body || Number(candidate.num_media ?? 0) !== m.mediaUrls.length) continue;
       if (Date.parse(candidate.date_created ?? '') < since) continue;
-      const claimed = await this.db
-        .selectFrom('twilio_submissions')
-        .select('idempotency_key')
-        .where('message_sid', '=', candidate.sid)
-        .executeTakeFirst();
-      if (!claimed) return candidate.sid;
+      // another key's message is not this one
+      if (!(await this.sentHere(candidate.sid))) return candidate.sid;
     }
     return null;
   }
