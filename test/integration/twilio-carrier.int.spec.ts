@@ -44,8 +44,24 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
 
     it('buys a number at Twilio, routes its texts to the platform, adds it to the Messaging Service and its calls to the SIP trunk, and charges the month here', async () => {
       const acc = await account(app);
+      const asked = fake.requests.length;
       const r = await post(acc.apiKey, { areaCode: '415' });
       expect(r.status).to.equal(200);
+      // what one number costs at Twilio (docs/testing.md#the-twilio-carrier): the key looked for (by the number
+      // process, then by the purchase, idempotent on its own), search, buy, a raced second purchase looked for, the
+      // key's number found to route it, then its Messaging Service (unless there) and its trunk
+      expect(fake.requests.slice(asked).map((q) => q.operation)).to.deep.equal([
+        'ListIncomingPhoneNumber',
+        'ListAvailablePhoneNumberLocal',
+        'ListIncomingPhoneNumber',
+        'CreateIncomingPhoneNumber',
+        'ListIncomingPhoneNumber',
+        'ListIncomingPhoneNumber',
+        'UpdateIncomingPhoneNumber',
+        'messaging.FetchPhoneNumber',
+        'messaging.CreatePhoneNumber',
+        'trunking.CreatePhoneNumber',
+      ]);
       expect(r.body).to.deep.include({ status: 'active', country: 'US', areaCode: '415' });
       const bought = fake.byPhone(r.body.phoneNumber)!;
       expect(bought).to.deep.include({
@@ -242,9 +258,12 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
 
     it('sends through Twilio with the status callback, and moves through its statuses never backwards, whatever their order or repeats', async () => {
       const to = recipient();
+      const asked = fake.requests.length;
       const r = await send(to, 'Your table is ready.');
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       const [sent] = await atTwilio(to);
+      // what one text costs at Twilio (docs/testing.md#the-twilio-carrier): one request
+      expect(fake.requests.slice(asked).map((q) => q.operation)).to.deep.equal(['CreateMessage']);
       expect(sent!.status_callback).to.equal(`${TWILIO_PUBLIC_URL}/integrations/twilio/status`);
       expect([sent!.from, sent!.body]).to.deep.equal([line.phoneNumber, 'Your table is ready.']);
       await message(line, r, (m) => m.status === 'queued' || m.status === 'sent', 'submitted');
