@@ -339,6 +339,12 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
       expect(listed.map((m: { body: string }) => m.body)).to.deep.equal(['Here is the photo']);
       expect(events('agent.message').filter((e) => e.data.from === from)).to.have.length(1);
+      // a plain text: the sms channel, no media
+      acked(await fake.inbound({ from, to: line.phoneNumber, body: 'And thanks!' }).send());
+      const sms = await eventually(async () => events('agent.message').find((e) => e.data.message === 'And thanks!'), 'the text');
+      expect(sms).to.include({ channel: 'sms', agentId: line.agentId });
+      expect(sms.data).to.include({ from, to: line.phoneNumber, direction: 'inbound' });
+      expect(sms.data.mediaUrls).to.deep.equal([]);
     });
 
     it('honours STOP: the confirmation goes out through Twilio, and later sends fail without reaching it', async () => {
