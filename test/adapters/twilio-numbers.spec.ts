@@ -79,6 +79,12 @@ describe('Twilio carrier: numbers and lookups (CarrierPort), checked against Twi
     // and the number process's next try (after a crash, say) finds it first
     expect(await c.purchase({ phoneNumber: n!.phoneNumber, idempotencyKey: 'num_lost:1', accountId: 'acc_1' })).to.deep.equal(bought);
     expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates + 1);
+    // a success whose body has no number in it says no more than no answer: found the same way
+    const [m] = await c.searchAvailable({ country: 'US', areaCode: '415', limit: 1 });
+    fake.fail('CreateIncomingPhoneNumber', 'garble');
+    const garbled = await c.purchase({ phoneNumber: m!.phoneNumber, idempotencyKey: 'num_garbled:1', accountId: 'acc_1' });
+    expect(garbled).to.deep.equal({ phoneNumber: m!.phoneNumber, carrierRef: fake.byPhone(m!.phoneNumber)!.sid });
+    expect(fake.sent('CreateIncomingPhoneNumber')).to.have.length(creates + 2);
   });
 
   it('takes a number Twilio refuses as taken (21422) when it is the key’s own: the same purchase sent again', async () => {

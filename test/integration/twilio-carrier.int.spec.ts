@@ -194,7 +194,7 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect(fake.sent('CreateMessage')).to.have.length(creates);
     });
 
-    it('a text whose answer was lost is found at Twilio when submitted again, not sent twice', async () => {
+    it('a text whose answer was lost or unreadable is found at Twilio when submitted again, not sent twice', async () => {
       fake.fail('CreateMessage', 'lose-answer');
       expect(await refusal(texts().submit(sms('msg_t3', '+13125550130'))))
         .to.have.property('other')
@@ -204,6 +204,15 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect(fake.sent('CreateMessage')).to.have.length(creates);
       expect([...fake.messages.values()].filter((m) => m.body === 'Hello msg_t3').map((m) => m.sid)).to.deep.equal([
         again.carrierMessageId,
+      ]);
+      // a success whose body lacks the message's SID says no more than no answer: found the same way
+      fake.fail('CreateMessage', 'garble');
+      expect(await refusal(texts().submit(sms('msg_t5', '+13125550130'))))
+        .to.have.property('other')
+        .that.match(/cannot read/);
+      const garbled = await texts().submit(sms('msg_t5', '+13125550130'));
+      expect([...fake.messages.values()].filter((m) => m.body === 'Hello msg_t5').map((m) => m.sid)).to.deep.equal([
+        garbled.carrierMessageId,
       ]);
       // a key whose first try never reached Twilio is sent then, once
       fake.fail('CreateMessage', { status: 503, code: 20503, message: 'Service unavailable' });

@@ -61,12 +61,13 @@ export type FakeMessage = {
 };
 export type FakeRequest = Readonly<{ operation: string; method: string; path: string; form: URLSearchParams; query: URLSearchParams }>;
 
-type Answer = { status: number; body?: unknown; lose?: 'drop' | 'hang' };
+type Answer = { status: number; body?: unknown; lose?: 'drop' | 'hang' | 'garble' };
 /**
- * A refusal with Twilio's code; the effect with its answer lost (the connection drops) or never given (it hangs until
- * the caller gives up); or (a list) an answer that does not see recent changes yet.
+ * A refusal with Twilio's code; the effect with its answer lost (the connection drops), never given (it hangs until
+ * the caller gives up) or garbled (a success whose body is `{}`); or (a list) an answer that does not see recent
+ * changes yet.
  */
-type Fault = { status: number; code: number; message: string } | 'lose-answer' | 'hang' | 'stale';
+type Fault = { status: number; code: number; message: string } | 'lose-answer' | 'hang' | 'garble' | 'stale';
 
 const hex = (n: number) => randomBytes(n).toString('hex');
 const sidOf = (prefix: string) => `${prefix}${hex(16)}`;
@@ -165,7 +166,7 @@ export async function startFakeTwilio(o: {
     const queued = faults.get(op);
     const fault = queued?.shift();
     if (fault && typeof fault === 'object') return twilioError(fault.status, fault.code, fault.message);
-    const lose = fault === 'lose-answer' ? 'drop' : fault === 'hang' ? 'hang' : undefined;
+    const lose = fault === 'lose-answer' ? 'drop' : fault === 'hang' || fault === 'garble' ? fault : undefined;
     const stale = fault === 'stale';
     const done = (a: Answer): Answer => (lose ? { ...a, lose } : a);
     switch (op) {
@@ -354,6 +355,10 @@ export async function startFakeTwilio(o: {
         const a = answer(found.op, found.sid, found.pn, url.pathname, url.searchParams, form, mock.body ?? {});
         // the effect happened; the answer never arrives
         if (a.lose === 'drop') req.socket.destroy();
+        if (a.lose === 'garble') {
+          res.writeHead(a.status, { 'content-type': 'application/json', connection: 'close' }).end('{}');
+          return;
+        }
         if (a.lose) return;
         // a connection per request: a lost answer is then lost for good (the platform's client sends a request again
         // only when a kept-alive connection was closed under it, docs/security.md#outbound-requests)

@@ -9,19 +9,19 @@ import { z } from '../../http/openapi.js';
 import { twilioFailure } from './error-codes.js';
 import { TWILIO_CALLBACK_PATHS } from './settings.js';
 import { assertTwilioSignature } from './signature.js';
+import { twilioSid } from './twilio-api.js';
 
 /** A form as it arrives: every field a string (a repeated one a list), nothing nested. Read for good once signed. */
 const Form = z.record(z.string(), z.union([z.string(), z.array(z.string())])).openapi('TwilioCallbackForm');
 
-const Sid = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[0-9a-fA-F]{32}$`), `a Twilio SID starting ${prefix}`);
 /** At most ten media per message, as Twilio sends them. */
 const MAX_MEDIA = 10;
 
 /** Twilio's inbound message webhook, the parameters this side reads (the rest is signed and passes). */
 const InboundForm = z
   .object({
-    MessageSid: Sid('(SM|MM)'),
-    AccountSid: Sid('AC'),
+    MessageSid: twilioSid('SM|MM'),
+    AccountSid: twilioSid('AC'),
     // as the sandbox carrier takes it: a phone's number (a short code's texts are not conversations of an agent)
     From: E164,
     To: E164,
@@ -33,8 +33,8 @@ const InboundForm = z
 /** Twilio's message status callback. */
 const StatusForm = z
   .object({
-    MessageSid: Sid('(SM|MM)'),
-    AccountSid: Sid('AC'),
+    MessageSid: twilioSid('SM|MM'),
+    AccountSid: twilioSid('AC'),
     MessageStatus: z.string().min(1).max(32),
     ErrorCode: z
       .string()

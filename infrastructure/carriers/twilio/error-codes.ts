@@ -50,7 +50,11 @@ export const TWILIO_ERROR_CODES = [
 ] as const satisfies readonly (readonly [number, FailureCode, string, string?])[];
 
 const BY_CODE = new Map<number, { reason: FailureCode; carrier: string | undefined }>(
-  TWILIO_ERROR_CODES.map((r) => [r[0], { reason: r[1], carrier: (r as readonly unknown[])[3] as string | undefined }]),
+  TWILIO_ERROR_CODES.map((r) => {
+    // the fourth column, where a row has one
+    const [carrier] = r.slice(3);
+    return [r[0], { reason: r[1], carrier: typeof carrier === 'string' ? carrier : undefined }];
+  }),
 );
 
 /** The reason a code of Twilio's means (an unknown or missing code: the catalogue's default). */

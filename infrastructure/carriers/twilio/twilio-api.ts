@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { storableText } from '../../../domain/shared/storable-text.js';
 import { HttpClient, HttpClientError, readBody } from '../../http-client/client.js';
 import { upstreamJson, upstreamText } from '../../http-client/upstream.js';
@@ -16,7 +17,9 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
  * hosts are the operator's configuration). Credentials go in the Authorization header only: no error, log line or
  * answer of this client carries them.
  * Answers are upstream input (docs/input-rules.md#what-upstream-servers-answer): read up to 1 MiB and made storable,
- * Twilio's error words cut to 300 characters, since they may end up in a fact (a provisioning's abort).
+ * Twilio's error words cut to 300 characters, since they may end up in a fact (a provisioning's abort), and every
+ * success read with the schema of what the caller uses of it: a success that does not match says nothing of what
+ * happened, an unknown outcome like no answer.
  */
 
 export type TwilioHost = 'api' | 'lookups' | 'trunking' | 'messaging';
@@ -60,7 +63,23 @@ export class TwilioUnanswered extends Error {
 
 export type FormValue = string | number | boolean | readonly string[] | undefined;
 
-type ErrorBody = { code?: unknown; message?: unknown };
+/** Twilio's refusal (`{code, message, more_info, status}`), what of it is read: the code, as a number or digits. */
+const ErrorBody = z.object({
+  code: z
+    .union([
+      z.number().int(),
+      z
+        .string()
+        .regex(/^\d{1,9}$/)
+        .transform(Number),
+    ])
+    .nullish(),
+  message: z.string().nullish(),
+});
+
+/** A Twilio SID: its two-letter prefix (`PN` a number, `SM`/`MM` a message, …) and 32 hex digits. */
+export const twilioSid = (prefix: string) =>
+  z.string().regex(new RegExp(`^(${prefix})[0-9a-fA-F]{32}$`), `a Twilio SID starting ${prefix}`);
 
 /** A form body as Twilio reads it: unset fields left out, a list as its key repeated (`MediaUrl=a&MediaUrl=b`). */
 export function formOf(fields: Readonly<Record<string, FormValue>>): URLSearchParams {
@@ -91,19 +110,26 @@ export class TwilioApi {
     return `/2010-04-01/Accounts/${this.o.accountSid}/${rest}`;
   }
 
-  get<T>(host: TwilioHost, path: string, query: Readonly<Record<string, FormValue>> = {}): Promise<T> {
+  /** GET, its answer read with `answer` (what the caller uses of it). */
+  get<S extends z.ZodType>(
+    host: TwilioHost,
+    path: string,
+    answer: S,
+    query: Readonly<Record<string, FormValue>> = {},
+  ): Promise<z.output<S>> {
     const q = formOf(query).toString();
-    return this.call<T>('GET', host, q ? `${path}?${q}` : path);
+    return this.call('GET', host, q ? `${path}?${q}` : path, answer);
   }
 
-  post<T>(host: TwilioHost, path: string, fields: Readonly<Record<string, FormValue>>): Promise<T> {
-    return this.call<T>('POST', host, path, formOf(fields));
+  /** POST of a form, its answer read with `answer`. */
+  post<S extends z.ZodType>(host: TwilioHost, path: string, fields: Readonly<Record<string, FormValue>>, answer: S): Promise<z.output<S>> {
+    return this.call('POST', host, path, answer, formOf(fields));
   }
 
   /** DELETE; a 404 (already gone) answers false, a deletion true. */
   async delete(host: TwilioHost, path: string): Promise<boolean> {
     try {
-      await this.call('DELETE', host, path);
+      await this.call('DELETE', host, path, z.unknown());
       return true;
     } catch (err) {
       if (err instanceof TwilioRefusal && err.status === 404) return false;
@@ -111,7 +137,13 @@ export class TwilioApi {
     }
   }
 
-  private async call<T>(method: 'GET' | 'POST' | 'DELETE', host: TwilioHost, path: string, form?: URLSearchParams): Promise<T> {
+  private async call<S extends z.ZodType>(
+    method: 'GET' | 'POST' | 'DELETE',
+    host: TwilioHost,
+    path: string,
+    answer: S,
+    form?: URLSearchParams,
+  ): Promise<z.output<S>> {
     const what = `${method} ${host} ${path.split('?')[0]}`;
     let status: number;
     let text: string;
@@ -144,12 +176,15 @@ export class TwilioApi {
       if (ok) throw new TwilioUnanswered(`Twilio answered ${status} to ${what} with a body that is not JSON`, status);
     }
     if (!ok) {
-      const e = (parsed ?? {}) as ErrorBody;
-      const code = typeof e.code === 'number' ? e.code : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : null;
-      const message = typeof e.message === 'string' ? storableText(e.message, 300) : `HTTP ${status}`;
-      throw new TwilioRefusal(status, code, `Twilio refused ${what}: ${code ?? status} ${message}`);
+      const e = ErrorBody.safeParse(parsed);
+      const code = (e.success ? e.data.code : null) ?? null;
+      const words = e.success && e.data.message ? storableText(e.data.message, 300) : `HTTP ${status}`;
+      throw new TwilioRefusal(status, code, `Twilio refused ${what}: ${code ?? status} ${words}`);
     }
-    return parsed as T;
+    const read = answer.safeParse(parsed);
+    // a success whose answer lacks what the platform needs of it: what happened is as unknown as with no answer
+    if (!read.success) throw new TwilioUnanswered(`Twilio answered ${status} to ${what} with a body this platform cannot read`, status);
+    return read.data;
   }
 
   /** Drops the kept-alive connections (at shutdown). */

@@ -1,30 +1,35 @@
 import pLimit from 'p-limit';
+import { z } from 'zod';
 import type { AvailableNumber, CarrierPort, LineInfo, LineType, PurchasedNumber } from '../../../application/numbers/carrier.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
 import type { NanpCountry } from '../../../domain/phone-number/north-american-area-codes.js';
 import { DomainError, type ErrorCode } from '../../../domain/shared/errors.js';
-import { type TwilioApi, TwilioRefusal, TwilioUnanswered } from './twilio-api.js';
+import { type TwilioApi, TwilioRefusal, TwilioUnanswered, twilioSid } from './twilio-api.js';
 
 /** Twilio's error code for a number that someone else bought between the search and the purchase. */
 const NUMBER_NOT_AVAILABLE = 21422;
 /** Lookups asked at once by one request (a lookup takes up to 25 numbers, docs/numbers.md#lookup). */
 const LOOKUP_CONCURRENCY = 4;
 
-type IncomingNumber = {
-  sid: string;
-  phone_number: string;
-  friendly_name: string | null;
-  trunk_sid: string | null;
-  sms_url?: string | null;
-};
-type Page<K extends string, T> = { [key in K]?: T[] | null };
-type Available = { phone_number: string; iso_country?: string | null };
-type Lookup = {
-  valid?: boolean | null;
-  country_code?: string | null;
-  phone_number?: string | null;
-  line_type_intelligence?: { type?: string | null; carrier_name?: string | null; error_code?: number | null } | null;
-};
+/** What is read of Twilio's answers (the rest is left unread): a number the account holds, … */
+const IncomingNumber = z.object({
+  sid: twilioSid('PN'),
+  phone_number: z.string().regex(/^\+[1-9]\d{1,14}$/),
+  friendly_name: z.string().nullish(),
+  trunk_sid: z.string().nullish(),
+});
+type IncomingNumber = z.output<typeof IncomingNumber>;
+/** … a page of them, or of numbers for sale … */
+const IncomingPage = z.object({ incoming_phone_numbers: z.array(IncomingNumber).nullish() });
+const AvailablePage = z.object({ available_phone_numbers: z.array(z.object({ phone_number: z.string() })).nullish() });
+/** … and a Lookup v2 answer with line type intelligence. */
+const Lookup = z.object({
+  valid: z.boolean().nullish(),
+  country_code: z.string().max(2).nullish(),
+  line_type_intelligence: z
+    .object({ type: z.string().nullish(), carrier_name: z.string().max(200).nullish(), error_code: z.number().nullish() })
+    .nullish(),
+});
 
 export type TwilioNumbersOptions = Readonly<{
   /** where Twilio sends a number's inbound texts (the platform's signed callback, docs/carriers.md#callbacks) */
@@ -81,16 +86,12 @@ export class TwilioNumbers implements CarrierPort {
 
   async searchAvailable(q: { country: NanpCountry; areaCode: string | null; limit: number }): Promise<AvailableNumber[]> {
     const page = await this.refusing('SMS_PROVIDER_ERROR', 'search', () =>
-      this.api.get<Page<'available_phone_numbers', Available>>(
-        'api',
-        this.api.accountPath(`AvailablePhoneNumbers/${q.country}/Local.json`),
-        {
-          AreaCode: q.areaCode ?? undefined,
-          SmsEnabled: true,
-          VoiceEnabled: true,
-          PageSize: q.limit,
-        },
-      ),
+      this.api.get('api', this.api.accountPath(`AvailablePhoneNumbers/${q.country}/Local.json`), AvailablePage, {
+        AreaCode: q.areaCode ?? undefined,
+        SmsEnabled: true,
+        VoiceEnabled: true,
+        PageSize: q.limit,
+      }),
     );
     return (page.available_phone_numbers ?? [])
       .filter((n) => /^\+1\d{10}$/.test(n.phone_number))
@@ -108,10 +109,12 @@ export class TwilioNumbers implements CarrierPort {
     if (found) return found;
     let bought: IncomingNumber;
     try {
-      bought = await this.api.post<IncomingNumber>('api', this.api.accountPath('IncomingPhoneNumbers.json'), {
-        PhoneNumber: o.phoneNumber,
-        FriendlyName: purchaseName(o.idempotencyKey),
-      });
+      bought = await this.api.post(
+        'api',
+        this.api.accountPath('IncomingPhoneNumbers.json'),
+        { PhoneNumber: o.phoneNumber, FriendlyName: purchaseName(o.idempotencyKey) },
+        IncomingNumber,
+      );
     } catch (err) {
       if (err instanceof TwilioRefusal && err.code === NUMBER_NOT_AVAILABLE) {
         // taken: by someone else, or by this very purchase (a request sent again on a new connection)
@@ -140,18 +143,23 @@ export class TwilioNumbers implements CarrierPort {
     const number = (await this.held(o.idempotencyKey)).find((n) => n.phone_number === o.phoneNumber);
     if (!number) throw new DomainError('SMS_PROVIDER_ERROR', `Carrier error: ${o.phoneNumber} is not held under this provisioning`);
     await this.refusing('SMS_PROVIDER_ERROR', 'messaging', () =>
-      this.api.post('api', this.api.accountPath(`IncomingPhoneNumbers/${number.sid}.json`), {
-        SmsUrl: this.o.smsUrl,
-        SmsMethod: 'POST',
-        // Twilio does not deliver an inbound text twice: should the platform fail to take it, Twilio tries this once
-        SmsFallbackUrl: this.o.smsUrl,
-        SmsFallbackMethod: 'POST',
-      }),
+      this.api.post(
+        'api',
+        this.api.accountPath(`IncomingPhoneNumbers/${number.sid}.json`),
+        {
+          SmsUrl: this.o.smsUrl,
+          SmsMethod: 'POST',
+          // Twilio does not deliver an inbound text twice: should the platform fail to take it, Twilio tries this once
+          SmsFallbackUrl: this.o.smsUrl,
+          SmsFallbackMethod: 'POST',
+        },
+        z.unknown(),
+      ),
     );
     const service = this.o.messagingServiceSid;
     if (service) {
       const member = await this.refusing('SMS_PROVIDER_ERROR', 'the Messaging Service', () =>
-        this.api.get('messaging', `/v1/Services/${service}/PhoneNumbers/${number.sid}`).then(
+        this.api.get('messaging', `/v1/Services/${service}/PhoneNumbers/${number.sid}`, z.unknown()).then(
           () => true,
           (err: unknown) => {
             if (err instanceof TwilioRefusal && err.status === 404) return false;
@@ -161,13 +169,13 @@ export class TwilioNumbers implements CarrierPort {
       );
       if (!member)
         await this.refusing('SMS_PROVIDER_ERROR', 'the Messaging Service', () =>
-          this.api.post('messaging', `/v1/Services/${service}/PhoneNumbers`, { PhoneNumberSid: number.sid }),
+          this.api.post('messaging', `/v1/Services/${service}/PhoneNumbers`, { PhoneNumberSid: number.sid }, z.unknown()),
         );
     }
     const trunk = this.o.sipTrunkSid;
     if (!trunk || number.trunk_sid === trunk) return;
     await this.refusing('TELEPHONY_PROVIDER_ERROR', 'the SIP trunk', () =>
-      this.api.post('trunking', `/v1/Trunks/${trunk}/PhoneNumbers`, { PhoneNumberSid: number.sid }),
+      this.api.post('trunking', `/v1/Trunks/${trunk}/PhoneNumbers`, { PhoneNumberSid: number.sid }, z.unknown()),
     );
   }
 
@@ -180,9 +188,9 @@ export class TwilioNumbers implements CarrierPort {
 
   lookup(phoneNumber: string): Promise<LineInfo> {
     return this.lookups(async () => {
-      let r: Lookup;
+      let r: z.output<typeof Lookup>;
       try {
-        r = await this.api.get<Lookup>('lookups', `/v2/PhoneNumbers/${encodeURIComponent(phoneNumber)}`, {
+        r = await this.api.get('lookups', `/v2/PhoneNumbers/${encodeURIComponent(phoneNumber)}`, Lookup, {
           Fields: 'line_type_intelligence',
         });
       } catch (err) {
@@ -212,7 +220,7 @@ export class TwilioNumbers implements CarrierPort {
   private async held(idempotencyKey: string): Promise<IncomingNumber[]> {
     const name = purchaseName(idempotencyKey);
     const page = await this.refusing('SMS_PROVIDER_ERROR', 'number list', () =>
-      this.api.get<Page<'incoming_phone_numbers', IncomingNumber>>('api', this.api.accountPath('IncomingPhoneNumbers.json'), {
+      this.api.get('api', this.api.accountPath('IncomingPhoneNumbers.json'), IncomingPage, {
         FriendlyName: name,
         PageSize: 20,
       }),

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import {
   type OutboundSms,
   type SmsCarrierPort,
@@ -9,7 +10,7 @@ import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
 import type { ReadDb } from '../../../projections/shared/read-db.js';
 import { twilioFailure } from './error-codes.js';
-import { type TwilioApi, TwilioRefusal } from './twilio-api.js';
+import { type TwilioApi, TwilioRefusal, twilioSid } from './twilio-api.js';
 
 /** The carrier's own table (migration 160): what it handed to Twilio, per message key. */
 export type TwilioSubmissionsTable = {
@@ -27,7 +28,15 @@ export type TwilioDb = {
   twilio_submissions: TwilioSubmissionsTable;
 };
 
-type Message = { sid: string; body?: string | null; num_media?: string | null; date_created?: string | null };
+/** What is read of a message in Twilio's answers (the rest is left unread). */
+const Message = z.object({
+  sid: twilioSid('SM|MM'),
+  body: z.string().nullish(),
+  num_media: z.string().nullish(),
+  date_created: z.string().nullish(),
+});
+type Message = z.output<typeof Message>;
+const MessagePage = z.object({ messages: z.array(Message).nullish() });
 
 /** How far back (before its first try) a message found at Twilio may have been created and still be the one tried. */
 const CLOCK_SKEW_MS = 60_000;
@@ -100,13 +109,18 @@ export class TwilioTexts implements SmsCarrierPort {
     }
     let sent: Message;
     try {
-      sent = await this.api.post<Message>('api', this.api.accountPath('Messages.json'), {
-        To: m.to,
-        From: m.from,
-        Body: m.body,
-        MediaUrl: m.mediaUrls.length ? m.mediaUrls : undefined,
-        StatusCallback: this.o.statusUrl,
-      });
+      sent = await this.api.post(
+        'api',
+        this.api.accountPath('Messages.json'),
+        {
+          To: m.to,
+          From: m.from,
+          Body: m.body,
+          MediaUrl: m.mediaUrls.length ? m.mediaUrls : undefined,
+          StatusCallback: this.o.statusUrl,
+        },
+        Message,
+      );
     } catch (err) {
       if (!(err instanceof TwilioRefusal)) throw err;
       const failure = twilioFailure(err.code, { registerUrl: this.o.registerUrl });
@@ -138,7 +152,7 @@ export class TwilioTexts implements SmsCarrierPort {
 
   /** The SID of a message Twilio took for `m` although its answer never came back, if Twilio lists one. */
   private async lostAnswer(m: OutboundSms, firstTriedAt: Date): Promise<string | null> {
-    const page = await this.api.get<{ messages?: Message[] | null }>('api', this.api.accountPath('Messages.json'), {
+    const page = await this.api.get('api', this.api.accountPath('Messages.json'), MessagePage, {
       From: m.from,
       To: m.to,
       PageSize: RECENT,
