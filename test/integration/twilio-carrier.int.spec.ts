@@ -427,7 +427,7 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect(listed.map((x: { body: string }) => x.body)).to.deep.equal(['genuine']);
     });
 
-    it('ignores the status of a message this platform did not send, and refuses oversized callbacks with 413 before reading them', async () => {
+    it('ignores the status of a message this platform did not send and a text to a number that is not its own, and refuses oversized callbacks with 413 before reading them', async () => {
       // signed by Twilio, for a message of the account sent elsewhere (the console, another application)
       const params = {
         AccountSid: fake.accountSid,
@@ -449,10 +449,19 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
         getExpectedTwilioSignature(fake.authToken, url, params),
       );
       acked({ status: unknown.status, type: unknown.headers.get('content-type'), text: await unknown.text() });
+      // a text to a number that is not the platform's (released here, or another application's): dropped, logged
+      const stranger = recipient();
+      const elsewhere = { AccountSid: fake.accountSid, MessageSid: `SM${'6'.repeat(32)}`, From: stranger, To: '+14165559999', Body: 'hi' };
+      const inboundUrl = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
+      const dropped = await post(
+        '/integrations/twilio/messages',
+        new URLSearchParams(elsewhere).toString(),
+        getExpectedTwilioSignature(fake.authToken, inboundUrl, elsewhere),
+      );
+      acked({ status: dropped.status, type: dropped.headers.get('content-type'), text: await dropped.text() });
       // a body larger than any of Twilio's, or with more fields: 413 in the error shape, nothing read or recorded
       const from = recipient();
       const huge = { ...params, MessageSid: `SM${'8'.repeat(32)}`, From: from, To: line.phoneNumber, Body: 'x'.repeat(70_000) };
-      const inboundUrl = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
       const tooLarge = await post(
         '/integrations/twilio/messages',
         new URLSearchParams(huge).toString(),
@@ -472,6 +481,7 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       const conv = await eventually(() => conversationWith(from), 'the small text');
       const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
       expect(listed.map((x: { body: string }) => x.body)).to.deep.equal(['small']);
+      expect(await conversationWith(stranger)).to.equal(undefined);
     });
 
     it('refuses US texts of an account whose 10DLC registration is not approved, until the operator records the approval', async () => {
