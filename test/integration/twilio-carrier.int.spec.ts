@@ -265,6 +265,20 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
         | undefined;
     };
 
+    /**
+     * A callback made here as Twilio would make it: form-encoded, signed over the public URL; or with `signature`
+     * (null: none).
+     */
+    const callback = async (path: string, form: Record<string, string>, signature?: string | null) => {
+      const sig = signature === undefined ? getExpectedTwilioSignature(fake.authToken, `${TWILIO_PUBLIC_URL}${path}`, form) : signature;
+      const r = await fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(sig === null ? {} : { 'x-twilio-signature': sig }) },
+        body: new URLSearchParams(form).toString(),
+      });
+      return { status: r.status, type: r.headers.get('content-type'), text: await r.text() };
+    };
+
     it('sends through Twilio with the status callback, and moves through its statuses never backwards, whatever their order or repeats', async () => {
       const to = recipient();
       const asked = fake.requests.length;
@@ -370,18 +384,8 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
 
     it('refuses a callback that Twilio did not sign, signed over another URL, changed on the way or for another account with 403, and records nothing', async () => {
       const from = recipient();
-      const unsigned = await fetch(`${app.url}/integrations/twilio/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          MessageSid: `SM${'1'.repeat(32)}`,
-          AccountSid: fake.accountSid,
-          From: from,
-          To: line.phoneNumber,
-          Body: 'hi',
-        }).toString(),
-      });
-      expect(unsigned.status).to.equal(403);
+      const hi = { MessageSid: `SM${'1'.repeat(32)}`, AccountSid: fake.accountSid, From: from, To: line.phoneNumber, Body: 'hi' };
+      expect((await callback('/integrations/twilio/messages', hi, null)).status).to.equal(403);
       expect(
         (await fake.inbound({ from, to: line.phoneNumber, body: 'forged' }, { signature: 'bm90IGEgc2lnbmF0dXJl' }).send()).status,
       ).to.equal(403);
@@ -402,16 +406,12 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       ).to.equal(403);
       // signed, but a parameter changed on the way; or signed for another Twilio account
       const params = { MessageSid: `SM${'3'.repeat(32)}`, AccountSid: fake.accountSid, From: from, To: line.phoneNumber, Body: 'original' };
-      const post = (form: Record<string, string>, signature: string) =>
-        fetch(`${app.url}/integrations/twilio/messages`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
-          body: new URLSearchParams(form).toString(),
-        });
       const url = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
-      expect((await post({ ...params, Body: 'changed' }, getExpectedTwilioSignature(fake.authToken, url, params))).status).to.equal(403);
-      const other = { ...params, AccountSid: `AC${'9'.repeat(32)}` };
-      expect((await post(other, getExpectedTwilioSignature(fake.authToken, url, other))).status).to.equal(403);
+      const changed = { ...params, Body: 'changed' };
+      expect(
+        (await callback('/integrations/twilio/messages', changed, getExpectedTwilioSignature(fake.authToken, url, params))).status,
+      ).to.equal(403);
+      expect((await callback('/integrations/twilio/messages', { ...params, AccountSid: `AC${'9'.repeat(32)}` })).status).to.equal(403);
       // a status callback nobody signed changes nothing either
       const to = recipient();
       const r = await send(to, 'status check');
@@ -429,54 +429,27 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
 
     it('ignores the status of a message this platform did not send and a text to a number that is not its own, and refuses oversized callbacks with 413 before reading them', async () => {
       // signed by Twilio, for a message of the account sent elsewhere (the console, another application)
-      const params = {
+      const status = {
         AccountSid: fake.accountSid,
         MessageSid: `SM${'7'.repeat(32)}`,
         MessageStatus: 'delivered',
         From: line.phoneNumber,
         To: recipient(),
       };
-      const url = `${TWILIO_PUBLIC_URL}/integrations/twilio/status`;
-      const post = (path: string, body: string, signature: string) =>
-        fetch(`${app.url}${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
-          body,
-        });
-      const unknown = await post(
-        '/integrations/twilio/status',
-        new URLSearchParams(params).toString(),
-        getExpectedTwilioSignature(fake.authToken, url, params),
-      );
-      acked({ status: unknown.status, type: unknown.headers.get('content-type'), text: await unknown.text() });
+      acked(await callback('/integrations/twilio/status', status));
       // a text to a number that is not the platform's (released here, or another application's): dropped, logged
       const stranger = recipient();
-      const elsewhere = { AccountSid: fake.accountSid, MessageSid: `SM${'6'.repeat(32)}`, From: stranger, To: '+14165559999', Body: 'hi' };
-      const inboundUrl = `${TWILIO_PUBLIC_URL}/integrations/twilio/messages`;
-      const dropped = await post(
-        '/integrations/twilio/messages',
-        new URLSearchParams(elsewhere).toString(),
-        getExpectedTwilioSignature(fake.authToken, inboundUrl, elsewhere),
-      );
-      acked({ status: dropped.status, type: dropped.headers.get('content-type'), text: await dropped.text() });
+      const text = { AccountSid: fake.accountSid, MessageSid: `SM${'6'.repeat(32)}`, From: stranger, To: '+14165559999', Body: 'hi' };
+      acked(await callback('/integrations/twilio/messages', text));
       // a body larger than any of Twilio's, or with more fields: 413 in the error shape, nothing read or recorded
       const from = recipient();
-      const huge = { ...params, MessageSid: `SM${'8'.repeat(32)}`, From: from, To: line.phoneNumber, Body: 'x'.repeat(70_000) };
-      const tooLarge = await post(
-        '/integrations/twilio/messages',
-        new URLSearchParams(huge).toString(),
-        getExpectedTwilioSignature(fake.authToken, inboundUrl, huge),
-      );
+      const huge = { ...text, MessageSid: `SM${'8'.repeat(32)}`, From: from, To: line.phoneNumber, Body: 'x'.repeat(70_000) };
+      const tooLarge = await callback('/integrations/twilio/messages', huge);
       expect(tooLarge.status).to.equal(413);
-      expect(((await tooLarge.json()) as { error: { code: string } }).error.code).to.equal('VALIDATION_ERROR');
+      expect(JSON.parse(tooLarge.text).error.code).to.equal('VALIDATION_ERROR');
       const many: Record<string, string> = { ...huge, Body: 'many fields' };
       for (let i = 0; i < 300; i++) many[`X${i}`] = '1';
-      const tooMany = await post(
-        '/integrations/twilio/messages',
-        new URLSearchParams(many).toString(),
-        getExpectedTwilioSignature(fake.authToken, inboundUrl, many),
-      );
-      expect(tooMany.status).to.equal(413);
+      expect((await callback('/integrations/twilio/messages', many)).status).to.equal(413);
       acked(await fake.inbound({ from, to: line.phoneNumber, body: 'small' }).send());
       const conv = await eventually(() => conversationWith(from), 'the small text');
       const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
