@@ -207,7 +207,19 @@ export class NumberProcess extends ProcessManager<Handled> {
     }
     if (s.status === 'aborting') {
       // undo in reverse: whatever the carrier sold under this attempt's key, then the account's slot
-      if (s.reached !== 'requested') await this.carrier.release({ idempotencyKey: carrierKey(s) });
+      if (s.reached !== 'requested') {
+        try {
+          await this.carrier.release({ idempotencyKey: carrierKey(s) });
+        } catch (err) {
+          // a carrier that refuses (its credentials, say) would refuse every retry and hold the process for good; no
+          // answer is tried again. What the key may still hold is for the operator to release (docs/numbers.md#provisioning)
+          if (!isStepFailure(err)) throw err;
+          this.log.error(
+            { numberId: s.numberId, carrierKey: carrierKey(s), code: err.code, err: err.message },
+            'number provisioning aborted, and the carrier refused to release what the key holds: check the carrier for it',
+          );
+        }
+      }
       await this.billing.releaseNumberSlot(ctx, s.accountId, s.numberId, `provisioning failed: ${s.code}`);
       await at('CompleteAbort', {});
       return true;

@@ -6,6 +6,7 @@ import { agents } from '../agents/module.js';
 import { analytics } from '../analytics/module.js';
 import { audit } from '../audit/module.js';
 import { calls } from '../calls/module.js';
+import { twilioCarrier } from '../carriers/twilio/module.js';
 import { chatapp } from '../chatapp/module.js';
 import { webConsole } from '../console/module.js';
 import { contacts } from '../contacts/module.js';
@@ -43,6 +44,7 @@ export const capabilities = [
   contacts,
   recordingAddOn,
   chatapp,
+  twilioCarrier,
   sandbox,
   analytics,
   audit,

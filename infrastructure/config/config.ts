@@ -90,6 +90,35 @@ export const ConfigSchema = z.object({
   CHATAPP_SETUP_TIMEOUT_MS: int(15_000, 100, 120_000),
   /** one request to the cloud API: no answer within this long is an unknown outcome (tried again) */
   CHATAPP_REQUEST_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** Twilio (CARRIER=twilio, docs/carriers.md#twilio): the account, and the key that signs its callbacks */
+  TWILIO_ACCOUNT_SID: z
+    .string()
+    .regex(/^AC[0-9a-fA-F]{32}$/, 'an account SID: AC and 32 hexadecimal digits')
+    .optional(),
+  TWILIO_AUTH_TOKEN: z.string().min(16).max(128).optional(),
+  /** an API key for the REST calls instead of the auth token (both or neither); callbacks stay signed with the auth token */
+  TWILIO_API_KEY_SID: z
+    .string()
+    .regex(/^SK[0-9a-fA-F]{32}$/, 'an API key SID: SK and 32 hexadecimal digits')
+    .optional(),
+  TWILIO_API_KEY_SECRET: z.string().min(16).max(128).optional(),
+  /** the Elastic SIP trunk a number's calls join (docs/carriers.md#voice); unset: voice is left as it is */
+  TWILIO_SIP_TRUNK_SID: z
+    .string()
+    .regex(/^TK[0-9a-fA-F]{32}$/, 'a trunk SID: TK and 32 hexadecimal digits')
+    .optional(),
+  /** the A2P 10DLC campaign's Messaging Service every number bought joins (docs/carriers.md#going-live-step-by-step) */
+  TWILIO_MESSAGING_SERVICE_SID: z
+    .string()
+    .regex(/^MG[0-9a-fA-F]{32}$/, 'a Messaging Service SID: MG and 32 hexadecimal digits')
+    .optional(),
+  /** Twilio's API hosts; overridable so that tests point them at the contract mock */
+  TWILIO_API_BASE_URL: z.string().url().default('https://api.twilio.com'),
+  TWILIO_LOOKUPS_BASE_URL: z.string().url().default('https://lookups.twilio.com'),
+  TWILIO_TRUNKING_BASE_URL: z.string().url().default('https://trunking.twilio.com'),
+  TWILIO_MESSAGING_BASE_URL: z.string().url().default('https://messaging.twilio.com'),
+  /** one request to Twilio: no answer within this long is an unknown outcome */
+  TWILIO_REQUEST_TIMEOUT_MS: int(10_000, 100, 120_000),
   /** sandbox chat platform: a template is reviewed this long (Clock time) after its submission */
   SANDBOX_CHATAPP_TEMPLATE_REVIEW_SECONDS: int(5, 0, 30 * 86_400),
   /** sandbox chat platform: each status of a sent message (sent, delivered, read) comes this long after the one before */
@@ -202,7 +231,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid configuration:\n${lines}`);
   }
+  const carrierProblem = carrierSettingsProblem(r.data);
+  if (carrierProblem) throw new Error(`invalid configuration:\n  ${carrierProblem}`);
   if (r.data.CHATAPP_PROVIDER === 'cloud' && (!r.data.CHATAPP_API_BASE_URL || !r.data.CHATAPP_MESSAGING_PRODUCT))
     throw new Error('invalid configuration:\n  CHATAPP_PROVIDER=cloud needs CHATAPP_API_BASE_URL and CHATAPP_MESSAGING_PRODUCT');
   return r.data;
 }
+
+/**
+ * What a live carrier lacks to start (docs/carriers.md#twilio), naming the variable; null when nothing is missing.
+ * Twilio signs its callbacks with the account's auth token, so the token is needed even when an API key makes the
+ * REST calls; its callbacks reach this platform at PUBLIC_URL.
+ */
+function carrierSettingsProblem(c: Config): string | null {
+  if (c.CARRIER !== 'twilio') return null;
+  if (c.PROVIDER_MODE !== 'live') return 'CARRIER=twilio needs PROVIDER_MODE=live (the sandbox never spends money at a carrier)';
+  const missing = [
+    !c.TWILIO_ACCOUNT_SID && 'TWILIO_ACCOUNT_SID',
+    !c.TWILIO_AUTH_TOKEN && 'TWILIO_AUTH_TOKEN',
+    !c.PUBLIC_URL && 'PUBLIC_URL',
+    c.TWILIO_API_KEY_SID && !c.TWILIO_API_KEY_SECRET && 'TWILIO_API_KEY_SECRET',
+    !c.TWILIO_API_KEY_SID && c.TWILIO_API_KEY_SECRET && 'TWILIO_API_KEY_SID',
+  ].filter((v): v is string => typeof v === 'string');
+  return missing.length ? `CARRIER=twilio needs ${missing.join(', ')}` : null;
+}
+
+/** The 10DLC registration page named in the reasons of unregistered US texts (REGISTER_URL, else the API docs' tag). */
+export const registerUrlOf = (c: Config): string => c.REGISTER_URL ?? `${publicUrl(c)}/docs#tag/registration`;

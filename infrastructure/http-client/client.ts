@@ -32,7 +32,7 @@ export class HttpClientError extends Error {
 }
 
 export type HttpRequest = Readonly<{
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers?: Readonly<Record<string, string>>;
   body?: Uint8Array;

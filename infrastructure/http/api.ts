@@ -1,10 +1,14 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import type { RequestContext } from '../../application/shared/context.js';
 import { acceptedKeys } from './compat.js';
 import { assertStorableInput } from './input-guard.js';
 import { ErrorEnvelope, type OpenAPIRegistry, PlainError, ValidationErrorBody } from './openapi.js';
 import { parse } from './validate.js';
+
+/** The largest form body a route declared with `form` reads, and the most fields in it. */
+export const FORM_MAX_BYTES = 64 * 1024;
+export const FORM_MAX_FIELDS = 200;
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 /** A query, path or header schema: an object (or one piped through a transform), as the OpenAPI document takes it. */
@@ -36,10 +40,20 @@ export type RouteDef<B extends z.ZodType, Q extends AnyObject, P extends AnyObje
    */
   paid?: boolean;
   body?: B;
+  /**
+   * The body comes as a form (`application/x-www-form-urlencoded`: a carrier's callbacks, docs/carriers.md#callbacks)
+   * rather than JSON: parsed flat (a repeated key as a list), documented as such.
+   */
+  form?: boolean;
   query?: Q;
   params?: P;
   status?: number;
   response: z.ZodType;
+  /**
+   * The success answer is a document in this media type rather than JSON (a carrier's callback answers TwiML,
+   * docs/carriers.md#callbacks): the handler returns its text, checked by `response`.
+   */
+  produces?: string;
   /** extra documented error statuses */
   errors?: readonly number[];
   handler: (input: RouteInput<B, Q, P>) => Promise<unknown>;
@@ -83,7 +97,12 @@ export class Api {
     const status = def.status ?? 200;
     this.document(def, {
       // 204 answers no body at all (DELETE /v1/contacts/{id}: docs/contacts.md#delete)
-      [status]: status === 204 ? { description: 'No content' } : json(def.response, 'Success'),
+      [status]:
+        status === 204
+          ? { description: 'No content' }
+          : def.produces
+            ? { description: 'Success', content: { [def.produces]: { schema: def.response } } }
+            : json(def.response, 'Success'),
     });
     const strict = def.paid ? { body: keysOf(def.body, def.path), query: keysOf(def.query, def.path) } : undefined;
     const handler: RequestHandler = async (req, res) => {
@@ -97,9 +116,11 @@ export class Api {
       // a result the contract cannot describe is our bug, not the client's: a 500, never a 422 after a write
       if (!out.success)
         throw new Error(`response of ${def.method.toUpperCase()} ${def.path} does not match its schema: ${out.error.message}`);
-      res.status(status).json(out.data);
+      if (def.produces) res.status(status).type(def.produces).send(out.data);
+      else res.status(status).json(out.data);
     };
-    this.router[def.method](def.path, handler);
+    if (def.form) this.router[def.method](def.path, formBody, handler);
+    else this.router[def.method](def.path, handler);
   }
 
   /** A GET that writes its own answer in another media type than JSON (see RawRouteDef). */
@@ -125,6 +146,7 @@ export class Api {
       auth?: boolean;
       paid?: boolean;
       body?: z.ZodType | undefined;
+      form?: boolean;
       query?: AnyObject | undefined;
       params?: AnyObject | undefined;
       headers?: AnyObject | undefined;
@@ -152,7 +174,9 @@ export class Api {
       tags: [def.tag],
       ...(auth ? {} : { security: [] }),
       request: {
-        ...(def.body ? { body: { content: { 'application/json': { schema: def.body } } } } : {}),
+        ...(def.body
+          ? { body: { content: { [def.form ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: def.body } } } }
+          : {}),
         ...(def.query ? { query: def.query } : {}),
         ...(def.params ? { params: def.params } : {}),
         ...(def.headers ? { headers: def.headers } : {}),
@@ -188,6 +212,13 @@ function inputOf<B extends z.ZodType, Q extends AnyObject, P extends AnyObject>(
   // absence to its default type parameter.
   return { body, query, params, ctx, req, res } as unknown as RouteInput<B, Q, P>;
 }
+
+/**
+ * Form bodies, flat (`extended: false`: no nested objects). Only carriers' callbacks come as forms, and theirs are
+ * small (Twilio's inbound text: some thirty fields, a body of at most 1,600 characters, ten media URLs), so a larger
+ * body or more fields is refused with 413 before anything reads it (docs/carriers.md#callbacks).
+ */
+const formBody = express.urlencoded({ extended: false, limit: FORM_MAX_BYTES, parameterLimit: FORM_MAX_FIELDS });
 
 /** The fields a paid route accepts in one part (none when it declares no schema); a schema without a fixed field list cannot be strict. */
 function keysOf(schema: z.ZodType | undefined, path: string): ReadonlySet<string> {

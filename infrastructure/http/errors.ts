@@ -243,7 +243,8 @@ export const errorMiddleware =
       sendError(res, 'VALIDATION_ERROR', message, [{ field: '', message: 'JSON decode error', type: 'json_invalid' }], items, true);
       return;
     }
-    if (bp?.type === 'entity.too.large') {
+    // a body, or a form with more fields, than the route reads
+    if (bp?.type === 'entity.too.large' || bp?.type === 'parameters.too.many') {
       const message = 'The request body is larger than this server accepts. Send a smaller body and retry.';
       res.status(413).json({
         error: { message, code: 'VALIDATION_ERROR', type: 'validation_error', details: [] },

@@ -15,7 +15,7 @@ import { messagingProjector } from '../../projections/messaging/messaging.projec
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
-import { publicUrl } from '../config/config.js';
+import { registerUrlOf } from '../config/config.js';
 import { CONTACTS } from '../contacts/tokens.js';
 import * as m070 from '../db/migrations/070-messaging.js';
 import * as m071 from '../db/migrations/071-opt-out-revisions.js';
@@ -74,7 +74,7 @@ export const messaging = {
           r(NUMBERS.Queries),
           r(PLATFORM.Logger),
           {
-            registerUrl: cfg.REGISTER_URL ?? `${publicUrl(cfg)}/docs#tag/registration`,
+            registerUrl: registerUrlOf(cfg),
           },
         ),
     );

@@ -4,7 +4,7 @@ import type { SipTrunkProviderPort } from '../../application/sip-trunks/sip-trun
 import { DomainError } from '../../domain/shared/errors.js';
 
 /**
- * PROVIDER_MODE=live with no real carrier or SIP provider adapter yet: every call fails as the upstream
+ * PROVIDER_MODE=live with no carrier chosen (CARRIER) or no SIP provider adapter: every call fails as the upstream
  * error it is (502), instead of silently falling back to the simulation.
  */
 @injectable()
@@ -12,7 +12,7 @@ export class UnconfiguredCarrier implements CarrierPort {
   private fail(): never {
     throw new DomainError(
       'SMS_PROVIDER_ERROR',
-      'No live carrier is configured (PROVIDER_MODE=live); phone numbers are available in sandbox mode only',
+      'No live carrier is configured (PROVIDER_MODE=live without CARRIER): set CARRIER=twilio (docs/carriers.md), or use sandbox mode',
     );
   }
   async searchAvailable(): Promise<never> {

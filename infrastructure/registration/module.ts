@@ -9,6 +9,7 @@ import * as m050 from '../db/migrations/050-registrations.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { registrationRoutes } from './registration.routes.js';
+import { registrationReviewRoutes } from './review.routes.js';
 import { REGISTRATION } from './tokens.js';
 
 /** A registration's content, hashed: 128 bits of SHA-256 name a request well enough to find its retry. */
@@ -17,8 +18,8 @@ const fingerprint = (content: string) => createHash('sha256').update(content).di
 /**
  * US A2P 10DLC registration (docs/registration.md): submitting with the fee, the status that covers an account
  * (bound as the RegistrationStatusPort messaging asks). In sandbox mode the sandbox kit's review approves a
- * registration SANDBOX_REGISTRATION_APPROVAL_SECONDS after it was submitted; in live mode there is no provider yet:
- * registrations stay pending.
+ * registration SANDBOX_REGISTRATION_APPROVAL_SECONDS after it was submitted; live, the carrier reviews it and the
+ * operator records the decision through the operator API.
  */
 export const registration = {
   name: 'registration',
@@ -32,6 +33,19 @@ export const registration = {
   },
   routes: {
     v1: (api, r) => registrationRoutes(api, { registrations: r(REGISTRATION.Registrations) }),
+    // live, the carrier reviews a registration and the operator records its decision here (docs/registration.md#review)
+    admin: (api, r) =>
+      registrationReviewRoutes(api, {
+        registrations: r(REGISTRATION.Registrations),
+        base: '/admin',
+        tag: 'admin',
+        actor: 'admin',
+        summaries: {
+          approve: "Record that the carrier approved the account's pending 10DLC registration (brand and campaign): its US texts may go",
+          reject: "Record that the carrier rejected the account's pending 10DLC registration, with its reason (it may be submitted again)",
+        },
+        defaultReason: 'Rejected by the carrier',
+      }),
   },
   projectors: [registrationsProjector],
   migrations: { '050-registrations': m050 },

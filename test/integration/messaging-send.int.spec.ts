@@ -90,7 +90,11 @@ describe('messaging: sending, and the caps', function () {
       await refused({ agent_id: line.agentId, to_number: recipient() }, 422, 'VALIDATION_ERROR');
       const bare = await refused({ agent_id: line.agentId, to_number: '4155550123', body: 'x' }, 422, 'VALIDATION_ERROR');
       expect(JSON.stringify(bare.body.error.details)).to.contain('to_number');
-      const group = await refused({ agent_id: line.agentId, recipients: [recipient(), '+447700900123'], body: 'x' }, 422, 'VALIDATION_ERROR');
+      const group = await refused(
+        { agent_id: line.agentId, recipients: [recipient(), '+447700900123'], body: 'x' },
+        422,
+        'VALIDATION_ERROR',
+      );
       expect(JSON.stringify(group.body.error.details)).to.contain('recipients');
       await refused({ agent_id: line.agentId, to_number: recipient(), body: 'x'.repeat(1601) }, 422, 'VALIDATION_ERROR');
     });

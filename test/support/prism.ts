@@ -93,6 +93,43 @@ function narrowed(doc: OpenApi, operationIds: readonly string[]): OpenApi {
   return { ...doc, paths };
 }
 
+type FormContent = { schema?: { properties?: Record<string, { type?: string }> }; encoding?: Record<string, unknown> };
+
+/**
+ * The document with OpenAPI's default written out where Prism needs it: an array property of a form body
+ * (`application/x-www-form-urlencoded`) is sent as its key repeated (`MediaUrl=a&MediaUrl=b`: style `form`, explode
+ * true, the default), but Prism reads a form property as an array only when the document states its encoding. The
+ * same document when there is nothing to add.
+ */
+function withFormArrayDefaults(doc: OpenApi): OpenApi {
+  let changed = false;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [template, item] of Object.entries(doc.paths ?? {})) {
+    const copy: Record<string, unknown> = { ...item };
+    for (const m of METHODS) {
+      const form = (item[m] as { requestBody?: { content?: Record<string, FormContent> } } | undefined)?.requestBody?.content?.[
+        'application/x-www-form-urlencoded'
+      ];
+      const arrays = Object.entries(form?.schema?.properties ?? {})
+        .filter(([name, p]) => p.type === 'array' && !form?.encoding?.[name])
+        .map(([name]) => name);
+      if (!form || !arrays.length) continue;
+      changed = true;
+      const op = item[m] as { requestBody: { content: Record<string, FormContent> } };
+      const encoding = { ...form.encoding, ...Object.fromEntries(arrays.map((name) => [name, { style: 'form', explode: true }])) };
+      copy[m] = {
+        ...op,
+        requestBody: {
+          ...op.requestBody,
+          content: { ...op.requestBody.content, 'application/x-www-form-urlencoded': { ...form, encoding } },
+        },
+      };
+    }
+    paths[template] = copy;
+  }
+  return changed ? { ...doc, paths } : doc;
+}
+
 /** The document's operations, each with a matcher for its path template (`{x}` stands for one segment or part of one). */
 function operationsOf(doc: OpenApi): Operation[] {
   const out: Operation[] = [];
@@ -171,11 +208,12 @@ function verdict(status: number, headers: IncomingHttpHeaders, text: string): { 
 export async function startContractMock(o: ContractMockOptions): Promise<ContractMock> {
   const documentPath = resolve(o.document);
   const published = await readDocument(documentPath);
-  const served = o.operations ? narrowed(published, o.operations) : published;
+  const narrowedDoc = o.operations ? narrowed(published, o.operations) : published;
+  const served = withFormArrayDefaults(narrowedDoc);
   const ops = operationsOf(served);
   let scratch: string | null = null;
   let prismDocument = documentPath;
-  if (o.operations) {
+  if (o.operations || served !== narrowedDoc) {
     scratch = await mkdtemp(join(tmpdir(), 'contract-mock-'));
     prismDocument = join(scratch, 'document.json');
     await writeFile(prismDocument, JSON.stringify(served));
@@ -328,31 +366,58 @@ export function refusalError(mock: Pick<ContractMock, 'name'>, refused: readonly
  * it. Returns the running mock.
  */
 export function useContractMock(o: ContractMockOptions): () => ContractMock {
-  let mock: ContractMock | null = null;
-  let judged = 0;
+  return useContractMocks({ mock: o }).mock;
+}
+
+/**
+ * `useContractMock` for several documents at once (an adapter that speaks to several of a vendor's APIs): the mocks
+ * start side by side, and each test fails if any of them refused a request it sent.
+ */
+export function useContractMocks<K extends string>(all: Readonly<Record<K, ContractMockOptions>>): Record<K, () => ContractMock> {
+  const keys = Object.keys(all) as K[];
+  const mocks = new Map<K, ContractMock>();
+  const judged = new Map<K, number>();
   before(async function () {
     this.timeout(START_DEADLINE_MS + 10_000);
-    mock = await startContractMock(o);
+    const started = await Promise.allSettled(keys.map(async (k) => mocks.set(k, await startContractMock(all[k]))));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   });
   afterEach(function () {
-    if (!mock) return;
-    const refused = mock.requests.slice(judged).filter((r) => r.violations.length);
-    judged = mock.requests.length;
+    const refusals: Error[] = [];
+    for (const [k, mock] of mocks) {
+      const refused = mock.requests.slice(judged.get(k) ?? 0).filter((r) => r.violations.length);
+      judged.set(k, mock.requests.length);
+      if (refused.length) refusals.push(refusalError(mock, refused));
+    }
     // fails the test that just ran (mocha's Hook#error), not the hook: the block's other tests still run
-    if (refused.length) (this.test as Mocha.Hook).error(refusalError(mock, refused));
+    if (refusals.length === 1) (this.test as Mocha.Hook).error(refusals[0]!);
+    else if (refusals.length) {
+      const e = new Error(refusals.map((r) => r.message).join('\n'));
+      e.name = 'ContractViolation';
+      (this.test as Mocha.Hook).error(e);
+    }
   });
   after(async () => {
-    if (!mock) return;
-    const exercised = mock.operationsExercised();
-    const refused = mock.requests.filter((r) => r.violations.length).length;
-    console.log(
-      `      ${mock.name}: ${exercised.length} distinct operation(s) exercised (${mock.operationsServed().length} served, ` +
-        `${mock.operationsInDocument} in the document) by ${mock.requests.length} request(s), ${refused} refused: ${exercised.join(', ')}`,
-    );
-    await mock.stop();
+    for (const mock of mocks.values()) {
+      const exercised = mock.operationsExercised();
+      const refused = mock.requests.filter((r) => r.violations.length).length;
+      console.log(
+        `      ${mock.name}: ${exercised.length} distinct operation(s) exercised (${mock.operationsServed().length} served, ` +
+          `${mock.operationsInDocument} in the document) by ${mock.requests.length} request(s), ${refused} refused: ${exercised.join(', ')}`,
+      );
+    }
+    await Promise.all([...mocks.values()].map((m) => m.stop()));
+    mocks.clear();
   });
-  return () => {
-    if (!mock) throw new Error(`${o.name} has not started (use it inside the tests of its describe)`);
-    return mock;
-  };
+  return Object.fromEntries(
+    keys.map((k) => [
+      k,
+      () => {
+        const mock = mocks.get(k);
+        if (!mock) throw new Error(`${all[k].name} has not started (use it inside the tests of its describe)`);
+        return mock;
+      },
+    ]),
+  ) as Record<K, () => ContractMock>;
 }
