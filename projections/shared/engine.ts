@@ -97,13 +97,16 @@ export class ProjectionEngine {
 export class ReadModelWaiter implements ReadModelsPort {
   constructor(
     private readonly db: Kysely<ReadDb>,
-    private readonly projectors: readonly Pick<Projector, 'name' | 'handles'>[],
+    private readonly projectors: readonly Pick<Projector, 'name' | 'handles' | 'tables'>[],
     private readonly advanced: ((fn: (projector: string) => void) => () => void) | null,
     private readonly o: { timeoutMs: number; pollMs?: number },
   ) {}
 
-  async waitFor(checkpoint: Checkpoint, eventTypes: readonly string[]): Promise<void> {
-    const names = this.projectors.filter((p) => eventTypes.some((t) => p.handles.has(t))).map((p) => p.name);
+  async waitFor(checkpoint: Checkpoint, eventTypes: readonly string[], o: { tables?: readonly string[] } = {}): Promise<void> {
+    const names = this.projectors
+      .filter((p) => eventTypes.some((t) => p.handles.has(t)))
+      .filter((p) => !o.tables || p.tables.some((t) => o.tables?.includes(t)))
+      .map((p) => p.name);
     if (names.length === 0) return;
     const deadline = Date.now() + this.o.timeoutMs;
     let wake: (() => void) | null = null;

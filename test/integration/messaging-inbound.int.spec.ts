@@ -128,7 +128,7 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       (e: unknown) => e,
     );
     expect(err).to.be.an('error');
-    expect(String(err)).to.match(/no chatapp message with provider id/);
+    expect(String(err), String((err as Error)?.message)).to.match(/no chatapp message with provider id/);
     const receipts = async () =>
       (await app.rt.store.readStream(`message-${r.body.id}`)).filter(
         (e) => e.type === 'MessageReceiptRecorded' && (e.data as { receiptId: string }).receiptId === read.receiptId,

@@ -114,6 +114,9 @@ describe('projection engine', () => {
     const r = await store.appendToStream(`waited-${randomUUID()}`, [ev(type)], { expectedRevision: 'no_stream' });
     const err = await waiter.waitFor(r.checkpoint, [type]).catch((e: unknown) => e);
     expect(err).to.have.property('code', 'READ_MODEL_TIMEOUT');
+    const asTable = await waiter.waitFor(r.checkpoint, [type], { tables: [...p.tables] }).catch((e: unknown) => e);
+    expect(asTable, 'a lookup of the table it writes waits for it').to.have.property('code', 'READ_MODEL_TIMEOUT');
+    await waiter.waitFor(r.checkpoint, [type], { tables: ['a_table_it_does_not_write'] }); // a lookup elsewhere does not wait
     const engine = new ProjectionEngine(store, db, [p], silent);
     await engine.start();
     await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced((name) => fn(name)), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);

@@ -199,7 +199,7 @@ export class InboundMessages implements MessagingInboundPort {
   private async byProviderId(t: MessageTransport, providerMessageId: string) {
     const found = await this.conversations.messageIdByProviderId(t.carries, providerMessageId);
     if (found) return found;
-    await this.readModels.waitFor(await this.store.headCheckpoint(), ['MessageSubmitted']);
+    await this.readModels.waitFor(await this.store.headCheckpoint(), ['MessageSubmitted'], { tables: ['message_carrier_ids'] });
     return this.conversations.messageIdByProviderId(t.carries, providerMessageId);
   }
 }
