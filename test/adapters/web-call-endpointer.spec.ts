@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type EndpointEvent, Endpointer, levelDb } from '../../infrastructure/web-calls/endpointer.js';
+import { type EndpointEvent, Endpointer, levelDb } from '../../infrastructure/media/endpointer.js';
 
 const RATE = 16_000;
 /** `ms` of a 220 Hz tone at `db` dBFS (RMS), or of silence */
