@@ -14,7 +14,7 @@ import type { CallHost, CallLeasesPort, LiveCallPlan } from './call-host.js';
 import type { CallSession } from './call-session.js';
 import { type CallOverrides, callSettings } from './call-settings.js';
 import type { CallSlots } from './call-slots.js';
-import type { CallLeg, InboundOffer, LegListener } from './voice-engine.port.js';
+import type { CallLeg, InboundOffer, InboundRefusal, LegListener } from './voice-engine.port.js';
 
 export type OutboundCallInput = CallOverrides &
   Readonly<{ agentId: string; toNumber: string; fromNumberId?: string | null; subject?: string | null }>;
@@ -242,18 +242,18 @@ export class CallCommands {
   }
 
   /** An inbound call on one of the platform's numbers: its agent answers, or its SIP trunk takes it. */
-  private async planInbound(offer: InboundOffer): Promise<LiveCallPlan | { refuse: string }> {
+  private async planInbound(offer: InboundOffer): Promise<LiveCallPlan | { refuse: string; code: InboundRefusal }> {
     const number = await this.d.numbers.activeByPhoneNumber(offer.to);
-    if (!number) return { refuse: `${offer.to} is not an active number of this platform` };
+    if (!number) return { refuse: `${offer.to} is not an active number of this platform`, code: 'unknown_number' };
     const ctx: RequestContext = {
       accountId: number.accountId,
       requestId: null,
       correlationId: this.d.ids.uuid(),
       actor: 'system:voice-engine',
     };
-    if (!number.agentId && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}` };
+    if (!number.agentId && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}`, code: 'unavailable' };
     const agent = number.agentId ? await this.d.agents.get(number.accountId, number.agentId) : null;
-    if (!agent && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}` };
+    if (!agent && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}`, code: 'unavailable' };
     const plan = await this.plan(ctx, {
       callId: this.d.ids.id('call'),
       direction: 'inbound',

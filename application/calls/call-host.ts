@@ -13,6 +13,7 @@ import {
   type CallLeg,
   type InboundDecision,
   type InboundOffer,
+  type InboundRefusal,
   type LegListener,
   TelephonyError,
   type VoiceEnginePort,
@@ -46,7 +47,7 @@ export type LiveCallPlan = CallFacts &
   }>;
 
 /** How an inbound offer is turned into a call (the calls' commands decide; the host runs it). */
-export type InboundPlanner = (offer: InboundOffer) => Promise<LiveCallPlan | { refuse: string }>;
+export type InboundPlanner = (offer: InboundOffer) => Promise<LiveCallPlan | { refuse: string; code?: InboundRefusal }>;
 
 /**
  * The live calls of this process (docs/calls.md#the-live-session): it dials, answers inbound offers, keeps a lease
@@ -145,10 +146,13 @@ export class CallHost {
 
   private async offer(offer: InboundOffer): Promise<InboundDecision> {
     if (!this.planner) return { accept: false, reason: 'no call planner in this process' };
-    const plan = await this.planner(offer).catch((err: unknown) => ({
+    const plan = await this.planner(offer).catch((err: unknown): { refuse: string; code: InboundRefusal } => ({
       refuse: err instanceof DomainError ? err.message : 'the call could not be taken',
+      // a full cap is a busy line (docs/calls.md#limits)
+      code:
+        err instanceof DomainError && (err.code === 'NUMBER_CALL_LIMIT' || err.code === 'CALL_CONCURRENCY_LIMIT') ? 'busy' : 'unavailable',
     }));
-    if ('refuse' in plan) return { accept: false, reason: plan.refuse };
+    if ('refuse' in plan) return { accept: false, reason: plan.refuse, ...(plan.code ? { code: plan.code } : {}) };
     const session = await this.open(plan);
     return { accept: true, callId: plan.callId, listener: session, onLeg: (leg) => session.attach(leg) };
   }

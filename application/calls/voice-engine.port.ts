@@ -110,10 +110,16 @@ export interface CallLeg {
 /** An inbound call ringing on one of the platform's numbers. */
 export type InboundOffer = Readonly<{ engineCallId: string; from: string; to: string }>;
 
-/** The platform's answer to an inbound offer: the leg's listener, or a refusal the caller hears as busy. */
+/**
+ * Why an inbound offer is refused: the number is none of the platform's, a cap is full (the caller hears busy), or
+ * nobody can take it now.
+ */
+export type InboundRefusal = 'unknown_number' | 'busy' | 'unavailable';
+
+/** The platform's answer to an inbound offer: the leg's listener, or a refusal (a SIP engine answers 404, 486 or 480). */
 export type InboundDecision =
   | Readonly<{ accept: true; callId: string; listener: LegListener; onLeg: (leg: CallLeg) => void }>
-  | Readonly<{ accept: false; reason: string }>;
+  | Readonly<{ accept: false; reason: string; code?: InboundRefusal }>;
 
 export interface VoiceEnginePort {
   /**

@@ -14,6 +14,7 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
+import { sipConfigured } from '../config/config.js';
 import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
 import * as m090 from '../db/migrations/090-turn-speech-latency.js';
@@ -26,6 +27,7 @@ import { UnconfiguredVoiceEngine } from '../providers/unconfigured-voice-engine.
 import { isTransient } from '../reactors/isolation.js';
 import { RECORDING_ADDON } from '../recording-addon/tokens.js';
 import { SANDBOX } from '../sandbox/tokens.js';
+import { SIP } from '../sip/tokens.js';
 import { SIP_TRUNKS } from '../sip-trunks/tokens.js';
 import { textToSpeechFromConfig } from '../speech/module-support.js';
 import { destinations } from '../webhooks/module.js';
@@ -57,6 +59,7 @@ export const calls = {
   bind: (b, cfg) => {
     // the write side: the engine, this process's live calls, the caps, and placing/ending calls (docs/calls.md)
     if (cfg.PROVIDER_MODE === 'sandbox') b.alias(CALLS.Engine, SANDBOX.VoiceEngine);
+    else if (sipConfigured(cfg)) b.alias(CALLS.Engine, SIP.Engine);
     else b.value(CALLS.Engine, new UnconfiguredVoiceEngine());
     b.value(CALLS.VoiceWebhook, new HttpVoiceWebhookClient(destinations(cfg)));
     b.value(CALLS.LanguageModel, languageModelFromConfig(cfg));

@@ -1,0 +1,993 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import sip, { type NameAddr, type Remote, type SipRequest, type SipResponse, type Stack } from 'sip';
+import digest from 'sip/digest.js';
+import {
+  type CallLeg,
+  type DialFailure,
+  type DialRequest,
+  type InboundDecision,
+  type InboundOffer,
+  type LegListener,
+  TelephonyError,
+  type VoiceEnginePort,
+} from '../../application/calls/voice-engine.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { SpeechPipelineDeps } from '../media/speech-pipeline.js';
+import { type Carrier, type CarrierDirectory, carrierByAddress } from './carriers.js';
+import { sipMetrics } from './metrics.js';
+import { fromCarrier, toCarrier } from './number-format.js';
+import { RtpClock } from './rtp-clock.js';
+import { type RemoteMedia, type RtpPorts, RtpSession } from './rtp-session.js';
+import { OFFERED_CODECS, OUR_DTMF_PAYLOAD, readRemoteSdp, writeSdp } from './sdp.js';
+import { SipLeg } from './sip-leg.js';
+
+export type SipEngineOptions = Readonly<{
+  /** where SIP listens */
+  address: string;
+  port: number;
+  udp: boolean;
+  tcp: boolean;
+  /** the address put in Via, Contact and SDP: what the far end reaches this process at (docs/sip.md#nat-and-ports) */
+  publicAddress: string;
+  /** where RTP sockets bind */
+  rtpAddress: string;
+  rtpPorts: RtpPorts;
+  /** how long an inbound call rings before it is answered */
+  ringMs: number;
+  carriers: CarrierDirectory;
+  /** the carrier a number was imported with (outbound calls from it leave through that carrier) */
+  carrierOfNumber: (e164: string) => Promise<string | null>;
+  speech: SpeechPipelineDeps;
+  log: LoggerPort;
+}>;
+
+/** the largest SIP body taken (an SDP is well under 2 kB) */
+const MAX_BODY = 16 * 1024;
+/** non-carrier requests answered per source and second; beyond, they are dropped (a flood) */
+const STRANGER_ANSWERS_PER_SECOND = 5;
+/** RFC 3261's T1 and T2: the 2xx of an INVITE is sent again at T1, doubling up to T2, until the ACK (§13.3.1.4) */
+const T1 = 500;
+const T2 = 4000;
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, NOTIFY';
+const AGENT = 'agent-voice-platform';
+/** how long a REFER may take to report its outcome (NOTIFY) */
+const REFER_TIMEOUT_MS = 30_000;
+
+type Dialog = {
+  callId: string;
+  direction: 'inbound' | 'outbound';
+  state: 'early' | 'confirmed' | 'ended';
+  carrier: Carrier | null;
+  localTag: string;
+  remoteTag: string | null;
+  /** our From/To as we send them in-dialog (the far end's as To) */
+  local: NameAddr;
+  remote: NameAddr;
+  /** where in-dialog requests go (the far end's Contact) */
+  target: string;
+  routes: NameAddr[];
+  transport: 'UDP' | 'TCP';
+  cseq: number;
+  rtp: RtpSession;
+  sdpSession: number;
+  sdpVersion: number;
+  leg: SipLeg | null;
+  /** inbound: the INVITE being answered */
+  invite: SipRequest | null;
+  retransmit: NodeJS.Timeout | null;
+  /** outbound: the INVITE sent, for CANCEL and ACK */
+  sentInvite: SipRequest | null;
+  /** what happens to the far end's audio besides the agent (a bridge) */
+  bridgedTo: Dialog | null;
+  /** a REFER waiting for its outcome */
+  refer: { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null;
+  /** outbound: what its responses move */
+  onFinal: ((rs: SipResponse) => void) | null;
+  canceled: boolean;
+};
+
+const tag = () => randomBytes(6).toString('hex');
+const uriUser = (uri: string | { user?: string }): string | null => {
+  try {
+    return (typeof uri === 'string' ? sip.parseUri(uri) : uri)?.user ?? null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The SIP voice engine (docs/sip.md): any carrier's SIP trunk reaches the platform's numbers through it, and
+ * outbound calls leave through a carrier's gateway. Signalling runs on kirm's `sip` package (parsing, transactions,
+ * UDP and TCP); each call's media is an `RtpSession` carrying the shared speech pipeline (`SipLeg`).
+ */
+export class SipEngine implements VoiceEnginePort {
+  private stack: Stack | null = null;
+  private inbound: ((offer: InboundOffer) => Promise<InboundDecision>) | null = null;
+  private readonly dialogs = new Map<string, Dialog>();
+  private readonly clock = new RtpClock();
+  private readonly strangers = new Map<string, { second: number; count: number; warned: boolean }>();
+  private readonly registrations: Registration[] = [];
+  private carrierCache: { at: number; list: readonly Carrier[] } | null = null;
+
+  constructor(private readonly o: SipEngineOptions) {}
+
+  /** Opens the SIP ports (and registers with the carriers that want it). */
+  async start(): Promise<void> {
+    const o = this.o;
+    this.stack = sip.create(
+      {
+        address: o.address,
+        port: o.port,
+        publicAddress: o.publicAddress,
+        udp: o.udp,
+        tcp: o.tcp,
+        maxBytesHeaders: MAX_BODY,
+        maxContentLength: MAX_BODY,
+        logger: { error: (e) => o.log.warn({ err: e }, 'SIP message handling failed') },
+      },
+      (rq, remote) => {
+        this.onRequest(rq, remote).catch((err: unknown) => {
+          o.log.error({ err, method: rq.method }, 'SIP request failed');
+          this.respond(rq, 500, 'Server Internal Error');
+        });
+      },
+    );
+    for (const c of await this.carriers())
+      if (c.outbound?.register) {
+        const r = new Registration(this, c, o.log);
+        this.registrations.push(r);
+        r.start();
+      }
+    o.log.info({ address: o.address, port: o.port, udp: o.udp, tcp: o.tcp, publicAddress: o.publicAddress }, 'SIP engine listening');
+  }
+
+  onInbound(handler: (offer: InboundOffer) => Promise<InboundDecision>): void {
+    this.inbound = handler;
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.registrations) r.stop();
+    for (const d of [...this.dialogs.values()]) this.hangupDialog(d, 'host_lost');
+    // the BYEs need a moment on the wire before the sockets close
+    if (this.dialogs.size > 0) await new Promise((r) => setTimeout(r, 200));
+    this.stack?.destroy();
+    this.stack = null;
+  }
+
+  /** the calls this process holds a dialog for */
+  get activeCalls(): number {
+    return this.dialogs.size;
+  }
+
+  // ---- outbound -----------------------------------------------------------------------------------------
+
+  async dial(req: DialRequest, listener: LegListener): Promise<CallLeg> {
+    const carrier = await this.outboundCarrier(req.from);
+    if (!carrier?.outbound)
+      throw new TelephonyError('no carrier has an outbound gateway: add one (POST /admin/carriers or SIP_CARRIERS_FILE)', false);
+    const d = await this.dialOut(carrier, toCarrier(req.to, carrier.numberFormat), toCarrier(req.from, carrier.numberFormat), req.callId);
+    const leg = this.makeLeg(d, req.callId, listener);
+    const ring = setTimeout(() => {
+      if (d.state !== 'early') return;
+      this.cancel(d);
+      this.failLeg(d, 'no_answer', `no answer within ${Math.round(req.ringTimeoutMs / 1000)} s`);
+    }, req.ringTimeoutMs);
+    d.onFinal = (rs) => {
+      clearTimeout(ring);
+      if (rs.status >= 200 && rs.status < 300) {
+        leg.answered('human');
+        return;
+      }
+      const [reason, detail] = dialFailure(rs);
+      this.failLeg(d, reason, detail);
+    };
+    return leg;
+  }
+
+  /** Sends an INVITE through `carrier`'s gateway to `user`; progress lands on the dialog. */
+  private async dialOut(carrier: Carrier, user: string, callerUser: string, callId: string): Promise<Dialog> {
+    const gw = carrier.outbound!;
+    const host = isIP(gw.host)
+      ? gw.host
+      : await lookup(gw.host).then(
+          (a) => a.address,
+          (err: Error) => {
+            throw new TelephonyError(`the carrier's gateway ${gw.host} cannot be resolved: ${err.message}`, true);
+          },
+        );
+    const transport = gw.transport === 'tcp' ? 'TCP' : 'UDP';
+    const target = `sip:${user}@${host}:${gw.port}${transport === 'TCP' ? ';transport=tcp' : ''}`;
+    return this.invite({
+      carrier,
+      target,
+      transport,
+      from: `sip:${callerUser}@${this.o.publicAddress}`,
+      to: `sip:${user}@${gw.host}`,
+      credentials: gw.username && gw.password ? { user: gw.username, password: gw.password } : null,
+      log: { callId, to: user },
+    });
+  }
+
+  private async invite(o: {
+    carrier: Carrier | null;
+    target: string;
+    transport: 'UDP' | 'TCP';
+    from: string;
+    to: string;
+    credentials: { user: string; password: string } | null;
+    log: Record<string, unknown>;
+  }): Promise<Dialog> {
+    const rtp = await this.openRtp(`out-${o.log.callId}`, []);
+    const callId = `${randomBytes(12).toString('hex')}@${this.o.publicAddress}`;
+    const d: Dialog = {
+      callId,
+      direction: 'outbound',
+      state: 'early',
+      carrier: o.carrier,
+      localTag: tag(),
+      remoteTag: null,
+      local: { uri: o.from, params: {} },
+      remote: { uri: o.to, params: {} },
+      target: o.target,
+      routes: [],
+      transport: o.transport,
+      cseq: randomInt(1, 10_000),
+      rtp,
+      sdpSession: randomInt(1, 2 ** 31),
+      sdpVersion: 1,
+      leg: null,
+      invite: null,
+      retransmit: null,
+      sentInvite: null,
+      bridgedTo: null,
+      refer: null,
+      onFinal: null,
+      canceled: false,
+    };
+    d.local.params.tag = d.localTag;
+    this.track(d);
+    let authorised = false;
+    const send = (auth: SipResponse | null) => {
+      const rq: SipRequest = {
+        method: 'INVITE',
+        uri: o.target,
+        headers: {
+          to: { uri: o.to, params: {} },
+          from: d.local,
+          'call-id': callId,
+          cseq: { seq: ++d.cseq, method: 'INVITE' },
+          contact: [this.contact(d.transport)],
+          via: [],
+          'max-forwards': 70,
+          'content-type': 'application/sdp',
+          'user-agent': AGENT,
+          allow: ALLOW,
+        },
+        content: this.sdp(d, OFFERED_CODECS, 'sendrecv'),
+      };
+      if (auth && o.credentials) digest.signRequest(null, rq, auth, o.credentials);
+      d.sentInvite = rq;
+      this.stack!.send(rq, (rs) =>
+        this.onInviteResponse(d, rs, (challenge) => {
+          if (authorised || !o.credentials) return false;
+          authorised = true;
+          send(challenge);
+          return true;
+        }),
+      );
+    };
+    send(null);
+    return d;
+  }
+
+  private onInviteResponse(d: Dialog, rs: SipResponse, reauth: (rs: SipResponse) => boolean): void {
+    if (rs.status < 200) {
+      if (rs.status === 180 || rs.status === 183) d.leg?.ringing();
+      return;
+    }
+    sipMetrics.responses.inc({ method: 'INVITE', status: String(rs.status), direction: 'received' });
+    if (rs.status >= 300) {
+      if ((rs.status === 401 || rs.status === 407) && !d.canceled && reauth(rs)) return;
+      if (d.state === 'early') {
+        d.state = 'ended';
+        this.forget(d);
+        d.onFinal?.(rs);
+      }
+      return;
+    }
+    // a 2xx: ACKed every time it comes (it is sent again until the ACK arrives)
+    const first = d.state === 'early';
+    if (first) {
+      d.remoteTag = (rs.headers.to.params.tag as string | undefined) ?? null;
+      d.remote = rs.headers.to;
+      const contact = Array.isArray(rs.headers.contact) ? rs.headers.contact[0] : undefined;
+      if (contact) d.target = sip.stringifyUri(contact.uri);
+      d.routes = [...(rs.headers['record-route'] ?? [])].reverse();
+      d.state = 'confirmed';
+    }
+    this.sendAck(d, rs.headers.cseq.seq);
+    if (!first) return;
+    const media = readRemoteSdp(rs.content ?? '');
+    if (d.canceled || !media) {
+      this.sendInDialog(d, 'BYE');
+      this.endDialog(d);
+      if (!d.canceled) d.onFinal?.({ ...rs, status: 488, reason: 'the answer has no G.711 audio' });
+      return;
+    }
+    d.rtp.setRemote(media);
+    d.onFinal?.(rs);
+  }
+
+  private sendAck(d: Dialog, seq: number): void {
+    this.stack?.send({
+      method: 'ACK',
+      uri: d.target,
+      headers: {
+        to: d.remote,
+        from: d.local,
+        'call-id': d.callId,
+        cseq: { seq, method: 'ACK' },
+        via: [],
+        'max-forwards': 70,
+        ...(d.routes.length ? { route: d.routes } : {}),
+      },
+    });
+  }
+
+  private cancel(d: Dialog): void {
+    const rq = d.sentInvite;
+    if (!rq || d.state !== 'early' || d.canceled) return;
+    d.canceled = true;
+    this.stack?.send({
+      method: 'CANCEL',
+      uri: rq.uri,
+      headers: {
+        to: rq.headers.to,
+        from: rq.headers.from,
+        'call-id': rq.headers['call-id'],
+        cseq: { seq: rq.headers.cseq.seq, method: 'CANCEL' },
+        via: rq.headers.via,
+        'max-forwards': 70,
+      },
+    });
+  }
+
+  // ---- inbound ------------------------------------------------------------------------------------------
+
+  private async onRequest(rq: SipRequest, remote: Remote): Promise<void> {
+    sipMetrics.requests.inc({ method: rq.method });
+    if ((rq.content?.length ?? 0) > MAX_BODY) {
+      this.o.log.warn({ method: rq.method, source: remote.address, bytes: rq.content?.length }, 'SIP request too large');
+      this.respond(rq, 513, 'Message Too Large');
+      return;
+    }
+    const d = this.dialogs.get(rq.headers['call-id']);
+    switch (rq.method) {
+      case 'ACK':
+        if (d && d.retransmit) {
+          clearInterval(d.retransmit);
+          d.retransmit = null;
+        }
+        return;
+      case 'INVITE':
+        if (d && rq.headers.to.params.tag) return this.reinvite(d, rq);
+        if (d) return; // a retransmission: the transaction layer answers it
+        return this.newCall(rq, remote);
+      case 'CANCEL':
+        return this.canceled(d, rq);
+      case 'BYE':
+        if (!d) return this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+        this.respond(rq, 200, 'OK');
+        this.remoteBye(d);
+        return;
+      case 'INFO':
+        if (!d) return this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+        this.respond(rq, 200, 'OK');
+        this.info(d, rq);
+        return;
+      case 'NOTIFY':
+        if (!d) return this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+        this.respond(rq, 200, 'OK');
+        this.notify(d, rq);
+        return;
+      case 'OPTIONS':
+        this.respond(rq, 200, 'OK', { allow: ALLOW, accept: 'application/sdp' });
+        return;
+      default:
+        this.respond(rq, 405, 'Method Not Allowed', { allow: ALLOW });
+    }
+  }
+
+  private async newCall(rq: SipRequest, remote: Remote): Promise<void> {
+    const carriers = await this.carriers();
+    const carrier = carrierByAddress(carriers, remote.address) ?? this.byCredentials(carriers, rq);
+    if (carrier === 'challenge') return;
+    if (!carrier) {
+      if (this.stranger(remote.address)) this.respond(rq, 403, 'Forbidden');
+      return;
+    }
+    const rqUser = uriUser(rq.uri);
+    const to = (rqUser && fromCarrier(rqUser, carrier.numberFormat)) ?? fromCarrier(uriUser(rq.headers.to.uri) ?? '', carrier.numberFormat);
+    const fromUser = uriUser(rq.headers.from.uri) ?? 'anonymous';
+    const from = fromCarrier(fromUser, carrier.numberFormat) ?? fromUser;
+    const log = { sipCallId: rq.headers['call-id'], carrier: carrier.id, from, to, source: remote.address };
+    if (!to) {
+      this.o.log.info(log, 'SIP INVITE for no phone number: 404');
+      return this.respond(rq, 404, 'Not Found');
+    }
+    const media = readRemoteSdp(rq.content ?? '');
+    if (!media) {
+      this.o.log.info(log, 'SIP INVITE without G.711 audio: 488');
+      return this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
+    }
+    this.respond(rq, 100, 'Trying');
+    let rtp: RtpSession;
+    try {
+      rtp = await this.openRtp(rq.headers['call-id'], [remote.address]);
+    } catch (err) {
+      this.o.log.error({ ...log, err }, 'no RTP port for an inbound call');
+      return this.respond(rq, 503, 'Service Unavailable');
+    }
+    rtp.setRemote(media);
+    const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
+    const d: Dialog = {
+      callId: rq.headers['call-id'],
+      direction: 'inbound',
+      state: 'early',
+      carrier,
+      localTag: tag(),
+      remoteTag: (rq.headers.from.params.tag as string | undefined) ?? null,
+      local: { ...rq.headers.to, params: { ...rq.headers.to.params } },
+      remote: rq.headers.from,
+      target: contact ? sip.stringifyUri(contact.uri) : `sip:${remote.address}:${remote.port}`,
+      routes: [...(rq.headers['record-route'] ?? [])],
+      transport: remote.protocol.toUpperCase() === 'TCP' ? 'TCP' : 'UDP',
+      cseq: randomInt(1, 10_000),
+      rtp,
+      sdpSession: randomInt(1, 2 ** 31),
+      sdpVersion: 1,
+      leg: null,
+      invite: rq,
+      retransmit: null,
+      sentInvite: null,
+      bridgedTo: null,
+      refer: null,
+      onFinal: null,
+      canceled: false,
+    };
+    d.local.params.tag = d.localTag;
+    this.track(d);
+    this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
+    const decision: InboundDecision = this.inbound
+      ? await this.inbound({ engineCallId: d.callId, from, to }).catch((err: unknown) => {
+          this.o.log.error({ ...log, err }, 'planning an inbound call failed');
+          return { accept: false as const, reason: 'the call could not be taken' };
+        })
+      : { accept: false, reason: 'this process takes no inbound calls' };
+    if (!decision.accept) {
+      this.o.log.info({ ...log, reason: decision.reason }, 'inbound SIP call refused');
+      if (d.state === 'early') {
+        const [status, reason] = refusal(decision.code);
+        this.respond(rq, status, reason, { to: d.local });
+      }
+      this.endDialog(d);
+      return;
+    }
+    const leg = this.makeLeg(d, decision.callId, decision.listener);
+    decision.onLeg(leg);
+    if (d.canceled) {
+      leg.end('remote_hangup', 'the caller hung up while it rang');
+      return;
+    }
+    if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
+    if (d.state !== 'early' || leg.ended) return;
+    this.answer(d);
+    leg.answered('human');
+  }
+
+  /** The 200 with the SDP answer, sent again until the ACK (over UDP). */
+  private answer(d: Dialog): void {
+    const rq = d.invite!;
+    const media = d.rtp.media!;
+    const rs = sip.makeResponse(rq, 200, 'OK', {
+      headers: {
+        to: d.local,
+        contact: [this.contact(d.transport)],
+        'content-type': 'application/sdp',
+        allow: ALLOW,
+        server: AGENT,
+        ...(d.routes.length ? { 'record-route': d.routes } : {}),
+      },
+      content: this.sdp(d, [{ codec: media.codec, payloadType: media.payloadType }], answerDirection(media)),
+    });
+    d.state = 'confirmed';
+    this.stack?.send(rs);
+    sipMetrics.responses.inc({ method: 'INVITE', status: '200', direction: 'sent' });
+    if (d.transport === 'UDP') {
+      let wait = T1;
+      let waited = 0;
+      const again = () => {
+        waited += wait;
+        if (waited > 64 * T1) {
+          // no ACK ever came: the call is not there (RFC 3261 §13.3.1.4)
+          d.retransmit = null;
+          this.o.log.warn({ sipCallId: d.callId }, 'no ACK for the 200 of an INVITE: hanging up');
+          this.hangupDialog(d, 'provider_error');
+          return;
+        }
+        this.stack?.send(rs);
+        wait = Math.min(wait * 2, T2);
+        d.retransmit = setTimeout(again, wait);
+      };
+      d.retransmit = setTimeout(again, wait);
+    }
+  }
+
+  private canceled(d: Dialog | undefined, rq: SipRequest): void {
+    if (!d || d.direction !== 'inbound' || d.state !== 'early') {
+      this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+      return;
+    }
+    this.respond(rq, 200, 'OK');
+    d.canceled = true;
+    this.respond(d.invite!, 487, 'Request Terminated', { to: d.local });
+    d.state = 'ended';
+    this.o.log.info({ sipCallId: d.callId }, 'inbound SIP call canceled while ringing');
+    if (d.leg) this.endLeg(d, 'remote_hangup', 'the caller hung up while it rang');
+    this.endDialog(d);
+  }
+
+  /** A re-INVITE: a hold, a resume, a new address, or a session refresh without SDP. */
+  private reinvite(d: Dialog, rq: SipRequest): void {
+    if (d.state === 'ended') {
+      this.respond(rq, 481, 'Call/Transaction Does Not Exist');
+      return;
+    }
+    let media = d.rtp.media!;
+    if (rq.content) {
+      const next = readRemoteSdp(rq.content);
+      if (!next) {
+        this.respond(rq, 488, 'Not Acceptable Here');
+        return;
+      }
+      media = { ...next, codec: media.codec, payloadType: next.codec === media.codec ? next.payloadType : media.payloadType };
+      d.rtp.setRemote(media);
+      d.sdpVersion++;
+    }
+    const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
+    if (contact) d.target = sip.stringifyUri(contact.uri);
+    this.respond(rq, 200, 'OK', {
+      to: rq.headers.to,
+      contact: [this.contact(d.transport)],
+      'content-type': 'application/sdp',
+      content: this.sdp(d, [{ codec: media.codec, payloadType: media.payloadType }], answerDirection(media)),
+    });
+  }
+
+  private info(d: Dialog, rq: SipRequest): void {
+    const type = String(rq.headers['content-type'] ?? '').toLowerCase();
+    const body = rq.content ?? '';
+    const signal = type.includes('dtmf-relay')
+      ? /Signal\s*=\s*([0-9*#A-D])/i.exec(body)?.[1]
+      : type.includes('application/dtmf')
+        ? body.trim()[0]
+        : undefined;
+    if (signal && d.leg) d.leg.digit(signal.toUpperCase());
+  }
+
+  // ---- in-dialog ----------------------------------------------------------------------------------------
+
+  private remoteBye(d: Dialog): void {
+    const other = d.bridgedTo;
+    if (d.leg && !d.leg.ended) this.endLeg(d, 'remote_hangup', 'the far end hung up');
+    this.endDialog(d);
+    if (other && other.state !== 'ended') {
+      this.sendInDialog(other, 'BYE');
+      if (other.leg && !other.leg.ended) this.endLeg(other, 'remote_hangup', 'the bridged party hung up');
+      this.endDialog(other);
+    }
+  }
+
+  /** Sends an in-dialog request (BYE, REFER); `onResponse` gets its final answer. */
+  private sendInDialog(d: Dialog, method: string, extra: Record<string, unknown> = {}, onResponse?: (rs: SipResponse) => void): void {
+    this.stack?.send(
+      {
+        method,
+        uri: d.target,
+        headers: {
+          to: d.remote,
+          from: d.local,
+          'call-id': d.callId,
+          cseq: { seq: ++d.cseq, method },
+          via: [],
+          'max-forwards': 70,
+          contact: [this.contact(d.transport)],
+          ...(d.routes.length ? { route: d.routes } : {}),
+          ...extra,
+        },
+      },
+      (rs) => {
+        if (rs.status >= 200) {
+          sipMetrics.responses.inc({ method, status: String(rs.status), direction: 'received' });
+          onResponse?.(rs);
+        }
+      },
+    );
+  }
+
+  private hangupDialog(d: Dialog, reason: 'local_hangup' | 'host_lost' | 'provider_error'): void {
+    if (d.state === 'confirmed') this.sendInDialog(d, 'BYE');
+    else if (d.state === 'early' && d.direction === 'outbound') this.cancel(d);
+    else if (d.state === 'early' && d.invite) this.respond(d.invite, 480, 'Temporarily Unavailable', { to: d.local });
+    const legReason = reason === 'host_lost' ? 'local_hangup' : reason;
+    if (d.leg && !d.leg.ended) {
+      if (d.direction === 'outbound' && d.state === 'early') this.failLeg(d, 'provider_error', 'the call was ended before it was answered');
+      else this.endLeg(d, legReason, reason === 'host_lost' ? 'the server shut down' : null);
+    }
+    const other = d.bridgedTo;
+    this.endDialog(d);
+    if (other && other.state !== 'ended') this.hangupDialog(other, 'local_hangup');
+  }
+
+  // ---- transfers and bridges ----------------------------------------------------------------------------
+
+  /**
+   * Cold transfer (docs/sip.md#transfers): a REFER asks the far end to call `to`; when it refuses REFER, the
+   * platform calls `to` itself through the carrier and bridges the two (the caller id then follows the trunk's
+   * `transfer_caller_id`: the caller's number, or the platform's).
+   */
+  private async transfer(d: Dialog, to: string, callerIdRule: 'transferee' | 'transferor'): Promise<void> {
+    if (d.state !== 'confirmed') throw new TelephonyError('the call is not connected', false);
+    const carrier = d.carrier?.outbound ? d.carrier : await this.outboundCarrier(null);
+    const target =
+      to.startsWith('sip:') || to.startsWith('sips:')
+        ? to
+        : carrier?.outbound
+          ? `sip:${toCarrier(to, carrier.numberFormat)}@${carrier.outbound.host}:${carrier.outbound.port}`
+          : null;
+    if (!target) throw new TelephonyError('no carrier has an outbound gateway to transfer through', false);
+    const refused = await new Promise<SipResponse | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        d.refer = null;
+        reject(new TelephonyError('the far end did not report the transfer within 30 s', true));
+      }, REFER_TIMEOUT_MS);
+      d.refer = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(null);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+        timer,
+      };
+      this.sendInDialog(
+        d,
+        'REFER',
+        { 'refer-to': { uri: target, params: {} }, 'referred-by': `<${sip.stringifyUri(d.local.uri)}>` },
+        (rs) => {
+          if (rs.status < 300) return; // accepted: the NOTIFYs tell the outcome
+          clearTimeout(timer);
+          d.refer = null;
+          resolve(rs);
+        },
+      );
+    });
+    if (!refused) {
+      // the far end is connected to the target: this call is over
+      this.endLeg(d, 'transferred', `transferred to ${to} by REFER`);
+      this.sendInDialog(d, 'BYE');
+      this.endDialog(d);
+      return;
+    }
+    this.o.log.info({ sipCallId: d.callId, status: refused.status }, 'REFER refused: the platform calls the target and bridges');
+    const callerNumber = callerIdRule === 'transferee' ? uriUser(d.remote.uri) : uriUser(d.local.uri);
+    await this.bridgeCall(d, carrier, target, callerNumber ?? 'anonymous');
+    this.endLeg(d, 'transferred', `transferred to ${to} (bridged: the far end refused REFER with ${refused.status})`);
+  }
+
+  /** Calls `target` and, once it answers, relays audio between it and `d`; rejects with the target's failure. */
+  private bridgeCall(d: Dialog, carrier: Carrier | null, target: string, callerUser: string): Promise<Dialog> {
+    return new Promise<Dialog>((resolve, reject) => {
+      const viaCarrier = carrier?.outbound && target.includes(`@${carrier.outbound.host}`);
+      const uri = sip.parseUri(target);
+      this.invite({
+        carrier: viaCarrier ? carrier : null,
+        target,
+        transport: String(uri.params.transport ?? 'udp').toLowerCase() === 'tcp' ? 'TCP' : 'UDP',
+        from: `sip:${callerUser}@${this.o.publicAddress}`,
+        to: target.split(';')[0]!,
+        credentials:
+          viaCarrier && carrier!.outbound!.username && carrier!.outbound!.password
+            ? { user: carrier!.outbound!.username, password: carrier!.outbound!.password }
+            : null,
+        log: { callId: d.leg?.toString() ?? d.callId, to: target },
+      }).then((b) => {
+        b.onFinal = (rs) => {
+          if (rs.status >= 300) {
+            reject(new TelephonyError(`${target} answered ${rs.status} ${rs.reason}`, false));
+            return;
+          }
+          if (d.state !== 'confirmed') {
+            this.hangupDialog(b, 'local_hangup');
+            reject(new TelephonyError('the caller hung up before the bridge answered', false));
+            return;
+          }
+          d.leg?.stopListening();
+          d.bridgedTo = b;
+          b.bridgedTo = d;
+          d.rtp.onAudio = (s) => b.rtp.sendAudio(s);
+          b.rtp.onAudio = (s) => d.rtp.sendAudio(s);
+          d.rtp.onDigit = () => undefined;
+          resolve(b);
+        };
+      }, reject);
+    });
+  }
+
+  private notify(d: Dialog, rq: SipRequest): void {
+    if (!d.refer || !/^refer/i.test(String(rq.headers.event ?? ''))) return;
+    const status = Number(/^SIP\/2\.0\s+(\d{3})/.exec(rq.content ?? '')?.[1] ?? 0);
+    if (status >= 200 && status < 300) {
+      const r = d.refer;
+      d.refer = null;
+      r.resolve();
+    } else if (status >= 300) {
+      const r = d.refer;
+      d.refer = null;
+      r.reject(new TelephonyError(`the transfer target answered ${status}`, false));
+    }
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------------------
+
+  private makeLeg(d: Dialog, callId: string, listener: LegListener): SipLeg {
+    const leg = new SipLeg(
+      d.callId,
+      callId,
+      d.rtp,
+      listener,
+      {
+        transfer: (to) => this.transfer(d, to, 'transferee'),
+        bridge: async (sipUri) => {
+          await this.bridgeCall(d, null, sipUri, uriUser(d.remote.uri) ?? 'anonymous');
+        },
+        hangup: () => this.hangupDialog(d, 'local_hangup'),
+      },
+      this.o.log,
+      this.o.speech,
+    );
+    d.leg = leg;
+    return leg;
+  }
+
+  private endLeg(d: Dialog, reason: 'remote_hangup' | 'local_hangup' | 'transferred' | 'provider_error', detail: string | null): void {
+    const leg = d.leg;
+    if (!leg || leg.ended) return;
+    const stats = leg.end(reason, detail);
+    this.o.log.info({ sipCallId: d.callId, reason, media: stats }, 'SIP call ended');
+  }
+
+  private failLeg(d: Dialog, reason: DialFailure, detail: string): void {
+    d.leg?.failed(reason, detail);
+    this.endDialog(d);
+  }
+
+  private endDialog(d: Dialog): void {
+    d.state = 'ended';
+    if (d.retransmit) clearTimeout(d.retransmit);
+    d.retransmit = null;
+    if (d.refer) {
+      clearTimeout(d.refer.timer);
+      d.refer.reject(new TelephonyError('the call ended', false));
+      d.refer = null;
+    }
+    d.rtp.close();
+    this.forget(d);
+  }
+
+  private track(d: Dialog): void {
+    this.dialogs.set(d.callId, d);
+    sipMetrics.activeCalls.set(this.dialogs.size);
+  }
+
+  private forget(d: Dialog): void {
+    if (this.dialogs.get(d.callId) === d) this.dialogs.delete(d.callId);
+    sipMetrics.activeCalls.set(this.dialogs.size);
+  }
+
+  private async openRtp(callId: string, trusted: string[]): Promise<RtpSession> {
+    const socket = await this.o.rtpPorts.bind(this.o.rtpAddress);
+    return new RtpSession(socket, this.clock, this.o.log, callId, trusted);
+  }
+
+  private sdp(
+    d: Dialog,
+    codecs: readonly { codec: RemoteMedia['codec']; payloadType: number }[],
+    direction: 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive',
+  ): string {
+    const dtmf = d.rtp.media ? d.rtp.media.dtmfPayloadType : OUR_DTMF_PAYLOAD;
+    return writeSdp({
+      address: this.o.publicAddress,
+      port: d.rtp.port,
+      sessionId: d.sdpSession,
+      version: d.sdpVersion,
+      codecs,
+      dtmfPayloadType: dtmf,
+      direction,
+    });
+  }
+
+  contact(transport: 'UDP' | 'TCP'): NameAddr {
+    return { uri: `sip:agent@${this.o.publicAddress}:${this.o.port}${transport === 'TCP' ? ';transport=tcp' : ''}`, params: {} };
+  }
+
+  respond(rq: SipRequest, status: number, reason: string, headers: Record<string, unknown> = {}): void {
+    const { content, ...rest } = headers;
+    this.stack?.send(sip.makeResponse(rq, status, reason, { headers: { server: AGENT, ...rest }, content: content as string | undefined }));
+    if (status >= 200) sipMetrics.responses.inc({ method: rq.method, status: String(status), direction: 'sent' });
+  }
+
+  /** Sends a request outside any dialog (REGISTER). */
+  request(rq: SipRequest, onResponse: (rs: SipResponse) => void): void {
+    this.stack?.send(rq, onResponse);
+  }
+
+  get publicAddress(): string {
+    return this.o.publicAddress;
+  }
+
+  /** A carrier that authenticates by digest instead of by address: the INVITE is challenged, then checked. */
+  private byCredentials(carriers: readonly Carrier[], rq: SipRequest): Carrier | 'challenge' | null {
+    const withCredentials = carriers.filter((c) => c.inbound.username && c.inbound.password);
+    if (withCredentials.length === 0) return null;
+    const auth = rq.headers.authorization?.[0] ?? rq.headers['proxy-authorization']?.[0];
+    const realm = this.o.publicAddress;
+    if (!auth) {
+      this.respond(rq, 401, 'Unauthorized', {
+        'www-authenticate': [{ scheme: 'Digest', realm: `"${realm}"`, nonce: `"${nonce()}"`, algorithm: 'MD5', qop: '"auth"' }],
+      });
+      return 'challenge';
+    }
+    const user = String(auth.username ?? '').replace(/"/g, '');
+    const carrier = withCredentials.find((c) => c.inbound.username === user);
+    if (!carrier) return null;
+    const ctx = { realm, nonce: String(auth.nonce ?? '').replace(/"/g, ''), proxy: !rq.headers.authorization };
+    return digest.authenticateRequest(ctx, rq, { user, password: carrier.inbound.password! }) ? carrier : null;
+  }
+
+  /** Whether to answer a request from a source that is no carrier (a flood is dropped, with one log line a second). */
+  private stranger(address: string): boolean {
+    const second = Math.floor(Date.now() / 1000);
+    const s = this.strangers.get(address);
+    if (!s || s.second !== second) {
+      if (this.strangers.size > 10_000) this.strangers.clear();
+      this.strangers.set(address, { second, count: 1, warned: false });
+      this.o.log.warn({ source: address }, 'SIP INVITE from a source that is no carrier: 403');
+      return true;
+    }
+    s.count++;
+    if (s.count <= STRANGER_ANSWERS_PER_SECOND) return true;
+    sipMetrics.dropped.inc({ reason: 'not_a_carrier_flood' });
+    if (!s.warned) {
+      s.warned = true;
+      this.o.log.warn({ source: address }, 'a flood of SIP INVITEs from a source that is no carrier: dropping the rest of this second');
+    }
+    return false;
+  }
+
+  private async carriers(): Promise<readonly Carrier[]> {
+    const now = Date.now();
+    if (this.carrierCache && now - this.carrierCache.at < 2000) return this.carrierCache.list;
+    const list = await this.o.carriers.list();
+    this.carrierCache = { at: now, list };
+    return list;
+  }
+
+  private async outboundCarrier(fromE164: string | null): Promise<Carrier | null> {
+    const carriers = await this.carriers();
+    const id = fromE164 ? await this.o.carrierOfNumber(fromE164) : null;
+    return carriers.find((c) => c.id === id && c.outbound) ?? carriers.find((c) => c.outbound) ?? null;
+  }
+}
+
+const nonce = () => randomBytes(16).toString('hex');
+
+function answerDirection(m: RemoteMedia): 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive' {
+  if (m.sending && m.receiving) return 'sendrecv';
+  if (m.sending) return 'recvonly';
+  if (m.receiving) return 'sendonly';
+  return 'inactive';
+}
+
+/** How a refused inbound offer is answered (docs/sip.md#inbound-calls). */
+function refusal(code: InboundRefusal | undefined): [number, string] {
+  switch (code) {
+    case 'unknown_number':
+      return [404, 'Not Found'];
+    case 'busy':
+      return [486, 'Busy Here'];
+    default:
+      return [480, 'Temporarily Unavailable'];
+  }
+}
+type InboundRefusal = Extract<InboundDecision, { accept: false }>['code'];
+
+/** What a failed dial's final answer means for the call record (docs/sip.md#outbound-calls). */
+export function dialFailure(rs: Pick<SipResponse, 'status' | 'reason'>): [DialFailure, string] {
+  const detail = `${rs.status} ${rs.reason}`.trim();
+  if (rs.status === 486 || rs.status === 600) return ['busy', detail];
+  if (rs.status === 408 || rs.status === 480 || rs.status === 487) return ['no_answer', detail];
+  if (rs.status === 404 || rs.status === 484 || rs.status === 604) return ['invalid_number', detail];
+  return ['provider_error', detail];
+}
+
+/** A REGISTER with a carrier's gateway, refreshed before it expires (docs/sip.md#carriers). */
+class Registration {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private cseq = 1;
+  private readonly callId = `${randomBytes(10).toString('hex')}@reg`;
+  private readonly fromTag = tag();
+
+  constructor(
+    private readonly engine: SipEngine,
+    private readonly carrier: Carrier,
+    private readonly log: LoggerPort,
+  ) {}
+
+  start(): void {
+    this.send(this.carrier.outbound!.registerExpiresSeconds, null);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.send(0, null);
+  }
+
+  private send(expires: number, challenge: SipResponse | null): void {
+    const gw = this.carrier.outbound!;
+    const aor = `sip:${gw.username ?? 'agent'}@${gw.host}`;
+    const rq: SipRequest = {
+      method: 'REGISTER',
+      uri: `sip:${gw.host}:${gw.port}${gw.transport === 'tcp' ? ';transport=tcp' : ''}`,
+      headers: {
+        to: { uri: aor, params: {} },
+        from: { uri: aor, params: { tag: this.fromTag } },
+        'call-id': this.callId,
+        cseq: { seq: this.cseq++, method: 'REGISTER' },
+        contact: [this.engine.contact(gw.transport === 'tcp' ? 'TCP' : 'UDP')],
+        expires,
+        via: [],
+        'max-forwards': 70,
+        'user-agent': AGENT,
+      },
+    };
+    if (challenge && gw.username && gw.password) digest.signRequest(null, rq, challenge, { user: gw.username, password: gw.password });
+    this.engine.request(rq, (rs) => {
+      if (rs.status < 200 || expires === 0) return;
+      if ((rs.status === 401 || rs.status === 407) && !challenge && gw.username && gw.password) {
+        this.send(expires, rs);
+        return;
+      }
+      if (rs.status >= 300) {
+        this.log.warn({ carrier: this.carrier.id, status: rs.status }, 'REGISTER refused; trying again in 30 s');
+        this.later(30);
+        return;
+      }
+      const granted = Number(rs.headers.expires ?? expires) || expires;
+      this.log.info({ carrier: this.carrier.id, expires: granted }, 'registered with the carrier');
+      this.later(Math.max(30, Math.floor(granted * 0.8)));
+    });
+  }
+
+  private later(seconds: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.send(this.carrier.outbound!.registerExpiresSeconds, null), seconds * 1000);
+    this.timer.unref();
+  }
+}
