@@ -21,6 +21,8 @@ const JITTER_DEPTH = 3;
 const TONE_PACKETS = 5;
 const END_REPEATS = 3;
 const TONE_GAP_PACKETS = 3;
+/** packets in a row from one unexpected source before it is taken as the far end's (NAT) */
+const LEARN_PACKETS = 10;
 /** the largest datagram taken as RTP (a 20 ms G.711 packet is 172 bytes) */
 const MAX_DATAGRAM = 1500;
 
@@ -95,6 +97,7 @@ export class RtpSession implements Ticking {
   private receivedBytes = 0;
   private dropped = 0;
   private warnedSources = new Set<string>();
+  private learning: { source: string; count: number } | null = null;
   private closed = false;
   /** the caller's audio, 20 ms at a time at 8 kHz (lost packets as silence) */
   onAudio: (samples: Int16Array) => void = () => undefined;
@@ -297,11 +300,20 @@ export class RtpSession implements Ticking {
     for (const frame of this.jitter.push(p.sequence, p.timestamp, performance.now(), p.payload)) this.deliver(frame);
   }
 
-  /** Symmetric RTP: the first packet from the SDP's address, or from the signalling peer's, fixes where the far end is. */
+  /**
+   * Symmetric RTP: the first packet from the SDP's address, or from the signalling peer's, fixes where the far end
+   * is. A phone behind NAT may name an address in its SDP that its packets never come from: when LEARN_PACKETS
+   * packets in a row come from one other source and none from the expected ones, that source is learnt (as
+   * Asterisk's strict RTP learns a new source).
+   */
   private accepts(rinfo: RemoteInfo): boolean {
     const t = this.target!;
     if (this.latched) return rinfo.address === t.address && rinfo.port === t.port;
-    if (rinfo.address !== this.remote!.address && !this.trusted.includes(rinfo.address)) return false;
+    if (rinfo.address !== this.remote!.address && !this.trusted.includes(rinfo.address)) {
+      const source = `${rinfo.address}:${rinfo.port}`;
+      this.learning = this.learning?.source === source ? { source, count: this.learning.count + 1 } : { source, count: 1 };
+      if (this.learning.count < LEARN_PACKETS) return false;
+    }
     this.target = { address: rinfo.address, port: rinfo.port };
     this.latched = true;
     return true;

@@ -91,3 +91,12 @@ declare module 'sip/digest.js' {
   const digest: { signRequest: typeof signRequest; challenge: typeof challenge; authenticateRequest: typeof authenticateRequest };
   export default digest;
 }
+
+declare module 'sip/proxy.js' {
+  import type { Remote, SipMessage, SipRequest, SipResponse, StackOptions } from 'sip';
+  export function start(options: StackOptions, route: (rq: SipRequest, remote: Remote) => void): void;
+  export function send(m: SipMessage, callback?: (rs: SipResponse, remote: Remote) => void): void;
+  export function stop(): void;
+  const proxy: { start: typeof start; send: typeof send; stop: typeof stop };
+  export default proxy;
+}

@@ -2,13 +2,25 @@ import { expect } from 'chai';
 import { type VoiceReceiver, voiceReceiver } from '../support/calls.js';
 import type { TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
-import { Baresip, findSpeech, freeSipPort, hasBinary, lineSpeech, sipLine, startSipApp } from '../support/sip.js';
+import {
+  Baresip,
+  CALLEE_HOST,
+  findSpeech,
+  freeSipPort,
+  GATEWAY_HOST,
+  hasBinary,
+  lineSpeech,
+  sipLine,
+  startSipApp,
+} from '../support/sip.js';
+import { startDigestGateway } from '../support/sip-gateway.js';
 
 /** how long a step that moves real audio may take on a loaded machine */
-const SLOW = 120_000;
+const SLOW = Number(process.env.SIP_TEST_SLOW_MS ?? 120_000);
 const QUESTION = 'What are your opening hours on Saturday?';
 const ANSWER = 'We open at nine in the morning and close at five in the afternoon.';
 const NUMBER = '+14155550142';
+const GREETING = 'Hello, this is the bakery calling about your order.';
 const isVoiceTurn = (t: { body: any }) => t.body.event === 'agent.message' && t.body.channel === 'voice';
 
 /** `ms` of silence at 8 kHz */
@@ -35,15 +47,32 @@ describe('SIP calls with baresip', function () {
   let rx: VoiceReceiver;
   const phones: Baresip[] = [];
 
+  let gateway: ReturnType<typeof startDigestGateway> | null = null;
+  let gatewayPort: number;
+
   before(async function () {
     if (!hasBinary('baresip') || !hasBinary('espeak-ng')) this.skip();
     rx = await voiceReceiver((t) => (isVoiceTurn(t) ? { json: { text: ANSWER } } : { json: {} }));
+    gatewayPort = await freeSipPort();
     ({ app, sipPort } = await startSipApp({
-      carriers: [{ id: 'local', name: 'Local trunk', inbound: { addresses: ['127.0.0.1/32'] } }],
-      env: { WEBHOOK_ALLOW_PRIVATE: 'true', SIP_END_SILENCE_MS: '600' },
+      carriers: [
+        { id: 'local', name: 'Local trunk', inbound: { addresses: ['127.0.0.0/8'] } },
+        {
+          id: 'gw',
+          name: 'Gateway with digest',
+          outbound: { host: GATEWAY_HOST, port: gatewayPort, transport: 'udp', username: 'platform', password: 'gateway-secret' },
+          numberFormat: { plus: false },
+        },
+      ],
+      env: {
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        SIP_END_SILENCE_MS: '600',
+        ...(process.env.SIP_TEST_LOG ? { LOG_LEVEL: process.env.SIP_TEST_LOG } : {}),
+      },
     }));
   });
   after(async () => {
+    gateway?.stop();
     for (const p of phones) await p.stop();
     await rx?.close();
     await app?.close();
@@ -100,5 +129,54 @@ describe('SIP calls with baresip', function () {
     );
     expect(endedEvent.body.data).to.include({ direction: 'inbound', disconnectionReason: 'user_hangup' });
     expect(endedEvent.body.data.transcript.at(-1)).to.deep.equal({ role: 'agent', content: ANSWER });
+  });
+
+  it('POST /v1/calls rings a baresip behind a carrier gateway that demands digest auth; the greeting is in its recording', async () => {
+    const phonePort = await freeSipPort();
+    gateway = startDigestGateway({
+      address: GATEWAY_HOST,
+      port: gatewayPort,
+      user: 'platform',
+      password: 'gateway-secret',
+      forwardTo: `sip:callee@${CALLEE_HOST}:${phonePort}`,
+    });
+    const phone = new Baresip({ port: phonePort, microphone: quiet(30_000), answer: true, user: 'callee', host: CALLEE_HOST });
+    phones.push(phone);
+    phone.start();
+    const line = await sipLine(app, 'gw', '+14155550143', { beginMessage: GREETING });
+    // baresip needs a moment to open its port
+    await eventually(async () => phone.log.includes('baresip is ready') || undefined, 'baresip is ready', SLOW);
+    const placed = await app.call('POST', '/v1/calls', { key: line.key, body: { agentId: line.agentId, toNumber: '+14155550199' } });
+    expect(placed.status, JSON.stringify(placed.body)).to.equal(200);
+    const callId = placed.body.callId ?? placed.body.id;
+    const greeted = await eventually(
+      async () => {
+        const r = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
+        return r.body.turns?.some((t: any) => t.source === 'greeting' && t.spoken === GREETING) ? r.body : undefined;
+      },
+      'the greeting has been spoken',
+      SLOW,
+    ).catch(async (err) => {
+      const r = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
+      console.log(JSON.stringify({ call: r.body, seen: gateway?.seen, phone: phone.log.slice(-3000) }, null, 1));
+      throw err;
+    });
+    expect(greeted).to.include({ direction: 'outbound', phase: 'answered', fromNumber: '+14155550143', toNumber: '+14155550199' });
+    // the gateway challenged the first INVITE and let the signed one through, with the number as the carrier writes it
+    expect(gateway.seen.map((s) => s.authorised)).to.deep.equal([false, true]);
+    expect(gateway.seen[1]!.uri).to.match(/^sip:14155550199@/);
+    expect(gateway.seen[1]!.from).to.match(/^sip:14155550143@/);
+    const ended = await app.call('POST', `/v1/calls/${callId}/end`, { key: line.key });
+    expect(ended.status).to.equal(200);
+    const heard = await eventually(
+      async () => {
+        const h = phone.heard();
+        return h && h.length > 8000 ? h : undefined;
+      },
+      "baresip's recording",
+      SLOW,
+    );
+    const match = findSpeech(heard, await lineSpeech(GREETING));
+    expect(match.score, `the greeting in baresip's recording (correlation ${match.score.toFixed(2)})`).to.be.above(0.75);
   });
 });

@@ -80,6 +80,14 @@ export function writeLineWav(path: string, samples: Int16Array): void {
 }
 
 /**
+ * Where a gateway and the phone behind it listen: loopback addresses other than the platform's 127.0.0.1 and each
+ * other's, because the `sip` package takes a request URI on its own address for one of its flow tokens
+ * (docs/sip.md#how-it-is-built).
+ */
+export const GATEWAY_HOST = '127.0.0.2';
+export const CALLEE_HOST = '127.0.0.3';
+
+/**
  * Debian's baresip as a phone (docs/testing.md#sip-tests): `aufile` plays a WAV as its microphone, `sndfile` keeps
  * what it hears (`dump-…-dec.wav`), answering automatically when `answer` is set.
  */
@@ -88,7 +96,7 @@ export class Baresip {
   private proc: ChildProcess | null = null;
   readonly output: string[] = [];
 
-  constructor(readonly o: { port: number; microphone: Int16Array; answer?: boolean; user?: string }) {
+  constructor(readonly o: { port: number; microphone: Int16Array; answer?: boolean; user?: string; host?: string }) {
     this.dir = mkdtempSync(join(tmpdir(), 'baresip-'));
     mkdirSync(join(this.dir, 'dumps'));
     const mic = join(this.dir, 'microphone.wav');
@@ -97,7 +105,7 @@ export class Baresip {
       join(this.dir, 'config'),
       [
         'module_path /usr/lib/baresip/modules',
-        `sip_listen 127.0.0.1:${o.port}`,
+        `sip_listen ${o.host ?? '127.0.0.1'}:${o.port}`,
         `audio_source aufile,${mic}`,
         'audio_player aubridge,nowhere',
         'audio_alert aubridge,nowhere',
@@ -120,7 +128,7 @@ export class Baresip {
     const user = o.user ?? 'phone';
     writeFileSync(
       join(this.dir, 'accounts'),
-      `<sip:${user}@127.0.0.1:${o.port}>;regint=0;audio_codecs=PCMU,PCMA${o.answer ? ';answermode=auto' : ''}\n`,
+      `<sip:${user}@${o.host ?? '127.0.0.1'}:${o.port}>;regint=0;audio_codecs=PCMU,PCMA${o.answer ? ';answermode=auto' : ''}\n`,
     );
   }
 
