@@ -11,22 +11,32 @@ import type { ListenerQueue } from './listener-queue.js';
 export { FRAME_MS } from './endpointer.js';
 
 /**
- * Where a call's audio goes and comes from: a browser's socket, or a phone line's RTP stream. The pipeline hands it
- * the agent's speech `leadMs` ahead of real time, in frames at `sampleRate`, and tells it to drop what it holds
- * when the caller cuts in (docs/calls.md#the-media-pipeline).
+ * Where a call's audio goes and comes from: a browser's socket, or a phone line's RTP stream. The agent's speech
+ * goes out at `sampleRate` in one of two ways (docs/calls.md#the-media-pipeline): pushed in real time by the
+ * pipeline, or queued whole and sent by the transport on its own clock. Either way the transport drops what it
+ * holds when the caller cuts in.
  */
 export interface AudioTransport {
   /** the rate of the audio both ways */
   readonly sampleRate: number;
-  /** how far ahead of real time the agent's audio is handed over */
-  readonly leadMs: number;
-  /** how long after it is handed over the far end hears the audio (its jitter buffer) */
+  /** how long after it goes out the far end hears the audio (its jitter buffer) */
   readonly playoutDelayMs: number;
-  /** the agent's audio, in order */
-  sendAudio(samples: Int16Array): void;
+  readonly output: PushedOutput | QueuedOutput;
   /** the caller cut in: audio handed over and not yet heard is dropped */
   clear(): void;
 }
+
+/** A transport without a clock of its own (a socket): the pipeline hands it the audio in real time, `leadMs` ahead. */
+export type PushedOutput = Readonly<{ kind: 'pushed'; leadMs: number; send(samples: Int16Array): void }>;
+
+/**
+ * A transport that sends on its own clock (a phone line's packet clock): each part of the agent's speech is queued
+ * whole, after what is queued; `sent` is called once its last sample has gone out (never for a part cleared), and
+ * the answer tells how many of its samples have gone out so far. One clock paces the audio, so a late timer never
+ * leaves the line short of audio in the middle of a word.
+ */
+export type QueuedOutput = Readonly<{ kind: 'queued'; enqueue(samples: Int16Array, sent: () => void): QueuedAudio }>;
+export type QueuedAudio = Readonly<{ sentSamples: number }>;
 
 /** What a transport may show the far end besides audio (a web page does; a phone line has nowhere to show it). */
 export type PipelineNotices = Partial<{
@@ -58,9 +68,11 @@ type Playback = {
   /** words of the parts played to the end */
   wordsDone: number;
   started: boolean;
-  /** when the current part's first frame went out, and its length */
+  /** when the current part started going out, and its length */
   partStartedAt: number;
   partMs: number;
+  /** of a queued part, how much has gone out (ms); null: as much as the time since it started */
+  partSentMs: (() => number) | null;
 };
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
@@ -160,7 +172,7 @@ export class SpeechPipeline {
     const { sentences, rest } = takeSentences(`${text} `);
     const pieces = [...sentences, ...(rest.trim() ? [rest.trim()] : [])];
     const parts = pieces.map((piece) => ({ text: piece, words: wordsOf(piece).length, audio: this.render(piece, o) }));
-    this.queue.push({ id: playbackId, text, parts, part: 0, wordsDone: 0, started: false, partStartedAt: 0, partMs: 0 });
+    this.queue.push({ id: playbackId, text, parts, part: 0, wordsDone: 0, started: false, partStartedAt: 0, partMs: 0, partSentMs: null });
     void this.pump();
   }
 
@@ -243,12 +255,31 @@ export class SpeechPipeline {
     }
   }
 
-  /** Hands one part's frames over in real time (`leadMs` ahead); true once it has played, false when stopped. */
+  /** Sends one part; true once it has gone out, false when stopped. */
   private stream(p: Playback, samples: Int16Array, epoch: number): Promise<boolean> {
+    p.partStartedAt = performance.now();
+    p.partMs = samples.length / this.samplesPerMs;
+    p.partSentMs = null;
+    const out = this.transport.output;
+    if (out.kind === 'queued')
+      return new Promise<boolean>((resolve) => {
+        const done = (played: boolean) => {
+          this.streaming = null;
+          resolve(played);
+        };
+        this.streaming = { done };
+        const part = out.enqueue(samples, () => {
+          if (this.epoch === epoch && !this.over) done(true);
+        });
+        p.partSentMs = () => part.sentSamples / this.samplesPerMs;
+      });
+    return this.push(out, p, samples, epoch);
+  }
+
+  /** Hands one part's frames over in real time (`leadMs` ahead); true once it has played, false when stopped. */
+  private push(out: PushedOutput, p: Playback, samples: Int16Array, epoch: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      const start = performance.now();
-      p.partStartedAt = start;
-      p.partMs = samples.length / this.samplesPerMs;
+      const start = p.partStartedAt;
       let sent = 0;
       const done = (played: boolean) => {
         clearInterval(timer);
@@ -261,10 +292,10 @@ export class SpeechPipeline {
           return;
         }
         const elapsed = performance.now() - start;
-        const due = Math.min(samples.length, Math.ceil((elapsed + this.transport.leadMs) * this.samplesPerMs));
+        const due = Math.min(samples.length, Math.ceil((elapsed + out.leadMs) * this.samplesPerMs));
         while (sent < due) {
           const end = Math.min(due, sent + this.frameSamples);
-          this.transport.sendAudio(samples.subarray(sent, end));
+          out.send(samples.subarray(sent, end));
           sent = end;
         }
         if (elapsed >= p.partMs) done(true);
@@ -277,7 +308,7 @@ export class SpeechPipeline {
 
   /**
    * The playbacks queued now, and what was heard of each: of the one playing, its parts played to the end and
-   * the share of the current part's audio played so far, in words (the far end plays `playoutDelayMs` behind).
+   * the share of the current part's audio gone out so far, in words (the far end plays `playoutDelayMs` behind).
    */
   private whatWasHeard(): StoppedPlayback {
     const heard: Record<string, string> = {};
@@ -288,10 +319,8 @@ export class SpeechPipeline {
         continue;
       }
       const part = p.parts[p.part];
-      const share =
-        part && p.partMs > 0
-          ? Math.min(1, Math.max(0, (performance.now() - p.partStartedAt - this.transport.playoutDelayMs) / p.partMs))
-          : 0;
+      const outMs = p.partSentMs ? p.partSentMs() : performance.now() - p.partStartedAt;
+      const share = part && p.partMs > 0 ? Math.min(1, Math.max(0, (outMs - this.transport.playoutDelayMs) / p.partMs)) : 0;
       const words = p.wordsDone + Math.floor(share * (part?.words ?? 0));
       heard[p.id] = wordsOf(p.text).slice(0, words).join(' ');
     }

@@ -4,6 +4,7 @@ import { isIPv6 } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import alawmulaw from 'alawmulaw';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { QueuedAudio } from '../media/speech-pipeline.js';
 import { JitterBuffer, type JitterStats } from './jitter-buffer.js';
 import { rtpMetrics } from './metrics.js';
 import { buildRtp, buildTelephoneEvent, digitOfEvent, eventOfDigit, parseRtp, parseTelephoneEvent } from './rtp.js';
@@ -25,6 +26,12 @@ const TONE_GAP_PACKETS = 3;
 const LEARN_PACKETS = 10;
 /** the largest datagram taken as RTP (a 20 ms G.711 packet is 172 bytes) */
 const MAX_DATAGRAM = 1500;
+
+/** audio relayed from a bridged call held at most this many parts (20 ms each) */
+const RELAY_BACKLOG = 5;
+
+/** Queued audio: its samples, how many have gone out, and whom to tell once all have. */
+type Outgoing = { readonly samples: Int16Array; sentSamples: number; readonly sent: (() => void) | null };
 
 /** Where the far end's RTP goes, as its SDP says (docs/sip.md#media). */
 export type RemoteMedia = Readonly<{
@@ -84,8 +91,8 @@ export class RtpSession implements Ticking {
   private readonly ssrc = randomInt(0, 0xffffffff);
   private sequence = randomInt(0, 0xffff);
   private timestamp = randomInt(0, 0xffffffff);
-  private outbound: Int16Array[] = [];
-  private outboundOffset = 0;
+  /** the agent's audio waiting to go out, part by part */
+  private outbound: Outgoing[] = [];
   /** keypad tones being sent, packet by packet; a gap sends audio (or silence) */
   private toneSteps: ({ kind: 'event'; payload: Buffer; first: boolean } | { kind: 'gap' })[] = [];
   private toneTimestamp = 0;
@@ -137,15 +144,30 @@ export class RtpSession implements Ticking {
     if (!this.closed) this.clock.add(this);
   }
 
-  /** The agent's audio at 8 kHz, appended to what is waiting to be sent. */
-  sendAudio(samples: Int16Array): void {
-    if (samples.length > 0) this.outbound.push(samples);
+  /**
+   * Audio at 8 kHz, queued after what is waiting to go out and sent on the packet clock (docs/sip.md#media);
+   * `sent` is called once its last sample has gone out, never when it is cleared first. The answer counts its
+   * samples sent so far.
+   */
+  enqueue(samples: Int16Array, sent: (() => void) | null = null): QueuedAudio {
+    const part: Outgoing = { samples, sentSamples: 0, sent };
+    if (samples.length > 0) this.outbound.push(part);
+    else if (sent) queueMicrotask(sent);
+    return part;
+  }
+
+  /**
+   * Audio relayed from another call's far end (a bridge), 20 ms at a time: queued like the agent's, but never more
+   * than RELAY_BACKLOG packets, so that two clocks drifting apart never build up a delay.
+   */
+  relay(samples: Int16Array): void {
+    if (this.outbound.length >= RELAY_BACKLOG) this.outbound.shift();
+    this.enqueue(samples);
   }
 
   /** Drops the audio not yet sent (barge-in). */
   clear(): void {
     this.outbound = [];
-    this.outboundOffset = 0;
   }
 
   /** Sends keypad tones as RFC 4733 events; resolves once the last one has been sent. */
@@ -205,8 +227,8 @@ export class RtpSession implements Ticking {
     const timestamp = this.timestamp;
     this.timestamp = (this.timestamp + FRAME) >>> 0;
     if (!r.receiving) {
-      // the far end holds the call: nothing goes out, the clock runs on
-      this.clear();
+      // the far end holds the call: nothing goes out, and the agent's audio runs on as if it were heard
+      this.take();
       return;
     }
     const step = this.toneSteps.shift();
@@ -232,20 +254,25 @@ export class RtpSession implements Ticking {
     for (const w of waiters) w();
   }
 
-  /** 160 samples of the agent's audio, padded with silence at its end; null when there is none. */
+  /**
+   * The next 160 samples of the queued audio, padded with silence at the end of a part; null when nothing is
+   * queued. A part whose last sample is taken is reported sent.
+   */
   private take(): Int16Array | null {
-    if (this.outbound.length === 0) return null;
+    const head = this.outbound[0];
+    if (!head) return null;
     const out = new Int16Array(FRAME);
-    let filled = 0;
-    while (filled < FRAME && this.outbound.length > 0) {
-      const head = this.outbound[0]!;
-      const n = Math.min(FRAME - filled, head.length - this.outboundOffset);
-      out.set(head.subarray(this.outboundOffset, this.outboundOffset + n), filled);
-      filled += n;
-      this.outboundOffset += n;
-      if (this.outboundOffset >= head.length) {
-        this.outbound.shift();
-        this.outboundOffset = 0;
+    const n = Math.min(FRAME, head.samples.length - head.sentSamples);
+    out.set(head.samples.subarray(head.sentSamples, head.sentSamples + n));
+    head.sentSamples += n;
+    if (head.sentSamples >= head.samples.length) {
+      this.outbound.shift();
+      if (head.sent) {
+        try {
+          head.sent();
+        } catch (err) {
+          this.log.error({ err, callId: this.callId }, 'the end of queued RTP audio could not be reported');
+        }
       }
     }
     return out;

@@ -366,8 +366,8 @@ export class SipEngine implements VoiceEnginePort {
     const d = this.dialogs.get(rq.headers['call-id']);
     switch (rq.method) {
       case 'ACK':
-        if (d && d.retransmit) {
-          clearInterval(d.retransmit);
+        if (d?.retransmit) {
+          clearTimeout(d.retransmit);
           d.retransmit = null;
         }
         return;
@@ -526,7 +526,7 @@ export class SipEngine implements VoiceEnginePort {
   }
 
   private canceled(d: Dialog | undefined, rq: SipRequest): void {
-    if (!d || d.direction !== 'inbound' || d.state !== 'early') {
+    if (d?.direction !== 'inbound' || d.state !== 'early') {
       this.respond(rq, 481, 'Call/Transaction Does Not Exist');
       return;
     }
@@ -719,8 +719,8 @@ export class SipEngine implements VoiceEnginePort {
           d.leg?.stopListening();
           d.bridgedTo = b;
           b.bridgedTo = d;
-          d.rtp.onAudio = (s) => b.rtp.sendAudio(s);
-          b.rtp.onAudio = (s) => d.rtp.sendAudio(s);
+          d.rtp.onAudio = (s) => b.rtp.relay(s);
+          b.rtp.onAudio = (s) => d.rtp.relay(s);
           d.rtp.onDigit = () => undefined;
           resolve(b);
         };

@@ -12,8 +12,6 @@ import { ListenerQueue } from '../media/listener-queue.js';
 import { SpeechPipeline, type SpeechPipelineDeps } from '../media/speech-pipeline.js';
 import { LINE_RATE, type MediaStats, type RtpSession } from './rtp-session.js';
 
-/** the agent's audio is handed to the RTP stream this far ahead of its packet clock */
-const LEAD_MS = 60;
 /** how long after a packet is sent the caller hears it (a phone's jitter buffer, typically 40-80 ms) */
 const PLAYOUT_DELAY_MS = 60;
 
@@ -45,7 +43,7 @@ export class SipLeg implements CallLeg {
     private readonly rtp: RtpSession,
     listener: LegListener,
     private readonly signalling: LegSignalling,
-    private readonly log: LoggerPort,
+    log: LoggerPort,
     speech: SpeechPipelineDeps,
   ) {
     this.events = new ListenerQueue(listener, (err) => log.error({ err, callId }, 'a SIP call event failed'));
@@ -54,9 +52,9 @@ export class SipLeg implements CallLeg {
       this.events,
       {
         sampleRate: LINE_RATE,
-        leadMs: LEAD_MS,
         playoutDelayMs: PLAYOUT_DELAY_MS,
-        sendAudio: (samples) => rtp.sendAudio(samples),
+        // the packet clock paces the agent's audio: each part is queued whole (docs/calls.md#the-media-pipeline)
+        output: { kind: 'queued', enqueue: (samples, sent) => rtp.enqueue(samples, sent) },
         clear: () => rtp.clear(),
       },
       speech,

@@ -57,9 +57,8 @@ export class WebCallLeg implements CallLeg {
     this.events = new ListenerQueue(listener, (err) => d.log.error({ err, callId: call.callId }, 'a web call event failed'));
     const transport: AudioTransport = {
       sampleRate: WEB_CALL_SAMPLE_RATE,
-      leadMs: LEAD_MS,
       playoutDelayMs: PLAYOUT_DELAY_MS,
-      sendAudio: (samples) => this.sendAudio(samples),
+      output: { kind: 'pushed', leadMs: LEAD_MS, send: (samples) => this.sendAudio(samples) },
       clear: () => this.send({ type: 'clear' }),
     };
     this.pipeline = new SpeechPipeline(call.callId, this.events, transport, d, {

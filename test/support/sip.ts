@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,7 +159,13 @@ export class Baresip {
     return toRate(pcm, 8000);
   }
 
+  /** Stops it and removes its directory (kept with SIP_TEST_KEEP=1, to listen to its recordings). */
   async stop(): Promise<void> {
+    await this.quit();
+    if (!process.env.SIP_TEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async quit(): Promise<void> {
     const p = this.proc;
     if (!p || p.exitCode !== null) return;
     this.command('/quit');
@@ -176,48 +182,4 @@ export class Baresip {
       p.kill('SIGTERM');
     });
   }
-}
-
-/** The loudness envelope of `samples`: RMS of each 20 ms frame at 8 kHz. */
-export function envelope(samples: Int16Array, frame = 160): Float64Array {
-  const out = new Float64Array(Math.floor(samples.length / frame));
-  for (let i = 0; i < out.length; i++) {
-    let sum = 0;
-    for (let j = 0; j < frame; j++) sum += samples[i * frame + j]! ** 2;
-    out[i] = Math.sqrt(sum / frame);
-  }
-  return out;
-}
-
-/**
- * Where `reference` best matches inside `recording`, judged by the normalised cross-correlation of their 20 ms
- * loudness envelopes (robust to codec, level and small timing differences): the best score (-1 to 1) and its
- * offset in frames.
- */
-export function findSpeech(recording: Int16Array, reference: Int16Array): { score: number; offsetFrames: number } {
-  const a = envelope(recording);
-  const b = envelope(reference);
-  const n = b.length;
-  if (a.length < n || n === 0) return { score: 0, offsetFrames: -1 };
-  const mean = (x: Float64Array, from: number) => {
-    let s = 0;
-    for (let i = 0; i < n; i++) s += x[from + i]!;
-    return s / n;
-  };
-  const mb = mean(b, 0);
-  let vb = 0;
-  for (let i = 0; i < n; i++) vb += (b[i]! - mb) ** 2;
-  let best = { score: -1, offsetFrames: -1 };
-  for (let off = 0; off + n <= a.length; off++) {
-    const ma = mean(a, off);
-    let cov = 0;
-    let va = 0;
-    for (let i = 0; i < n; i++) {
-      cov += (a[off + i]! - ma) * (b[i]! - mb);
-      va += (a[off + i]! - ma) ** 2;
-    }
-    const score = va > 0 && vb > 0 ? cov / Math.sqrt(va * vb) : 0;
-    if (score > best.score) best = { score, offsetFrames: off };
-  }
-  return best;
 }
