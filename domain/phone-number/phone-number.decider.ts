@@ -286,7 +286,8 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
         return [{ type: 'NumberReleaseFailed', data: { numberId, code: cmd.data.code, message: cmd.data.message, failedAt: now } }];
 
       case 'RecordRenewal':
-        if (s.status !== 'active' || cmd.data.period !== s.periodsPaid) return [];
+        // an imported number is paid for at its carrier by the operator: never renewed here
+        if (s.status !== 'active' || cmd.data.period !== s.periodsPaid || importedCarrierOf(s.carrierRef) !== null) return [];
         return [
           {
             type: 'NumberRenewed',

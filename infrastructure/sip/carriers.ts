@@ -1,5 +1,8 @@
 import { BlockList, isIPv6 } from 'node:net';
-import { z } from 'zod';
+import type { CarrierChangesInput, CarrierView, NewCarrier } from '../../application/carriers/carriers.js';
+import type { CarrierQueries, CarrierRecord } from '../../application/carriers/carriers.port.js';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { z } from '../http/openapi.js';
 import { DEFAULT_NUMBER_FORMAT, type NumberFormat } from './number-format.js';
 
 /**
@@ -36,45 +39,62 @@ export interface CarrierDirectory {
 }
 
 const cidr = z.string().refine((s) => parseBlock(s) !== null, 'an IPv4 or IPv6 address, or a CIDR block such as 203.0.113.0/24');
+const username = z.string().min(1).max(128);
+const password = z.string().min(1).max(256);
 
-/** A carrier as the operator writes it (the start-up file, `SIP_CARRIERS`, and the operator API). */
-export const CarrierInput = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _ (at most 63)'),
-  name: z.string().min(1).max(64).optional(),
-  inbound: z
-    .object({
-      addresses: z.array(cidr).max(64).default([]),
-      username: z.string().min(1).max(128).nullish(),
-      password: z.string().min(1).max(256).nullish(),
-    })
-    .default({ addresses: [] }),
-  outbound: z
-    .object({
-      host: z.string().min(1).max(253),
-      port: z.number().int().min(1).max(65535).default(5060),
-      transport: z.enum(['udp', 'tcp']).default('udp'),
-      username: z.string().min(1).max(128).nullish(),
-      password: z.string().min(1).max(256).nullish(),
-      register: z.boolean().default(false),
-      registerExpiresSeconds: z.number().int().min(60).max(86_400).default(3600),
-    })
-    .nullish(),
-  numberFormat: z
-    .object({
-      plus: z.boolean().default(DEFAULT_NUMBER_FORMAT.plus),
-      prefix: z
-        .string()
-        .regex(/^[0-9*#]{0,8}$/)
-        .default(''),
-      defaultCountryCode: z
-        .string()
-        .regex(/^[1-9]\d{0,2}$/)
-        .default(DEFAULT_NUMBER_FORMAT.defaultCountryCode),
-    })
-    .default(DEFAULT_NUMBER_FORMAT),
+const InboundInput = z.object({
+  addresses: z.array(cidr).max(64).default([]),
+  username: username.nullish(),
+  password: password.nullish(),
 });
+const OutboundInput = z.object({
+  host: z.string().min(1).max(253),
+  port: z.number().int().min(1).max(65535).default(5060),
+  transport: z.enum(['udp', 'tcp']).default('udp'),
+  username: username.nullish(),
+  password: password.nullish(),
+  register: z.boolean().default(false),
+  registerExpiresSeconds: z.number().int().min(60).max(86_400).default(3600),
+});
+const NumberFormatInput = z.object({
+  plus: z.boolean().default(DEFAULT_NUMBER_FORMAT.plus),
+  prefix: z
+    .string()
+    .regex(/^[0-9*#]{0,8}$/)
+    .default(''),
+  defaultCountryCode: z
+    .string()
+    .regex(/^[1-9]\d{0,2}$/)
+    .default(DEFAULT_NUMBER_FORMAT.defaultCountryCode),
+});
+
+/** A carrier as the operator writes it: the start-up file, `SIP_CARRIERS`, and `POST /admin/carriers` (docs/sip.md#carriers). */
+export const CarrierInput = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _ (at most 63)'),
+    name: z.string().min(1).max(64).optional(),
+    inbound: InboundInput.default({ addresses: [] }),
+    outbound: OutboundInput.nullish(),
+    numberFormat: NumberFormatInput.default(DEFAULT_NUMBER_FORMAT),
+  })
+  .openapi('AdminCarrierRequest');
 export type CarrierInput = z.infer<typeof CarrierInput>;
 
+/**
+ * A change of a carrier (`PATCH /admin/carriers/{id}`): each section given replaces the stored one whole, except
+ * that a password left out keeps the stored one (while the user name stays the same) and `null` removes it.
+ */
+export const CarrierPatch = z
+  .object({
+    name: z.string().min(1).max(64).optional(),
+    inbound: InboundInput.optional(),
+    outbound: OutboundInput.nullable().optional(),
+    numberFormat: NumberFormatInput.optional(),
+  })
+  .openapi('AdminCarrierPatch');
+export type CarrierPatch = z.infer<typeof CarrierPatch>;
+
+/** The file's or the variable's carrier, as the engine holds it. */
 export function carrierOf(i: CarrierInput): Carrier {
   return {
     id: i.id,
@@ -95,6 +115,97 @@ export function carrierOf(i: CarrierInput): Carrier {
   };
 }
 
+/** The carrier a create request describes, for the operator API's service (passwords still plain: it seals them). */
+export function newCarrierOf(i: CarrierInput): NewCarrier {
+  const c = carrierOf(i);
+  return { carrierId: c.id, name: c.name, inbound: c.inbound, outbound: c.outbound, numberFormat: c.numberFormat };
+}
+
+/** A change request as the service takes it: `undefined` stays "not given" all the way to the decider. */
+export function carrierChangesOf(p: CarrierPatch): CarrierChangesInput {
+  const inbound = p.inbound;
+  const outbound = p.outbound;
+  return {
+    ...(p.name !== undefined ? { name: p.name } : {}),
+    ...(inbound
+      ? {
+          inbound: {
+            addresses: inbound.addresses,
+            username: inbound.username ?? null,
+            ...(inbound.password !== undefined ? { password: inbound.password } : {}),
+          },
+        }
+      : {}),
+    ...(outbound === null ? { outbound: null } : {}),
+    ...(outbound
+      ? {
+          outbound: {
+            host: outbound.host,
+            port: outbound.port,
+            transport: outbound.transport,
+            username: outbound.username ?? null,
+            register: outbound.register,
+            registerExpiresSeconds: outbound.registerExpiresSeconds,
+            ...(outbound.password !== undefined ? { password: outbound.password } : {}),
+          },
+        }
+      : {}),
+    ...(p.numberFormat ? { numberFormat: p.numberFormat } : {}),
+  };
+}
+
+/** A carrier recorded through the API, as the engine holds it: its passwords opened. */
+export function carrierOfRecord(r: CarrierRecord, open: (sealed: string) => string): Carrier {
+  const s = r.settings;
+  return {
+    id: r.carrierId,
+    name: s.name,
+    inbound: {
+      addresses: s.inbound.addresses,
+      username: s.inbound.username,
+      password: s.inbound.passwordSealed === null ? null : open(s.inbound.passwordSealed),
+    },
+    outbound: s.outbound
+      ? {
+          host: s.outbound.host,
+          port: s.outbound.port,
+          transport: s.outbound.transport,
+          username: s.outbound.username,
+          password: s.outbound.passwordSealed === null ? null : open(s.outbound.passwordSealed),
+          register: s.outbound.register,
+          registerExpiresSeconds: s.outbound.registerExpiresSeconds,
+        }
+      : null,
+    numberFormat: s.numberFormat,
+  };
+}
+
+/** A carrier of the start-up configuration, as the operator API lists it (read-only, never a password). */
+export function configuredView(c: Carrier): CarrierView {
+  const { password: inboundPassword, ...inbound } = c.inbound;
+  const out = c.outbound;
+  return {
+    id: c.id,
+    name: c.name,
+    source: 'configuration',
+    inbound: { ...inbound, addresses: [...inbound.addresses], hasPassword: inboundPassword !== null },
+    outbound: out
+      ? {
+          host: out.host,
+          port: out.port,
+          transport: out.transport,
+          username: out.username,
+          hasPassword: out.password !== null,
+          register: out.register,
+          registerExpiresSeconds: out.registerExpiresSeconds,
+        }
+      : null,
+    numberFormat: c.numberFormat,
+    createdAt: null,
+    updatedAt: null,
+  };
+}
+
 /** The carriers of `SIP_CARRIERS` (JSON) or the file `SIP_CARRIERS_FILE` names: a list, checked as the API checks it. */
 export function parseCarrierList(json: string, source: string): Carrier[] {
   let raw: unknown;
@@ -105,12 +216,49 @@ export function parseCarrierList(json: string, source: string): Carrier[] {
   }
   const r = z.array(CarrierInput).max(100).safeParse(raw);
   if (!r.success) throw new Error(`${source}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  const ids = new Set<string>();
-  for (const c of r.data) {
-    if (ids.has(c.id)) throw new Error(`${source}: carrier id ${c.id} is given twice`);
-    ids.add(c.id);
-  }
   return r.data.map(carrierOf);
+}
+
+/** Carriers from several sources: an id given twice is an error of the configuration. */
+export function distinctCarriers(lists: readonly { source: string; carriers: readonly Carrier[] }[]): Carrier[] {
+  const seen = new Map<string, string>();
+  const out: Carrier[] = [];
+  for (const { source, carriers } of lists)
+    for (const c of carriers) {
+      const before = seen.get(c.id);
+      if (before) throw new Error(`${source}: carrier id ${c.id} is given twice${before === source ? '' : ` (also in ${before})`}`);
+      seen.set(c.id, source);
+      out.push(c);
+    }
+  return out;
+}
+
+/**
+ * The carriers the engine works with (docs/sip.md#carriers): those of the start-up configuration, then those recorded
+ * through the operator API whose ids the configuration does not use (the configuration wins). A recorded carrier
+ * whose password cannot be opened (SECRETS_KEY changed) is left out, with a log line.
+ */
+export class CarrierBook implements CarrierDirectory {
+  constructor(
+    private readonly configured: readonly Carrier[],
+    private readonly stored: CarrierQueries,
+    private readonly open: (sealed: string) => string,
+    private readonly log: LoggerPort,
+  ) {}
+
+  async list(): Promise<readonly Carrier[]> {
+    const taken = new Set(this.configured.map((c) => c.id));
+    const out = [...this.configured];
+    for (const r of await this.stored.list()) {
+      if (taken.has(r.carrierId)) continue;
+      try {
+        out.push(carrierOfRecord(r, this.open));
+      } catch (err) {
+        this.log.error({ carrier: r.carrierId, err: (err as Error).message }, 'a carrier is left out: its password cannot be opened');
+      }
+    }
+    return out;
+  }
 }
 
 function parseBlock(s: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {

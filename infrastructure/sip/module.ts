@@ -1,14 +1,22 @@
 import { readFileSync } from 'node:fs';
+import { Carriers } from '../../application/carriers/carriers.js';
 import { NumberImports } from '../../application/numbers/number-imports.js';
+import type { CarrierErrorCode } from '../../domain/carrier/errors.js';
+import { KyselyCarrierQueries } from '../../projections/carriers/carrier.queries.js';
+import { carriersProjector } from '../../projections/carriers/carriers.projector.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
+import { AesGcmSealer } from '../adapters/sealed-secrets.js';
+import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import { CALLS } from '../calls/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
 import { type Config, sipConfigured } from '../config/config.js';
+import * as m150 from '../db/migrations/150-sip-carriers.js';
+import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { WEB_CALLS } from '../web-calls/tokens.js';
-import { type Carrier, type CarrierDirectory, parseCarrierList } from './carriers.js';
+import { type Carrier, CarrierBook, configuredView, distinctCarriers, parseCarrierList } from './carriers.js';
 import { RtpPorts } from './rtp-session.js';
 import { sipAdminRoutes } from './sip-admin.routes.js';
 import { SipEngine } from './sip-engine.js';
@@ -16,8 +24,8 @@ import { SIP } from './tokens.js';
 
 /** The carriers of the start-up configuration: `SIP_CARRIERS` (JSON) and the file `SIP_CARRIERS_FILE` names. */
 export function configuredCarriers(cfg: Config): Carrier[] {
-  const list: Carrier[] = [];
-  if (cfg.SIP_CARRIERS) list.push(...parseCarrierList(cfg.SIP_CARRIERS, 'SIP_CARRIERS'));
+  const lists: { source: string; carriers: Carrier[] }[] = [];
+  if (cfg.SIP_CARRIERS) lists.push({ source: 'SIP_CARRIERS', carriers: parseCarrierList(cfg.SIP_CARRIERS, 'SIP_CARRIERS') });
   if (cfg.SIP_CARRIERS_FILE) {
     let text: string;
     try {
@@ -25,9 +33,10 @@ export function configuredCarriers(cfg: Config): Carrier[] {
     } catch (err) {
       throw new Error(`SIP_CARRIERS_FILE=${cfg.SIP_CARRIERS_FILE} cannot be read: ${(err as Error).message}`);
     }
-    list.push(...parseCarrierList(text, `SIP_CARRIERS_FILE (${cfg.SIP_CARRIERS_FILE})`));
+    const source = `SIP_CARRIERS_FILE (${cfg.SIP_CARRIERS_FILE})`;
+    lists.push({ source, carriers: parseCarrierList(text, source) });
   }
-  return list;
+  return distinctCarriers(lists);
 }
 
 /** The roles that hold SIP signalling and media (docs/operations.md#roles). */
@@ -35,14 +44,27 @@ const holdsCalls = (cfg: Config) => cfg.ROLE === 'all' || cfg.ROLE === 'voice';
 
 /**
  * The SIP voice engine (docs/sip.md): in live mode with SIP_PUBLIC_ADDRESS, the calls capability's voice engine.
- * Its SIP ports open when a process of role `all` or `voice` starts, and close when it stops.
+ * Its SIP ports open when a process of role `all` or `voice` starts, and close when it stops. The carriers and
+ * number imports of the operator API are there in every mode (an operator may set them up before going live).
  */
 export const sip = {
   name: 'sip',
   bind: (b, cfg) => {
-    if (!sipConfigured(cfg)) return;
     const fromConfig = configuredCarriers(cfg);
-    b.value(SIP.Carriers, { list: async () => fromConfig } satisfies CarrierDirectory);
+    const sealer = new AesGcmSealer(secretKeys(cfg.SECRETS_KEY).sipCredentials, 'SIP carrier password');
+    b.factory(SIP.CarrierQueries, (r) => new KyselyCarrierQueries(r(PLATFORM.ReadDb)));
+    b.factory(SIP.Carriers, (r) => new CarrierBook(fromConfig, r(SIP.CarrierQueries), (sealed) => sealer.open(sealed), r(PLATFORM.Logger)));
+    b.factory(
+      SIP.CarrierAdmin,
+      (r) =>
+        new Carriers({
+          exec: r(PLATFORM.Executor),
+          queries: r(SIP.CarrierQueries),
+          sealer,
+          configured: () => fromConfig.map(configuredView),
+        }),
+    );
+    if (!sipConfigured(cfg)) return;
     b.factory(
       SIP.Engine,
       (r) =>
@@ -71,16 +93,16 @@ export const sip = {
             log: r(PLATFORM.Logger),
             endSilenceMs: cfg.SIP_END_SILENCE_MS,
           },
+          nonceKey: secretKeys(cfg.SECRETS_KEY).sipNonces,
           log: r(PLATFORM.Logger),
         }),
     );
   },
   routes: {
     admin: (api, r) => {
-      if (!sipConfigured(r(PLATFORM.Config))) return;
       const carriers = r(SIP.Carriers);
       sipAdminRoutes(api, {
-        carriers,
+        carriers: r(SIP.CarrierAdmin),
         imports: new NumberImports({
           exec: r(PLATFORM.Executor),
           ids: r(PLATFORM.Ids),
@@ -103,4 +125,12 @@ export const sip = {
     const cfg = r(PLATFORM.Config);
     if (sipConfigured(cfg) && holdsCalls(cfg)) await r(SIP.Engine).close();
   },
+  projectors: [carriersProjector],
+  migrations: { '150-sip-carriers': m150 },
+  errors: {
+    CARRIER_NOT_FOUND: { ...httpError.notFound, fix: 'GET /admin/carriers lists the carriers.' },
+    CARRIER_EXISTS: { ...httpError.conflict, fix: 'Change it with PATCH /admin/carriers/{id}, or pick another id.' },
+    CARRIER_CONFIGURED: httpError.conflict,
+    CARRIER_IN_USE: httpError.conflict,
+  } satisfies Record<CarrierErrorCode, unknown>,
 } as const satisfies Capability;

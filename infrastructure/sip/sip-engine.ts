@@ -16,6 +16,7 @@ import {
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { SpeechPipelineDeps } from '../media/speech-pipeline.js';
 import { type Carrier, type CarrierDirectory, carrierByAddress } from './carriers.js';
+import { InboundDigest } from './inbound-digest.js';
 import { sipMetrics } from './metrics.js';
 import { fromCarrier, toCarrier } from './number-format.js';
 import { RtpClock } from './rtp-clock.js';
@@ -40,6 +41,8 @@ export type SipEngineOptions = Readonly<{
   /** the carrier a number was imported with (outbound calls from it leave through that carrier) */
   carrierOfNumber: (e164: string) => Promise<string | null>;
   speech: SpeechPipelineDeps;
+  /** the key of the digest nonces: the same in every voice process, so a challenge from one is answered to another */
+  nonceKey: Buffer;
   log: LoggerPort;
 }>;
 
@@ -52,6 +55,8 @@ const T1 = 500;
 const T2 = 4000;
 const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, NOTIFY';
 const AGENT = 'agent-voice-platform';
+/** how often the carriers are read again (a change through the operator API is taken up within this) */
+const CARRIER_REFRESH_MS = 2000;
 /** how long a REFER may take to report its outcome (NOTIFY) */
 const REFER_TIMEOUT_MS = 30_000;
 
@@ -108,10 +113,15 @@ export class SipEngine implements VoiceEnginePort {
   private readonly dialogs = new Map<string, Dialog>();
   private readonly clock = new RtpClock();
   private readonly strangers = new Map<string, { second: number; count: number; warned: boolean }>();
-  private readonly registrations: Registration[] = [];
+  /** the registrations with carriers' gateways, by carrier id, with the settings they were made with */
+  private readonly registrations = new Map<string, { settings: string; registration: Registration }>();
   private carrierCache: { at: number; list: readonly Carrier[] } | null = null;
+  private refreshTimer: NodeJS.Timeout | null = null;
+  private readonly digest: InboundDigest;
 
-  constructor(private readonly o: SipEngineOptions) {}
+  constructor(private readonly o: SipEngineOptions) {
+    this.digest = new InboundDigest(o.publicAddress, Date.now, o.nonceKey);
+  }
 
   /** Opens the SIP ports (and registers with the carriers that want it). */
   async start(): Promise<void> {
@@ -134,12 +144,13 @@ export class SipEngine implements VoiceEnginePort {
         });
       },
     );
-    for (const c of await this.carriers())
-      if (c.outbound?.register) {
-        const r = new Registration(this, c, o.log);
-        this.registrations.push(r);
-        r.start();
-      }
+    await this.refreshCarriers();
+    this.refreshTimer = setInterval(() => {
+      this.refreshCarriers().catch((err: unknown) =>
+        o.log.warn({ err }, 'reading the carriers failed; the engine keeps the last ones read'),
+      );
+    }, CARRIER_REFRESH_MS);
+    this.refreshTimer.unref();
     o.log.info({ address: o.address, port: o.port, udp: o.udp, tcp: o.tcp, publicAddress: o.publicAddress }, 'SIP engine listening');
   }
 
@@ -148,7 +159,10 @@ export class SipEngine implements VoiceEnginePort {
   }
 
   async close(): Promise<void> {
-    for (const r of this.registrations) r.stop();
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    this.refreshTimer = null;
+    for (const { registration } of this.registrations.values()) registration.stop();
+    this.registrations.clear();
     for (const d of [...this.dialogs.values()]) this.hangupDialog(d, 'host_lost');
     // the BYEs need a moment on the wire before the sockets close
     if (this.dialogs.size > 0) await new Promise((r) => setTimeout(r, 200));
@@ -402,8 +416,8 @@ export class SipEngine implements VoiceEnginePort {
 
   private async newCall(rq: SipRequest, remote: Remote): Promise<void> {
     const carriers = await this.carriers();
-    const carrier = carrierByAddress(carriers, remote.address) ?? this.byCredentials(carriers, rq);
-    if (carrier === 'challenge') return;
+    const carrier = carrierByAddress(carriers, remote.address) ?? this.byCredentials(carriers, rq, remote);
+    if (carrier === 'challenged') return;
     if (!carrier) {
       if (this.stranger(remote.address)) this.respond(rq, 403, 'Forbidden');
       return;
@@ -840,33 +854,34 @@ export class SipEngine implements VoiceEnginePort {
     return this.o.publicAddress;
   }
 
-  /** A carrier that authenticates by digest instead of by address: the INVITE is challenged, then checked. */
-  private byCredentials(carriers: readonly Carrier[], rq: SipRequest): Carrier | 'challenge' | null {
-    const withCredentials = carriers.filter((c) => c.inbound.username && c.inbound.password);
-    if (withCredentials.length === 0) return null;
-    const auth = rq.headers.authorization?.[0] ?? rq.headers['proxy-authorization']?.[0];
-    const realm = this.o.publicAddress;
-    if (!auth) {
-      this.respond(rq, 401, 'Unauthorized', {
-        'www-authenticate': [{ scheme: 'Digest', realm: `"${realm}"`, nonce: `"${nonce()}"`, algorithm: 'MD5', qop: '"auth"' }],
-      });
-      return 'challenge';
+  /**
+   * A carrier that authenticates by digest instead of by address (docs/sip.md#carriers): the INVITE is challenged
+   * (401), then its credentials checked against the carriers' (`InboundDigest`).
+   */
+  private byCredentials(carriers: readonly Carrier[], rq: SipRequest, remote: Remote): Carrier | 'challenged' | null {
+    if (!carriers.some((c) => c.inbound.username && c.inbound.password)) return null;
+    const verdict = this.digest.verify(rq, carriers);
+    if ('carrier' in verdict) return verdict.carrier;
+    if ('challenge' in verdict) {
+      if (!this.stranger(remote.address, 'challenge')) return 'challenged';
+      this.respond(rq, 401, 'Unauthorized', { 'www-authenticate': [this.digest.challenge(verdict.stale)] });
+      return 'challenged';
     }
-    const user = String(auth.username ?? '').replace(/"/g, '');
-    const carrier = withCredentials.find((c) => c.inbound.username === user);
-    if (!carrier) return null;
-    const ctx = { realm, nonce: String(auth.nonce ?? '').replace(/"/g, ''), proxy: !rq.headers.authorization };
-    return digest.authenticateRequest(ctx, rq, { user, password: carrier.inbound.password! }) ? carrier : null;
+    this.o.log.warn({ source: remote.address, reason: verdict.refused }, 'SIP INVITE with digest credentials refused');
+    return null;
   }
 
-  /** Whether to answer a request from a source that is no carrier (a flood is dropped, with one log line a second). */
-  private stranger(address: string): boolean {
+  /**
+   * Whether to answer a request from a source that is no carrier yet (a 403, or a digest challenge): at most
+   * STRANGER_ANSWERS_PER_SECOND a second per source; beyond, a flood is dropped, with one log line a second.
+   */
+  private stranger(address: string, answer: '403' | 'challenge' = '403'): boolean {
     const second = Math.floor(Date.now() / 1000);
     const s = this.strangers.get(address);
     if (!s || s.second !== second) {
       if (this.strangers.size > 10_000) this.strangers.clear();
       this.strangers.set(address, { second, count: 1, warned: false });
-      this.o.log.warn({ source: address }, 'SIP INVITE from a source that is no carrier: 403');
+      if (answer === '403') this.o.log.warn({ source: address }, 'SIP INVITE from a source that is no carrier: 403');
       return true;
     }
     s.count++;
@@ -879,11 +894,34 @@ export class SipEngine implements VoiceEnginePort {
     return false;
   }
 
+  /** The carriers, as read at most CARRIER_REFRESH_MS ago (a change through the operator API is taken up by then). */
   private async carriers(): Promise<readonly Carrier[]> {
-    const now = Date.now();
-    if (this.carrierCache && now - this.carrierCache.at < 2000) return this.carrierCache.list;
+    if (this.carrierCache && Date.now() - this.carrierCache.at < CARRIER_REFRESH_MS) return this.carrierCache.list;
+    return this.refreshCarriers();
+  }
+
+  /**
+   * Reads the carriers again and brings the registrations in line (docs/sip.md#carriers): a carrier that asks for
+   * REGISTER gets one, one whose gateway or credentials changed registers again, one gone or no longer asking
+   * unregisters.
+   */
+  private async refreshCarriers(): Promise<readonly Carrier[]> {
     const list = await this.o.carriers.list();
-    this.carrierCache = { at: now, list };
+    this.carrierCache = { at: Date.now(), list };
+    if (!this.stack) return list;
+    const wanted = new Map(list.filter((c) => c.outbound?.register).map((c) => [c.id, c] as const));
+    for (const [id, { settings, registration }] of this.registrations) {
+      const c = wanted.get(id);
+      if (c && JSON.stringify(c.outbound) === settings) continue;
+      registration.stop();
+      this.registrations.delete(id);
+    }
+    for (const [id, c] of wanted) {
+      if (this.registrations.has(id)) continue;
+      const registration = new Registration(this, c, this.o.log);
+      this.registrations.set(id, { settings: JSON.stringify(c.outbound), registration });
+      registration.start();
+    }
     return list;
   }
 
@@ -893,8 +931,6 @@ export class SipEngine implements VoiceEnginePort {
     return carriers.find((c) => c.id === id && c.outbound) ?? carriers.find((c) => c.outbound) ?? null;
   }
 }
-
-const nonce = () => randomBytes(16).toString('hex');
 
 function answerDirection(m: RemoteMedia): 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive' {
   if (m.sending && m.receiving) return 'sendrecv';

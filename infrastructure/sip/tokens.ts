@@ -1,3 +1,5 @@
+import type { Carriers } from '../../application/carriers/carriers.js';
+import type { CarrierQueries } from '../../application/carriers/carriers.port.js';
 import { token } from '../capabilities/token.js';
 import type { CarrierDirectory } from './carriers.js';
 import type { SipEngine } from './sip-engine.js';
@@ -8,4 +10,8 @@ export const SIP = {
   Engine: token<SipEngine>('SipEngine'),
   /** the carriers the engine takes calls from and dials through */
   Carriers: token<CarrierDirectory>('CarrierDirectory'),
+  /** the carriers recorded through the operator API (the read model) */
+  CarrierQueries: token<CarrierQueries>('CarrierQueries'),
+  /** the operator API's service over carriers */
+  CarrierAdmin: token<Carriers>('CarrierAdmin'),
 } as const;
