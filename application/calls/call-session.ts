@@ -549,6 +549,9 @@ export class CallSession implements LegListener {
     this.flushDeferred();
     this.finished = true;
     for (const t of [this.bargeTimer, this.silenceTimer, this.maxTimer]) if (t) clearTimeout(t);
+    // the line's report (SIP Call-ID, media) goes on the record before its end (docs/sip.md#observability)
+    const report = this.leg?.report?.() ?? null;
+    if (report) this.record({ type: 'RecordLegReport', data: { callId: this.callId, ...report } });
     this.record({ type: 'EndCall', data: { callId: this.callId, reason, detail } });
     void this.writes.then(() => {
       this.deps.onEnded(this.callId);

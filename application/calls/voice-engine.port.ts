@@ -1,3 +1,7 @@
+import type { LegReport } from '../../domain/call/call.decider.js';
+
+export type { LegReport } from '../../domain/call/call.decider.js';
+
 /**
  * The telephony and speech engine (docs/calls.md#the-voice-engine): it places and receives calls, plays the
  * agent's speech, transcribes the far end, and tells the platform what happens on the line. The platform decides
@@ -105,6 +109,11 @@ export interface CallLeg {
   bridge(sipUri: string): Promise<void>;
   /** ends the leg (`ended('local_hangup')` follows); idempotent */
   hangup(): Promise<void>;
+  /**
+   * Once the leg has ended or failed: the engine's report on its line (the SIP Call-ID, the media each way), which
+   * the session records before the end (docs/sip.md#observability). Engines without one leave it out.
+   */
+  report?(): LegReport | null;
 }
 
 /** An inbound call ringing on one of the platform's numbers. */

@@ -6,6 +6,7 @@ import type {
   CallDirection,
   CallSettings,
   DisconnectionReason,
+  LegMedia,
   TranscriptEntry,
   TurnAction,
   TurnLatency,
@@ -69,10 +70,15 @@ export type CallCommand =
   | Command<'EndCall', Id & { reason: DisconnectionReason; detail: string | null }>
   | Command<'RecordRecording', Id & { durationMs: number }>
   /** the recording step could not make the recording (docs/calls.md#recordings): the call is final without one */
-  | Command<'RecordRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string }>;
+  | Command<'RecordRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string }>
+  /** what the line's engine reports at the end: its own id of the call (the SIP Call-ID) and the media each way */
+  | Command<'RecordLegReport', Id & LegReport>;
 
 /** Why a call that was to be recorded has no recording: nothing it said had words, or no speech engine could render it. */
 export type RecordingUnavailableReason = 'no_words' | 'speech_unavailable';
+
+/** The engine's report on a call's line (docs/sip.md#observability); media is null when no audio flowed. */
+export type LegReport = Readonly<{ protocol: 'sip'; engineCallId: string; media: LegMedia | null }>;
 
 export type CallEndedData = CallParties & {
   status: 'completed';
@@ -115,7 +121,8 @@ export type CallEvent =
    * stored before it was added (their `agent.call_ended` went with `CallEnded`).
    */
   | Event<'CallRecordingAvailable', Id & { durationMs: number; at: string; call?: CallEndedData }>
-  | Event<'CallRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string; at: string; call: CallEndedData }>;
+  | Event<'CallRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string; at: string; call: CallEndedData }>
+  | Event<'CallLegReported', Id & LegReport & { at: string }>;
 
 export const callEventTypes = [
   'CallPlaced',
@@ -130,6 +137,7 @@ export const callEventTypes = [
   'CallFailed',
   'CallRecordingAvailable',
   'CallRecordingUnavailable',
+  'CallLegReported',
 ] as const satisfies readonly CallEvent['type'][];
 
 type Live = CallParties & {
@@ -241,6 +249,12 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
           },
         ];
       }
+      case 'RecordLegReport': {
+        // the report comes as the line goes: before the end when the session records it, dropped after
+        if (s.status !== 'live') return [];
+        const { protocol, engineCallId, media } = cmd.data;
+        return [{ type: 'CallLegReported', data: { ...id, protocol, engineCallId, media, at: now } }];
+      }
       case 'RecordRecording':
         if (s.status !== 'ended' || !s.recording) throw new DomainError('RECORDING_NOT_FOUND', 'This call has no recording');
         if (s.recordingDone) return [];
@@ -309,6 +323,7 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       case 'CallDigitsSent':
       case 'CallTransferred':
       case 'CallBridged':
+      case 'CallLegReported':
         return s;
       default:
         return s;

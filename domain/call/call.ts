@@ -84,3 +84,14 @@ export type TurnAction = Readonly<{
 export type AgentTurnSource = 'greeting' | 'webhook' | 'model' | 'voicemail' | 'screening';
 
 export type TranscriptEntry = Readonly<{ role: 'agent' | 'user'; content: string }>;
+
+/**
+ * What the line's engine reports about a call's media when the call ends (docs/sip.md#observability): RTP packets
+ * and bytes each way, and of the caller's packets those lost (never arrived in time), late (came after their place
+ * was played, or twice) and the interarrival jitter (RFC 3550 §6.4.1), in milliseconds.
+ */
+export type LegMedia = Readonly<{
+  codec: 'PCMU' | 'PCMA';
+  sent: Readonly<{ packets: number; bytes: number }>;
+  received: Readonly<{ packets: number; bytes: number; lost: number; late: number; jitterMs: number }>;
+}>;

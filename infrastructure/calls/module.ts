@@ -19,6 +19,7 @@ import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
 import * as m090 from '../db/migrations/090-turn-speech-latency.js';
 import * as m144 from '../db/migrations/144-unheld-calls.js';
+import * as m091 from '../db/migrations/091-call-leg-report.js';
 import { httpError } from '../http/errors.js';
 import { languageModelFromConfig } from '../llm/language-model-from-config.js';
 import { NUMBERS } from '../numbers/tokens.js';
@@ -207,7 +208,13 @@ export const calls = {
     const client = r(CALLS.VoiceWebhook);
     if (client instanceof HttpVoiceWebhookClient) client.close();
   },
-  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090, '144-unheld-calls': m144 },
+  migrations: {
+    '080-calls': m080,
+    '089-call-leases': m089,
+    '090-turn-speech-latency': m090,
+    '091-call-leg-report': m091,
+    '144-unheld-calls': m144,
+  },
   errors: {
     CALL_NOT_LIVE: { ...httpError.conflict, fix: 'The call has already ended; GET /v1/calls/{id} shows how.' },
     CALL_CONCURRENCY_LIMIT: {

@@ -4,6 +4,7 @@ import type {
   DialFailure,
   LegEndReason,
   LegListener,
+  LegReport,
   PlaybackOptions,
   StoppedPlayback,
 } from '../../application/calls/voice-engine.port.js';
@@ -138,6 +139,31 @@ export class SipLeg implements CallLeg {
 
   async hangup(): Promise<void> {
     if (!this.over) this.signalling.hangup();
+  }
+
+  /** The SIP Call-ID and the RTP each way, for the call record (docs/sip.md#observability); media null when none flowed. */
+  report(): LegReport {
+    const media = this.rtp.media;
+    const s = this.rtp.stats();
+    const flowed = s.sent.packets + s.received.packets > 0;
+    return {
+      protocol: 'sip',
+      engineCallId: this.engineCallId,
+      media:
+        media && flowed
+          ? {
+              codec: media.codec,
+              sent: s.sent,
+              received: {
+                packets: s.received.packets,
+                bytes: s.received.bytes,
+                lost: s.received.lost,
+                late: s.received.late,
+                jitterMs: s.received.jitterMs,
+              },
+            }
+          : null,
+    };
   }
 
   /** for logs */

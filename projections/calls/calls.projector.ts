@@ -180,6 +180,16 @@ export const callsProjector = defineProjector<Handled>({
         last_activity_at: e.data.at,
       });
     },
+    async CallLegReported(db, e) {
+      await call(db, e)
+        .set({
+          sip_call_id: e.data.protocol === 'sip' ? e.data.engineCallId : null,
+          media: e.data.media === null ? null : JSON.stringify(e.data.media),
+          updated_at: e.data.at,
+          revision: rowRevision(e),
+        })
+        .execute();
+    },
     async CallEnded(db, e) {
       const d = e.data;
       await call(db, e, {

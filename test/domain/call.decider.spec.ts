@@ -337,6 +337,37 @@ describe('Call decider: the end', () => {
   });
 });
 
+describe("Call decider: the line's report (docs/sip.md#observability)", () => {
+  const media = {
+    codec: 'PCMU' as const,
+    sent: { packets: 5120, bytes: 880_640 },
+    received: { packets: 5100, bytes: 877_200, lost: 12, late: 3, jitterMs: 4.25 },
+  };
+  const report = (m: typeof media | null = media): CallCommand => ({
+    type: 'RecordLegReport',
+    data: { callId, protocol: 'sip', engineCallId: 'a84b4c76e66710@203.0.113.5', media: m },
+    metadata: meta(endedAt),
+  });
+
+  it('records the SIP Call-ID and the media each way on a live call, answered or not', () => {
+    given([placed(), answered()])
+      .when(report())
+      .then([
+        { type: 'CallLegReported', data: { callId, protocol: 'sip', engineCallId: 'a84b4c76e66710@203.0.113.5', media, at: endedAt } },
+      ]);
+    given([placed(), ringing])
+      .when(report(null))
+      .then([
+        {
+          type: 'CallLegReported',
+          data: { callId, protocol: 'sip', engineCallId: 'a84b4c76e66710@203.0.113.5', media: null, at: endedAt },
+        },
+      ]);
+  });
+
+  it('drops a report that comes after the end', () => given(ended()).when(report()).then([]));
+});
+
 describe('Call decider: recording', () => {
   // the recording step's outcome repeats the call's end: agent.call_ended goes with it (docs/calls.md#recordings)
   const call = endedData(conversation);

@@ -121,6 +121,13 @@ describe('SIP calls with baresip', function () {
       SLOW,
     );
     expect(ended).to.include({ status: 'completed', disconnectionReason: 'user_hangup' });
+    // the line's report: the SIP Call-ID baresip called with, and RTP both ways (docs/sip.md#observability)
+    expect(ended.sipCallId).to.be.a('string').and.not.equal('');
+    expect(phone.log).to.include(ended.sipCallId);
+    expect(ended.media.codec).to.be.oneOf(['PCMU', 'PCMA']);
+    expect(ended.media.sent.packets).to.be.above(100);
+    expect(ended.media.received.packets).to.be.above(100);
+    expect(ended.media.received.lost).to.be.at.most(ended.media.received.packets / 10);
     const heard = await eventually(async () => phone.heard() ?? undefined, "baresip's recording", SLOW);
     await expectSpoken(heard, ANSWER, 'the answer');
     const transcript = await app.call('GET', `/v1/calls/${call.id}/transcript`, { key: line.key });
@@ -171,6 +178,16 @@ describe('SIP calls with baresip', function () {
     expect(gateway.seen[1]!.from).to.match(/^sip:14155550143@/);
     const ended = await app.call('POST', `/v1/calls/${callId}/end`, { key: line.key });
     expect(ended.status).to.equal(200);
+    const record = await eventually(
+      async () => {
+        const r = await app.call('GET', `/v1/calls/${callId}`, { key: line.key });
+        return r.body.media ? r.body : undefined;
+      },
+      "the call's media on its record",
+      SLOW,
+    );
+    expect(record.sipCallId).to.equal(gateway.seen[1]!.callId);
+    expect(record.media.sent.packets).to.be.above(50);
     const heard = await eventually(
       async () => {
         const h = phone.heard();

@@ -9,7 +9,7 @@ import proxy from 'sip/proxy.js';
  */
 export function startDigestGateway(o: { address: string; port: number; user: string; password: string; forwardTo: string }) {
   const challenges = new Map<string, Record<string, unknown>>();
-  const seen: { method: string; authorised: boolean; uri: string; from: string }[] = [];
+  const seen: { method: string; authorised: boolean; uri: string; from: string; callId: string }[] = [];
   proxy.start({ address: o.address, port: o.port, tcp: false }, (rq: SipRequest) => {
     const callId = rq.headers['call-id'];
     if (rq.method === 'INVITE' && !rq.headers.to.params.tag) {
@@ -18,7 +18,7 @@ export function startDigestGateway(o: { address: string; port: number; user: str
         ctx !== undefined &&
         rq.headers['proxy-authorization'] !== undefined &&
         digest.authenticateRequest(ctx, rq, { user: o.user, password: o.password });
-      seen.push({ method: rq.method, authorised: ok, uri: sip.stringifyUri(rq.uri), from: sip.stringifyUri(rq.headers.from.uri) });
+      seen.push({ method: rq.method, authorised: ok, uri: sip.stringifyUri(rq.uri), from: sip.stringifyUri(rq.headers.from.uri), callId });
       if (!ok) {
         const fresh: Record<string, unknown> = { realm: 'gateway.test', qop: 'auth' };
         challenges.set(callId, fresh);
