@@ -108,6 +108,8 @@ export type CallView = CallSummaryView &
     sipCallId: string | null;
     /** the line's media each way, once a call over SIP has ended */
     media: LegMedia | null;
+    /** the keypad tones the far end pressed, in order ('' when none) */
+    digitsReceived: string;
     unknownVariables: readonly string[];
     metadata: Readonly<Record<string, unknown>> | null;
     lastActivityAt: string;

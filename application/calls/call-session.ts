@@ -179,8 +179,11 @@ export class CallSession implements LegListener {
     this.speakAlone('voicemail', this.call.settings.voicemailMessage, [{ type: 'end_call', value: null }]);
   }
 
-  digitReceived(): void {
+  /** A keypad tone from the far end: a fact of the call (docs/calls.md#the-call-record), and a sign of life. */
+  digitReceived(digit: string): void {
+    if (this.finished) return;
     this.touch();
+    this.record({ type: 'RecordDigitsReceived', data: { callId: this.callId, digits: digit } });
   }
 
   callerSpeech(u: CallerSpeech): void {

@@ -64,6 +64,8 @@ export type CallCommand =
   | Command<'RecordCallerTurn', Id & CallerTurnData>
   | Command<'RecordAgentTurn', Id & AgentTurnData>
   | Command<'RecordDigitsSent', Id & { digits: string }>
+  /** keypad tones from the far end (RFC 4733 events or SIP INFO on a phone line) */
+  | Command<'RecordDigitsReceived', Id & { digits: string }>
   | Command<'RecordTransfer', Id & { to: string }>
   | Command<'RecordBridge', Id & { sipUri: string; failed: readonly { sipUri: string; error: string }[] }>
   /** the call is over: answered calls complete, unanswered ones fail */
@@ -111,6 +113,7 @@ export type CallEvent =
   | Event<'CallerTurnRecorded', Id & CallerTurnData>
   | Event<'AgentTurnRecorded', Id & AgentTurnData>
   | Event<'CallDigitsSent', Id & { digits: string; at: string }>
+  | Event<'CallDigitsReceived', Id & { digits: string; at: string }>
   | Event<'CallTransferred', Id & { to: string; at: string }>
   | Event<'CallBridged', Id & { sipUri: string; failed: { sipUri: string; error: string }[]; at: string }>
   | Event<'CallEnded', CallEndedData>
@@ -131,6 +134,7 @@ export const callEventTypes = [
   'CallerTurnRecorded',
   'AgentTurnRecorded',
   'CallDigitsSent',
+  'CallDigitsReceived',
   'CallTransferred',
   'CallBridged',
   'CallEnded',
@@ -215,6 +219,9 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       case 'RecordDigitsSent':
         if (s.status !== 'live') throw notLive();
         return [{ type: 'CallDigitsSent', data: { ...id, digits: cmd.data.digits, at: now } }];
+      case 'RecordDigitsReceived':
+        if (s.status !== 'live') throw notLive();
+        return [{ type: 'CallDigitsReceived', data: { ...id, digits: cmd.data.digits, at: now } }];
       case 'RecordTransfer':
         if (s.status !== 'live') throw notLive();
         return [{ type: 'CallTransferred', data: { ...id, to: cmd.data.to, at: now } }];
@@ -321,6 +328,7 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       case 'CallRecordingUnavailable':
         return s.status === 'ended' ? { ...s, recordingDone: true } : s;
       case 'CallDigitsSent':
+      case 'CallDigitsReceived':
       case 'CallTransferred':
       case 'CallBridged':
       case 'CallLegReported':

@@ -151,6 +151,7 @@ export const CallDetail = CallSummary.extend({
   sipFailures: z.array(z.object({ sipUri: z.string(), error: z.string() })),
   sipCallId: z.string().nullable().openapi({ description: 'the SIP Call-ID of a call over SIP' }),
   media: CallMedia.nullable(),
+  digitsReceived: z.string().openapi({ description: 'the keypad tones the far end pressed, in order' }),
   unknownVariables: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()).nullable(),
   lastActivityAt: z.string(),

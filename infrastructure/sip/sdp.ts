@@ -6,11 +6,12 @@ import { STATIC_PAYLOAD } from './rtp-session.js';
 export const OUR_DTMF_PAYLOAD = 101;
 
 /**
- * What a far end's SDP says about its audio (docs/sip.md#media): the first G.711 codec it lists (its preference),
+ * What a far end's SDP says about its audio (docs/sip.md#media): the first G.711 codec it lists (its preference,
+ * unless it also lists `prefer`),
  * its telephone-event payload type, where its RTP goes and whether it holds the call; null when it offers no audio
  * this engine can take (answered 488).
  */
-export function readRemoteSdp(sdp: string): RemoteMedia | null {
+export function readRemoteSdp(sdp: string, prefer?: Codec): RemoteMedia | null {
   let s: ReturnType<typeof parse>;
   try {
     s = parse(sdp);
@@ -27,17 +28,15 @@ export function readRemoteSdp(sdp: string): RemoteMedia | null {
     .map(Number);
   const names = new Map<number, string>();
   for (const r of m.rtp ?? []) names.set(r.payload, `${r.codec}/${r.rate}`.toUpperCase());
-  let codec: Codec | null = null;
-  let payloadType = -1;
+  // the far end's first G.711 codec, or `prefer` when it offers that one too (a re-INVITE keeps the call's codec)
+  const g711: { codec: Codec; payloadType: number }[] = [];
   for (const pt of payloads) {
     const name = names.get(pt) ?? (pt === 0 ? 'PCMU/8000' : pt === 8 ? 'PCMA/8000' : '');
-    if (name === 'PCMU/8000' || name === 'PCMA/8000') {
-      codec = name.slice(0, 4) as Codec;
-      payloadType = pt;
-      break;
-    }
+    if (name === 'PCMU/8000' || name === 'PCMA/8000') g711.push({ codec: name.slice(0, 4) as Codec, payloadType: pt });
   }
-  if (!codec) return null;
+  const chosen = g711.find((c) => c.codec === prefer) ?? g711[0];
+  if (!chosen) return null;
+  const { codec, payloadType } = chosen;
   const dtmf = payloads.find((pt) => names.get(pt) === 'TELEPHONE-EVENT/8000') ?? null;
   const direction = m.direction ?? s.direction ?? 'sendrecv';
   // an address of 0.0.0.0 is the old way of holding a call (RFC 3264 §8.4)

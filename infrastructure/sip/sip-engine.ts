@@ -23,6 +23,7 @@ import { RtpClock } from './rtp-clock.js';
 import { type RemoteMedia, type RtpPorts, RtpSession } from './rtp-session.js';
 import { OFFERED_CODECS, OUR_DTMF_PAYLOAD, readRemoteSdp, writeSdp } from './sdp.js';
 import { SipLeg } from './sip-leg.js';
+import { createWatchedStack, type DropReason } from './watched-stack.js';
 
 export type SipEngineOptions = Readonly<{
   /** where SIP listens */
@@ -91,6 +92,11 @@ type Dialog = {
   /** outbound: what its responses move */
   onFinal: ((rs: SipResponse) => void) | null;
   canceled: boolean;
+  /**
+   * The 200 sent carries this engine's offer and the far end's answer comes in the ACK (docs/sip.md#inbound-calls):
+   * `initial` for a late-offer INVITE (no audio until that answer), `update` for a re-INVITE without SDP.
+   */
+  awaitingAnswer: 'initial' | 'update' | null;
 };
 
 const tag = () => randomBytes(6).toString('hex');
@@ -113,6 +119,8 @@ export class SipEngine implements VoiceEnginePort {
   private readonly dialogs = new Map<string, Dialog>();
   private readonly clock = new RtpClock();
   private readonly strangers = new Map<string, { second: number; count: number; warned: boolean }>();
+  /** the second a dropped message of each source and reason was last logged */
+  private readonly droppedLogged = new Map<string, number>();
   /** the registrations with carriers' gateways, by carrier id, with the settings they were made with */
   private readonly registrations = new Map<string, { settings: string; registration: Registration }>();
   private carrierCache: { at: number; list: readonly Carrier[] } | null = null;
@@ -126,7 +134,7 @@ export class SipEngine implements VoiceEnginePort {
   /** Opens the SIP ports (and registers with the carriers that want it). */
   async start(): Promise<void> {
     const o = this.o;
-    this.stack = sip.create(
+    this.stack = createWatchedStack(
       {
         address: o.address,
         port: o.port,
@@ -143,6 +151,7 @@ export class SipEngine implements VoiceEnginePort {
           this.respond(rq, 500, 'Server Internal Error');
         });
       },
+      (reason, source) => this.dropped(reason, source),
     );
     await this.refreshCarriers();
     this.refreshTimer = setInterval(() => {
@@ -259,6 +268,7 @@ export class SipEngine implements VoiceEnginePort {
       refer: null,
       onFinal: null,
       canceled: false,
+      awaitingAnswer: null,
     };
     d.local.params.tag = d.localTag;
     this.track(d);
@@ -380,10 +390,7 @@ export class SipEngine implements VoiceEnginePort {
     const d = this.dialogs.get(rq.headers['call-id']);
     switch (rq.method) {
       case 'ACK':
-        if (d?.retransmit) {
-          clearTimeout(d.retransmit);
-          d.retransmit = null;
-        }
+        if (d) this.acked(d, rq);
         return;
       case 'INVITE':
         if (d && rq.headers.to.params.tag) return this.reinvite(d, rq);
@@ -431,8 +438,10 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.info(log, 'SIP INVITE for no phone number: 404');
       return this.respond(rq, 404, 'Not Found');
     }
-    const media = readRemoteSdp(rq.content ?? '');
-    if (!media) {
+    // an INVITE without SDP is a late offer: the 200 offers, the ACK answers (RFC 3261 §13.2.1)
+    const late = !hasSdp(rq);
+    const media = late ? null : readRemoteSdp(rq.content ?? '');
+    if (!late && !media) {
       this.o.log.info(log, 'SIP INVITE without G.711 audio: 488');
       return this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
     }
@@ -444,7 +453,7 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.error({ ...log, err }, 'no RTP port for an inbound call');
       return this.respond(rq, 503, 'Service Unavailable');
     }
-    rtp.setRemote(media);
+    if (media) rtp.setRemote(media);
     const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
     const d: Dialog = {
       callId: rq.headers['call-id'],
@@ -470,6 +479,7 @@ export class SipEngine implements VoiceEnginePort {
       refer: null,
       onFinal: null,
       canceled: false,
+      awaitingAnswer: media ? null : 'initial',
     };
     d.local.params.tag = d.localTag;
     this.track(d);
@@ -501,10 +511,13 @@ export class SipEngine implements VoiceEnginePort {
     leg.answered('human');
   }
 
-  /** The 200 with the SDP answer, sent again until the ACK (over UDP). */
+  /** The 200 with the SDP answer (or, to a late offer, the offer), sent again until the ACK (over UDP). */
   private answer(d: Dialog): void {
     const rq = d.invite!;
-    const media = d.rtp.media!;
+    const media = d.rtp.media;
+    const content = media
+      ? this.sdp(d, [{ codec: media.codec, payloadType: media.payloadType }], answerDirection(media))
+      : this.sdp(d, OFFERED_CODECS, 'sendrecv');
     const rs = sip.makeResponse(rq, 200, 'OK', {
       headers: {
         to: d.local,
@@ -514,7 +527,7 @@ export class SipEngine implements VoiceEnginePort {
         server: AGENT,
         ...(d.routes.length ? { 'record-route': d.routes } : {}),
       },
-      content: this.sdp(d, [{ codec: media.codec, payloadType: media.payloadType }], answerDirection(media)),
+      content,
     });
     d.state = 'confirmed';
     this.stack?.send(rs);
@@ -553,31 +566,58 @@ export class SipEngine implements VoiceEnginePort {
     this.endDialog(d);
   }
 
-  /** A re-INVITE: a hold, a resume, a new address, or a session refresh without SDP. */
+  /**
+   * A re-INVITE: a hold, a resume, a new address, or a session refresh. With SDP it is an offer, answered in the 200;
+   * without, the 200 offers what the call has and the ACK answers.
+   */
   private reinvite(d: Dialog, rq: SipRequest): void {
     if (d.state === 'ended') {
       this.respond(rq, 481, 'Call/Transaction Does Not Exist');
       return;
     }
-    let media = d.rtp.media!;
-    if (rq.content) {
-      const next = readRemoteSdp(rq.content);
-      if (!next) {
+    const current = d.rtp.media;
+    let content: string;
+    if (hasSdp(rq)) {
+      // the codec chosen at the start stays, when the new offer still has it
+      const media = readRemoteSdp(rq.content ?? '', current?.codec);
+      if (!media) {
         this.respond(rq, 488, 'Not Acceptable Here');
         return;
       }
-      media = { ...next, codec: media.codec, payloadType: next.codec === media.codec ? next.payloadType : media.payloadType };
       d.rtp.setRemote(media);
       d.sdpVersion++;
+      content = this.sdp(d, [{ codec: media.codec, payloadType: media.payloadType }], answerDirection(media));
+    } else {
+      d.awaitingAnswer = 'update';
+      content = current
+        ? this.sdp(d, [{ codec: current.codec, payloadType: current.payloadType }], 'sendrecv')
+        : this.sdp(d, OFFERED_CODECS, 'sendrecv');
     }
     const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
     if (contact) d.target = sip.stringifyUri(contact.uri);
-    this.respond(rq, 200, 'OK', {
-      to: rq.headers.to,
-      contact: [this.contact(d.transport)],
-      'content-type': 'application/sdp',
-      content: this.sdp(d, [{ codec: media.codec, payloadType: media.payloadType }], answerDirection(media)),
-    });
+    this.respond(rq, 200, 'OK', { to: rq.headers.to, contact: [this.contact(d.transport)], 'content-type': 'application/sdp', content });
+  }
+
+  /**
+   * An ACK: the 200 it acknowledges stops being sent again, and where that 200 carried an offer the ACK carries the
+   * answer. A late offer answered with no usable audio ends the call (there is no other way to refuse it).
+   */
+  private acked(d: Dialog, rq: SipRequest): void {
+    if (d.retransmit) {
+      clearTimeout(d.retransmit);
+      d.retransmit = null;
+    }
+    const awaiting = d.awaitingAnswer;
+    if (!awaiting) return;
+    d.awaitingAnswer = null;
+    const media = hasSdp(rq) ? readRemoteSdp(rq.content ?? '') : null;
+    if (media) {
+      d.rtp.setRemote(media);
+      return;
+    }
+    if (awaiting === 'update' && !hasSdp(rq)) return;
+    this.o.log.info({ sipCallId: d.callId }, 'the ACK answered the offer without G.711 audio: hanging up');
+    this.hangupDialog(d, 'provider_error');
   }
 
   private info(d: Dialog, rq: SipRequest): void {
@@ -845,6 +885,17 @@ export class SipEngine implements VoiceEnginePort {
     if (status >= 200) sipMetrics.responses.inc({ method: rq.method, status: String(status), direction: 'sent' });
   }
 
+  /** A message the package could not take (docs/sip.md#bad-input): counted, and logged once a second per source. */
+  private dropped(reason: DropReason, source: { protocol: string; address: string; port: number; bytes: number }): void {
+    sipMetrics.dropped.inc({ reason });
+    const second = Math.floor(Date.now() / 1000);
+    const key = `${source.address}:${reason}`;
+    if (this.droppedLogged.get(key) === second) return;
+    if (this.droppedLogged.size > 10_000) this.droppedLogged.clear();
+    this.droppedLogged.set(key, second);
+    this.o.log.warn({ reason, ...source }, 'SIP message dropped: it is no SIP message the engine can read');
+  }
+
   /** Sends a request outside any dialog (REGISTER). */
   request(rq: SipRequest, onResponse: (rs: SipResponse) => void): void {
     this.stack?.send(rq, onResponse);
@@ -930,6 +981,13 @@ export class SipEngine implements VoiceEnginePort {
     const id = fromE164 ? await this.o.carrierOfNumber(fromE164) : null;
     return carriers.find((c) => c.id === id && c.outbound) ?? carriers.find((c) => c.outbound) ?? null;
   }
+}
+
+/** Whether a request carries a session description (a body of type application/sdp, or an untyped one). */
+function hasSdp(rq: SipRequest): boolean {
+  if (!rq.content || rq.content.trim() === '') return false;
+  const type = String(rq.headers['content-type'] ?? 'application/sdp').toLowerCase();
+  return type.startsWith('application/sdp');
 }
 
 function answerDirection(m: RemoteMedia): 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive' {

@@ -167,6 +167,7 @@ export class KyselyCallQueries implements CallQueries {
       sipFailures: json<{ sipUri: string; error: string }[]>(r.sip_failures) ?? [],
       sipCallId: r.sip_call_id,
       media: r.media === null ? null : json<LegMedia>(r.media),
+      digitsReceived: r.digits_received ?? '',
       unknownVariables: json<string[]>(r.unknown_variables) ?? [],
       metadata: r.metadata === null ? null : json<Record<string, unknown>>(r.metadata),
       lastActivityAt: iso(r.last_activity_at ?? r.updated_at),

@@ -65,6 +65,8 @@ export interface CallsTable {
   sip_call_id: Defaulted<string | null>;
   /** jsonb: the line's media each way when the call ended (`LegMedia`); written as JSON text */
   media: Defaulted<unknown>;
+  /** the keypad tones the far end pressed, in order (migration 091) */
+  digits_received: Defaulted<string | null>;
 }
 
 /** One caller or agent turn of a call, in the order the call recorded them (`seq` from 1). */

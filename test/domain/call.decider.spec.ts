@@ -226,6 +226,7 @@ describe('Call decider: turns', () => {
 describe('Call decider: tones, transfers and bridges', () => {
   const digits: CallCommand = { type: 'RecordDigitsSent', data: { callId, digits: '1#' }, metadata: meta(answeredAt) };
   const transfer: CallCommand = { type: 'RecordTransfer', data: { callId, to: '+14155550199' }, metadata: meta(answeredAt) };
+  const pressed: CallCommand = { type: 'RecordDigitsReceived', data: { callId, digits: '5' }, metadata: meta(answeredAt) };
   const bridge: CallCommand = {
     type: 'RecordBridge',
     data: { callId, sipUri: 'sip:desk@pbx.example.com', failed: [{ sipUri: 'sip:a@pbx.example.com', error: '486 Busy' }] },
@@ -237,6 +238,9 @@ describe('Call decider: tones, transfers and bridges', () => {
     given(live)
       .when(digits)
       .then([{ type: 'CallDigitsSent', data: { callId, digits: '1#', at: answeredAt } }]);
+    given(live)
+      .when(pressed)
+      .then([{ type: 'CallDigitsReceived', data: { callId, digits: '5', at: answeredAt } }]);
     given(live)
       .when(transfer)
       .then([{ type: 'CallTransferred', data: { callId, to: '+14155550199', at: answeredAt } }]);
@@ -256,7 +260,7 @@ describe('Call decider: tones, transfers and bridges', () => {
   });
 
   it('refuses them after the end', () => {
-    for (const cmd of [digits, transfer, bridge]) {
+    for (const cmd of [digits, pressed, transfer, bridge]) {
       given(ended()).when(cmd).thenThrows('CALL_NOT_LIVE');
       given(history([placed()], endCall(ringingAt)))
         .when(cmd)
