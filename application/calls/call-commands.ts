@@ -1,5 +1,6 @@
 import { AGENT_DEFAULTS } from '../../domain/agent/agent.js';
 import { callDecider } from '../../domain/call/call.decider.js';
+import type { TransferCallerId } from '../../domain/call/call.js';
 import { type CallDirection, callStream } from '../../domain/call/call.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { AccountQueries } from '../accounts/account-queries.port.js';
@@ -288,6 +289,7 @@ export class CallCommands {
     const settings = callSettings(agent, o.overrides, {
       sip: sipInbound,
       trunkTransfers: trunk ? (trunk.transfers as 'all' | 'sip' | 'none') : null,
+      ...(trunk ? { trunkTransferCallerId: trunk.transferCallerId as TransferCallerId } : {}),
       recordingActive,
       maxDurationSeconds: this.d.limits.maxDurationSeconds,
     });

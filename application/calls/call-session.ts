@@ -238,7 +238,8 @@ export class CallSession implements LegListener {
       t.pending.clear();
       this.settle(t);
     }
-    this.finish(this.endReason ?? LEG_REASON[reason], this.endDetail ?? detail);
+    // a transfer's detail is the engine's: how it went through (by REFER, or bridged when the far end refused it)
+    this.finish(this.endReason ?? LEG_REASON[reason], reason === 'transferred' && detail ? detail : (this.endDetail ?? detail));
   }
 
   /** A number routed to a SIP trunk: the call goes to its origination URIs in order, failing over on error. */
@@ -505,7 +506,8 @@ export class CallSession implements LegListener {
         this.endReason = 'call_transfer';
         this.endDetail = `transferred to ${to}`;
         this.record({ type: 'RecordTransfer', data: { callId: this.callId, to } });
-        this.leg?.transfer(to).catch((err: Error) => {
+        const callerId = this.call.settings.trunkTransferCallerId ?? 'transferee';
+        this.leg?.transfer(to, { callerId }).catch((err: Error) => {
           this.endReason = null;
           this.endDetail = null;
           this.deps.log.warn({ callId: this.callId, err: err.message }, 'transfer failed');

@@ -1,4 +1,5 @@
 import type { LegReport } from '../../domain/call/call.decider.js';
+import type { TransferCallerId } from '../../domain/call/call.js';
 
 export type { LegReport } from '../../domain/call/call.decider.js';
 
@@ -99,9 +100,10 @@ export interface CallLeg {
   sendDigits(digits: string): Promise<void>;
   /**
    * Cold transfer: the far end is connected to `to` and this leg ends with `transferred`. Rejects when the
-   * provider refuses (the leg stays up).
+   * provider refuses (the leg stays up). `callerId` says whose number the target sees when the engine places the
+   * transferred call itself (docs/sip.md#transfers): the far end's (`transferee`, the default) or the platform's.
    */
-  transfer(to: string): Promise<void>;
+  transfer(to: string, o?: Readonly<{ callerId?: TransferCallerId }>): Promise<void>;
   /**
    * Bridges an inbound leg to a SIP URI (a number routed to a SIP trunk). Resolves when the URI answered;
    * rejects with the URI's failure, and the leg stays up for the next URI.

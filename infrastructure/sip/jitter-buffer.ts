@@ -18,6 +18,13 @@ export type JitterStats = Readonly<{
 
 type Held<T> = { ext: number; item: T };
 
+/**
+ * A jump forward of more than this many packets is no loss but a new start (the far end's stream restarted, or a
+ * packet lies about its sequence number): the buffer starts again at that packet instead of playing thousands of
+ * silent frames (RFC 3550 A.1 treats such jumps alike).
+ */
+export const RESYNC_PACKETS = 50;
+
 export class JitterBuffer<T> {
   /** the extended sequence number of the next packet to release; null before the first */
   private next: number | null = null;
@@ -44,8 +51,15 @@ export class JitterBuffer<T> {
    */
   push(sequence: number, timestamp: number, arrivalMs: number, item: T): (T | null)[] {
     this.packets++;
-    this.measure(timestamp, arrivalMs);
     const ext = this.extend(sequence);
+    if (this.next !== null && ext - this.next > RESYNC_PACKETS) {
+      // a new start: what was held is played, then the sequence goes on from this packet
+      const held = this.flush();
+      this.restart();
+      this.packets--; // counted again as the first of the new start
+      return [...held, ...this.push(sequence, timestamp, arrivalMs, item)];
+    }
+    this.measure(timestamp, arrivalMs);
     if (this.next === null) this.next = ext;
     if (ext < this.next || this.held.has(ext)) {
       this.late++;
@@ -53,7 +67,21 @@ export class JitterBuffer<T> {
     }
     this.held.set(ext, { ext, item });
     this.highest = Math.max(this.highest, ext);
+    return this.release();
+  }
+
+  /** Forgets where the sequence is (a new source): the next packet starts it again. The statistics go on. */
+  restart(): void {
+    this.next = null;
+    this.highest = -1;
+    this.held.clear();
+    this.lastTransit = null;
+  }
+
+  /** The items now due, in order; `null` for each given up on. */
+  private release(): (T | null)[] {
     const out: (T | null)[] = [];
+    if (this.next === null) return out;
     for (;;) {
       const h = this.held.get(this.next);
       if (h) {

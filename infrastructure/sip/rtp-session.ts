@@ -24,6 +24,10 @@ const END_REPEATS = 3;
 const TONE_GAP_PACKETS = 3;
 /** packets in a row from one unexpected source before it is taken as the far end's (NAT) */
 const LEARN_PACKETS = 10;
+/** no frame of the caller's for this long: each packet time is heard as a silent frame */
+const SILENCE_FILL_MS = 120;
+/** another SSRC's audio is taken once the current one has sent nothing for this long (a new stream, after a transfer) */
+const SOURCE_SWITCH_MS = 200;
 /** the largest datagram taken as RTP (a 20 ms G.711 packet is 172 bytes) */
 const MAX_DATAGRAM = 1500;
 
@@ -105,6 +109,11 @@ export class RtpSession implements Ticking {
   private dropped = 0;
   private warnedSources = new Set<string>();
   private learning: { source: string; count: number } | null = null;
+  /** the SSRC whose audio is taken, and when its last packet came */
+  private source: number | null = null;
+  private lastAudioAt = 0;
+  /** the time of the last frame handed to `onAudio` (heard or silence) */
+  private lastFrameAt = performance.now();
   private closed = false;
   /** the caller's audio, 20 ms at a time at 8 kHz (lost packets as silence) */
   onAudio: (samples: Int16Array) => void = () => undefined;
@@ -136,6 +145,7 @@ export class RtpSession implements Ticking {
   /** The far end's media as its SDP says; a change of address (a re-INVITE) starts latching again. */
   setRemote(r: RemoteMedia): void {
     const moved = !this.remote || this.remote.address !== r.address || this.remote.port !== r.port;
+    if (!this.remote) this.lastFrameAt = performance.now();
     this.remote = r;
     if (moved) {
       this.target = { address: r.address, port: r.port };
@@ -219,6 +229,21 @@ export class RtpSession implements Ticking {
 
   tick(due: number): void {
     for (let i = 0; i < due; i++) this.sendOne();
+    this.fillSilence(due);
+  }
+
+  /**
+   * A far end that sends nothing (silence suppression, comfort noise, a hold, a stream that stopped) is heard as
+   * silence on the packet clock: once no frame has come for SILENCE_FILL_MS, what the jitter buffer holds is played
+   * and each packet time without a packet is a silent frame, so the endpointer's time goes on and an utterance that
+   * ended before the packets stopped is over (docs/sip.md#media).
+   */
+  private fillSilence(due: number): void {
+    if (this.closed || !this.remote) return;
+    const now = performance.now();
+    if (now - this.lastFrameAt < SILENCE_FILL_MS) return;
+    for (const frame of this.jitter.flush()) this.deliver(frame);
+    for (let i = 0; i < due && now - this.lastFrameAt >= SILENCE_FILL_MS; i++) this.deliver(null, this.lastFrameAt + PTIME_MS);
   }
 
   private sendOne(): void {
@@ -324,7 +349,19 @@ export class RtpSession implements Ticking {
       this.dropped++;
       return;
     }
-    for (const frame of this.jitter.push(p.sequence, p.timestamp, performance.now(), p.payload)) this.deliver(frame);
+    const now = performance.now();
+    if (p.ssrc !== this.source) {
+      // one source at a time (its own sequence and timing): another is taken once the current one went quiet
+      if (this.source !== null && now - this.lastAudioAt < SOURCE_SWITCH_MS) {
+        this.dropped++;
+        return;
+      }
+      if (this.source !== null) for (const frame of this.jitter.flush()) this.deliver(frame);
+      this.jitter.restart();
+      this.source = p.ssrc;
+    }
+    this.lastAudioAt = now;
+    for (const frame of this.jitter.push(p.sequence, p.timestamp, now, p.payload)) this.deliver(frame);
   }
 
   /**
@@ -346,7 +383,9 @@ export class RtpSession implements Ticking {
     return true;
   }
 
-  private deliver(frame: Buffer | null): void {
+  /** One 20 ms frame of the caller's audio (null: silence) to the listener; `at` is the time it stands for. */
+  private deliver(frame: Buffer | null, at = performance.now()): void {
+    this.lastFrameAt = at;
     const codec = this.remote?.codec ?? 'PCMU';
     const samples =
       frame === null ? new Int16Array(FRAME) : codec === 'PCMU' ? alawmulaw.mulaw.decode(frame) : alawmulaw.alaw.decode(frame);

@@ -18,7 +18,7 @@ import type { SpeechPipelineDeps } from '../media/speech-pipeline.js';
 import { type Carrier, type CarrierDirectory, carrierByAddress } from './carriers.js';
 import { InboundDigest } from './inbound-digest.js';
 import { sipMetrics } from './metrics.js';
-import { fromCarrier, toCarrier } from './number-format.js';
+import { DEFAULT_NUMBER_FORMAT, fromCarrier, toCarrier } from './number-format.js';
 import { RtpClock } from './rtp-clock.js';
 import { type RemoteMedia, type RtpPorts, RtpSession } from './rtp-session.js';
 import { OFFERED_CODECS, OUR_DTMF_PAYLOAD, readRemoteSdp, writeSdp } from './sdp.js';
@@ -47,8 +47,10 @@ export type SipEngineOptions = Readonly<{
   log: LoggerPort;
 }>;
 
-/** the largest SIP body taken (an SDP is well under 2 kB) */
-const MAX_BODY = 16 * 1024;
+/** the largest SIP body taken (an SDP is well under 2 kB): a larger one is answered 513 */
+const MAX_BODY = 8 * 1024;
+/** the largest message a TCP connection may send: beyond, the package drops the connection (a flood) */
+const MAX_STREAM_MESSAGE = 16 * 1024;
 /** non-carrier requests answered per source and second; beyond, they are dropped (a flood) */
 const STRANGER_ANSWERS_PER_SECOND = 5;
 /** RFC 3261's T1 and T2: the 2xx of an INVITE is sent again at T1, doubling up to T2, until the ACK (§13.3.1.4) */
@@ -141,8 +143,8 @@ export class SipEngine implements VoiceEnginePort {
         publicAddress: o.publicAddress,
         udp: o.udp,
         tcp: o.tcp,
-        maxBytesHeaders: MAX_BODY,
-        maxContentLength: MAX_BODY,
+        maxBytesHeaders: MAX_STREAM_MESSAGE,
+        maxContentLength: MAX_STREAM_MESSAGE,
         logger: { error: (e) => o.log.warn({ err: e }, 'SIP message handling failed') },
       },
       (rq, remote) => {
@@ -293,7 +295,7 @@ export class SipEngine implements VoiceEnginePort {
       };
       if (auth && o.credentials) digest.signRequest(null, rq, auth, o.credentials);
       d.sentInvite = rq;
-      this.stack!.send(rq, (rs) =>
+      this.stack!.send(this.routed(rq), (rs) =>
         this.onInviteResponse(d, rs, (challenge) => {
           if (authorised || !o.credentials) return false;
           authorised = true;
@@ -345,7 +347,7 @@ export class SipEngine implements VoiceEnginePort {
   }
 
   private sendAck(d: Dialog, seq: number): void {
-    this.stack?.send({
+    this.sendRequest({
       method: 'ACK',
       uri: d.target,
       headers: {
@@ -364,7 +366,7 @@ export class SipEngine implements VoiceEnginePort {
     const rq = d.sentInvite;
     if (!rq || d.state !== 'early' || d.canceled) return;
     d.canceled = true;
-    this.stack?.send({
+    this.sendRequest({
       method: 'CANCEL',
       uri: rq.uri,
       headers: {
@@ -646,7 +648,7 @@ export class SipEngine implements VoiceEnginePort {
 
   /** Sends an in-dialog request (BYE, REFER); `onResponse` gets its final answer. */
   private sendInDialog(d: Dialog, method: string, extra: Record<string, unknown> = {}, onResponse?: (rs: SipResponse) => void): void {
-    this.stack?.send(
+    this.sendRequest(
       {
         method,
         uri: d.target,
@@ -738,15 +740,26 @@ export class SipEngine implements VoiceEnginePort {
       return;
     }
     this.o.log.info({ sipCallId: d.callId, status: refused.status }, 'REFER refused: the platform calls the target and bridges');
-    const callerNumber = callerIdRule === 'transferee' ? uriUser(d.remote.uri) : uriUser(d.local.uri);
-    await this.bridgeCall(d, carrier, target, callerNumber ?? 'anonymous');
+    // the target sees the far end's number (transferee) or the platform's (transferor), as the trunk's rule says
+    await this.bridgeCall(d, carrier, target, this.partyNumber(d, callerIdRule === 'transferee' ? 'remote' : 'local'));
     this.endLeg(d, 'transferred', `transferred to ${to} (bridged: the far end refused REFER with ${refused.status})`);
   }
 
-  /** Calls `target` and, once it answers, relays audio between it and `d`; rejects with the target's failure. */
-  private bridgeCall(d: Dialog, carrier: Carrier | null, target: string, callerUser: string): Promise<Dialog> {
+  /** A party of the dialog as a number: E.164 when its carrier's format reads one, else the URI's user part. */
+  private partyNumber(d: Dialog, party: 'remote' | 'local'): string {
+    const user = uriUser((party === 'remote' ? d.remote : d.local).uri);
+    if (!user) return 'anonymous';
+    return fromCarrier(user, d.carrier?.numberFormat ?? DEFAULT_NUMBER_FORMAT) ?? user;
+  }
+
+  /**
+   * Calls `target` and, once it answers, relays audio between it and `d`; rejects with the target's failure. The
+   * call shows `caller` (E.164, written as the target's carrier writes numbers, or a user part as it is).
+   */
+  private bridgeCall(d: Dialog, carrier: Carrier | null, target: string, caller: string): Promise<Dialog> {
     return new Promise<Dialog>((resolve, reject) => {
       const viaCarrier = carrier?.outbound && target.includes(`@${carrier.outbound.host}`);
+      const callerUser = viaCarrier && caller.startsWith('+') ? toCarrier(caller, carrier!.numberFormat) : caller;
       const uri = sip.parseUri(target);
       this.invite({
         carrier: viaCarrier ? carrier : null,
@@ -805,9 +818,9 @@ export class SipEngine implements VoiceEnginePort {
       d.rtp,
       listener,
       {
-        transfer: (to) => this.transfer(d, to, 'transferee'),
+        transfer: (to, callerId) => this.transfer(d, to, callerId),
         bridge: async (sipUri) => {
-          await this.bridgeCall(d, null, sipUri, uriUser(d.remote.uri) ?? 'anonymous');
+          await this.bridgeCall(d, null, sipUri, this.partyNumber(d, 'remote'));
         },
         hangup: () => this.hangupDialog(d, 'local_hangup'),
       },
@@ -898,7 +911,33 @@ export class SipEngine implements VoiceEnginePort {
 
   /** Sends a request outside any dialog (REGISTER). */
   request(rq: SipRequest, onResponse: (rs: SipResponse) => void): void {
-    this.stack?.send(rq, onResponse);
+    this.sendRequest(rq, onResponse);
+  }
+
+  private sendRequest(rq: SipRequest, onResponse?: (rs: SipResponse) => void): void {
+    this.stack?.send(this.routed(rq), onResponse);
+  }
+
+  /**
+   * A request whose next hop is on this engine's own public address (a phone or PBX on the same host, or behind the
+   * same NAT) gets a first Route of the `sip` package's own flow-token form: the package takes any URI on its own
+   * address for a flow token of its own and would answer such a request 404 itself. The flow names the hop's
+   * address and port; the package removes that Route before the request goes out, and the Request-URI stays the
+   * far end's.
+   */
+  private routed(rq: SipRequest): SipRequest {
+    const stack = this.stack;
+    const routes = (rq.headers.route as NameAddr[] | undefined) ?? [];
+    const hop = sip.parseUri(routes[0]?.uri ?? rq.uri);
+    if (!stack || hop.host !== this.o.publicAddress) return rq;
+    const protocol = String(hop.params.transport ?? 'udp').toUpperCase() === 'TCP' ? 'TCP' : 'UDP';
+    const flow = stack.encodeFlowUri({
+      protocol,
+      address: hop.host,
+      port: hop.port ?? 5060,
+      local: { address: this.o.address, port: this.o.port },
+    });
+    return { ...rq, headers: { ...rq.headers, route: [{ uri: flow, params: {} }, ...routes] } };
   }
 
   get publicAddress(): string {

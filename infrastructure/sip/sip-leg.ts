@@ -9,6 +9,7 @@ import type {
   StoppedPlayback,
 } from '../../application/calls/voice-engine.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import type { TransferCallerId } from '../../domain/call/call.js';
 import { ListenerQueue } from '../media/listener-queue.js';
 import { SpeechPipeline, type SpeechPipelineDeps } from '../media/speech-pipeline.js';
 import { LINE_RATE, type MediaStats, type RtpSession } from './rtp-session.js';
@@ -18,7 +19,7 @@ const PLAYOUT_DELAY_MS = 60;
 
 /** What the leg asks of the engine that holds its dialog. */
 export type LegSignalling = Readonly<{
-  transfer: (to: string) => Promise<void>;
+  transfer: (to: string, callerId: TransferCallerId) => Promise<void>;
   bridge: (sipUri: string) => Promise<void>;
   hangup: () => void;
 }>;
@@ -129,8 +130,8 @@ export class SipLeg implements CallLeg {
     return this.rtp.sendDigits(digits);
   }
 
-  transfer(to: string): Promise<void> {
-    return this.signalling.transfer(to);
+  transfer(to: string, o: Readonly<{ callerId?: TransferCallerId }> = {}): Promise<void> {
+    return this.signalling.transfer(to, o.callerId ?? 'transferee');
   }
 
   bridge(sipUri: string): Promise<void> {

@@ -33,8 +33,11 @@ declare module 'sip' {
   export type SipResponse = { status: number; reason: string; version?: string; headers: Headers; content?: string };
   export type SipMessage = SipRequest | SipResponse;
   export type Remote = { protocol: string; address: string; port: number; local?: { address: string; port: number } };
+  export type Flow = { protocol: string; address: string; port: number; local: { address: string; port: number } };
   export type Stack = {
     send(m: SipMessage, onResponse?: (rs: SipResponse) => void): void;
+    /** a URI on the stack's own address that names `flow`: a request routed through it goes straight to the flow */
+    encodeFlowUri(flow: Flow): SipUri;
     destroy(): void;
     hostname(): string;
   };

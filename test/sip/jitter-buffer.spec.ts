@@ -41,6 +41,14 @@ describe('The RTP jitter buffer', () => {
     expect(out).to.deep.equal([65534, 65535, 65536, 65537, 65538]);
   });
 
+  it('starts again at a packet far ahead instead of playing thousands of silent frames', () => {
+    const b = buffer();
+    for (const s of [0, 1, 3]) push(b, s);
+    expect(push(b, 30_000)).to.deep.equal([null, 3, 30_000]);
+    expect(push(b, 30_001)).to.deep.equal([30_001]);
+    expect(b.stats).to.include({ packets: 5, lost: 1 });
+  });
+
   it('hands over what it holds when the call ends, gaps counted as lost', () => {
     const b = buffer();
     for (const s of [0, 2, 4]) push(b, s);

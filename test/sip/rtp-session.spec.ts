@@ -166,6 +166,31 @@ describe('An RTP session against a UDP far end', function () {
     expect(frames.slice(0, 3)).to.deep.equal(expected);
   });
 
+  it('hears silence, frame by frame on the packet clock, from a far end that stopped sending (silence suppression)', async () => {
+    session.setRemote(media());
+    const frames: Int16Array[] = [];
+    session.onAudio = (s) => frames.push(s);
+    for (let seq = 1; seq <= 5; seq++) await sendToSession({ sequence: seq, timestamp: seq * 160, payload: Buffer.alloc(160, 0x80) });
+    await eventually(async () => frames.length >= 5 + 10 || undefined, 'silent frames after the last packet');
+    expect(frames.slice(0, 5).every((f) => f.some((v) => v !== 0))).to.equal(true);
+    expect(frames.slice(5).every((f) => f.every((v) => v === 0))).to.equal(true);
+  });
+
+  it('follows one source: a second SSRC is taken only once the first went quiet', async () => {
+    session.setRemote(media());
+    const frames: number[] = [];
+    session.onAudio = (s) => frames.push(s[0]!);
+    const loud = alawmulaw.mulaw.encodeSample(12_000);
+    for (let seq = 1; seq <= 3; seq++) {
+      await sendToSession({ ssrc: 1, sequence: seq, timestamp: seq * 160, payload: Buffer.alloc(160, loud) });
+      await sendToSession({ ssrc: 2, sequence: 40_000 + seq, timestamp: seq * 160, payload: Buffer.alloc(160, 0x80) });
+    }
+    await eventually(async () => frames.length >= 3 || undefined, 'the first source');
+    expect(frames.slice(0, 3).every((v) => v === alawmulaw.mulaw.decodeSample(loud))).to.equal(true);
+    expect(session.stats().received.dropped).to.equal(3);
+    expect(session.stats().received.lost).to.equal(0);
+  });
+
   it('takes RTP from the address in the SDP, and from another source only after ten packets in a row (NAT)', async () => {
     const other = createSocket('udp4');
     await new Promise<void>((r) => other.bind(0, '127.0.0.2', () => r()));

@@ -1,8 +1,10 @@
+import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { type VoiceReceiver, voiceReceiver } from '../support/calls.js';
-import type { TestApp } from '../support/http.js';
+import { ADMIN_TOKEN, type TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
-import { freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
+import { CALLEE_HOST, freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
 import { Sipp, type SippOptions, type SippResult, sippReport } from '../support/sipp.js';
 
 /** how long a step may take on a loaded machine */
@@ -25,15 +27,16 @@ describe('SIP scenarios with SIPp', function () {
   let sipPort: number;
   let gatewayPort: number;
   let rx: VoiceReceiver;
-  /** what the agent's webhook answers to a caller turn, by the number called */
-  const answers = new Map<string, unknown>();
+  /** what the agent's webhook answers to the caller's turns, one after the other, by the platform's number on the call */
+  const answers = new Map<string, unknown[]>();
   const running: Sipp[] = [];
 
   before(async function () {
     if (!hasBinary('sipp')) this.skip();
     rx = await voiceReceiver((t) => {
       if (!isVoiceTurn(t)) return { json: {} };
-      return { json: answers.get(t.body.data?.toNumber ?? t.body.toNumber) ?? { text: 'Okay.' } };
+      const number = t.body.data?.direction === 'outbound' ? t.body.data?.from : t.body.data?.to;
+      return { json: answers.get(number)?.shift() ?? { text: 'Okay.' } };
     });
     gatewayPort = await freeSipPort();
     ({ app, sipPort } = await startSipApp({
@@ -80,13 +83,14 @@ describe('SIP scenarios with SIPp', function () {
   };
   const ok = (r: SippResult) => expect(r.code, sippReport(r)).to.equal(0);
   const callIdOf = (r: SippResult) => /^Call-ID:\s*(\S+)/im.exec(r.messages)?.[1];
+  /** the line's ended call with this SIP Call-ID (any, when undefined) */
   const callOf = async (line: { key: string }, sipCallId: string | undefined) =>
     eventually(
       async () => {
         const list = await app.call('GET', '/v1/calls?direction=inbound', { key: line.key });
         for (const c of list.body.data ?? []) {
           const r = await app.call('GET', `/v1/calls/${c.id}`, { key: line.key });
-          if (r.body.sipCallId === sipCallId && r.body.status !== 'in-progress') return r.body;
+          if ((sipCallId === undefined || r.body.sipCallId === sipCallId) && r.body.status !== 'in-progress') return r.body;
         }
         return undefined;
       },
@@ -96,7 +100,8 @@ describe('SIP scenarios with SIPp', function () {
 
   it('a caller who hangs up: 100, 180, 200 with the SDP answer, ACK, BYE; the call completes as the caller hung up', async () => {
     const line = await sipLine(app, 'local', '+14155550150', {});
-    const r = await call('uac-hangup.xml', '+14155550150', { extra: ['-d', '3000'] });
+    // SIPp plays g711a.pcap as it was captured: 7 s; the caller hangs up after it and the end of its utterance
+    const r = await call('uac-hangup.xml', '+14155550150', { extra: ['-d', '9000'] });
     ok(r);
     const record = await callOf(line, callIdOf(r));
     expect(record).to.include({
@@ -106,6 +111,8 @@ describe('SIP scenarios with SIPp', function () {
       fromNumber: '+14155550123',
     });
     expect(record.media.received.packets, 'the pcap was heard').to.be.above(50);
+    // the sample is speech: the caller's turn (the instant recogniser says how long it was)
+    expect(record.turns.filter((t: any) => t.role === 'user').length).to.be.at.least(1);
   });
 
   it('a caller who gives up while it rings: CANCEL answered 200, the INVITE 487; the call fails unanswered', async () => {
@@ -173,6 +180,220 @@ describe('SIP scenarios with SIPp', function () {
     expect(record).to.include({ status: 'completed', disconnectionReason: 'user_hangup' });
     expect(record.media.codec).to.equal('PCMA');
     expect(record.media.received.packets, 'the pcap was heard').to.be.above(50);
+  });
+
+  it("keypad tones both ways: SIPp's RFC 4733 key is heard (digitReceived), and the agent's tones reach SIPp (echoed back)", async () => {
+    const line = await sipLine(app, 'local', '+14155550156', { interruptionSensitivity: 0, beginMessage: 'Hello there, how can I help?' });
+    const hook = await app.call('POST', `/v1/agents/${line.agentId}/webhook`, { key: line.key, body: { url: rx.url, timeout: 10 } });
+    expect(hook.status).to.equal(200);
+    answers.set('+14155550156', [{ text: 'One moment.', digits: '9#' }]);
+    const r = await call('uac-digits.xml', '+14155550156', { rtpEcho: true, extra: ['-d', '8000'] });
+    ok(r);
+    const record = await callOf(line, callIdOf(r));
+    // SIPp's key first; then the agent's 9 and #, back from SIPp's echo (the greeting came back as the caller's turn)
+    expect(record.digitsReceived[0]).to.equal('1');
+    expect(record.digitsReceived).to.include('9#');
+    const history = (await app.rt.store.readStream(`call-${record.id}`)).map((e) => e.type);
+    expect(history).to.include('CallDigitsSent');
+  });
+
+  /** an agent that transfers on the first caller turn (with a greeting, that SIPp's echo brings back as the turn) */
+  const transferringLine = async (number: string, carrierId: string, transferNumber: string, greeting = true) => {
+    const line = await sipLine(app, carrierId, number, {
+      ...(greeting ? { beginMessage: 'Hello, you are through to the front desk.' } : {}),
+      interruptionSensitivity: 0,
+      transferNumber,
+    });
+    const hook = await app.call('POST', `/v1/agents/${line.agentId}/webhook`, { key: line.key, body: { url: rx.url, timeout: 10 } });
+    expect(hook.status).to.equal(200);
+    answers.set(number, [{ text: 'Transferring you now.', action: 'transfer' }]);
+    return line;
+  };
+
+  it('a transfer by REFER: the caller (SIPp) accepts it and reports it done; the call ends transferred', async () => {
+    const line = await transferringLine('+14155550157', 'local', '+14155550300');
+    const r = await call('uac-refer-accept.xml', '+14155550157', { rtpEcho: true });
+    ok(r);
+    expect(r.messages).to.match(/^Refer-To:\s*<?sip:14155550300@127\.0\.0\.2:\d+/m);
+    const record = await callOf(line, callIdOf(r));
+    expect(record).to.include({ status: 'completed', disconnectionReason: 'call_transfer', transferredTo: '+14155550300' });
+    expect(record.disconnectionDetail).to.match(/by REFER/);
+  });
+
+  it('a transfer the caller refuses (501): the platform calls the target through the carrier and relays the audio; the target sees the caller', async () => {
+    const target = sipp({
+      scenario: 'uas-answer.xml',
+      ip: GATEWAY_HOST,
+      port: gatewayPort,
+      mediaPort: await freeMediaPort(),
+      rtpEcho: true,
+    }).start();
+    const line = await transferringLine('+14155550158', 'local', '+14155550301');
+    const r = await call('uac-refer-refuse.xml', '+14155550158', { rtpEcho: true, extra: ['-d', '3000'] });
+    ok(r);
+    const t = await target.done;
+    ok(t);
+    // transfer_caller_id's default (transferee): the caller's number, as the gateway's carrier writes it
+    expect(t.messages).to.match(/^INVITE sip:14155550301@127\.0\.0\.2/m);
+    expect(t.messages).to.match(/^From:\s+<?sip:14155550123@/m);
+    const record = await callOf(line, callIdOf(r));
+    expect(record).to.include({ status: 'completed', disconnectionReason: 'call_transfer', transferredTo: '+14155550301' });
+    expect(record.disconnectionDetail).to.match(/bridged: the far end refused REFER with 501/);
+  });
+
+  it("a transfer on a number routed through a SIP trunk follows the trunk's transfer_caller_id: transferor shows the platform's number", async () => {
+    // the callee and the transfer target (+14155550303), both behind the gateway: one SIPp, two calls
+    const far = sipp({
+      scenario: 'uas-transfer-pair.xml',
+      ip: GATEWAY_HOST,
+      port: gatewayPort,
+      mediaPort: await freeMediaPort(),
+      calls: 2,
+      extra: ['-d', '3000'],
+    }).start();
+    const line = await transferringLine('+14155550159', 'gw', '+14155550303', false);
+    const trunk = await app.call('POST', '/v1/sip-trunks', {
+      key: line.key,
+      body: {
+        name: 'Front desk PBX',
+        transfers: 'all',
+        transfer_caller_id: 'transferor',
+        origination: { uris: [{ sip_uri: 'sip:pbx@192.0.2.10' }] },
+      },
+    });
+    expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
+    const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
+    expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+    const placed = await app.call('POST', '/v1/calls', { key: line.key, body: { agentId: line.agentId, toNumber: '+14155550302' } });
+    expect(placed.status, JSON.stringify(placed.body)).to.equal(200);
+    const r = await far.done;
+    ok(r);
+    // the target's INVITE shows the transferor's number (the platform's number on the call), not the callee's
+    const targetInvite = /^INVITE sip:14155550303@[\s\S]*?\r?\n\r?\n/m.exec(r.messages)?.[0] ?? '';
+    expect(targetInvite).to.match(/^From:\s+<?sip:14155550159@/m);
+    const record = await app.call('GET', `/v1/calls/${placed.body.callId ?? placed.body.id}`, { key: line.key });
+    expect(record.body).to.include({ disconnectionReason: 'call_transfer', transferredTo: '+14155550303' });
+  });
+
+  /** the value of a /metrics counter with these labels (0 when absent) */
+  const metric = async (name: string, labels: string) => {
+    const text = (await app.call('GET', '/metrics')).body as string;
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  };
+
+  it('malformed and oversized messages are dropped with a log line or answered, and a call in progress carries on', async () => {
+    const line = await sipLine(app, 'local', '+14155550170', {});
+    const before = {
+      unparseable: await metric('sip_messages_dropped_total', 'reason="unparseable"'),
+      incomplete: await metric('sip_messages_dropped_total', 'reason="incomplete"'),
+      oversized: await metric('sip_messages_dropped_total', 'reason="oversized"'),
+      connection: await metric('sip_messages_dropped_total', 'reason="unread_connection"'),
+    };
+    const inProgress = call('uac-hangup.xml', '+14155550170', { extra: ['-d', '6000'] });
+    // wait until that call is up
+    await eventually(
+      async () => {
+        const r = await app.call('GET', '/v1/calls?direction=inbound', { key: line.key });
+        return r.body.data?.[0]?.status === 'in-progress' && r.body.data[0].id;
+      },
+      'the call in progress',
+      SLOW,
+    );
+    const malformed = await call('uac-malformed.xml', '+14155550170', { keys: { big: 'x'.repeat(9000) } });
+    ok(malformed);
+    // what SIPp cannot send: datagrams of no SIP, one too large to parse, a TCP connection of no SIP
+    const udp = createSocket('udp4');
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
+    const send = (b: Buffer) => new Promise<void>((r) => udp.send(b, sipPort, '127.0.0.1', () => r()));
+    await send(Buffer.from('this is not SIP at all\r\n\r\n'));
+    await send(Buffer.from([0x80, 0x00, 0xff, 0x13, 0x37, 0, 0, 0, 1, 2, 3, 4]));
+    await send(Buffer.alloc(20_000, 'A'));
+    udp.close();
+    await new Promise<void>((resolve) => {
+      const tcp = connect(sipPort, '127.0.0.1', () => {
+        tcp.end('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      tcp.on('close', () => resolve());
+      tcp.on('error', () => resolve());
+    });
+    ok(await inProgress);
+    const record = await callOf(line, undefined);
+    expect(record).to.include({ status: 'completed', disconnectionReason: 'user_hangup' });
+    await eventually(
+      async () => ((await metric('sip_messages_dropped_total', 'reason="unread_connection"')) > before.connection ? true : undefined),
+      'the TCP connection counted',
+      SLOW,
+    );
+    expect(await metric('sip_messages_dropped_total', 'reason="unparseable"')).to.be.at.least(before.unparseable + 2);
+    expect(await metric('sip_messages_dropped_total', 'reason="incomplete"')).to.be.at.least(before.incomplete + 1);
+    expect(await metric('sip_messages_dropped_total', 'reason="oversized"')).to.be.at.least(before.oversized + 1);
+    expect(await metric('sip_responses_total', 'method="OPTIONS",status="513",direction="sent"')).to.be.at.least(1);
+  });
+
+  it('a flood of INVITEs from a source that is no carrier: a few are answered 403 each second, the rest dropped', async () => {
+    const before = await metric('sip_messages_dropped_total', 'reason="not_a_carrier_flood"');
+    const udp = createSocket('udp4');
+    await new Promise<void>((r) => udp.bind(0, STRANGER_IP, () => r()));
+    const answers: string[] = [];
+    udp.on('message', (m) => answers.push(m.toString('latin1').split('\r\n')[0]!));
+    const port = udp.address().port;
+    for (let i = 0; i < 40; i++) {
+      const invite = [
+        `INVITE sip:14155550199@127.0.0.1:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${STRANGER_IP}:${port};branch=z9hG4bK-flood-${i}`,
+        `From: <sip:flood@${STRANGER_IP}>;tag=f${i}`,
+        `To: <sip:14155550199@127.0.0.1>`,
+        `Call-ID: flood-${i}@${STRANGER_IP}`,
+        'CSeq: 1 INVITE',
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+      await new Promise<void>((r) => udp.send(Buffer.from(invite), sipPort, '127.0.0.1', () => r()));
+    }
+    await eventually(
+      async () => ((await metric('sip_messages_dropped_total', 'reason="not_a_carrier_flood"')) >= before + 20 ? true : undefined),
+      'the flood dropped',
+      SLOW,
+    );
+    udp.close();
+    expect(answers.every((a) => a === 'SIP/2.0 403 Forbidden')).to.equal(true);
+    // five a second at most: the 40 went out within a few seconds even on a loaded machine
+    expect(answers.length).to.be.at.least(1).and.at.most(20);
+  });
+
+  it('takes up a carrier created through the operator API without a restart, and drops it when it is deleted', async () => {
+    const from = '127.0.0.7';
+    const created = await app.call('POST', '/admin/carriers', {
+      key: ADMIN_TOKEN,
+      body: { id: 'late-carrier', inbound: { addresses: [`${from}/32`] } },
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    const line = await sipLine(app, 'late-carrier', '+14155550171', {});
+    const statusOf = (r: SippResult) => /^SIP\/2\.0 (\d\d\d)/m.exec(r.messages.split('UDP message received').slice(1).join(''))?.[1];
+    // within the engine's refresh (2 s) the carrier's calls are taken
+    await eventually(
+      async () => {
+        const r = await call('uac-hangup.xml', '+14155550171', { ip: from, extra: ['-d', '500'], timeoutS: 15 });
+        return r.code === 0 ? r : undefined;
+      },
+      "a call from the new carrier's address taken",
+      SLOW,
+    );
+    const released = await app.call('DELETE', `/v1/numbers/${line.numberId}`, { key: line.key });
+    expect(released.status).to.be.oneOf([200, 204]);
+    expect((await app.call('DELETE', '/admin/carriers/late-carrier', { key: ADMIN_TOKEN })).status).to.equal(204);
+    const refused = await eventually(
+      async () => {
+        const r = await call('uac-refused.xml', '+14155550171', { ip: from, keys: { codecs: '0' }, timeoutS: 15 });
+        return r.code === 0 && statusOf(r) === '403' ? r : undefined;
+      },
+      'the deleted carrier refused',
+      SLOW,
+    );
+    expect(statusOf(refused)).to.equal('403');
   });
 });
 
