@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { type VoiceReceiver, voiceReceiver } from '../support/calls.js';
 import { ADMIN_TOKEN, type TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
-import { CALLEE_HOST, freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
+import { freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
 import { Sipp, type SippOptions, type SippResult, sippReport } from '../support/sipp.js';
 
 /** how long a step may take on a loaded machine */
