@@ -102,7 +102,8 @@ export class CallCommands {
         throw err;
       },
     );
-    await this.d.host.dial(plan);
+    // a process that holds no lines (ROLE=api with the SIP engine) leaves the call to a voice process's dialler
+    if (this.d.host.dials) await this.d.host.dial(plan);
     if (stored) throw stored;
     return callId;
   }
@@ -117,6 +118,18 @@ export class CallCommands {
     const { state } = await this.d.exec.load(callDecider, callStream(callId));
     if (state.status !== 'live' || state.accountId !== accountId) return 'none';
     const ctx: RequestContext = { accountId, requestId: null, correlationId: this.d.ids.uuid(), actor };
+    if (state.direction === 'outbound' && state.phase === 'placed' && !this.d.host.dials) {
+      // dialling is a voice process's (its dialler takes the call); nobody did within the ring time: none is running
+      const waitedMs = this.d.clock.now().getTime() - Date.parse(state.placedAt);
+      if (waitedMs < this.d.limits.ringTimeoutMs) return 'held';
+      await this.d.host.end(
+        ctx,
+        callId,
+        'host_lost',
+        'no process that places calls (ROLE=voice or all) dialled it: start one with the SIP engine (docs/sip.md#roles)',
+      );
+      return 'ended';
+    }
     if (state.direction === 'outbound' && state.phase === 'placed') {
       const agent = state.agentId ? await this.d.agents.get(accountId, state.agentId) : null;
       const account = await this.d.accounts.get(accountId);

@@ -29,6 +29,8 @@ export interface CallLeasesPort {
    * (docs/calls.md#how-a-call-ends), oldest first
    */
   unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]>;
+  /** outbound calls placed and never dialled (no lease, no ringing yet), oldest first: what the dialler takes */
+  undialled(limit: number): Promise<{ callId: string; accountId: string }[]>;
   drop(callId: string): Promise<void>;
   /** live calls whose lease ran out (their host stopped), oldest first */
   expired(now: Date, limit: number): Promise<{ callId: string; accountId: string; hostId: string }[]>;
@@ -72,6 +74,12 @@ export class CallHost {
       leases: CallLeasesPort;
       hostId: string;
       leaseMs: number;
+      /**
+       * whether this process places calls on the line: it holds the voice engine's lines (ROLE all or voice with the
+       * SIP engine; every process in sandbox mode). A process that does not leaves a placed call to the dialler of
+       * one that does (docs/calls.md#how-a-call-ends).
+       */
+      dials: boolean;
       repliesFor: (plan: LiveCallPlan) => ReplySource;
       /** whether a failed write may succeed when tried again (docs/calls.md#the-live-session) */
       isTransient?: (err: unknown) => boolean;
@@ -89,11 +97,17 @@ export class CallHost {
     return this.sessions.has(callId);
   }
 
+  /** Whether this process places calls on the line (see `dials` in the constructor). */
+  get dials(): boolean {
+    return this.deps.dials;
+  }
+
   /**
    * Dials a placed call, once: the call's lease is claimed first, and a call another process holds is not dialled
    * here (null). A provider refusal ends it (`telephony_error`) and throws `TELEPHONY_PROVIDER_ERROR`.
    */
   async dial(plan: LiveCallPlan): Promise<CallSession | null> {
+    if (!this.deps.dials) return null;
     const claimed = await this.deps.leases.claim({ callId: plan.callId, accountId: plan.accountId }, this.deps.hostId, this.leaseUntil());
     if (!claimed) return null;
     const session = await this.open(plan);

@@ -48,6 +48,22 @@ export class KyselyCallLeases implements CallLeasesPort {
     return r.length === 1;
   }
 
+  async undialled(limit: number): Promise<{ callId: string; accountId: string }[]> {
+    const rows = await this.db
+      .selectFrom('calls')
+      .select(['calls.call_id', 'calls.account_id'])
+      .where('calls.status', '=', 'in-progress')
+      .where('calls.direction', '=', 'outbound')
+      .where('calls.phase', '=', 'placed')
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('call_leases').select('call_leases.call_id').whereRef('call_leases.call_id', '=', 'calls.call_id'))),
+      )
+      .orderBy('calls.created_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ callId: r.call_id, accountId: r.account_id }));
+  }
+
   async unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]> {
     const rows = await this.db
       .selectFrom('calls')

@@ -14,7 +14,7 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
-import { sipConfigured } from '../config/config.js';
+import { placesCalls, sipConfigured } from '../config/config.js';
 import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
 import * as m090 from '../db/migrations/090-turn-speech-latency.js';
@@ -34,6 +34,7 @@ import { textToSpeechFromConfig } from '../speech/module-support.js';
 import { destinations } from '../webhooks/module.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { callCommandRoutes } from './call-commands.routes.js';
+import { CallDialler } from './call-dialler.js';
 import { CallSweeper } from './call-sweeper.js';
 import { callRoutes, recordingAccessAdminRoutes, recordingRoutes } from './calls.routes.js';
 import { KyselyCallLeases, KyselyWebCallTokens } from './kysely-call-live.js';
@@ -100,6 +101,7 @@ export const calls = {
         leases: r(CALLS.Leases),
         hostId: `${hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
         leaseMs: cfg.CALL_HOST_LEASE_MS,
+        dials: placesCalls(cfg),
         repliesFor,
         isTransient,
       });
@@ -186,6 +188,16 @@ export const calls = {
     new CallRecordingProcess(r(PLATFORM.Executor), r(CALLS.RecordingRenderer), r(CALLS.Recordings), r(PLATFORM.Logger)),
     new CallSlotRelease(r(CALLS.Slots), r(ACCOUNTS.Queries)),
   ],
+  lineWorkers: (r, cfg) =>
+    placesCalls(cfg) && sipConfigured(cfg)
+      ? [
+          new CallDialler(
+            { host: r(CALLS.Host), commands: r(CALLS.Commands), leases: r(CALLS.Leases) },
+            r(PLATFORM.Logger),
+            cfg.CALL_DIAL_POLL_MS,
+          ),
+        ]
+      : [],
   workers: (r, cfg) => [
     new CallSweeper(
       {

@@ -181,6 +181,8 @@ export const ConfigSchema = z.object({
   CALL_SWEEP_INTERVAL_MS: int(5000, 50, 600_000),
   /** a live call whose host stopped reporting for this long is ended (`lost`) by another process's sweeper */
   CALL_HOST_LEASE_MS: int(30_000, 500, 3_600_000),
+  /** how often a process holding the lines looks for outbound calls placed by an API process, to dial them (docs/calls.md#how-a-call-ends) */
+  CALL_DIAL_POLL_MS: int(200, 20, 60_000),
   /** how long a signed recording URL stays valid */
   RECORDING_URL_TTL_SECONDS: int(3600, 10, 7 * 86_400),
   /** the sandbox voice engine (docs/sandbox.md#voice): how fast simulated speech is spoken, both ends */
@@ -286,3 +288,13 @@ export const registerUrlOf = (c: Config): string => c.REGISTER_URL ?? `${publicU
 
 /** Whether this configuration runs the SIP voice engine: live mode with SIP_PUBLIC_ADDRESS (docs/sip.md#configuration). */
 export const sipConfigured = (cfg: Config): boolean => cfg.PROVIDER_MODE === 'live' && cfg.SIP_PUBLIC_ADDRESS !== undefined;
+
+/** Whether this process holds calls' lines: its role is `all` or `voice` (docs/operations.md#roles). */
+export const holdsLines = (cfg: Config): boolean => cfg.ROLE === 'all' || cfg.ROLE === 'voice';
+
+/**
+ * Whether this process places calls on the line itself: one that holds the lines, or any process whose voice engine
+ * is in every process (the sandbox's; the unconfigured engine of live mode, which refuses at once). With the SIP
+ * engine an `api` process leaves its calls to a voice process's dialler (docs/calls.md#how-a-call-ends).
+ */
+export const placesCalls = (cfg: Config): boolean => !sipConfigured(cfg) || holdsLines(cfg);

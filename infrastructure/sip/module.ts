@@ -10,7 +10,7 @@ import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import { CALLS } from '../calls/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
-import { type Config, sipConfigured } from '../config/config.js';
+import { type Config, holdsLines, sipConfigured } from '../config/config.js';
 import * as m150 from '../db/migrations/150-sip-carriers.js';
 import { httpError } from '../http/errors.js';
 import { NUMBERS } from '../numbers/tokens.js';
@@ -38,9 +38,6 @@ export function configuredCarriers(cfg: Config): Carrier[] {
   }
   return distinctCarriers(lists);
 }
-
-/** The roles that hold SIP signalling and media (docs/operations.md#roles). */
-const holdsCalls = (cfg: Config) => cfg.ROLE === 'all' || cfg.ROLE === 'voice';
 
 /**
  * The SIP voice engine (docs/sip.md): in live mode with SIP_PUBLIC_ADDRESS, the calls capability's voice engine.
@@ -116,14 +113,14 @@ export const sip = {
   },
   start: async (r) => {
     const cfg = r(PLATFORM.Config);
-    if (!sipConfigured(cfg) || !holdsCalls(cfg)) return;
+    if (!sipConfigured(cfg) || !holdsLines(cfg)) return;
     // the call commands plan inbound calls: built now, so the first INVITE finds them
     r(CALLS.Commands);
     await r(SIP.Engine).start();
   },
   close: async (r) => {
     const cfg = r(PLATFORM.Config);
-    if (sipConfigured(cfg) && holdsCalls(cfg)) await r(SIP.Engine).close();
+    if (sipConfigured(cfg) && holdsLines(cfg)) await r(SIP.Engine).close();
   },
   projectors: [carriersProjector],
   migrations: { '150-sip-carriers': m150 },
