@@ -1,7 +1,6 @@
 import type { NanpCountry } from '../../domain/phone-number/north-american-area-codes.js';
-import { phoneNumberDecider } from '../../domain/phone-number/phone-number.decider.js';
+import { phoneNumberDecider, phoneNumberStream } from '../../domain/phone-number/phone-number.decider.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { streams } from '../../domain/shared/streams.js';
 import type { AccountQueries } from '../accounts/account-queries.port.js';
 import type { AgentQueries } from '../agents/agent-queries.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
@@ -47,7 +46,7 @@ export class NumberImports {
     const as: RequestContext = { ...ctx, accountId: i.accountId };
     await this.d.exec.execute(
       phoneNumberDecider,
-      streams.phoneNumber(numberId),
+      phoneNumberStream(numberId),
       {
         type: 'ImportNumber',
         data: { numberId, phoneNumber: i.phoneNumber, country: i.country, carrierId: i.carrierId, agentId: i.agentId },

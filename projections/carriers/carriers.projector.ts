@@ -1,6 +1,14 @@
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { CarrierEvent } from '../../domain/carrier/carrier.decider.js';
+import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import './tables.js';
+
+/** The carrier's row, guarded: matches only while the row reflects an older revision of the stream. */
+const carrier = guardedRow(
+  (db) => db.updateTable('sip_carriers'),
+  (e: RecordedEvent<CarrierEvent>) => ({ carrier_id: e.data.carrierId }),
+);
 
 /** `sip_carriers`: each carrier's settings as recorded (passwords sealed); deleted carriers are kept, marked. */
 export const carriersProjector = defineProjector<CarrierEvent>({
@@ -23,26 +31,8 @@ export const carriersProjector = defineProjector<CarrierEvent>({
         .onConflict((oc) => oc.column('carrier_id').doUpdateSet(row).where('sip_carriers.revision', '<', rowRevision(e)))
         .execute();
     },
-    async CarrierChanged(db, e) {
-      await db
-        .updateTable('sip_carriers')
-        .set({
-          name: e.data.settings.name,
-          settings: JSON.stringify(e.data.settings),
-          updated_at: e.data.changedAt,
-          revision: rowRevision(e),
-        })
-        .where('carrier_id', '=', e.data.carrierId)
-        .where('revision', '<', rowRevision(e))
-        .execute();
-    },
-    async CarrierDeleted(db, e) {
-      await db
-        .updateTable('sip_carriers')
-        .set({ status: 'deleted', updated_at: e.data.deletedAt, revision: rowRevision(e) })
-        .where('carrier_id', '=', e.data.carrierId)
-        .where('revision', '<', rowRevision(e))
-        .execute();
-    },
+    CarrierChanged: (db, e) =>
+      carrier(db, e, { name: e.data.settings.name, settings: JSON.stringify(e.data.settings), updated_at: e.data.changedAt }),
+    CarrierDeleted: (db, e) => carrier(db, e, { status: 'deleted', updated_at: e.data.deletedAt }),
   },
 });
