@@ -3,6 +3,7 @@ import { callDecider } from '../../domain/call/call.decider.js';
 import type { TransferCallerId } from '../../domain/call/call.js';
 import { type CallDirection, callStream } from '../../domain/call/call.js';
 import { DomainError } from '../../domain/shared/errors.js';
+import { orderOriginationUris } from '../../domain/sip-trunk/routing.js';
 import type { AccountQueries } from '../accounts/account-queries.port.js';
 import type { AgentQueries, AgentView } from '../agents/agent-queries.port.js';
 import type { NumberQueries, PhoneNumberView } from '../numbers/number-queries.port.js';
@@ -319,7 +320,7 @@ export class CallCommands {
       scopes: o.scopes,
       ctx,
       ringTimeoutMs: this.d.limits.ringTimeoutMs,
-      sipUris: sipInbound ? orderSipUris(trunk.uris, this.d.random) : [],
+      sipUris: sipInbound ? orderOriginationUris(trunk.uris, this.d.random) : [],
     };
   }
 
@@ -383,32 +384,4 @@ const writeStored = (err: unknown): boolean => err instanceof DomainError && err
 /** A number routed to a SIP trunk may have no agent: its calls are bridged, and the call record names no agent. */
 function placeholderAgent(accountId: string): AgentView {
   return { ...AGENT_DEFAULTS, enableMessaging: false, id: '', name: `SIP routing of ${accountId}`, voice: '', createdAt: '', numbers: [] };
-}
-
-/**
- * The order in which a trunk's origination URIs are tried (docs/calls.md#sip-trunks): lowest priority first;
- * within one priority, a weighted random order (a URI's chance to come first is its share of the weights).
- */
-export function orderSipUris(uris: readonly { sipUri: string; priority: number; weight: number }[], random: () => number): string[] {
-  const byPriority = new Map<number, { sipUri: string; weight: number }[]>();
-  for (const u of uris) byPriority.set(u.priority, [...(byPriority.get(u.priority) ?? []), u]);
-  const out: string[] = [];
-  for (const p of [...byPriority.keys()].sort((a, b) => a - b)) {
-    const left = [...byPriority.get(p)!];
-    while (left.length > 0) {
-      const total = left.reduce((n, u) => n + Math.max(0, u.weight), 0);
-      let pick = 0;
-      if (total > 0) {
-        let r = random() * total;
-        pick = left.findIndex((u) => {
-          r -= Math.max(0, u.weight);
-          return r < 0;
-        });
-        if (pick < 0) pick = left.length - 1;
-      }
-      out.push(left[pick]!.sipUri);
-      left.splice(pick, 1);
-    }
-  }
-  return out;
 }

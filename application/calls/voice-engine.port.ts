@@ -1,5 +1,6 @@
 import type { LegReport } from '../../domain/call/call.decider.js';
 import type { TransferCallerId } from '../../domain/call/call.js';
+import { type BridgeFailure, describeBridgeFailure } from '../../domain/sip-trunk/routing.js';
 
 export type { LegReport } from '../../domain/call/call.decider.js';
 
@@ -106,7 +107,7 @@ export interface CallLeg {
   transfer(to: string, o?: Readonly<{ callerId?: TransferCallerId }>): Promise<void>;
   /**
    * Bridges an inbound leg to a SIP URI (a number routed to a SIP trunk). Resolves when the URI answered;
-   * rejects with the URI's failure, and the leg stays up for the next URI.
+   * rejects with the URI's failure (a `SipBridgeError`), and the leg stays up for the next URI.
    */
   bridge(sipUri: string): Promise<void>;
   /** ends the leg (`ended('local_hangup')` follows); idempotent */
@@ -152,5 +153,16 @@ export class TelephonyError extends Error {
   ) {
     super(message);
     this.name = 'TelephonyError';
+  }
+}
+
+/** An origination URI of a SIP trunk did not take a bridged call (docs/calls.md#sip-trunks): why, as a `BridgeFailure`. */
+export class SipBridgeError extends TelephonyError {
+  constructor(
+    readonly sipUri: string,
+    readonly failure: BridgeFailure,
+  ) {
+    super(`${describeBridgeFailure(failure)} from ${sipUri}`, false);
+    this.name = 'SipBridgeError';
   }
 }

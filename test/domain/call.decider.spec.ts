@@ -341,6 +341,36 @@ describe('Call decider: the end', () => {
   });
 });
 
+describe('Call decider: routing to a SIP trunk (docs/calls.md#sip-trunks)', () => {
+  const failed = [{ sipUri: 'sip:a@pbx1.example.com', error: 'SIP 503 Service Unavailable' }];
+  const bridge = (sipUri: string | null): CallCommand => ({
+    type: 'RecordBridge',
+    data: { callId, sipUri, failed },
+    metadata: meta(answeredAt),
+  });
+  const bridged = (sipUri: string | null): CallEvent => ({ type: 'CallBridged', data: { callId, sipUri, failed, at: answeredAt } });
+
+  it('records the URI that answered, or none, with those passed over', () => {
+    given([placed(), answered()])
+      .when(bridge('sip:b@pbx2.example.com'))
+      .then([bridged('sip:b@pbx2.example.com')]);
+    given([placed(), answered()])
+      .when(bridge(null))
+      .then([bridged(null)]);
+  });
+
+  it('carries the routing on the end, answered or failed, and leaves it off a call that was not routed', () => {
+    const completed = decideOn([placed(), answered(), bridged('sip:b@pbx2.example.com')], endCall())[0]!;
+    expect(completed.data).to.deep.include({ sipRouting: { sipUri: 'sip:b@pbx2.example.com', failed } });
+    const unanswered = decideOn([placed(), bridged(null)], endCall())[0]!;
+    expect(unanswered).to.deep.include({ type: 'CallFailed' });
+    expect(unanswered.data).to.deep.include({ sipRouting: { sipUri: null, failed } });
+    expect(endedData(conversation)).not.to.have.property('sipRouting');
+  });
+
+  it('refuses a routing record after the end', () => given(ended()).when(bridge(null)).thenThrows('CALL_NOT_LIVE'));
+});
+
 describe("Call decider: the line's report (docs/sip.md#observability)", () => {
   const media = {
     codec: 'PCMU' as const,

@@ -6,6 +6,7 @@ import {
   type LegEndReason,
   type LegListener,
   type PlaybackOptions,
+  SipBridgeError,
   type StoppedPlayback,
   TelephonyError,
 } from '../../../application/calls/voice-engine.port.js';
@@ -18,7 +19,7 @@ import { LegEvents } from './leg-events.js';
 import type { VoicePersona } from './magic.js';
 import { FarEndPersona } from './personas.js';
 import { DIGITS, msPerWordAt, Timers, toneMsAt, Waits } from './timing.js';
-import { type SandboxCallView, type SandboxLegStatus, type SandboxVoiceTiming, SipBridgeError } from './types.js';
+import type { SandboxCallView, SandboxLegStatus, SandboxVoiceTiming } from './types.js';
 import { callView, type LegRecord } from './view.js';
 
 export type LegContext = Readonly<{
@@ -191,7 +192,7 @@ export class SandboxLeg implements CallLeg {
     if (outcome.refusal) {
       const { status, reason } = outcome.refusal;
       this.rec.bridgeAttempts.push({ sipUri, outcome: `SIP ${status} ${reason}`, at: this.now() });
-      throw new SipBridgeError(sipUri, status, reason);
+      throw new SipBridgeError(sipUri, { kind: 'response', status, reason });
     }
     this.rec.bridgedTo = sipUri;
     this.rec.bridgeAttempts.push({ sipUri, outcome: 'answered', at: this.now() });
