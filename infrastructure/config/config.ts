@@ -231,6 +231,10 @@ export const ConfigSchema = z.object({
   SIP_CARRIERS_FILE: z.string().min(1).optional(),
   SIP_RING_MS: int(0, 0, 60_000),
   SIP_END_SILENCE_MS: int(700, 100, 5000),
+  /** an origination URI of a SIP trunk that sends no response within this is passed over (docs/sip.md#sip-trunks) */
+  SIP_TRUNK_RESPOND_MS: int(5000, 100, 120_000),
+  /** an origination URI that responded and does not answer within this is cancelled and passed over */
+  SIP_TRUNK_ANSWER_MS: int(30_000, 500, 300_000),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),

@@ -74,6 +74,7 @@ export const sip = {
           rtpAddress: cfg.SIP_ADDRESS,
           rtpPorts: new RtpPorts(cfg.RTP_PORT_MIN, cfg.RTP_PORT_MAX),
           ringMs: cfg.SIP_RING_MS,
+          trunkTimeouts: { respondMs: cfg.SIP_TRUNK_RESPOND_MS, answerMs: cfg.SIP_TRUNK_ANSWER_MS },
           carriers: r(SIP.Carriers),
           carrierOfNumber: async (e164) => {
             const row = await r(PLATFORM.ReadDb)

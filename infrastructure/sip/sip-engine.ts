@@ -10,6 +10,7 @@ import {
   type InboundDecision,
   type InboundOffer,
   type LegListener,
+  SipBridgeError,
   TelephonyError,
   type VoiceEnginePort,
 } from '../../application/calls/voice-engine.port.js';
@@ -38,6 +39,11 @@ export type SipEngineOptions = Readonly<{
   rtpPorts: RtpPorts;
   /** how long an inbound call rings before it is answered */
   ringMs: number;
+  /**
+   * how long an origination URI of a SIP trunk has to take a bridged call (docs/sip.md#sip-trunks): to respond at all
+   * (`respondMs`), then to answer once it responded (`answerMs`); past either it is passed over
+   */
+  trunkTimeouts: Readonly<{ respondMs: number; answerMs: number }>;
   carriers: CarrierDirectory;
   /** the carrier a number was imported with (outbound calls from it leave through that carrier) */
   carrierOfNumber: (e164: string) => Promise<string | null>;
@@ -93,6 +99,8 @@ type Dialog = {
   refer: { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null;
   /** outbound: what its responses move */
   onFinal: ((rs: SipResponse) => void) | null;
+  /** outbound: told of each provisional response (the far end is alive) */
+  onProvisional: (() => void) | null;
   canceled: boolean;
   /**
    * The 200 sent carries this engine's offer and the far end's answer comes in the ACK (docs/sip.md#inbound-calls):
@@ -269,6 +277,7 @@ export class SipEngine implements VoiceEnginePort {
       bridgedTo: null,
       refer: null,
       onFinal: null,
+      onProvisional: null,
       canceled: false,
       awaitingAnswer: null,
     };
@@ -310,6 +319,7 @@ export class SipEngine implements VoiceEnginePort {
 
   private onInviteResponse(d: Dialog, rs: SipResponse, reauth: (rs: SipResponse) => boolean): void {
     if (rs.status < 200) {
+      d.onProvisional?.();
       if (rs.status === 180 || rs.status === 183) d.leg?.ringing();
       return;
     }
@@ -480,6 +490,7 @@ export class SipEngine implements VoiceEnginePort {
       bridgedTo: null,
       refer: null,
       onFinal: null,
+      onProvisional: null,
       canceled: false,
       awaitingAnswer: media ? null : 'initial',
     };
@@ -753,11 +764,44 @@ export class SipEngine implements VoiceEnginePort {
   }
 
   /**
-   * Calls `target` and, once it answers, relays audio between it and `d`; rejects with the target's failure. The
-   * call shows `caller` (E.164, written as the target's carrier writes numbers, or a user part as it is).
+   * Bridges `d` to an origination URI of a SIP trunk (docs/sip.md#sip-trunks, docs/calls.md#sip-trunks): rejects with a
+   * `SipBridgeError` saying why the URI did not take the call, which the session's failover rule reads. A URI over a
+   * transport this engine does not run (TLS, or one not in SIP_TRANSPORTS) is unreachable; one that does not respond
+   * within `trunkTimeouts.respondMs`, or responds and does not answer within `trunkTimeouts.answerMs`, times out.
    */
-  private bridgeCall(d: Dialog, carrier: Carrier | null, target: string, caller: string): Promise<Dialog> {
+  private async bridgeTrunkUri(d: Dialog, sipUri: string): Promise<void> {
+    // the package answers undefined for what is not a SIP URI (its type says otherwise)
+    const uri = sip.parseUri(sipUri) as ReturnType<typeof sip.parseUri> | undefined;
+    if (!uri) throw new SipBridgeError(sipUri, { kind: 'unreachable', detail: 'not a SIP URI' });
+    const transport = uri.schema === 'sips' ? 'tls' : String(uri.params.transport ?? 'udp').toLowerCase();
+    const runs = (transport === 'udp' && this.o.udp) || (transport === 'tcp' && this.o.tcp);
+    if (!runs)
+      throw new SipBridgeError(sipUri, { kind: 'unreachable', detail: `${transport.toUpperCase()} is not a transport this engine runs` });
+    await this.bridgeCall(d, null, sipUri, this.partyNumber(d, 'remote'), this.o.trunkTimeouts);
+  }
+
+  /**
+   * Calls `target` and, once it answers, relays audio between it and `d`; rejects with the target's failure. The
+   * call shows `caller` (E.164, written as the target's carrier writes numbers, or a user part as it is). With
+   * `trunk` timeouts the target is an origination URI of a SIP trunk: its failures are `SipBridgeError`s, and it is
+   * given up (CANCEL once it responded) when it does not respond or answer in time.
+   */
+  private bridgeCall(
+    d: Dialog,
+    carrier: Carrier | null,
+    target: string,
+    caller: string,
+    trunk?: SipEngineOptions['trunkTimeouts'],
+  ): Promise<Dialog> {
     return new Promise<Dialog>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | null = null;
+      const settle = (f: () => void) => {
+        if (settled) return;
+        settled = true;
+        if (timer) clearTimeout(timer);
+        f();
+      };
       const viaCarrier = carrier?.outbound && target.includes(`@${carrier.outbound.host}`);
       const callerUser = viaCarrier && caller.startsWith('+') ? toCarrier(caller, carrier!.numberFormat) : caller;
       const uri = sip.parseUri(target);
@@ -773,23 +817,48 @@ export class SipEngine implements VoiceEnginePort {
             : null,
         log: { callId: d.leg?.toString() ?? d.callId, to: target },
       }).then((b) => {
+        if (trunk) {
+          // given up: CANCEL once it responded (RFC 3261 §9.1); a 2xx that still comes is answered with a BYE
+          const giveUp = (afterMs: number) => () =>
+            settle(() => {
+              if (b.state === 'early' && b.onProvisional === null) this.cancel(b);
+              else b.canceled = true;
+              reject(new SipBridgeError(target, { kind: 'timeout', afterMs }));
+            });
+          timer = setTimeout(giveUp(trunk.respondMs), trunk.respondMs);
+          b.onProvisional = () => {
+            if (settled) return;
+            b.onProvisional = null;
+            if (timer) clearTimeout(timer);
+            timer = setTimeout(giveUp(trunk.answerMs), trunk.answerMs);
+          };
+        }
         b.onFinal = (rs) => {
           if (rs.status >= 300) {
-            reject(new TelephonyError(`${target} answered ${rs.status} ${rs.reason}`, false));
+            b.rtp.close();
+            settle(() =>
+              reject(
+                trunk
+                  ? new SipBridgeError(target, { kind: 'response', status: rs.status, reason: rs.reason })
+                  : new TelephonyError(`${target} answered ${rs.status} ${rs.reason}`, false),
+              ),
+            );
             return;
           }
-          if (d.state !== 'confirmed') {
+          if (d.state !== 'confirmed' || settled) {
             this.hangupDialog(b, 'local_hangup');
-            reject(new TelephonyError('the caller hung up before the bridge answered', false));
+            settle(() => reject(new TelephonyError('the caller hung up before the bridge answered', false)));
             return;
           }
-          d.leg?.stopListening();
-          d.bridgedTo = b;
-          b.bridgedTo = d;
-          d.rtp.onAudio = (s) => b.rtp.relay(s);
-          b.rtp.onAudio = (s) => d.rtp.relay(s);
-          d.rtp.onDigit = () => undefined;
-          resolve(b);
+          settle(() => {
+            d.leg?.stopListening();
+            d.bridgedTo = b;
+            b.bridgedTo = d;
+            d.rtp.onAudio = (s) => b.rtp.relay(s);
+            b.rtp.onAudio = (s) => d.rtp.relay(s);
+            d.rtp.onDigit = () => undefined;
+            resolve(b);
+          });
         };
       }, reject);
     });
@@ -819,9 +888,7 @@ export class SipEngine implements VoiceEnginePort {
       listener,
       {
         transfer: (to, callerId) => this.transfer(d, to, callerId),
-        bridge: async (sipUri) => {
-          await this.bridgeCall(d, null, sipUri, this.partyNumber(d, 'remote'));
-        },
+        bridge: (sipUri) => this.bridgeTrunkUri(d, sipUri),
         hangup: () => this.hangupDialog(d, 'local_hangup'),
       },
       this.o.log,

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { type VoiceReceiver, voiceReceiver } from '../support/calls.js';
 import { ADMIN_TOKEN, type TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
-import { freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
+import { CALLEE_HOST, freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
 import { Sipp, type SippOptions, type SippResult, sippReport } from '../support/sipp.js';
 
 /** how long a step may take on a loaded machine */
@@ -13,6 +13,8 @@ const SLOW = Number(process.env.SIP_TEST_SLOW_MS ?? 60_000);
 const CARRIER_IP = '127.0.0.1';
 /** a source that is no carrier */
 const STRANGER_IP = '127.0.0.9';
+/** how long a SIP trunk's origination URI has to respond before it is passed over */
+const TRUNK_RESPOND_MS = 1500;
 const isVoiceTurn = (t: { body: any }) => t.body.event === 'agent.message' && t.body.channel === 'voice';
 
 /**
@@ -50,6 +52,8 @@ describe('SIP scenarios with SIPp', function () {
         TTS_PROVIDER: 'tone',
         SIP_END_SILENCE_MS: '400',
         SIP_RING_MS: '1000',
+        // an origination URI that sends nothing is passed over after this (docs/sip.md#sip-trunks)
+        SIP_TRUNK_RESPOND_MS: String(TRUNK_RESPOND_MS),
         ...(process.env.SIP_TEST_LOG ? { LOG_LEVEL: process.env.SIP_TEST_LOG } : {}),
       },
     }));
@@ -273,6 +277,70 @@ describe('SIP scenarios with SIPp', function () {
     expect(targetInvite).to.match(/^From:\s+<?sip:14155550159@/m);
     const record = await app.call('GET', `/v1/calls/${placed.body.callId ?? placed.body.id}`, { key: line.key });
     expect(record.body).to.include({ disconnectionReason: 'call_transfer', transferredTo: '+14155550303' });
+  });
+
+  it('a number routed to a SIP trunk: a URI that never responds is passed over after the timeout, one that answers 503 is passed over, the next answers; the caller is bridged to it and its BYE ends both legs', async () => {
+    // the customer's URIs: a host that reads INVITEs and never answers, then two SIPp of one priority
+    const silent = createSocket('udp4');
+    const silentPort = await freeSipPort();
+    await new Promise<void>((r) => silent.bind(silentPort, CALLEE_HOST, () => r()));
+    let silentInvites = 0;
+    silent.on('message', (m) => {
+      if (m.toString('latin1').startsWith('INVITE ')) silentInvites++;
+    });
+    const unavailablePort = await freeSipPort();
+    const answeringPort = await freeSipPort();
+    const unavailable = sipp({ scenario: 'uas-unavailable.xml', ip: GATEWAY_HOST, port: unavailablePort }).start();
+    const answering = sipp({
+      scenario: 'uas-answer.xml',
+      ip: GATEWAY_HOST,
+      port: answeringPort,
+      mediaPort: await freeMediaPort(),
+      rtpEcho: true,
+    }).start();
+    try {
+      const line = await sipLine(app, 'local', '+14155550180', {});
+      const silentUri = `sip:pbx@${CALLEE_HOST}:${silentPort}`;
+      const unavailableUri = `sip:pbx@${GATEWAY_HOST}:${unavailablePort}`;
+      const answeringUri = `sip:pbx@${GATEWAY_HOST}:${answeringPort};transport=udp`;
+      const trunk = await app.call('POST', '/v1/sip-trunks', {
+        key: line.key,
+        body: {
+          name: 'Office PBX',
+          origination: {
+            uris: [
+              // listed out of order: priority first; within priority 20 the zero-weight URI comes last (RFC 2782)
+              { sip_uri: answeringUri, priority: 20, weight: 0 },
+              { sip_uri: unavailableUri, priority: 20, weight: 10 },
+              { sip_uri: silentUri, priority: 10 },
+            ],
+          },
+        },
+      });
+      expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
+      const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
+      expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+
+      const r = await call('uac-hangup.xml', '+14155550180', { extra: ['-d', '4000'] });
+      ok(r);
+      ok(await unavailable.done);
+      // the far end got the caller's BYE: SIPp's scenario ends with it
+      ok(await answering.done);
+      expect(silentInvites).to.be.at.least(1);
+      const record = await callOf(line, callIdOf(r));
+      expect(record).to.include({ mode: 'sip', status: 'completed', disconnectionReason: 'user_hangup', sipUri: answeringUri });
+      expect(record.sipFailures).to.deep.equal([
+        { sipUri: silentUri, error: `no answer within ${TRUNK_RESPOND_MS} ms` },
+        // the sip package answers its own 503, without the far end's reason phrase (docs/sip.md#sip-trunks)
+        { sipUri: unavailableUri, error: 'SIP 503' },
+      ]);
+      // the caller's audio reached the platform, and the bridge sent the caller what came from the far end (no agent
+      // speaks on a routed call: without the relay nothing is sent); whether it is the far end's echo is not judged here
+      expect(record.media.received.packets).to.be.greaterThan(0);
+      expect(record.media.sent.packets).to.be.greaterThan(0);
+    } finally {
+      silent.close();
+    }
   });
 
   /** the value of a /metrics counter with these labels (0 when absent) */
