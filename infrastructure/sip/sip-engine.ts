@@ -93,7 +93,7 @@ type Dialog = {
   retransmit: NodeJS.Timeout | null;
   /** outbound: the INVITE sent, for CANCEL and ACK */
   sentInvite: SipRequest | null;
-  /** what happens to the far end's audio besides the agent (a bridge) */
+  /** the other leg of a bridge, from its INVITE on (what a hangup of this one also ends, or cancels while it rings) */
   bridgedTo: Dialog | null;
   /** a REFER waiting for its outcome */
   refer: { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null;
@@ -650,7 +650,9 @@ export class SipEngine implements VoiceEnginePort {
     const other = d.bridgedTo;
     if (d.leg && !d.leg.ended) this.endLeg(d, 'remote_hangup', 'the far end hung up');
     this.endDialog(d);
-    if (other && other.state !== 'ended') {
+    // a bridge still ringing is cancelled: its final answer (487) settles it, and its RTP port is closed then
+    if (other?.state === 'early') this.cancel(other);
+    else if (other && other.state !== 'ended') {
       this.sendInDialog(other, 'BYE');
       if (other.leg && !other.leg.ended) this.endLeg(other, 'remote_hangup', 'the bridged party hung up');
       this.endDialog(other);
@@ -695,7 +697,9 @@ export class SipEngine implements VoiceEnginePort {
     }
     const other = d.bridgedTo;
     this.endDialog(d);
-    if (other && other.state !== 'ended') this.hangupDialog(other, 'local_hangup');
+    // a bridge still ringing is cancelled: its final answer (487) settles it
+    if (other?.state === 'early') this.cancel(other);
+    else if (other && other.state !== 'ended') this.hangupDialog(other, 'local_hangup');
   }
 
   // ---- transfers and bridges ----------------------------------------------------------------------------
@@ -817,6 +821,8 @@ export class SipEngine implements VoiceEnginePort {
             : null,
         log: { callId: d.leg?.toString() ?? d.callId, to: target },
       }).then((b) => {
+        d.bridgedTo = b;
+        b.bridgedTo = d;
         if (trunk) {
           // given up: CANCEL once it responded (RFC 3261 §9.1); a 2xx that still comes is answered with a BYE
           const giveUp = (afterMs: number) => () =>
@@ -836,6 +842,7 @@ export class SipEngine implements VoiceEnginePort {
         b.onFinal = (rs) => {
           if (rs.status >= 300) {
             b.rtp.close();
+            if (d.bridgedTo === b) d.bridgedTo = null;
             settle(() =>
               reject(
                 trunk
@@ -852,8 +859,6 @@ export class SipEngine implements VoiceEnginePort {
           }
           settle(() => {
             d.leg?.stopListening();
-            d.bridgedTo = b;
-            b.bridgedTo = d;
             d.rtp.onAudio = (s) => b.rtp.relay(s);
             b.rtp.onAudio = (s) => d.rtp.relay(s);
             d.rtp.onDigit = () => undefined;

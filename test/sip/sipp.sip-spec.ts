@@ -343,6 +343,53 @@ describe('SIP scenarios with SIPp', function () {
     }
   });
 
+  /** a trunk of `uris` (in the order listed, each its own priority) routing a new line's number */
+  const trunkLine = async (number: string, uris: string[]) => {
+    const line = await sipLine(app, 'local', number, {});
+    const trunk = await app.call('POST', '/v1/sip-trunks', {
+      key: line.key,
+      body: { name: 'PBX', origination: { uris: uris.map((sip_uri, i) => ({ sip_uri, priority: i + 1 })) } },
+    });
+    expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
+    const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
+    expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+    return line;
+  };
+
+  it("a trunk's URI that answers 486 ends the call busy: the next URI is never tried", async () => {
+    const busyPort = await freeSipPort();
+    const busy = sipp({ scenario: 'uas-busy.xml', ip: GATEWAY_HOST, port: busyPort }).start();
+    const nextPort = await freeSipPort();
+    const next = createSocket('udp4');
+    await new Promise<void>((r) => next.bind(nextPort, CALLEE_HOST, () => r()));
+    let nextInvites = 0;
+    next.on('message', () => nextInvites++);
+    try {
+      const busyUri = `sip:pbx@${GATEWAY_HOST}:${busyPort}`;
+      const line = await trunkLine('+14155550181', [busyUri, `sip:pbx@${CALLEE_HOST}:${nextPort}`]);
+      const r = await call('uac-hangup.xml', '+14155550181', { extra: ['-d', '20000'] });
+      ok(await busy.done);
+      const record = await callOf(line, callIdOf(r));
+      expect(record).to.include({ disconnectionReason: 'dial_busy', sipUri: null });
+      expect(record.sipFailures).to.deep.equal([{ sipUri: busyUri, error: 'SIP 486 Busy Here' }]);
+      expect(nextInvites).to.equal(0);
+    } finally {
+      next.close();
+    }
+  });
+
+  it("a caller who hangs up while the trunk's URI rings: the platform cancels it (CANCEL, 487)", async () => {
+    const ringingPort = await freeSipPort();
+    const ringing = sipp({ scenario: 'uas-ring-cancel.xml', ip: GATEWAY_HOST, port: ringingPort }).start();
+    const line = await trunkLine('+14155550182', [`sip:pbx@${GATEWAY_HOST}:${ringingPort}`]);
+    const r = await call('uac-hangup.xml', '+14155550182', { extra: ['-d', '1500'] });
+    ok(r);
+    // SIPp's scenario passes only with the CANCEL, answered, and the ACK of its 487
+    ok(await ringing.done);
+    const record = await callOf(line, callIdOf(r));
+    expect(record).to.include({ disconnectionReason: 'user_hangup', sipUri: null });
+  });
+
   /** the value of a /metrics counter with these labels (0 when absent) */
   const metric = async (name: string, labels: string) => {
     const text = (await app.call('GET', '/metrics')).body as string;
