@@ -15,13 +15,16 @@ const GREETING = 'Hello, this is the bakery calling about your order.';
 const isVoiceTurn = (t: { body: any }) => t.body.event === 'agent.message' && t.body.channel === 'voice';
 /** a sentence nobody says in these calls: the judge must not find it (docs/testing.md#sip-tests) */
 const NEVER_SAID = 'Your parcel will arrive on Tuesday between noon and four.';
+/** what the PBX behind a SIP trunk says, and what the caller says to it */
+const PBX_SAYS = 'Thank you for calling the reception desk, please hold the line.';
+const CALLER_SAYS = 'I would like to speak to the manager about my booking.';
 
 /**
  * `text` is in `heard` (at least 80% of its 100 ms pieces found, in order), and a sentence nobody said is not: the
  * judge is shown to fail on the very recording it passes.
  */
-async function expectSpoken(heard: Int16Array, text: string, what: string): Promise<SpeechMatch> {
-  const match = findSpeech(heard, await lineSpeech(text));
+async function expectSpoken(heard: Int16Array, text: string, what: string, voice?: string): Promise<SpeechMatch> {
+  const match = findSpeech(heard, await lineSpeech(text, voice));
   expect(match.found, `${what} in baresip's recording: ${JSON.stringify(match)}`).to.be.at.least(0.8);
   const other = findSpeech(heard, await lineSpeech(NEVER_SAID));
   expect(other.found, `a sentence never said, in baresip's recording: ${JSON.stringify(other)}`).to.be.below(0.2);
@@ -139,6 +142,71 @@ describe('SIP calls with baresip', function () {
     );
     expect(endedEvent.body.data).to.include({ direction: 'inbound', disconnectionReason: 'user_hangup' });
     expect(endedEvent.body.data.transcript.at(-1)).to.deep.equal({ role: 'agent', content: ANSWER });
+  });
+
+  it('a number routed to a SIP trunk: a baresip caller is bridged to a baresip PBX, and each hears what the other says (docs/sip.md#sip-trunks)', async () => {
+    const pbxPort = await freeSipPort();
+    const pbx = new Baresip({
+      port: pbxPort,
+      microphone: concat(quiet(1000), await lineSpeech(PBX_SAYS, 'sandbox-aria'), quiet(30_000)),
+      answer: true,
+      user: 'pbx',
+      host: CALLEE_HOST,
+    });
+    phones.push(pbx);
+    pbx.start();
+    await eventually(async () => pbx.log.includes('baresip is ready') || undefined, 'the PBX baresip is ready', SLOW);
+    const line = await sipLine(app, 'local', '+14155550144', {});
+    const pbxUri = `sip:pbx@${CALLEE_HOST}:${pbxPort}`;
+    const trunk = await app.call('POST', '/v1/sip-trunks', {
+      key: line.key,
+      body: { name: 'Reception PBX', origination: { uris: [{ sip_uri: pbxUri }] } },
+    });
+    expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
+    const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
+    expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+
+    const callerSpeech = await lineSpeech(CALLER_SAYS, 'sandbox-miles');
+    // the caller says its sentence again and again from the start: the PBX hears it from whenever it answers
+    const saying = concat(callerSpeech, quiet(1000));
+    const caller = new Baresip({ port: await freeSipPort(), microphone: concat(...Array.from({ length: 12 }, () => saying)) });
+    phones.push(caller);
+    caller.start(`sip:14155550144@127.0.0.1:${sipPort}`);
+    // each phone's recording, read as it grows (its length only: judging it here, in the platform's own process, would
+    // stall the packet clock), until it is long enough to hold the other's words: the PBX speaks a second after it
+    // answers, and the caller's recording began a little before that (the platform answers it, then rings the PBX)
+    const pbxSpeech = await lineSpeech(PBX_SAYS, 'sandbox-aria');
+    const recorded = (phone: Baresip, samples: number) => async () => ((phone.hearing()?.length ?? 0) >= samples ? true : undefined);
+    await eventually(recorded(caller, pbxSpeech.length + 5 * 8000), "the caller's recording to hold the PBX's words", SLOW);
+    // two of the caller's turns' length: one whole sentence is in it
+    await eventually(recorded(pbx, 2 * saying.length + 8000), "the PBX's recording to hold the caller's words", SLOW);
+    caller.command('/hangup');
+    const ended = await eventually(
+      async () => {
+        const list = await app.call('GET', '/v1/calls?direction=inbound', { key: line.key });
+        const c = list.body.data?.[0];
+        if (!c || c.status === 'in-progress') return undefined;
+        return (await app.call('GET', `/v1/calls/${c.id}`, { key: line.key })).body;
+      },
+      'the bridged call has ended',
+      SLOW,
+    );
+    expect(ended).to.include({ status: 'completed', disconnectionReason: 'user_hangup', sipUri: pbxUri, mode: 'sip' });
+    expect(ended.sipFailures).to.deep.equal([]);
+    // the caller's BYE ended the PBX's leg too: its recorder closes its file, with the file's length written in it
+    const pbxHeard = await eventually(
+      async () => ((pbx.heard()?.length ?? 0) > 8000 ? pbx.heard()! : undefined),
+      "the PBX's call ended",
+      SLOW,
+    );
+    const callerHeard = await eventually(
+      async () => ((caller.heard()?.length ?? 0) > 8000 ? caller.heard()! : undefined),
+      "the caller's recording closed",
+      SLOW,
+    );
+    // what each heard, judged once the call is over; the judge fails on these recordings too (a sentence never said)
+    await expectSpoken(callerHeard, PBX_SAYS, "the PBX's words, heard by the caller");
+    await expectSpoken(pbxHeard, CALLER_SAYS, "the caller's words, heard by the PBX", 'sandbox-miles');
   });
 
   it('POST /v1/calls rings a baresip behind a carrier gateway that demands digest auth; the greeting is in its recording', async () => {

@@ -334,10 +334,8 @@ describe('SIP scenarios with SIPp', function () {
         // the sip package answers its own 503, without the far end's reason phrase (docs/sip.md#sip-trunks)
         { sipUri: unavailableUri, error: 'SIP 503' },
       ]);
-      // the caller's audio reached the platform, and the bridge sent the caller what came from the far end (no agent
-      // speaks on a routed call: without the relay nothing is sent); whether it is the far end's echo is not judged here
+      // the caller's audio reached the platform (that each side hears the other is the baresip test's: test/sip/baresip)
       expect(record.media.received.packets).to.be.greaterThan(0);
-      expect(record.media.sent.packets).to.be.greaterThan(0);
     } finally {
       silent.close();
     }

@@ -159,6 +159,22 @@ export class Baresip {
     return toRate(pcm, 8000);
   }
 
+  /**
+   * What it has heard so far on its last call, at 8 kHz, while the call goes on: its recorder writes the WAV as it
+   * goes and fills in the data chunk's size only at the end, so the size is read from the file's length here.
+   */
+  hearing(): Int16Array | null {
+    const dumps = join(this.dir, 'dumps');
+    if (!existsSync(dumps)) return null;
+    const dec = readdirSync(dumps).filter((f) => f.endsWith('-dec.wav'));
+    if (dec.length === 0) return null;
+    const bytes = readFileSync(join(dumps, dec.sort().at(-1)!));
+    const data = bytes.indexOf('data', 12, 'latin1');
+    if (data < 0 || bytes.length < data + 8) return null;
+    bytes.writeUInt32LE(bytes.length - data - 8, data + 4);
+    return toRate(decodeWav(bytes), 8000);
+  }
+
   /** Stops it and removes its directory (kept with SIP_TEST_KEEP=1, to listen to its recordings). */
   async stop(): Promise<void> {
     await this.quit();
