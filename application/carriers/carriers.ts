@@ -49,6 +49,17 @@ export type CarrierView = Readonly<{
   updatedAt: string | null;
 }>;
 
+/** A carrier's outbound gateway as the API shows it: its password only as whether one is set. */
+export const outboundView = (out: Omit<CarrierOutbound, 'passwordSealed'>, hasPassword: boolean): CarrierView['outbound'] => ({
+  host: out.host,
+  port: out.port,
+  transport: out.transport,
+  username: out.username,
+  hasPassword,
+  register: out.register,
+  registerExpiresSeconds: out.registerExpiresSeconds,
+});
+
 /** A carrier recorded through the API, as the API shows it. */
 export const carrierView = (c: CarrierRecord): CarrierView => {
   const { passwordSealed: inboundPassword, ...inbound } = c.settings.inbound;
@@ -58,17 +69,7 @@ export const carrierView = (c: CarrierRecord): CarrierView => {
     name: c.settings.name,
     source: 'api',
     inbound: { ...inbound, addresses: [...inbound.addresses], hasPassword: inboundPassword !== null },
-    outbound: out
-      ? {
-          host: out.host,
-          port: out.port,
-          transport: out.transport,
-          username: out.username,
-          hasPassword: out.passwordSealed !== null,
-          register: out.register,
-          registerExpiresSeconds: out.registerExpiresSeconds,
-        }
-      : null,
+    outbound: out ? outboundView(out, out.passwordSealed !== null) : null,
     numberFormat: c.settings.numberFormat,
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,

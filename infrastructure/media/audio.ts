@@ -13,6 +13,17 @@ const TAPS = 31;
  * `pcm` at `sampleRate`. Going down, a windowed-sinc low-pass at the new rate's Nyquist frequency comes first,
  * so the engines' 22.05 or 24 kHz speech does not fold its upper band into a phone line's 0-4 kHz.
  */
+/** The samples of `parts`, one after the other. */
+export function concatAudio(parts: readonly Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 export function toRate(pcm: Pcm, sampleRate: number): Int16Array {
   if (pcm.sampleRate <= sampleRate || pcm.samples.length === 0) return resample(pcm, sampleRate).samples;
   return resample({ samples: lowPass(pcm.samples, (0.45 * sampleRate) / pcm.sampleRate), sampleRate: pcm.sampleRate }, sampleRate).samples;

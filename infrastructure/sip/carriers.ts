@@ -1,5 +1,5 @@
 import { BlockList, isIPv6 } from 'node:net';
-import type { CarrierChangesInput, CarrierView, NewCarrier } from '../../application/carriers/carriers.js';
+import { type CarrierChangesInput, type CarrierView, type NewCarrier, outboundView } from '../../application/carriers/carriers.js';
 import type { CarrierQueries, CarrierRecord } from '../../application/carriers/carriers.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { z } from '../http/openapi.js';
@@ -189,17 +189,7 @@ export function configuredView(c: Carrier): CarrierView {
     name: c.name,
     source: 'configuration',
     inbound: { ...inbound, addresses: [...inbound.addresses], hasPassword: inboundPassword !== null },
-    outbound: out
-      ? {
-          host: out.host,
-          port: out.port,
-          transport: out.transport,
-          username: out.username,
-          hasPassword: out.password !== null,
-          register: out.register,
-          registerExpiresSeconds: out.registerExpiresSeconds,
-        }
-      : null,
+    outbound: out ? outboundView(out, out.password !== null) : null,
     numberFormat: c.numberFormat,
     createdAt: null,
     updatedAt: null,

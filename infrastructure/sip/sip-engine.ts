@@ -254,35 +254,20 @@ export class SipEngine implements VoiceEnginePort {
   }): Promise<Dialog> {
     const rtp = await this.openRtp(`out-${o.log.callId}`, []);
     const callId = `${randomBytes(12).toString('hex')}@${this.o.publicAddress}`;
-    const d: Dialog = {
+    const d = this.newDialog({
       callId,
       direction: 'outbound',
-      state: 'early',
       carrier: o.carrier,
-      localTag: tag(),
       remoteTag: null,
       local: { uri: o.from, params: {} },
       remote: { uri: o.to, params: {} },
       target: o.target,
       routes: [],
       transport: o.transport,
-      cseq: randomInt(1, 10_000),
       rtp,
-      sdpSession: randomInt(1, 2 ** 31),
-      sdpVersion: 1,
-      leg: null,
       invite: null,
-      retransmit: null,
-      sentInvite: null,
-      bridgedTo: null,
-      refer: null,
-      onFinal: null,
-      onProvisional: null,
-      canceled: false,
       awaitingAnswer: null,
-    };
-    d.local.params.tag = d.localTag;
-    this.track(d);
+    });
     let authorised = false;
     const send = (auth: SipResponse | null) => {
       const rq: SipRequest = {
@@ -467,35 +452,20 @@ export class SipEngine implements VoiceEnginePort {
     }
     if (media) rtp.setRemote(media);
     const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
-    const d: Dialog = {
+    const d = this.newDialog({
       callId: rq.headers['call-id'],
       direction: 'inbound',
-      state: 'early',
       carrier,
-      localTag: tag(),
       remoteTag: (rq.headers.from.params.tag as string | undefined) ?? null,
       local: { ...rq.headers.to, params: { ...rq.headers.to.params } },
       remote: rq.headers.from,
       target: contact ? sip.stringifyUri(contact.uri) : `sip:${remote.address}:${remote.port}`,
       routes: [...(rq.headers['record-route'] ?? [])],
       transport: remote.protocol.toUpperCase() === 'TCP' ? 'TCP' : 'UDP',
-      cseq: randomInt(1, 10_000),
       rtp,
-      sdpSession: randomInt(1, 2 ** 31),
-      sdpVersion: 1,
-      leg: null,
       invite: rq,
-      retransmit: null,
-      sentInvite: null,
-      bridgedTo: null,
-      refer: null,
-      onFinal: null,
-      onProvisional: null,
-      canceled: false,
       awaitingAnswer: media ? null : 'initial',
-    };
-    d.local.params.tag = d.localTag;
-    this.track(d);
+    });
     this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
     const decision: InboundDecision = this.inbound
       ? await this.inbound({ engineCallId: d.callId, from, to }).catch((err: unknown) => {
@@ -926,6 +896,45 @@ export class SipEngine implements VoiceEnginePort {
     }
     d.rtp.close();
     this.forget(d);
+  }
+
+  /** A dialog in its early state, with a local tag of its own, tracked from now on. */
+  private newDialog(
+    o: Pick<
+      Dialog,
+      | 'callId'
+      | 'direction'
+      | 'carrier'
+      | 'remoteTag'
+      | 'local'
+      | 'remote'
+      | 'target'
+      | 'routes'
+      | 'transport'
+      | 'rtp'
+      | 'invite'
+      | 'awaitingAnswer'
+    >,
+  ): Dialog {
+    const d: Dialog = {
+      ...o,
+      state: 'early',
+      localTag: tag(),
+      cseq: randomInt(1, 10_000),
+      sdpSession: randomInt(1, 2 ** 31),
+      sdpVersion: 1,
+      leg: null,
+      retransmit: null,
+      sentInvite: null,
+      bridgedTo: null,
+      refer: null,
+      onFinal: null,
+      onProvisional: null,
+      canceled: false,
+    };
+    d.local.params.tag = d.localTag;
+    this.track(d);
+    return d;
   }
 
   private track(d: Dialog): void {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { concatAudio } from '../../infrastructure/media/audio.js';
 import { type VoiceReceiver, voiceReceiver } from '../support/calls.js';
 import type { TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
@@ -33,15 +34,6 @@ async function expectSpoken(heard: Int16Array, text: string, what: string, voice
 
 /** `ms` of silence at 8 kHz */
 const quiet = (ms: number) => new Int16Array(ms * 8);
-const concat = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
 
 /**
  * A real SIP phone against the platform (docs/sip.md): Debian's baresip calls an agent's number through a carrier
@@ -92,7 +84,7 @@ describe('SIP calls with baresip', function () {
     expect(hook.status).to.equal(200);
     const question = await lineSpeech(QUESTION, 'sandbox-miles');
     const phonePort = await freeSipPort();
-    const phone = new Baresip({ port: phonePort, microphone: concat(quiet(1500), question, quiet(20_000)) });
+    const phone = new Baresip({ port: phonePort, microphone: concatAudio([quiet(1500), question, quiet(20_000)]) });
     phones.push(phone);
     phone.start(`sip:${NUMBER.replace('+', '')}@127.0.0.1:${sipPort}`);
 
@@ -148,7 +140,7 @@ describe('SIP calls with baresip', function () {
     const pbxPort = await freeSipPort();
     const pbx = new Baresip({
       port: pbxPort,
-      microphone: concat(quiet(1000), await lineSpeech(PBX_SAYS, 'sandbox-aria'), quiet(30_000)),
+      microphone: concatAudio([quiet(1000), await lineSpeech(PBX_SAYS, 'sandbox-aria'), quiet(30_000)]),
       answer: true,
       user: 'pbx',
       host: CALLEE_HOST,
@@ -168,8 +160,8 @@ describe('SIP calls with baresip', function () {
 
     const callerSpeech = await lineSpeech(CALLER_SAYS, 'sandbox-miles');
     // the caller says its sentence again and again from the start: the PBX hears it from whenever it answers
-    const saying = concat(callerSpeech, quiet(1000));
-    const caller = new Baresip({ port: await freeSipPort(), microphone: concat(...Array.from({ length: 12 }, () => saying)) });
+    const saying = concatAudio([callerSpeech, quiet(1000)]);
+    const caller = new Baresip({ port: await freeSipPort(), microphone: concatAudio(Array.from({ length: 12 }, () => saying)) });
     phones.push(caller);
     caller.start(`sip:14155550144@127.0.0.1:${sipPort}`);
     // each phone's recording, read as it grows (its length only: judging it here, in the platform's own process, would

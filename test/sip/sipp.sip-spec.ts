@@ -279,6 +279,16 @@ describe('SIP scenarios with SIPp', function () {
     expect(record.body).to.include({ disconnectionReason: 'call_transfer', transferredTo: '+14155550303' });
   });
 
+  /** a new line whose number routes to a SIP trunk of these origination URIs */
+  const trunkLine = async (number: string, uris: readonly { sip_uri: string; priority: number; weight?: number }[]) => {
+    const line = await sipLine(app, 'local', number, {});
+    const trunk = await app.call('POST', '/v1/sip-trunks', { key: line.key, body: { name: 'PBX', origination: { uris } } });
+    expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
+    const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
+    expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+    return line;
+  };
+
   it('a number routed to a SIP trunk: a URI that never responds is passed over after the timeout, one that answers 503 is passed over, the next answers; the caller is bridged to it and its BYE ends both legs', async () => {
     // the customer's URIs: a host that reads INVITEs and never answers, then two SIPp of one priority
     const silent = createSocket('udp4');
@@ -299,27 +309,15 @@ describe('SIP scenarios with SIPp', function () {
       rtpEcho: true,
     }).start();
     try {
-      const line = await sipLine(app, 'local', '+14155550180', {});
       const silentUri = `sip:pbx@${CALLEE_HOST}:${silentPort}`;
       const unavailableUri = `sip:pbx@${GATEWAY_HOST}:${unavailablePort}`;
       const answeringUri = `sip:pbx@${GATEWAY_HOST}:${answeringPort};transport=udp`;
-      const trunk = await app.call('POST', '/v1/sip-trunks', {
-        key: line.key,
-        body: {
-          name: 'Office PBX',
-          origination: {
-            uris: [
-              // listed out of order: priority first; within priority 20 the zero-weight URI comes last (RFC 2782)
-              { sip_uri: answeringUri, priority: 20, weight: 0 },
-              { sip_uri: unavailableUri, priority: 20, weight: 10 },
-              { sip_uri: silentUri, priority: 10 },
-            ],
-          },
-        },
-      });
-      expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
-      const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
-      expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
+      // listed out of order: priority first; within priority 20 the zero-weight URI comes last (RFC 2782)
+      const line = await trunkLine('+14155550180', [
+        { sip_uri: answeringUri, priority: 20, weight: 0 },
+        { sip_uri: unavailableUri, priority: 20, weight: 10 },
+        { sip_uri: silentUri, priority: 10 },
+      ]);
 
       const r = await call('uac-hangup.xml', '+14155550180', { extra: ['-d', '4000'] });
       ok(r);
@@ -341,19 +339,6 @@ describe('SIP scenarios with SIPp', function () {
     }
   });
 
-  /** a trunk of `uris` (in the order listed, each its own priority) routing a new line's number */
-  const trunkLine = async (number: string, uris: string[]) => {
-    const line = await sipLine(app, 'local', number, {});
-    const trunk = await app.call('POST', '/v1/sip-trunks', {
-      key: line.key,
-      body: { name: 'PBX', origination: { uris: uris.map((sip_uri, i) => ({ sip_uri, priority: i + 1 })) } },
-    });
-    expect(trunk.status, JSON.stringify(trunk.body)).to.equal(200);
-    const routed = await app.call('PATCH', `/v1/numbers/${line.numberId}`, { key: line.key, body: { sipTrunkId: trunk.body.id } });
-    expect(routed.status, JSON.stringify(routed.body)).to.equal(200);
-    return line;
-  };
-
   it("a trunk's URI that answers 486 ends the call busy: the next URI is never tried", async () => {
     const busyPort = await freeSipPort();
     const busy = sipp({ scenario: 'uas-busy.xml', ip: GATEWAY_HOST, port: busyPort }).start();
@@ -364,7 +349,10 @@ describe('SIP scenarios with SIPp', function () {
     next.on('message', () => nextInvites++);
     try {
       const busyUri = `sip:pbx@${GATEWAY_HOST}:${busyPort}`;
-      const line = await trunkLine('+14155550181', [busyUri, `sip:pbx@${CALLEE_HOST}:${nextPort}`]);
+      const line = await trunkLine('+14155550181', [
+        { sip_uri: busyUri, priority: 1 },
+        { sip_uri: `sip:pbx@${CALLEE_HOST}:${nextPort}`, priority: 2 },
+      ]);
       const r = await call('uac-hangup.xml', '+14155550181', { extra: ['-d', '20000'] });
       ok(await busy.done);
       const record = await callOf(line, callIdOf(r));
@@ -379,7 +367,7 @@ describe('SIP scenarios with SIPp', function () {
   it("a caller who hangs up while the trunk's URI rings: the platform cancels it (CANCEL, 487)", async () => {
     const ringingPort = await freeSipPort();
     const ringing = sipp({ scenario: 'uas-ring-cancel.xml', ip: GATEWAY_HOST, port: ringingPort }).start();
-    const line = await trunkLine('+14155550182', [`sip:pbx@${GATEWAY_HOST}:${ringingPort}`]);
+    const line = await trunkLine('+14155550182', [{ sip_uri: `sip:pbx@${GATEWAY_HOST}:${ringingPort}`, priority: 1 }]);
     const r = await call('uac-hangup.xml', '+14155550182', { extra: ['-d', '1500'] });
     ok(r);
     // SIPp's scenario passes only with the CANCEL, answered, and the ACK of its 487

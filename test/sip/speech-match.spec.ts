@@ -1,5 +1,6 @@
 import alawmulaw from 'alawmulaw';
 import { expect } from 'chai';
+import { concatAudio } from '../../infrastructure/media/audio.js';
 import { hasBinary, lineSpeech } from '../support/sip.js';
 import { findSpeech } from '../support/speech-match.js';
 
@@ -34,27 +35,18 @@ describe('SIP tests: finding speech in a recording', function () {
     const n = noise(s.length, 30);
     return s.map((v, i) => Math.max(-32768, Math.min(32767, Math.round(v + n[i]!))));
   };
-  const join = (...parts: Int16Array[]) => {
-    const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
-  };
   /** what a phone on a loaded line may record: 1.3 s of silence, the sentence with a 40 ms gap, a lost 20 ms frame, the end cut */
   const recorded = (s: Int16Array) => {
     const speech = g711(s);
     return noisy(
-      join(
+      concatAudio([
         quiet(1300),
         speech.subarray(0, 8000),
         quiet(40),
         speech.subarray(8000, 16_000),
         speech.subarray(16_160, speech.length - 1200),
         quiet(3000),
-      ),
+      ]),
     );
   };
 
