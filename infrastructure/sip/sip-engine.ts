@@ -831,7 +831,13 @@ export class SipEngine implements VoiceEnginePort {
             d.leg?.stopListening();
             d.rtp.onAudio = (s) => b.rtp.relay(s);
             b.rtp.onAudio = (s) => d.rtp.relay(s);
-            d.rtp.onDigit = () => undefined;
+            // keypad tones pass through as RFC 4733 events, to a far end that takes them (docs/sip.md#sip-trunks)
+            const passOn = (to: Dialog) => (digit: string) =>
+              void to.rtp
+                .sendDigits(digit)
+                .catch((err: unknown) => this.o.log.info({ err, sipCallId: to.callId }, 'a keypad tone was not passed on'));
+            d.rtp.onDigit = passOn(b);
+            b.rtp.onDigit = passOn(d);
             resolve(b);
           });
         };

@@ -191,7 +191,7 @@ describe('SIP scenarios with SIPp', function () {
     const hook = await app.call('POST', `/v1/agents/${line.agentId}/webhook`, { key: line.key, body: { url: rx.url, timeout: 10 } });
     expect(hook.status).to.equal(200);
     answers.set('+14155550156', [{ text: 'One moment.', digits: '9#' }]);
-    const r = await call('uac-digits.xml', '+14155550156', { rtpEcho: true, extra: ['-d', '8000'] });
+    const r = await call('uac-digits.xml', '+14155550156', { rtpEcho: true, extra: ['-d', '8000'], keys: { tones_after_ms: '300' } });
     ok(r);
     const record = await callOf(line, callIdOf(r));
     // SIPp's key first; then the agent's 9 and #, back from SIPp's echo (the greeting came back as the caller's turn)
@@ -336,6 +336,42 @@ describe('SIP scenarios with SIPp', function () {
       expect(record.media.received.packets).to.be.greaterThan(0);
     } finally {
       silent.close();
+    }
+  });
+
+  it("a trunk bridge passes the caller's keypad tones on to the far end as RFC 4733 events, with the caller's audio", async () => {
+    // the far end's SDP names the test's own socket: what the platform sends it is read here
+    const media = createSocket('udp4');
+    const mediaPort = await freeMediaPort();
+    await new Promise<void>((r) => media.bind(mediaPort, CALLEE_HOST, () => r()));
+    const payloadTypes = new Set<number>();
+    const events: number[] = [];
+    media.on('message', (m) => {
+      const pt = m[1]! & 0x7f;
+      payloadTypes.add(pt);
+      if (pt === 101 && m.length >= 16) events.push(m[12]!);
+    });
+    const farPort = await freeSipPort();
+    const far = sipp({
+      scenario: 'uas-answer-media-at.xml',
+      ip: GATEWAY_HOST,
+      port: farPort,
+      keys: { rtp_ip: CALLEE_HOST, rtp_port: String(mediaPort) },
+    }).start();
+    try {
+      const line = await trunkLine('+14155550183', [{ sip_uri: `sip:pbx@${GATEWAY_HOST}:${farPort}`, priority: 1 }]);
+      // the key comes 2 s after the caller's ACK: the bridge is up by then (SIP on loopback)
+      const r = await call('uac-digits.xml', '+14155550183', { extra: ['-d', '3000'], keys: { tones_after_ms: '2000' } });
+      ok(r);
+      ok(await far.done);
+      const record = await callOf(line, callIdOf(r));
+      expect(record).to.include({ disconnectionReason: 'user_hangup', sipUri: `sip:pbx@${GATEWAY_HOST}:${farPort}` });
+      // audio (PCMU, 0) and the key 1 as telephone-events (101), whose first payload byte is the event
+      expect([...payloadTypes]).to.include.members([0, 101]);
+      expect(events.length).to.be.greaterThan(0);
+      expect(new Set(events)).to.deep.equal(new Set([1]));
+    } finally {
+      media.close();
     }
   });
 
