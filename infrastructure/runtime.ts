@@ -6,7 +6,7 @@ import { type EventStorePort, START } from '../application/ports/event-store.por
 import type { ProjectionEngine } from '../projections/shared/engine.js';
 import { ACCOUNTS } from './accounts/tokens.js';
 import type { Capability, Resolve, UpgradeRoute } from './capabilities/capability.js';
-import type { Config } from './config/config.js';
+import { type Config, holdsLines } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
 import { type DatabaseHandle, ping } from './db/database.js';
 import { buildApp } from './http/app.js';
@@ -85,17 +85,20 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
   ];
 }
 
-/** Wires everything, runs migrations and (unless ROLE=api) starts the projectors, caught up, then the workers. */
+/** Wires everything, runs migrations and (ROLE all and worker) starts the projectors, caught up, then the workers. */
 export async function createRuntime(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<Runtime> {
   const { container, get, database, capabilities } = await buildContainer(cfg, log, overrides);
   for (const m of capabilities) await m.start?.(get);
   const store = get(PLATFORM.EventStore);
   const engine = get(PLATFORM.ProjectionEngine);
-  const workers = cfg.ROLE !== 'api' ? backgroundWork(capabilities, get, cfg) : [];
-  if (cfg.ROLE !== 'api') {
-    await engine.start();
-    for (const w of workers) await w.start();
-  }
+  // docs/operations.md#roles: projectors and background work in `all` and `worker`; the lines' work in `all` and `voice`
+  const works = cfg.ROLE === 'all' || cfg.ROLE === 'worker';
+  const workers = [
+    ...(works ? backgroundWork(capabilities, get, cfg) : []),
+    ...(holdsLines(cfg) ? capabilities.flatMap((m) => m.lineWorkers?.(get, cfg) ?? []) : []),
+  ];
+  if (works) await engine.start();
+  for (const w of workers) await w.start();
   const clock = get(PLATFORM.Clock);
   const app = buildApp({
     log,

@@ -1,7 +1,9 @@
 import { AGENT_DEFAULTS } from '../../domain/agent/agent.js';
 import { callDecider } from '../../domain/call/call.decider.js';
+import type { TransferCallerId } from '../../domain/call/call.js';
 import { type CallDirection, callStream } from '../../domain/call/call.js';
 import { DomainError } from '../../domain/shared/errors.js';
+import { orderOriginationUris } from '../../domain/sip-trunk/routing.js';
 import type { AccountQueries } from '../accounts/account-queries.port.js';
 import type { AgentQueries, AgentView } from '../agents/agent-queries.port.js';
 import type { NumberQueries, PhoneNumberView } from '../numbers/number-queries.port.js';
@@ -14,7 +16,7 @@ import type { CallHost, CallLeasesPort, LiveCallPlan } from './call-host.js';
 import type { CallSession } from './call-session.js';
 import { type CallOverrides, callSettings } from './call-settings.js';
 import type { CallSlots } from './call-slots.js';
-import type { CallLeg, InboundOffer, LegListener } from './voice-engine.port.js';
+import type { CallLeg, InboundOffer, InboundRefusal, LegListener } from './voice-engine.port.js';
 
 export type OutboundCallInput = CallOverrides &
   Readonly<{ agentId: string; toNumber: string; fromNumberId?: string | null; subject?: string | null }>;
@@ -101,7 +103,8 @@ export class CallCommands {
         throw err;
       },
     );
-    await this.d.host.dial(plan);
+    // a process that holds no lines (ROLE=api with the SIP engine) leaves the call to a voice process's dialler
+    if (this.d.host.dials) await this.d.host.dial(plan);
     if (stored) throw stored;
     return callId;
   }
@@ -116,6 +119,18 @@ export class CallCommands {
     const { state } = await this.d.exec.load(callDecider, callStream(callId));
     if (state.status !== 'live' || state.accountId !== accountId) return 'none';
     const ctx: RequestContext = { accountId, requestId: null, correlationId: this.d.ids.uuid(), actor };
+    if (state.direction === 'outbound' && state.phase === 'placed' && !this.d.host.dials) {
+      // dialling is a voice process's (its dialler takes the call); nobody did within the ring time: none is running
+      const waitedMs = this.d.clock.now().getTime() - Date.parse(state.placedAt);
+      if (waitedMs < this.d.limits.ringTimeoutMs) return 'held';
+      await this.d.host.end(
+        ctx,
+        callId,
+        'host_lost',
+        'no process that places calls (ROLE=voice or all) dialled it: start one with the SIP engine (docs/sip.md#roles)',
+      );
+      return 'ended';
+    }
     if (state.direction === 'outbound' && state.phase === 'placed') {
       const agent = state.agentId ? await this.d.agents.get(accountId, state.agentId) : null;
       const account = await this.d.accounts.get(accountId);
@@ -242,18 +257,18 @@ export class CallCommands {
   }
 
   /** An inbound call on one of the platform's numbers: its agent answers, or its SIP trunk takes it. */
-  private async planInbound(offer: InboundOffer): Promise<LiveCallPlan | { refuse: string }> {
+  private async planInbound(offer: InboundOffer): Promise<LiveCallPlan | { refuse: string; code: InboundRefusal }> {
     const number = await this.d.numbers.activeByPhoneNumber(offer.to);
-    if (!number) return { refuse: `${offer.to} is not an active number of this platform` };
+    if (!number) return { refuse: `${offer.to} is not an active number of this platform`, code: 'unknown_number' };
     const ctx: RequestContext = {
       accountId: number.accountId,
       requestId: null,
       correlationId: this.d.ids.uuid(),
       actor: 'system:voice-engine',
     };
-    if (!number.agentId && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}` };
+    if (!number.agentId && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}`, code: 'unavailable' };
     const agent = number.agentId ? await this.d.agents.get(number.accountId, number.agentId) : null;
-    if (!agent && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}` };
+    if (!agent && !number.sipTrunkId) return { refuse: `no agent answers ${offer.to}`, code: 'unavailable' };
     const plan = await this.plan(ctx, {
       callId: this.d.ids.id('call'),
       direction: 'inbound',
@@ -288,6 +303,7 @@ export class CallCommands {
     const settings = callSettings(agent, o.overrides, {
       sip: sipInbound,
       trunkTransfers: trunk ? (trunk.transfers as 'all' | 'sip' | 'none') : null,
+      ...(trunk ? { trunkTransferCallerId: trunk.transferCallerId as TransferCallerId } : {}),
       recordingActive,
       maxDurationSeconds: this.d.limits.maxDurationSeconds,
     });
@@ -304,7 +320,7 @@ export class CallCommands {
       scopes: o.scopes,
       ctx,
       ringTimeoutMs: this.d.limits.ringTimeoutMs,
-      sipUris: sipInbound ? orderSipUris(trunk.uris, this.d.random) : [],
+      sipUris: sipInbound ? orderOriginationUris(trunk.uris, this.d.random) : [],
     };
   }
 
@@ -368,32 +384,4 @@ const writeStored = (err: unknown): boolean => err instanceof DomainError && err
 /** A number routed to a SIP trunk may have no agent: its calls are bridged, and the call record names no agent. */
 function placeholderAgent(accountId: string): AgentView {
   return { ...AGENT_DEFAULTS, enableMessaging: false, id: '', name: `SIP routing of ${accountId}`, voice: '', createdAt: '', numbers: [] };
-}
-
-/**
- * The order in which a trunk's origination URIs are tried (docs/calls.md#sip-trunks): lowest priority first;
- * within one priority, a weighted random order (a URI's chance to come first is its share of the weights).
- */
-export function orderSipUris(uris: readonly { sipUri: string; priority: number; weight: number }[], random: () => number): string[] {
-  const byPriority = new Map<number, { sipUri: string; weight: number }[]>();
-  for (const u of uris) byPriority.set(u.priority, [...(byPriority.get(u.priority) ?? []), u]);
-  const out: string[] = [];
-  for (const p of [...byPriority.keys()].sort((a, b) => a - b)) {
-    const left = [...byPriority.get(p)!];
-    while (left.length > 0) {
-      const total = left.reduce((n, u) => n + Math.max(0, u.weight), 0);
-      let pick = 0;
-      if (total > 0) {
-        let r = random() * total;
-        pick = left.findIndex((u) => {
-          r -= Math.max(0, u.weight);
-          return r < 0;
-        });
-        if (pick < 0) pick = left.length - 1;
-      }
-      out.push(left[pick]!.sipUri);
-      left.splice(pick, 1);
-    }
-  }
-  return out;
 }

@@ -13,6 +13,7 @@ import {
   type CallLeg,
   type InboundDecision,
   type InboundOffer,
+  type InboundRefusal,
   type LegListener,
   TelephonyError,
   type VoiceEnginePort,
@@ -28,6 +29,8 @@ export interface CallLeasesPort {
    * (docs/calls.md#how-a-call-ends), oldest first
    */
   unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]>;
+  /** outbound calls placed and never dialled (no lease, no ringing yet), oldest first: what the dialler takes */
+  undialled(limit: number): Promise<{ callId: string; accountId: string }[]>;
   drop(callId: string): Promise<void>;
   /** live calls whose lease ran out (their host stopped), oldest first */
   expired(now: Date, limit: number): Promise<{ callId: string; accountId: string; hostId: string }[]>;
@@ -46,7 +49,7 @@ export type LiveCallPlan = CallFacts &
   }>;
 
 /** How an inbound offer is turned into a call (the calls' commands decide; the host runs it). */
-export type InboundPlanner = (offer: InboundOffer) => Promise<LiveCallPlan | { refuse: string }>;
+export type InboundPlanner = (offer: InboundOffer) => Promise<LiveCallPlan | { refuse: string; code?: InboundRefusal }>;
 
 /**
  * The live calls of this process (docs/calls.md#the-live-session): it dials, answers inbound offers, keeps a lease
@@ -71,6 +74,12 @@ export class CallHost {
       leases: CallLeasesPort;
       hostId: string;
       leaseMs: number;
+      /**
+       * whether this process places calls on the line: it holds the voice engine's lines (ROLE all or voice with the
+       * SIP engine; every process in sandbox mode). A process that does not leaves a placed call to the dialler of
+       * one that does (docs/calls.md#how-a-call-ends).
+       */
+      dials: boolean;
       repliesFor: (plan: LiveCallPlan) => ReplySource;
       /** whether a failed write may succeed when tried again (docs/calls.md#the-live-session) */
       isTransient?: (err: unknown) => boolean;
@@ -88,11 +97,17 @@ export class CallHost {
     return this.sessions.has(callId);
   }
 
+  /** Whether this process places calls on the line (see `dials` in the constructor). */
+  get dials(): boolean {
+    return this.deps.dials;
+  }
+
   /**
    * Dials a placed call, once: the call's lease is claimed first, and a call another process holds is not dialled
    * here (null). A provider refusal ends it (`telephony_error`) and throws `TELEPHONY_PROVIDER_ERROR`.
    */
   async dial(plan: LiveCallPlan): Promise<CallSession | null> {
+    if (!this.deps.dials) return null;
     const claimed = await this.deps.leases.claim({ callId: plan.callId, accountId: plan.accountId }, this.deps.hostId, this.leaseUntil());
     if (!claimed) return null;
     const session = await this.open(plan);
@@ -145,10 +160,13 @@ export class CallHost {
 
   private async offer(offer: InboundOffer): Promise<InboundDecision> {
     if (!this.planner) return { accept: false, reason: 'no call planner in this process' };
-    const plan = await this.planner(offer).catch((err: unknown) => ({
+    const plan = await this.planner(offer).catch((err: unknown): { refuse: string; code: InboundRefusal } => ({
       refuse: err instanceof DomainError ? err.message : 'the call could not be taken',
+      // a full cap is a busy line (docs/calls.md#limits)
+      code:
+        err instanceof DomainError && (err.code === 'NUMBER_CALL_LIMIT' || err.code === 'CALL_CONCURRENCY_LIMIT') ? 'busy' : 'unavailable',
     }));
-    if ('refuse' in plan) return { accept: false, reason: plan.refuse };
+    if ('refuse' in plan) return { accept: false, reason: plan.refuse, ...(plan.code ? { code: plan.code } : {}) };
     const session = await this.open(plan);
     return { accept: true, callId: plan.callId, listener: session, onLeg: (leg) => session.attach(leg) };
   }

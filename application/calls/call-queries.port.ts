@@ -1,4 +1,4 @@
-import type { AnsweredBy, CallDirection } from '../../domain/call/call.js';
+import type { AnsweredBy, CallDirection, LegMedia } from '../../domain/call/call.js';
 import type { Page, PageOf } from '../shared/page.js';
 
 /** The public status of a call (docs/calls.md#the-call-record): live calls are `in-progress` from placing to the end. */
@@ -104,6 +104,12 @@ export type CallView = CallSummaryView &
     transferredTo: string | null;
     sipUri: string | null;
     sipFailures: readonly Readonly<{ sipUri: string; error: string }>[];
+    /** the SIP Call-ID of a call over SIP (docs/sip.md#observability) */
+    sipCallId: string | null;
+    /** the line's media each way, once a call over SIP has ended */
+    media: LegMedia | null;
+    /** the keypad tones the far end pressed, in order ('' when none) */
+    digitsReceived: string;
     unknownVariables: readonly string[];
     metadata: Readonly<Record<string, unknown>> | null;
     lastActivityAt: string;

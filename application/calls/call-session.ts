@@ -11,6 +11,7 @@ import {
 } from '../../domain/call/call.js';
 import { bargeInDelayMs, isBackchannel, isScreenerHold } from '../../domain/call/turn-taking.js';
 import { DomainError } from '../../domain/shared/errors.js';
+import { afterBridgeFailure, describeBridgeFailure } from '../../domain/sip-trunk/routing.js';
 import type { ClockPort } from '../ports/clock.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
@@ -19,6 +20,7 @@ import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { CallFacts, HistoryEntry, ReplySource } from './replies.js';
 import { SilentTurn } from './replies.js';
 import type { CallerSpeech, CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
+import { SipBridgeError } from './voice-engine.port.js';
 
 /** One agent turn while it is generated and spoken. */
 type AgentTurn = {
@@ -179,8 +181,11 @@ export class CallSession implements LegListener {
     this.speakAlone('voicemail', this.call.settings.voicemailMessage, [{ type: 'end_call', value: null }]);
   }
 
-  digitReceived(): void {
+  /** A keypad tone from the far end: a fact of the call (docs/calls.md#the-call-record), and a sign of life. */
+  digitReceived(digit: string): void {
+    if (this.finished) return;
     this.touch();
+    this.record({ type: 'RecordDigitsReceived', data: { callId: this.callId, digits: digit } });
   }
 
   callerSpeech(u: CallerSpeech): void {
@@ -235,12 +240,18 @@ export class CallSession implements LegListener {
       t.pending.clear();
       this.settle(t);
     }
-    this.finish(this.endReason ?? LEG_REASON[reason], this.endDetail ?? detail);
+    // a transfer's detail is the engine's: how it went through (by REFER, or bridged when the far end refused it)
+    this.finish(this.endReason ?? LEG_REASON[reason], reason === 'transferred' && detail ? detail : (this.endDetail ?? detail));
   }
 
-  /** A number routed to a SIP trunk: the call goes to its origination URIs in order, failing over on error. */
+  /**
+   * A number routed to a SIP trunk (docs/calls.md#sip-trunks): the call goes to its origination URIs in order; a URI's
+   * failure passes to the next, ends the call as busy, or ends it, as `afterBridgeFailure` says. The URI that answered
+   * and those passed over are recorded on the call either way.
+   */
   private async bridge(): Promise<void> {
     const failed: { sipUri: string; error: string }[] = [];
+    let end: { reason: 'dial_busy' | 'sip_unreachable'; detail: string } | null = null;
     for (const sipUri of this.call.sipUris ?? []) {
       if (this.finished || !this.leg) return;
       try {
@@ -248,11 +259,22 @@ export class CallSession implements LegListener {
         this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed } });
         return;
       } catch (err) {
-        failed.push({ sipUri, error: err instanceof Error ? err.message : String(err) });
+        if (this.finished) return;
+        // anything but a URI's own failure (the engine refused the request) passes to the next URI too
+        const failure = err instanceof SipBridgeError ? err.failure : null;
+        failed.push({ sipUri, error: failure ? describeBridgeFailure(failure) : err instanceof Error ? err.message : String(err) });
+        const then = failure ? afterBridgeFailure(failure) : 'next';
+        if (then === 'busy') end = { reason: 'dial_busy', detail: `${sipUri} is busy (${describeBridgeFailure(failure!)})` };
+        if (then === 'stop') end = { reason: 'sip_unreachable', detail: `${sipUri} refused the call (${describeBridgeFailure(failure!)})` };
+        if (end) break;
       }
     }
-    const detail = failed.length ? failed.map((f) => `${f.sipUri}: ${f.error}`).join('; ') : 'the trunk has no origination URIs';
-    void this.hangup('sip_unreachable', detail);
+    if (failed.length > 0) this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: null, failed } });
+    end ??= {
+      reason: 'sip_unreachable',
+      detail: failed.length ? failed.map((f) => `${f.sipUri}: ${f.error}`).join('; ') : 'the trunk has no origination URIs',
+    };
+    void this.hangup(end.reason, end.detail);
   }
 
   // ---- turns --------------------------------------------------------------------------------------------
@@ -502,7 +524,8 @@ export class CallSession implements LegListener {
         this.endReason = 'call_transfer';
         this.endDetail = `transferred to ${to}`;
         this.record({ type: 'RecordTransfer', data: { callId: this.callId, to } });
-        this.leg?.transfer(to).catch((err: Error) => {
+        const callerId = this.call.settings.trunkTransferCallerId ?? 'transferee';
+        this.leg?.transfer(to, { callerId }).catch((err: Error) => {
           this.endReason = null;
           this.endDetail = null;
           this.deps.log.warn({ callId: this.callId, err: err.message }, 'transfer failed');
@@ -549,6 +572,9 @@ export class CallSession implements LegListener {
     this.flushDeferred();
     this.finished = true;
     for (const t of [this.bargeTimer, this.silenceTimer, this.maxTimer]) if (t) clearTimeout(t);
+    // the line's report (SIP Call-ID, media) goes on the record before its end (docs/sip.md#observability)
+    const report = this.leg?.report?.() ?? null;
+    if (report) this.record({ type: 'RecordLegReport', data: { callId: this.callId, ...report } });
     this.record({ type: 'EndCall', data: { callId: this.callId, reason, detail } });
     void this.writes.then(() => {
       this.deps.onEnded(this.callId);

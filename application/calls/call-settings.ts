@@ -25,6 +25,7 @@ export function callSettings(
   env: Readonly<{
     sip: boolean;
     trunkTransfers: CallSettings['trunkTransfers'];
+    trunkTransferCallerId?: CallSettings['trunkTransferCallerId'];
     recordingActive: boolean;
     maxDurationSeconds: number;
   }>,
@@ -52,6 +53,7 @@ export function callSettings(
     voicemailMessage: agent.voicemailMessage,
     transferNumber: agent.transferNumber,
     trunkTransfers: env.trunkTransfers,
+    ...(env.trunkTransferCallerId ? { trunkTransferCallerId: env.trunkTransferCallerId } : {}),
     recording: env.recordingActive && o.disableRecording !== true,
     enableBackchannel: agent.enableBackchannel,
     interruptionSensitivity: agent.interruptionSensitivity,

@@ -108,6 +108,8 @@ function describe(
       answeredBy: x.answeredBy,
       detail: d.detail,
       recordingAvailable: x.recordingAvailable,
+      // a call routed to a SIP trunk: the URI that answered (null: none) and those passed over (docs/calls.md#sip-trunks)
+      sipRouting: d.sipRouting ? { sipUri: d.sipRouting.sipUri, failed: d.sipRouting.failed } : null,
     },
   };
 }

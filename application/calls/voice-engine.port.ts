@@ -1,3 +1,9 @@
+import type { LegReport } from '../../domain/call/call.decider.js';
+import type { TransferCallerId } from '../../domain/call/call.js';
+import { type BridgeFailure, describeBridgeFailure } from '../../domain/sip-trunk/routing.js';
+
+export type { LegReport } from '../../domain/call/call.decider.js';
+
 /**
  * The telephony and speech engine (docs/calls.md#the-voice-engine): it places and receives calls, plays the
  * agent's speech, transcribes the far end, and tells the platform what happens on the line. The platform decides
@@ -95,25 +101,37 @@ export interface CallLeg {
   sendDigits(digits: string): Promise<void>;
   /**
    * Cold transfer: the far end is connected to `to` and this leg ends with `transferred`. Rejects when the
-   * provider refuses (the leg stays up).
+   * provider refuses (the leg stays up). `callerId` says whose number the target sees when the engine places the
+   * transferred call itself (docs/sip.md#transfers): the far end's (`transferee`, the default) or the platform's.
    */
-  transfer(to: string): Promise<void>;
+  transfer(to: string, o?: Readonly<{ callerId?: TransferCallerId }>): Promise<void>;
   /**
    * Bridges an inbound leg to a SIP URI (a number routed to a SIP trunk). Resolves when the URI answered;
-   * rejects with the URI's failure, and the leg stays up for the next URI.
+   * rejects with the URI's failure (a `SipBridgeError`), and the leg stays up for the next URI.
    */
   bridge(sipUri: string): Promise<void>;
   /** ends the leg (`ended('local_hangup')` follows); idempotent */
   hangup(): Promise<void>;
+  /**
+   * Once the leg has ended or failed: the engine's report on its line (the SIP Call-ID, the media each way), which
+   * the session records before the end (docs/sip.md#observability). Engines without one leave it out.
+   */
+  report?(): LegReport | null;
 }
 
 /** An inbound call ringing on one of the platform's numbers. */
 export type InboundOffer = Readonly<{ engineCallId: string; from: string; to: string }>;
 
-/** The platform's answer to an inbound offer: the leg's listener, or a refusal the caller hears as busy. */
+/**
+ * Why an inbound offer is refused: the number is none of the platform's, a cap is full (the caller hears busy), or
+ * nobody can take it now.
+ */
+export type InboundRefusal = 'unknown_number' | 'busy' | 'unavailable';
+
+/** The platform's answer to an inbound offer: the leg's listener, or a refusal (a SIP engine answers 404, 486 or 480). */
 export type InboundDecision =
   | Readonly<{ accept: true; callId: string; listener: LegListener; onLeg: (leg: CallLeg) => void }>
-  | Readonly<{ accept: false; reason: string }>;
+  | Readonly<{ accept: false; reason: string; code?: InboundRefusal }>;
 
 export interface VoiceEnginePort {
   /**
@@ -135,5 +153,16 @@ export class TelephonyError extends Error {
   ) {
     super(message);
     this.name = 'TelephonyError';
+  }
+}
+
+/** An origination URI of a SIP trunk did not take a bridged call (docs/calls.md#sip-trunks): why, as a `BridgeFailure`. */
+export class SipBridgeError extends TelephonyError {
+  constructor(
+    readonly sipUri: string,
+    readonly failure: BridgeFailure,
+  ) {
+    super(`${describeBridgeFailure(failure)} from ${sipUri}`, false);
+    this.name = 'SipBridgeError';
   }
 }

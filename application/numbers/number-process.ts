@@ -1,5 +1,6 @@
 import { type AgentEvent, agentDecider, agentStream } from '../../domain/agent/agent.decider.js';
 import {
+  importedCarrierOf,
   type PhoneNumberCommand,
   type PhoneNumberEvent,
   type PhoneNumberState,
@@ -226,7 +227,8 @@ export class NumberProcess extends ProcessManager<Handled> {
     }
     if (s.status === 'active' && s.releasing) {
       try {
-        await this.carrier.release({ idempotencyKey: carrierKey(s) });
+        // an imported number stays the operator's at its carrier: nothing to release upstream
+        if (importedCarrierOf(s.carrierRef) === null) await this.carrier.release({ idempotencyKey: carrierKey(s) });
       } catch (err) {
         if (!isStepFailure(err)) throw err;
         await at('FailRelease', { code: err.code, message: err.message });

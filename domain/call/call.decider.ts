@@ -6,6 +6,7 @@ import type {
   CallDirection,
   CallSettings,
   DisconnectionReason,
+  LegMedia,
   TranscriptEntry,
   TurnAction,
   TurnLatency,
@@ -63,16 +64,30 @@ export type CallCommand =
   | Command<'RecordCallerTurn', Id & CallerTurnData>
   | Command<'RecordAgentTurn', Id & AgentTurnData>
   | Command<'RecordDigitsSent', Id & { digits: string }>
+  /** keypad tones from the far end (RFC 4733 events or SIP INFO on a phone line) */
+  | Command<'RecordDigitsReceived', Id & { digits: string }>
   | Command<'RecordTransfer', Id & { to: string }>
-  | Command<'RecordBridge', Id & { sipUri: string; failed: readonly { sipUri: string; error: string }[] }>
+  /** how the routing to a SIP trunk went: the URI that answered (null: none did) and those passed over */
+  | Command<'RecordBridge', Id & SipRouting>
   /** the call is over: answered calls complete, unanswered ones fail */
   | Command<'EndCall', Id & { reason: DisconnectionReason; detail: string | null }>
   | Command<'RecordRecording', Id & { durationMs: number }>
   /** the recording step could not make the recording (docs/calls.md#recordings): the call is final without one */
-  | Command<'RecordRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string }>;
+  | Command<'RecordRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string }>
+  /** what the line's engine reports at the end: its own id of the call (the SIP Call-ID) and the media each way */
+  | Command<'RecordLegReport', Id & LegReport>;
 
 /** Why a call that was to be recorded has no recording: nothing it said had words, or no speech engine could render it. */
 export type RecordingUnavailableReason = 'no_words' | 'speech_unavailable';
+
+/** The engine's report on a call's line (docs/sip.md#observability); media is null when no audio flowed. */
+export type LegReport = Readonly<{ protocol: 'sip'; engineCallId: string; media: LegMedia | null }>;
+
+/**
+ * How a call routed to a SIP trunk went (docs/calls.md#sip-trunks): the origination URI that answered (null when
+ * none did) and each URI passed over before it, with why.
+ */
+export type SipRouting = Readonly<{ sipUri: string | null; failed: readonly Readonly<{ sipUri: string; error: string }>[] }>;
 
 export type CallEndedData = CallParties & {
   status: 'completed';
@@ -89,6 +104,8 @@ export type CallEndedData = CallParties & {
   userSentiment: string;
   callSuccessful: boolean;
   recording: boolean;
+  /** a call routed to a SIP trunk (absent on others, and on events stored before it was added) */
+  sipRouting?: SipRouting;
 };
 export type CallFailedData = CallParties & {
   status: 'failed';
@@ -96,6 +113,8 @@ export type CallFailedData = CallParties & {
   detail: string | null;
   startedAt: string;
   endedAt: string;
+  /** a call routed to a SIP trunk (absent on others, and on events stored before it was added) */
+  sipRouting?: SipRouting;
 };
 
 export type CallEvent =
@@ -105,8 +124,10 @@ export type CallEvent =
   | Event<'CallerTurnRecorded', Id & CallerTurnData>
   | Event<'AgentTurnRecorded', Id & AgentTurnData>
   | Event<'CallDigitsSent', Id & { digits: string; at: string }>
+  | Event<'CallDigitsReceived', Id & { digits: string; at: string }>
   | Event<'CallTransferred', Id & { to: string; at: string }>
-  | Event<'CallBridged', Id & { sipUri: string; failed: { sipUri: string; error: string }[]; at: string }>
+  /** `sipUri` null: no origination URI took the call (stored since SIP trunks route live calls) */
+  | Event<'CallBridged', Id & { sipUri: string | null; failed: { sipUri: string; error: string }[]; at: string }>
   | Event<'CallEnded', CallEndedData>
   | Event<'CallFailed', CallFailedData>
   /**
@@ -115,7 +136,8 @@ export type CallEvent =
    * stored before it was added (their `agent.call_ended` went with `CallEnded`).
    */
   | Event<'CallRecordingAvailable', Id & { durationMs: number; at: string; call?: CallEndedData }>
-  | Event<'CallRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string; at: string; call: CallEndedData }>;
+  | Event<'CallRecordingUnavailable', Id & { reason: RecordingUnavailableReason; detail: string; at: string; call: CallEndedData }>
+  | Event<'CallLegReported', Id & LegReport & { at: string }>;
 
 export const callEventTypes = [
   'CallPlaced',
@@ -124,12 +146,14 @@ export const callEventTypes = [
   'CallerTurnRecorded',
   'AgentTurnRecorded',
   'CallDigitsSent',
+  'CallDigitsReceived',
   'CallTransferred',
   'CallBridged',
   'CallEnded',
   'CallFailed',
   'CallRecordingAvailable',
   'CallRecordingUnavailable',
+  'CallLegReported',
 ] as const satisfies readonly CallEvent['type'][];
 
 type Live = CallParties & {
@@ -140,6 +164,7 @@ type Live = CallParties & {
   answeredBy: AnsweredBy | null;
   transcript: TranscriptEntry[];
   turnIds: ReadonlySet<string>;
+  sipRouting: SipRouting | null;
 };
 
 export type CallState =
@@ -207,17 +232,26 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       case 'RecordDigitsSent':
         if (s.status !== 'live') throw notLive();
         return [{ type: 'CallDigitsSent', data: { ...id, digits: cmd.data.digits, at: now } }];
+      case 'RecordDigitsReceived':
+        if (s.status !== 'live') throw notLive();
+        return [{ type: 'CallDigitsReceived', data: { ...id, digits: cmd.data.digits, at: now } }];
       case 'RecordTransfer':
         if (s.status !== 'live') throw notLive();
         return [{ type: 'CallTransferred', data: { ...id, to: cmd.data.to, at: now } }];
       case 'RecordBridge':
         if (s.status !== 'live') throw notLive();
-        return [{ type: 'CallBridged', data: { ...id, sipUri: cmd.data.sipUri, failed: [...cmd.data.failed], at: now } }];
+        return [{ type: 'CallBridged', data: { ...id, sipUri: cmd.data.sipUri, failed: cmd.data.failed.map((f) => ({ ...f })), at: now } }];
       case 'EndCall': {
         if (s.status !== 'live') return [];
         const { reason, detail } = cmd.data;
+        const routing = s.sipRouting ? { sipRouting: s.sipRouting } : {};
         if (s.answeredAt === null) {
-          return [{ type: 'CallFailed', data: { ...parties(s), status: 'failed', reason, detail, startedAt: s.placedAt, endedAt: now } }];
+          return [
+            {
+              type: 'CallFailed',
+              data: { ...parties(s), status: 'failed', reason, detail, startedAt: s.placedAt, endedAt: now, ...routing },
+            },
+          ];
         }
         const durationSeconds = seconds(s.answeredAt, now);
         const summary = summarize({ direction: s.direction, answeredBy: s.answeredBy, reason, durationSeconds, transcript: s.transcript });
@@ -237,9 +271,16 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
               transcript: s.transcript,
               ...summary,
               recording: s.settings.recording && s.transcript.length > 0,
+              ...routing,
             },
           },
         ];
+      }
+      case 'RecordLegReport': {
+        // the report comes as the line goes: before the end when the session records it, dropped after
+        if (s.status !== 'live') return [];
+        const { protocol, engineCallId, media } = cmd.data;
+        return [{ type: 'CallLegReported', data: { ...id, protocol, engineCallId, media, at: now } }];
       }
       case 'RecordRecording':
         if (s.status !== 'ended' || !s.recording) throw new DomainError('RECORDING_NOT_FOUND', 'This call has no recording');
@@ -274,6 +315,7 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
           answeredBy: null,
           transcript: [],
           turnIds: new Set(),
+          sipRouting: null,
         };
       case 'CallRinging':
         return s.status === 'live' && s.phase === 'placed' ? { ...s, phase: 'ringing' } : s;
@@ -306,9 +348,12 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       case 'CallRecordingAvailable':
       case 'CallRecordingUnavailable':
         return s.status === 'ended' ? { ...s, recordingDone: true } : s;
-      case 'CallDigitsSent':
-      case 'CallTransferred':
       case 'CallBridged':
+        return s.status === 'live' ? { ...s, sipRouting: { sipUri: e.data.sipUri, failed: e.data.failed } } : s;
+      case 'CallDigitsSent':
+      case 'CallDigitsReceived':
+      case 'CallTransferred':
+      case 'CallLegReported':
         return s;
       default:
         return s;

@@ -28,6 +28,9 @@ export const DISCONNECTION_REASONS = [
 ] as const;
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
 
+/** Whose number a transferred call shows its target: the party transferred, or the number that transfers it. */
+export type TransferCallerId = 'transferee' | 'transferor';
+
 /** What the call was set up with: the agent's settings as of placing it, with the request's overrides applied. */
 export type CallSettings = Readonly<{
   mode: CallMode;
@@ -45,6 +48,11 @@ export type CallSettings = Readonly<{
   transferNumber: string | null;
   /** transfers allowed by the number's SIP trunk (`all`, `sip`, `none`), or null without one */
   trunkTransfers: 'all' | 'sip' | 'none' | null;
+  /**
+   * whose number a transfer shows the target when the number routes through a SIP trunk (docs/sip.md#transfers):
+   * `transferee`, the far end's (the default), or `transferor`, the platform's number; absent without a trunk
+   */
+  trunkTransferCallerId?: TransferCallerId;
   /** audio is stored (the recording add-on was active and the request did not disable it) */
   recording: boolean;
   enableBackchannel: boolean;
@@ -84,3 +92,14 @@ export type TurnAction = Readonly<{
 export type AgentTurnSource = 'greeting' | 'webhook' | 'model' | 'voicemail' | 'screening';
 
 export type TranscriptEntry = Readonly<{ role: 'agent' | 'user'; content: string }>;
+
+/**
+ * What the line's engine reports about a call's media when the call ends (docs/sip.md#observability): RTP packets
+ * and bytes each way, and of the caller's packets those lost (never arrived in time), late (came after their place
+ * was played, or twice) and the interarrival jitter (RFC 3550 §6.4.1), in milliseconds.
+ */
+export type LegMedia = Readonly<{
+  codec: 'PCMU' | 'PCMA';
+  sent: Readonly<{ packets: number; bytes: number }>;
+  received: Readonly<{ packets: number; bytes: number; lost: number; late: number; jitterMs: number }>;
+}>;

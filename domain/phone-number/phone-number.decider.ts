@@ -67,7 +67,9 @@ export type PhoneNumberCommand =
   | Command<'CompleteRelease', Id>
   | Command<'FailRelease', Id & { code: ErrorCode; message: string }>
   | Command<'RecordRenewal', Id & { period: number; chargeId: string; amountMicros: number }>
-  | Command<'RecordRenewalPaymentFailed', Id & { period: number; neededMicros: number; balanceMicros: number }>;
+  | Command<'RecordRenewalPaymentFailed', Id & { period: number; neededMicros: number; balanceMicros: number }>
+  /** the operator brings a number it holds at a carrier into an account (docs/numbers.md#imported-numbers) */
+  | Command<'ImportNumber', Id & { phoneNumber: string; country: NanpCountry; carrierId: string; agentId: string | null }>;
 
 export type PhoneNumberEvent =
   | Event<
@@ -110,7 +112,8 @@ export type PhoneNumberEvent =
       Id & { accountId: string; phoneNumber: string; previousAgentId: string | null; previousSipTrunkId: string | null; releasedAt: string }
     >
   | Event<'NumberRenewed', Id & { period: number; chargeId: string; amountMicros: number; paidThrough: string; renewedAt: string }>
-  | Event<'NumberRenewalPaymentFailed', Id & { period: number; neededMicros: number; balanceMicros: number; failedAt: string }>;
+  | Event<'NumberRenewalPaymentFailed', Id & { period: number; neededMicros: number; balanceMicros: number; failedAt: string }>
+  | Event<'NumberImported', Id & { accountId: string; phoneNumber: string; country: NanpCountry; carrierId: string; importedAt: string }>;
 
 export const phoneNumberEventTypes = [
   'NumberProvisioningRequested',
@@ -128,6 +131,7 @@ export const phoneNumberEventTypes = [
   'NumberReleased',
   'NumberRenewed',
   'NumberRenewalPaymentFailed',
+  'NumberImported',
 ] as const satisfies readonly PhoneNumberEvent['type'][];
 
 const notFound = () => new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
@@ -136,6 +140,11 @@ const releasedError = (releasing: boolean) =>
     'PHONE_NUMBER_RELEASED',
     releasing ? 'The phone number is being released' : 'The phone number was released; released numbers cannot be changed',
   );
+
+/** An imported number's carrier reference: the carrier it arrives from, which holds it (nothing to buy or release upstream). */
+export const IMPORTED_PREFIX = 'import:';
+export const importedCarrierOf = (carrierRef: string): string | null =>
+  carrierRef.startsWith(IMPORTED_PREFIX) ? carrierRef.slice(IMPORTED_PREFIX.length) : null;
 
 /** When the number's next billing period starts (its paid-through date), for an active number. */
 export const paidThrough = (s: Extract<PhoneNumberState, { status: 'active' }>) => addMonths(s.provisionedAt, s.periodsPaid);
@@ -277,7 +286,8 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
         return [{ type: 'NumberReleaseFailed', data: { numberId, code: cmd.data.code, message: cmd.data.message, failedAt: now } }];
 
       case 'RecordRenewal':
-        if (s.status !== 'active' || cmd.data.period !== s.periodsPaid) return [];
+        // an imported number is paid for at its carrier by the operator: never renewed here
+        if (s.status !== 'active' || cmd.data.period !== s.periodsPaid || importedCarrierOf(s.carrierRef) !== null) return [];
         return [
           {
             type: 'NumberRenewed',
@@ -305,12 +315,50 @@ export const phoneNumberDecider: Decider<PhoneNumberCommand, PhoneNumberEvent, P
             },
           },
         ];
+      case 'ImportNumber': {
+        if (
+          s.status === 'active' &&
+          owned &&
+          s.carrierRef === `${IMPORTED_PREFIX}${cmd.data.carrierId}` &&
+          s.phoneNumber === cmd.data.phoneNumber
+        )
+          return []; // the same import again
+        if (s.status !== 'none') throw new DomainError('CONCURRENCY_CONFLICT', 'Phone number id already taken');
+        const { phoneNumber, country, carrierId, agentId } = cmd.data;
+        const events: PhoneNumberEvent[] = [
+          { type: 'NumberImported', data: { numberId, accountId, phoneNumber, country, carrierId, importedAt: now } },
+        ];
+        if (agentId) events.push({ type: 'NumberAttached', data: { numberId, agentId, previousAgentId: null, attachedAt: now } });
+        return events;
+      }
       default:
         return assertNever(cmd);
     }
   },
 
   evolve: (s, e) => {
+    if (e.type === 'NumberImported') {
+      const { numberId, accountId, country, phoneNumber, carrierId, importedAt } = e.data;
+      // not bought: no month is paid for, and none is ever due (the operator pays the carrier)
+      return {
+        status: 'active',
+        numberId,
+        accountId,
+        country,
+        areaCode: null,
+        requestedAgentId: null,
+        attempt: 1,
+        phoneNumber,
+        carrierRef: `${IMPORTED_PREFIX}${carrierId}`,
+        type: 'sms',
+        agentId: null,
+        sipTrunkId: null,
+        releasing: false,
+        provisionedAt: importedAt,
+        periodsPaid: 0,
+        renewalFailedPeriod: null,
+      };
+    }
     if (e.type === 'NumberProvisioningRequested') {
       const { numberId, accountId, country, areaCode, agentId, attempt } = e.data;
       return {

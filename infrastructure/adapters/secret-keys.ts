@@ -1,7 +1,14 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 
 /** Keys derived from SECRETS_KEY, one per purpose, so that no two uses share key material (docs/security.md). */
-export type SecretKeys = Readonly<{ signUpCodes: Buffer; webhookSecrets: Buffer; recordingUrls: Buffer; chatappTokens: Buffer }>;
+export type SecretKeys = Readonly<{
+  signUpCodes: Buffer;
+  webhookSecrets: Buffer;
+  recordingUrls: Buffer;
+  chatappTokens: Buffer;
+  sipCredentials: Buffer;
+  sipNonces: Buffer;
+}>;
 
 // Only when SECRETS_KEY is unset, which the start-up avoids by generating a key file (in-memory tests): such
 // a key lives as long as the process, like the data it protects.
@@ -15,5 +22,7 @@ export function secretKeys(secretsKey: string | undefined): SecretKeys {
     webhookSecrets: derive('webhook secret seal v1'),
     recordingUrls: derive('recording url signature v1'),
     chatappTokens: derive('chat platform access token seal v1'),
+    sipCredentials: derive('sip carrier credential seal v1'),
+    sipNonces: derive('sip digest nonce v1'),
   };
 }

@@ -119,6 +119,20 @@ export const CallTranscriptItem = z
   .object({ id: z.string(), transcript: z.string(), response: z.string().nullable(), createdAt: z.string() })
   .openapi('CallTranscriptItem', { description: "a caller utterance and the agent's reply to it, as heard" });
 
+export const CallMedia = z
+  .object({
+    codec: z.enum(['PCMU', 'PCMA']),
+    sent: z.object({ packets: z.number().int(), bytes: z.number().int() }),
+    received: z.object({
+      packets: z.number().int(),
+      bytes: z.number().int(),
+      lost: z.number().int(),
+      late: z.number().int(),
+      jitterMs: z.number(),
+    }),
+  })
+  .openapi('CallMedia', { description: "a call over SIP: its RTP each way when it ended (lost, late and jitter of the caller's packets)" });
+
 export const CallDetail = CallSummary.extend({
   mode: z.string().nullable(),
   phase: z.enum(['placed', 'ringing', 'answered', 'recording', 'ended']),
@@ -135,6 +149,9 @@ export const CallDetail = CallSummary.extend({
   transferredTo: z.string().nullable(),
   sipUri: z.string().nullable(),
   sipFailures: z.array(z.object({ sipUri: z.string(), error: z.string() })),
+  sipCallId: z.string().nullable().openapi({ description: 'the SIP Call-ID of a call over SIP' }),
+  media: CallMedia.nullable(),
+  digitsReceived: z.string().openapi({ description: 'the keypad tones the far end pressed, in order' }),
   unknownVariables: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()).nullable(),
   lastActivityAt: z.string(),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { RedeemedToken, WebCallTokensPort } from '../../application/calls/call-commands.js';
 import type { CallLeasesPort } from '../../application/calls/call-host.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
@@ -48,14 +48,26 @@ export class KyselyCallLeases implements CallLeasesPort {
     return r.length === 1;
   }
 
-  async unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]> {
+  /** outbound calls placed and never dialled: what the dialler of a process holding the lines takes */
+  undialled(limit: number): Promise<{ callId: string; accountId: string }[]> {
+    return this.withoutLease(limit, (eb) => eb.and([eb('calls.direction', '=', 'outbound'), eb('calls.phase', '=', 'placed')]));
+  }
+
+  unheld(placedBefore: Date, limit: number): Promise<{ callId: string; accountId: string }[]> {
+    // a call being recorded has ended: its recording step, not a host, finishes it (docs/calls.md#recordings)
+    return this.withoutLease(limit, (eb) => eb.and([eb('calls.phase', '!=', 'recording'), eb('calls.created_at', '<', placedBefore)]));
+  }
+
+  /** live calls that no process leases, narrowed by `where`, oldest first */
+  private async withoutLease(
+    limit: number,
+    where: (eb: ExpressionBuilder<ReadDb, 'calls'>) => Expression<SqlBool>,
+  ): Promise<{ callId: string; accountId: string }[]> {
     const rows = await this.db
       .selectFrom('calls')
       .select(['calls.call_id', 'calls.account_id'])
       .where('calls.status', '=', 'in-progress')
-      // a call being recorded has ended: its recording step, not a host, finishes it (docs/calls.md#recordings)
-      .where('calls.phase', '!=', 'recording')
-      .where('calls.created_at', '<', placedBefore)
+      .where(where)
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom('call_leases').select('call_leases.call_id').whereRef('call_leases.call_id', '=', 'calls.call_id'))),
       )

@@ -14,9 +14,11 @@ import { ACCOUNTS } from '../accounts/tokens.js';
 import { secretKeys } from '../adapters/secret-keys.js';
 import { AGENTS } from '../agents/tokens.js';
 import type { Capability } from '../capabilities/capability.js';
+import { placesCalls, sipConfigured } from '../config/config.js';
 import * as m080 from '../db/migrations/080-calls.js';
 import * as m089 from '../db/migrations/089-call-leases.js';
 import * as m090 from '../db/migrations/090-turn-speech-latency.js';
+import * as m091 from '../db/migrations/091-call-leg-report.js';
 import * as m144 from '../db/migrations/144-unheld-calls.js';
 import { httpError } from '../http/errors.js';
 import { languageModelFromConfig } from '../llm/language-model-from-config.js';
@@ -26,11 +28,13 @@ import { UnconfiguredVoiceEngine } from '../providers/unconfigured-voice-engine.
 import { isTransient } from '../reactors/isolation.js';
 import { RECORDING_ADDON } from '../recording-addon/tokens.js';
 import { SANDBOX } from '../sandbox/tokens.js';
+import { SIP } from '../sip/tokens.js';
 import { SIP_TRUNKS } from '../sip-trunks/tokens.js';
 import { textToSpeechFromConfig } from '../speech/module-support.js';
 import { destinations } from '../webhooks/module.js';
 import { WEBHOOKS } from '../webhooks/tokens.js';
 import { callCommandRoutes } from './call-commands.routes.js';
+import { CallDialler } from './call-dialler.js';
 import { CallSweeper } from './call-sweeper.js';
 import { callRoutes, recordingAccessAdminRoutes, recordingRoutes } from './calls.routes.js';
 import { KyselyCallLeases, KyselyWebCallTokens } from './kysely-call-live.js';
@@ -57,6 +61,7 @@ export const calls = {
   bind: (b, cfg) => {
     // the write side: the engine, this process's live calls, the caps, and placing/ending calls (docs/calls.md)
     if (cfg.PROVIDER_MODE === 'sandbox') b.alias(CALLS.Engine, SANDBOX.VoiceEngine);
+    else if (sipConfigured(cfg)) b.alias(CALLS.Engine, SIP.Engine);
     else b.value(CALLS.Engine, new UnconfiguredVoiceEngine());
     b.value(CALLS.VoiceWebhook, new HttpVoiceWebhookClient(destinations(cfg)));
     b.value(CALLS.LanguageModel, languageModelFromConfig(cfg));
@@ -96,6 +101,7 @@ export const calls = {
         leases: r(CALLS.Leases),
         hostId: `${hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
         leaseMs: cfg.CALL_HOST_LEASE_MS,
+        dials: placesCalls(cfg),
         repliesFor,
         isTransient,
       });
@@ -182,6 +188,16 @@ export const calls = {
     new CallRecordingProcess(r(PLATFORM.Executor), r(CALLS.RecordingRenderer), r(CALLS.Recordings), r(PLATFORM.Logger)),
     new CallSlotRelease(r(CALLS.Slots), r(ACCOUNTS.Queries)),
   ],
+  lineWorkers: (r, cfg) =>
+    placesCalls(cfg) && sipConfigured(cfg)
+      ? [
+          new CallDialler(
+            { host: r(CALLS.Host), commands: r(CALLS.Commands), leases: r(CALLS.Leases) },
+            r(PLATFORM.Logger),
+            cfg.CALL_DIAL_POLL_MS,
+          ),
+        ]
+      : [],
   workers: (r, cfg) => [
     new CallSweeper(
       {
@@ -204,7 +220,13 @@ export const calls = {
     const client = r(CALLS.VoiceWebhook);
     if (client instanceof HttpVoiceWebhookClient) client.close();
   },
-  migrations: { '080-calls': m080, '089-call-leases': m089, '090-turn-speech-latency': m090, '144-unheld-calls': m144 },
+  migrations: {
+    '080-calls': m080,
+    '089-call-leases': m089,
+    '090-turn-speech-latency': m090,
+    '091-call-leg-report': m091,
+    '144-unheld-calls': m144,
+  },
   errors: {
     CALL_NOT_LIVE: { ...httpError.conflict, fix: 'The call has already ended; GET /v1/calls/{id} shows how.' },
     CALL_CONCURRENCY_LIMIT: {

@@ -37,6 +37,8 @@ export interface Capability {
   readonly reactors?: (r: Resolve, cfg: Config) => readonly Reactor[];
   /** Other background work of worker processes (schedulers, the delivery worker). */
   readonly workers?: (r: Resolve, cfg: Config) => readonly BackgroundWorker[];
+  /** Background work of the processes that hold calls' lines, ROLE all and voice (the dialler of placed calls). */
+  readonly lineWorkers?: (r: Resolve, cfg: Config) => readonly BackgroundWorker[];
   /** Domain events that become public webhook events. */
   readonly webhookMappings?: readonly WebhookMapping[];
   /** Channels of the send path (`POST /v1/messages`), in the order of the capability list (docs/messaging.md#channels). */

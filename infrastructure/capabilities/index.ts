@@ -19,6 +19,7 @@ import { registration } from '../registration/module.js';
 import { rich } from '../rich/module.js';
 import { sandbox } from '../sandbox/module.js';
 import { signUp } from '../signup/module.js';
+import { sip } from '../sip/module.js';
 import { sipTrunks } from '../sip-trunks/module.js';
 import { webCalls } from '../web-calls/module.js';
 import { webhooks } from '../webhooks/module.js';
@@ -39,6 +40,7 @@ export const capabilities = [
   messaging,
   calls,
   webCalls,
+  sip,
   registration,
   rich,
   contacts,

@@ -19,7 +19,11 @@ const cliCtx = { accountId: 'system', requestId: null, correlationId: `cli-${Dat
 
 async function withRuntime<T>(f: (rt: Runtime) => Promise<T>, o: { projectors?: boolean } = {}): Promise<T> {
   const base = withLocalSecrets(loadConfig()).cfg;
-  const cfg: Config = { ...base, LOG_LEVEL: process.env.LOG_LEVEL ? base.LOG_LEVEL : 'warn', ROLE: o.projectors === false ? 'api' : 'all' };
+  const cfg: Config = {
+    ...base,
+    LOG_LEVEL: process.env.LOG_LEVEL ? base.LOG_LEVEL : 'warn',
+    ROLE: o.projectors === false ? 'api' : 'worker',
+  };
   const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL));
   try {
     return await f(rt);

@@ -29,8 +29,8 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** the level of the one log line per request; unset: debug in sandbox mode, info in live mode (docs/operations.md#logs) */
   ACCESS_LOG_LEVEL: z.enum(['info', 'debug']).optional(),
-  /** api: serve HTTP; worker: run projectors (and later reactors); all: both (the default) */
-  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  /** api: serve HTTP; worker: run projectors, reactors and workers; voice: serve HTTP and SIP; all: everything (the default) */
+  ROLE: z.enum(['all', 'api', 'worker', 'voice']).default('all'),
   /** how long a write waits for the read models before answering 503 */
   READ_MODEL_TIMEOUT_MS: int(5000, 1, 120_000),
   EVENT_POLL_INTERVAL_MS: int(1000, 5, 60_000),
@@ -181,6 +181,8 @@ export const ConfigSchema = z.object({
   CALL_SWEEP_INTERVAL_MS: int(5000, 50, 600_000),
   /** a live call whose host stopped reporting for this long is ended (`lost`) by another process's sweeper */
   CALL_HOST_LEASE_MS: int(30_000, 500, 3_600_000),
+  /** how often a process holding the lines looks for outbound calls placed by an API process, to dial them (docs/calls.md#how-a-call-ends) */
+  CALL_DIAL_POLL_MS: int(200, 20, 60_000),
   /** how long a signed recording URL stays valid */
   RECORDING_URL_TTL_SECONDS: int(3600, 10, 7 * 86_400),
   /** the sandbox voice engine (docs/sandbox.md#voice): how fast simulated speech is spoken, both ends */
@@ -200,13 +202,13 @@ export const ConfigSchema = z.object({
   /** no first token within this long: the turn is silent and records why */
   LLM_TIMEOUT_MS: int(10_000, 100, 120_000),
   /** speech synthesis for recordings and web calls: Debian's espeak-ng (offline) or an OpenAI-compatible speech API */
-  TTS_PROVIDER: z.enum(['espeak', 'openai']).default('espeak'),
+  TTS_PROVIDER: z.enum(['espeak', 'openai', 'tone']).default('espeak'),
   ESPEAK_PATH: z.string().min(1).default('espeak-ng'),
   TTS_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
   TTS_API_KEY: z.string().min(1).optional(),
   TTS_MODEL: z.string().min(1).default('gpt-4o-mini-tts'),
   /** speech recognition for web calls: Debian's pocketsphinx (offline) or an OpenAI-compatible transcription API */
-  STT_PROVIDER: z.enum(['pocketsphinx', 'openai']).default('pocketsphinx'),
+  STT_PROVIDER: z.enum(['pocketsphinx', 'openai', 'instant']).default('pocketsphinx'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
   POCKETSPHINX_MODEL_DIR: z.string().min(1).default('/usr/share/pocketsphinx/model/en-us'),
   STT_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
@@ -214,6 +216,25 @@ export const ConfigSchema = z.object({
   STT_MODEL: z.string().min(1).default('gpt-4o-mini-transcribe'),
   /** web calls: the silence after speech that ends a caller's utterance (docs/calls.md#speech-and-turns) */
   WEB_CALL_END_SILENCE_MS: int(700, 100, 5000),
+  /** the SIP voice engine of live mode (docs/sip.md): where it listens, what it tells the far end, its RTP ports, its carriers */
+  SIP_PUBLIC_ADDRESS: z.union([z.ipv4(), z.ipv6()]).optional(),
+  SIP_ADDRESS: z.union([z.ipv4(), z.ipv6()]).default('0.0.0.0'),
+  SIP_PORT: int(5060, 1, 65535),
+  SIP_TRANSPORTS: z
+    .string()
+    .default('udp,tcp')
+    .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()))
+    .pipe(z.array(z.enum(['udp', 'tcp'])).min(1)),
+  RTP_PORT_MIN: int(10_000, 1024, 65534),
+  RTP_PORT_MAX: int(20_000, 1025, 65535),
+  SIP_CARRIERS: z.string().min(2).optional(),
+  SIP_CARRIERS_FILE: z.string().min(1).optional(),
+  SIP_RING_MS: int(0, 0, 60_000),
+  SIP_END_SILENCE_MS: int(700, 100, 5000),
+  /** an origination URI of a SIP trunk that sends no response within this is passed over (docs/sip.md#sip-trunks) */
+  SIP_TRUNK_RESPOND_MS: int(5000, 100, 120_000),
+  /** an origination URI that responded and does not answer within this is cancelled and passed over */
+  SIP_TRUNK_ANSWER_MS: int(30_000, 500, 300_000),
   /** create a development account on first start of an empty embedded store */
   DEV_ACCOUNT: bool.optional(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
@@ -235,6 +256,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (carrierProblem) throw new Error(`invalid configuration:\n  ${carrierProblem}`);
   if (r.data.CHATAPP_PROVIDER === 'cloud' && (!r.data.CHATAPP_API_BASE_URL || !r.data.CHATAPP_MESSAGING_PRODUCT))
     throw new Error('invalid configuration:\n  CHATAPP_PROVIDER=cloud needs CHATAPP_API_BASE_URL and CHATAPP_MESSAGING_PRODUCT');
+  if (r.data.RTP_PORT_MAX - r.data.RTP_PORT_MIN < 2)
+    throw new Error('invalid configuration:\n  RTP_PORT_MAX must be at least RTP_PORT_MIN + 2');
+  const sipSettings = ['SIP_CARRIERS', 'SIP_CARRIERS_FILE', 'SIP_PORT', 'SIP_ADDRESS', 'RTP_PORT_MIN', 'RTP_PORT_MAX'].filter(
+    (k) => clean[k] !== undefined,
+  );
+  // a live start that means to take SIP calls and lacks what the far end needs to reach it refuses (docs/sip.md)
+  if (r.data.PROVIDER_MODE === 'live' && sipSettings.length > 0 && !r.data.SIP_PUBLIC_ADDRESS)
+    throw new Error(
+      `invalid configuration:\n  SIP_PUBLIC_ADDRESS is required with ${sipSettings.join(', ')} in live mode: the address carriers reach this process at (SDP, Contact)`,
+    );
   return r.data;
 }
 
@@ -258,3 +289,16 @@ function carrierSettingsProblem(c: Config): string | null {
 
 /** The 10DLC registration page named in the reasons of unregistered US texts (REGISTER_URL, else the API docs' tag). */
 export const registerUrlOf = (c: Config): string => c.REGISTER_URL ?? `${publicUrl(c)}/docs#tag/registration`;
+
+/** Whether this configuration runs the SIP voice engine: live mode with SIP_PUBLIC_ADDRESS (docs/sip.md#configuration). */
+export const sipConfigured = (cfg: Config): boolean => cfg.PROVIDER_MODE === 'live' && cfg.SIP_PUBLIC_ADDRESS !== undefined;
+
+/** Whether this process holds calls' lines: its role is `all` or `voice` (docs/operations.md#roles). */
+export const holdsLines = (cfg: Config): boolean => cfg.ROLE === 'all' || cfg.ROLE === 'voice';
+
+/**
+ * Whether this process places calls on the line itself: one that holds the lines, or any process whose voice engine
+ * is in every process (the sandbox's; the unconfigured engine of live mode, which refuses at once). With the SIP
+ * engine an `api` process leaves its calls to a voice process's dialler (docs/calls.md#how-a-call-ends).
+ */
+export const placesCalls = (cfg: Config): boolean => !sipConfigured(cfg) || holdsLines(cfg);

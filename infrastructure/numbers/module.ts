@@ -13,6 +13,7 @@ import * as m020 from '../db/migrations/020-phone-numbers.js';
 import * as m023 from '../db/migrations/023-number-attach-order.js';
 import * as m025 from '../db/migrations/025-drop-attached-position.js';
 import * as m026 from '../db/migrations/026-phone-number-e164-index.js';
+import * as m027 from '../db/migrations/027-imported-numbers.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredCarrier } from '../providers/unconfigured-telecom.js';
@@ -81,6 +82,7 @@ export const numbers = {
     '023-number-attach-order': m023,
     '025-drop-attached-position': m025,
     '026-phone-number-e164-index': m026,
+    '027-imported-numbers': m027,
   },
   errors: {
     PHONE_NUMBER_NOT_FOUND: { ...httpError.notFound, fix: 'Check the number id: GET /v1/numbers lists the numbers of this account.' },

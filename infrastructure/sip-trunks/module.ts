@@ -4,10 +4,12 @@ import type { SipTrunkErrorCode } from '../../domain/sip-trunk/errors.js';
 import { KyselySipTrunkQueries } from '../../projections/sip-trunks/sip-trunk.queries.js';
 import { sipTrunksProjector } from '../../projections/sip-trunks/sip-trunks.projector.js';
 import type { Capability } from '../capabilities/capability.js';
+import { sipConfigured } from '../config/config.js';
 import { httpError } from '../http/errors.js';
 import { PLATFORM } from '../platform/tokens.js';
 import { UnconfiguredSipTrunks } from '../providers/unconfigured-telecom.js';
 import { SANDBOX } from '../sandbox/tokens.js';
+import { EngineSipTrunks } from '../sip/engine-sip-trunks.js';
 import { sipTrunkRoutes } from './sip-trunks.routes.js';
 import { SIP_TRUNKS } from './tokens.js';
 
@@ -16,7 +18,10 @@ export const sipTrunks = {
   name: 'sip-trunks',
   bind: (b, cfg) => {
     if (cfg.PROVIDER_MODE === 'sandbox') b.alias(SIP_TRUNKS.Provider, SANDBOX.SipTrunks);
-    else b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
+    else if (sipConfigured(cfg)) {
+      // the SIP engine runs the trunks itself (docs/sip.md#sip-trunks)
+      b.value(SIP_TRUNKS.Provider, new EngineSipTrunks(cfg.SIP_PUBLIC_ADDRESS!, cfg.SIP_PORT));
+    } else b.toClass(SIP_TRUNKS.Provider, UnconfiguredSipTrunks);
     b.factory(SIP_TRUNKS.Queries, (r) => new KyselySipTrunkQueries(r(PLATFORM.ReadDb)));
     b.factory(
       SIP_TRUNKS.Commands,

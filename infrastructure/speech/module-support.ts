@@ -2,9 +2,11 @@ import type { SpeechToTextPort } from '../../application/calls/speech-to-text.po
 import type { TextToSpeechPort } from '../../application/calls/text-to-speech.port.js';
 import type { Config } from '../config/config.js';
 import { EspeakTextToSpeech } from './espeak-tts.js';
+import { InstantSpeechToText } from './instant-stt.js';
 import { OpenAiSpeechToText } from './openai-stt.js';
 import { OpenAiTextToSpeech } from './openai-tts.js';
 import { PocketsphinxSpeechToText } from './pocketsphinx-stt.js';
+import { ToneTextToSpeech } from './tone-tts.js';
 
 export type SpeechConfig = Pick<Config, 'TTS_PROVIDER' | 'ESPEAK_PATH' | 'TTS_BASE_URL' | 'TTS_API_KEY' | 'TTS_MODEL'>;
 
@@ -15,6 +17,8 @@ export function textToSpeechFromConfig(cfg: SpeechConfig): TextToSpeechPort {
       return new EspeakTextToSpeech({ path: cfg.ESPEAK_PATH });
     case 'openai':
       return new OpenAiTextToSpeech({ baseUrl: cfg.TTS_BASE_URL, apiKey: cfg.TTS_API_KEY, model: cfg.TTS_MODEL });
+    case 'tone':
+      return new ToneTextToSpeech();
   }
 }
 
@@ -30,5 +34,7 @@ export function speechToTextFromConfig(cfg: RecognitionConfig): SpeechToTextPort
       return new PocketsphinxSpeechToText({ path: cfg.POCKETSPHINX_PATH, modelDir: cfg.POCKETSPHINX_MODEL_DIR });
     case 'openai':
       return new OpenAiSpeechToText({ baseUrl: cfg.STT_BASE_URL, apiKey: cfg.STT_API_KEY, model: cfg.STT_MODEL });
+    case 'instant':
+      return new InstantSpeechToText();
   }
 }

@@ -14,7 +14,7 @@ import type {
   TurnActionView,
 } from '../../application/calls/call-queries.port.js';
 import type { Page, PageOf } from '../../application/shared/page.js';
-import type { AnsweredBy } from '../../domain/call/call.js';
+import type { AnsweredBy, LegMedia } from '../../domain/call/call.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { CallsTable, CallTurnsTable } from './tables.js';
 
@@ -165,6 +165,9 @@ export class KyselyCallQueries implements CallQueries {
       transferredTo: r.transferred_to,
       sipUri: r.sip_uri,
       sipFailures: json<{ sipUri: string; error: string }[]>(r.sip_failures) ?? [],
+      sipCallId: r.sip_call_id,
+      media: r.media === null ? null : json<LegMedia>(r.media),
+      digitsReceived: r.digits_received ?? '',
       unknownVariables: json<string[]>(r.unknown_variables) ?? [],
       metadata: r.metadata === null ? null : json<Record<string, unknown>>(r.metadata),
       lastActivityAt: iso(r.last_activity_at ?? r.updated_at),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AgentEvent } from '../../domain/agent/agent.decider.js';
 import type { CallEvent } from '../../domain/call/call.decider.js';
@@ -171,6 +171,12 @@ export const callsProjector = defineProjector<Handled>({
         actions: e.data.actions,
       }),
     CallDigitsSent: activity,
+    CallDigitsReceived: (db, e) =>
+      call(db, e, (eb) => ({
+        digits_received: sql<string>`coalesce(${eb.ref('digits_received')}, '') || ${e.data.digits}`,
+        updated_at: e.data.at,
+        last_activity_at: e.data.at,
+      })),
     CallTransferred: (db, e) => call(db, e, { transferred_to: e.data.to, updated_at: e.data.at, last_activity_at: e.data.at }),
     async CallBridged(db, e) {
       await call(db, e, {
@@ -180,6 +186,12 @@ export const callsProjector = defineProjector<Handled>({
         last_activity_at: e.data.at,
       });
     },
+    CallLegReported: (db, e) =>
+      call(db, e, {
+        sip_call_id: e.data.protocol === 'sip' ? e.data.engineCallId : null,
+        media: e.data.media === null ? null : JSON.stringify(e.data.media),
+        updated_at: e.data.at,
+      }),
     async CallEnded(db, e) {
       const d = e.data;
       await call(db, e, {

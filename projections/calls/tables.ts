@@ -61,6 +61,12 @@ export interface CallsTable {
   turn_count: Defaulted<number>;
   /** the time of the latest fact about the call */
   last_activity_at: Defaulted<Date | string | null>;
+  /** the SIP Call-ID of a call over SIP (migration 091) */
+  sip_call_id: Defaulted<string | null>;
+  /** jsonb: the line's media each way when the call ended (`LegMedia`); written as JSON text */
+  media: Defaulted<unknown>;
+  /** the keypad tones the far end pressed, in order (migration 091) */
+  digits_received: Defaulted<string | null>;
 }
 
 /** One caller or agent turn of a call, in the order the call recorded them (`seq` from 1). */

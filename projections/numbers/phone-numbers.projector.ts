@@ -46,6 +46,7 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
         attached_order: null,
         active_order: null,
         sip_trunk_id: null,
+        carrier_id: null,
         renewal_status: 'ok',
         paid_through: null,
         failure_code: null,
@@ -77,6 +78,34 @@ export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
         paid_through: e.data.paidThrough,
         renewal_status: 'ok',
       });
+    },
+    async NumberImported(db, e) {
+      // not bought: no paid month, never due for renewal
+      await db
+        .insertInto('phone_numbers')
+        .values({
+          account_id: e.data.accountId,
+          number_id: e.data.numberId,
+          phone_number: e.data.phoneNumber,
+          country: e.data.country,
+          area_code: null,
+          type: 'sms',
+          status: 'active',
+          agent_id: null,
+          attached_order: null,
+          active_order: sortableCheckpoint(e.checkpoint),
+          sip_trunk_id: null,
+          carrier_id: e.data.carrierId,
+          renewal_status: 'ok',
+          paid_through: null,
+          failure_code: null,
+          requested_at: e.data.importedAt,
+          created_at: e.data.importedAt,
+          released_at: null,
+          revision: rowRevision(e),
+        } satisfies PhoneNumbersTable)
+        .onConflict((oc) => oc.column('number_id').doNothing())
+        .execute();
     },
     NumberProvisioningFailed: (db, e) => number(db, e, { status: 'failed', failure_code: e.data.code }),
     async NumberAttached(db, e) {

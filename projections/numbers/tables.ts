@@ -14,6 +14,8 @@ export interface PhoneNumbersTable {
   /** the checkpoint of the event that made the number active, sortable as text: which holder of an E.164 is newest */
   active_order: string | null;
   sip_trunk_id: string | null;
+  /** the carrier an imported number arrives from (docs/numbers.md#imported-numbers); null for bought numbers */
+  carrier_id: string | null;
   renewal_status: string;
   paid_through: Date | string | null;
   failure_code: string | null;

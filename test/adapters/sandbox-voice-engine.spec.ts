@@ -7,6 +7,7 @@ import {
   type InboundDecision,
   type LegEndReason,
   type LegListener,
+  SipBridgeError,
   TelephonyError,
 } from '../../application/calls/voice-engine.port.js';
 import { SystemClock } from '../../infrastructure/adapters/system-clock.js';
@@ -27,7 +28,6 @@ import {
   InboundCallRefusedError,
   SandboxCallNotConnectedError,
   SandboxCallNotFoundError,
-  SipBridgeError,
 } from '../../infrastructure/sandbox/voice/types.js';
 
 // 6000 words a minute: 10 ms a word; the ring and the reply pause 20 ms
@@ -506,12 +506,14 @@ describe('SandboxVoiceEngine', function () {
       expect(engine.view(leg.engineCallId)).to.include({ status: 'answered', transferredTo: null });
     });
 
-    it('bridges to a SIP URI that answers; a failing or unreachable host rejects and the leg stays up', async () => {
+    it('bridges to a SIP URI that answers; a failing, unreachable or busy host rejects and the leg stays up', async () => {
       const { leg, r } = await inbound(engine, '+14155550150');
       const failing = await expectRejection(leg.bridge('sip:+14155550100@fail.pbx.example.com'), SipBridgeError);
       expect(failing.message).to.equal('SIP 503 Service Unavailable from sip:+14155550100@fail.pbx.example.com');
       const unreachable = await expectRejection(leg.bridge('sip:desk@unreachable.example.com;transport=tls'), SipBridgeError);
-      expect(unreachable.sipStatus).to.equal(408);
+      expect(unreachable.failure).to.deep.include({ kind: 'response', status: 408 });
+      const busy = await expectRejection(leg.bridge('sip:desk@busy.pbx.example.com'), SipBridgeError);
+      expect(busy.failure).to.deep.include({ kind: 'response', status: 486 });
       expect(engine.view(leg.engineCallId)!.status).to.equal('answered');
       await leg.bridge('sip:desk@pbx.example.com');
       const view = engine.view(leg.engineCallId)!;
@@ -519,6 +521,7 @@ describe('SandboxVoiceEngine', function () {
       expect(view.bridgeAttempts.map((a) => a.outcome)).to.deep.equal([
         'SIP 503 Service Unavailable',
         'SIP 408 Request Timeout',
+        'SIP 486 Busy Here',
         'answered',
       ]);
       expect(view.status).to.equal('answered');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { type EndpointEvent, Endpointer, levelDb } from '../../infrastructure/web-calls/endpointer.js';
+import { concatAudio } from '../../infrastructure/media/audio.js';
+import { type EndpointEvent, Endpointer, levelDb } from '../../infrastructure/media/endpointer.js';
 
 const RATE = 16_000;
 /** `ms` of a 220 Hz tone at `db` dBFS (RMS), or of silence */
@@ -17,15 +18,6 @@ const noise = (ms: number, db: number) => {
     x = (x * 1103515245 + 12345) % 2 ** 31;
     return Math.round((x / 2 ** 31 - 0.5) * 2 * amp);
   });
-};
-const join = (...parts: Int16Array[]) => {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 };
 
 /** Feeds in chunks of odd sizes (as a page's frames may be) and sums up what happened. */
@@ -51,7 +43,7 @@ describe('the web-call endpointer', () => {
   });
 
   it('finds one utterance in speech between silences, with what led up to it and the silence that ended it', () => {
-    const r = run(join(quiet(1000), tone(1000, -20), quiet(1500)));
+    const r = run(concatAudio([quiet(1000), tone(1000, -20), quiet(1500)]));
     expect(r.kinds).to.deep.equal(['start', 'end:silence']);
     // the 300 ms up to the start (220 ms of silence and the 80 ms of speech that started it), the other 920 ms of
     // speech, and the 500 ms of silence that ended it
@@ -59,13 +51,16 @@ describe('the web-call endpointer', () => {
   });
 
   it('ignores a click shorter than 80 ms, and silence', () => {
-    expect(run(join(quiet(600), tone(40, -10), quiet(1000))).kinds).to.deep.equal([]);
+    expect(run(concatAudio([quiet(600), tone(40, -10), quiet(1000)])).kinds).to.deep.equal([]);
     expect(run(quiet(3000)).kinds).to.deep.equal([]);
   });
 
   it('keeps a pause shorter than the end silence inside the utterance; a longer one ends it', () => {
-    expect(run(join(quiet(500), tone(400, -20), quiet(300), tone(400, -20), quiet(800))).kinds).to.deep.equal(['start', 'end:silence']);
-    expect(run(join(quiet(500), tone(400, -20), quiet(700), tone(400, -20), quiet(800))).kinds).to.deep.equal([
+    expect(run(concatAudio([quiet(500), tone(400, -20), quiet(300), tone(400, -20), quiet(800)])).kinds).to.deep.equal([
+      'start',
+      'end:silence',
+    ]);
+    expect(run(concatAudio([quiet(500), tone(400, -20), quiet(700), tone(400, -20), quiet(800)])).kinds).to.deep.equal([
       'start',
       'end:silence',
       'start',
@@ -75,7 +70,7 @@ describe('the web-call endpointer', () => {
 
   it('takes a steady background as the floor: speech over it is found, the background alone is not', () => {
     expect(run(noise(3000, -45)).kinds).to.deep.equal([]);
-    expect(run(join(noise(1000, -45), join(tone(800, -20)), noise(1000, -45))).kinds).to.deep.equal(['start', 'end:silence']);
+    expect(run(concatAudio([noise(1000, -45), tone(800, -20), noise(1000, -45)])).kinds).to.deep.equal(['start', 'end:silence']);
   });
 
   it('cuts an utterance that goes on too long (and what follows is the next one)', () => {

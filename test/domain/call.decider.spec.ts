@@ -226,6 +226,7 @@ describe('Call decider: turns', () => {
 describe('Call decider: tones, transfers and bridges', () => {
   const digits: CallCommand = { type: 'RecordDigitsSent', data: { callId, digits: '1#' }, metadata: meta(answeredAt) };
   const transfer: CallCommand = { type: 'RecordTransfer', data: { callId, to: '+14155550199' }, metadata: meta(answeredAt) };
+  const pressed: CallCommand = { type: 'RecordDigitsReceived', data: { callId, digits: '5' }, metadata: meta(answeredAt) };
   const bridge: CallCommand = {
     type: 'RecordBridge',
     data: { callId, sipUri: 'sip:desk@pbx.example.com', failed: [{ sipUri: 'sip:a@pbx.example.com', error: '486 Busy' }] },
@@ -237,6 +238,9 @@ describe('Call decider: tones, transfers and bridges', () => {
     given(live)
       .when(digits)
       .then([{ type: 'CallDigitsSent', data: { callId, digits: '1#', at: answeredAt } }]);
+    given(live)
+      .when(pressed)
+      .then([{ type: 'CallDigitsReceived', data: { callId, digits: '5', at: answeredAt } }]);
     given(live)
       .when(transfer)
       .then([{ type: 'CallTransferred', data: { callId, to: '+14155550199', at: answeredAt } }]);
@@ -256,7 +260,7 @@ describe('Call decider: tones, transfers and bridges', () => {
   });
 
   it('refuses them after the end', () => {
-    for (const cmd of [digits, transfer, bridge]) {
+    for (const cmd of [digits, pressed, transfer, bridge]) {
       given(ended()).when(cmd).thenThrows('CALL_NOT_LIVE');
       given(history([placed()], endCall(ringingAt)))
         .when(cmd)
@@ -335,6 +339,67 @@ describe('Call decider: the end', () => {
       .when(endCall())
       .then([]);
   });
+});
+
+describe('Call decider: routing to a SIP trunk (docs/calls.md#sip-trunks)', () => {
+  const failed = [{ sipUri: 'sip:a@pbx1.example.com', error: 'SIP 503 Service Unavailable' }];
+  const bridge = (sipUri: string | null): CallCommand => ({
+    type: 'RecordBridge',
+    data: { callId, sipUri, failed },
+    metadata: meta(answeredAt),
+  });
+  const bridged = (sipUri: string | null): CallEvent => ({ type: 'CallBridged', data: { callId, sipUri, failed, at: answeredAt } });
+
+  it('records the URI that answered, or none, with those passed over', () => {
+    given([placed(), answered()])
+      .when(bridge('sip:b@pbx2.example.com'))
+      .then([bridged('sip:b@pbx2.example.com')]);
+    given([placed(), answered()])
+      .when(bridge(null))
+      .then([bridged(null)]);
+  });
+
+  it('carries the routing on the end, answered or failed, and leaves it off a call that was not routed', () => {
+    const completed = decideOn([placed(), answered(), bridged('sip:b@pbx2.example.com')], endCall())[0]!;
+    expect(completed.data).to.deep.include({ sipRouting: { sipUri: 'sip:b@pbx2.example.com', failed } });
+    const unanswered = decideOn([placed(), bridged(null)], endCall())[0]!;
+    expect(unanswered).to.deep.include({ type: 'CallFailed' });
+    expect(unanswered.data).to.deep.include({ sipRouting: { sipUri: null, failed } });
+    expect(endedData(conversation)).not.to.have.property('sipRouting');
+  });
+
+  it('refuses a routing record after the end', () => given(ended()).when(bridge(null)).thenThrows('CALL_NOT_LIVE'));
+});
+
+describe("Call decider: the line's report (docs/sip.md#observability)", () => {
+  const media = {
+    codec: 'PCMU' as const,
+    sent: { packets: 5120, bytes: 880_640 },
+    received: { packets: 5100, bytes: 877_200, lost: 12, late: 3, jitterMs: 4.25 },
+  };
+  const report = (m: typeof media | null = media): CallCommand => ({
+    type: 'RecordLegReport',
+    data: { callId, protocol: 'sip', engineCallId: 'a84b4c76e66710@203.0.113.5', media: m },
+    metadata: meta(endedAt),
+  });
+
+  it('records the SIP Call-ID and the media each way on a live call, answered or not', () => {
+    given([placed(), answered()])
+      .when(report())
+      .then([
+        { type: 'CallLegReported', data: { callId, protocol: 'sip', engineCallId: 'a84b4c76e66710@203.0.113.5', media, at: endedAt } },
+      ]);
+    given([placed(), ringing])
+      .when(report(null))
+      .then([
+        {
+          type: 'CallLegReported',
+          data: { callId, protocol: 'sip', engineCallId: 'a84b4c76e66710@203.0.113.5', media: null, at: endedAt },
+        },
+      ]);
+  });
+
+  it('drops a report that comes after the end', () => given(ended()).when(report()).then([]));
 });
 
 describe('Call decider: recording', () => {

@@ -305,4 +305,38 @@ describe('PhoneNumber decider', () => {
       expect(areaCodesOf('CA').length).to.be.greaterThan(35);
     });
   });
+
+  describe('numbers imported from a carrier (docs/numbers.md#imported-numbers)', () => {
+    const imported: PhoneNumberEvent = {
+      type: 'NumberImported',
+      data: { numberId, accountId: 'acc_1', phoneNumber: '+14155550100', country: 'US', carrierId: 'telnyx', importedAt: now },
+    };
+    const importIt = (agentId: string | null = null, m = metadata) =>
+      cmd('ImportNumber', { phoneNumber: '+14155550100', country: 'US', carrierId: 'telnyx', agentId }, m);
+
+    it('records the number as imported with its carrier: no slot, no purchase, no charge', () =>
+      given([]).when(importIt()).then([imported]));
+    it('attaches it to the agent named', () =>
+      given([])
+        .when(importIt('ag_1'))
+        .then([imported, attached('ag_1')]));
+    it('treats the same import again as a no-op', () => given([imported]).when(importIt()).then([]));
+    it('refuses an id already used, by this account or another', () => {
+      given(active).when(importIt()).thenThrows('CONCURRENCY_CONFLICT');
+      given([imported]).when(importIt(null, other)).thenThrows('CONCURRENCY_CONFLICT');
+    });
+    it('is then a number of the account like any other: attached, released (nothing upstream to give back)', () => {
+      given([imported])
+        .when(cmd('AttachToAgent', { agentId: 'ag_2' }))
+        .then([attached('ag_2')]);
+      given([imported]).when(cmd('RequestRelease', {})).then([releaseRequested]);
+      given([imported])
+        .when(cmd('AttachToAgent', { agentId: 'ag_2' }, other))
+        .thenThrows('PHONE_NUMBER_NOT_FOUND');
+    });
+    it('is never due for renewal: no month was paid and none is charged', () =>
+      given([imported])
+        .when(cmd('RecordRenewal', { period: 0, chargeId: monthlyChargeId(numberId, 0), amountMicros: 3_000_000 }))
+        .then([]));
+  });
 });

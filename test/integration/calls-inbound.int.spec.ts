@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { orderSipUris } from '../../application/calls/call-commands.js';
 import { callStream } from '../../domain/call/call.js';
 import { endedCall, FAST_VOICE_ENV, farEnd, type VoiceLine, type VoiceReceiver, voiceLine, voiceReceiver } from '../support/calls.js';
-import { seededRandom } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { eventually } from '../support/numbers.js';
 
@@ -207,9 +205,7 @@ describe('inbound calls (docs/sandbox.md#voice, docs/calls.md)', function () {
       }, 'the bridge recorded');
       expect(c).to.include({ mode: 'sip', direction: 'inbound', status: 'in-progress', sipUri: 'sip:desk@pbx.example.com' });
       expect(c.agentId).to.equal(null);
-      expect(c.sipFailures).to.deep.equal([
-        { sipUri: 'sip:front@fail-pbx.example.com', error: 'SIP 503 Service Unavailable from sip:front@fail-pbx.example.com' },
-      ]);
+      expect(c.sipFailures).to.deep.equal([{ sipUri: 'sip:front@fail-pbx.example.com', error: 'SIP 503 Service Unavailable' }]);
       const view = await farEnd(app, callId);
       expect(view.bridgedTo).to.equal('sip:desk@pbx.example.com');
       expect(view.bridgeAttempts.map((a: any) => [a.sipUri, a.outcome])).to.deep.equal([
@@ -245,66 +241,26 @@ describe('inbound calls (docs/sandbox.md#voice, docs/calls.md)', function () {
       expect(view.bridgedTo).to.equal(null);
       expect(view.bridgeAttempts.map((a: any) => a.sipUri)).to.deep.equal(['sip:a@fail1.example.com', 'sip:b@unreachable.example.com']);
       expect(view).to.include({ status: 'ended', endReason: 'local_hangup' });
+      expect(c.sipFailures).to.deep.equal([
+        { sipUri: 'sip:a@fail1.example.com', error: 'SIP 503 Service Unavailable' },
+        { sipUri: 'sip:b@unreachable.example.com', error: 'SIP 408 Request Timeout' },
+      ]);
     });
-  });
-});
 
-describe('orderSipUris (docs/calls.md#sip-trunks)', () => {
-  const uri = (sipUri: string, priority: number, weight = 10) => ({ sipUri, priority, weight });
-  /** answers the given numbers in turn */
-  const draws = (...xs: number[]) => {
-    let i = 0;
-    return () => {
-      const x = xs[i++];
-      if (x === undefined) throw new Error('more draws than expected');
-      return x;
-    };
-  };
-
-  it('tries the lowest priority first, whatever the order listed', () => {
-    const order = orderSipUris([uri('sip:c@x', 30), uri('sip:a@x', 0), uri('sip:b@x', 20), uri('sip:d@x', 65535)], () => 0.5);
-    expect(order).to.deep.equal(['sip:a@x', 'sip:b@x', 'sip:c@x', 'sip:d@x']);
-  });
-
-  it('answers nothing for no URIs', () => {
-    expect(orderSipUris([], () => 0.5)).to.deep.equal([]);
-  });
-
-  it('within one priority, picks by weight: the draw falls in a URI’s share of the total', () => {
-    // weights 1 and 3 (total 4): a draw below 1/4 picks the first, above it the second
-    const uris = [uri('sip:light@x', 10, 1), uri('sip:heavy@x', 10, 3)];
-    expect(orderSipUris(uris, draws(0.2, 0))).to.deep.equal(['sip:light@x', 'sip:heavy@x']);
-    expect(orderSipUris(uris, draws(0.3, 0))).to.deep.equal(['sip:heavy@x', 'sip:light@x']);
-    expect(orderSipUris(uris, draws(0.999, 0))).to.deep.equal(['sip:heavy@x', 'sip:light@x']);
-  });
-
-  it('orders each priority on its own: a heavy weight never jumps a lower priority', () => {
-    const uris = [uri('sip:later-heavy@x', 20, 1000), uri('sip:first@x', 10, 1), uri('sip:later-light@x', 20, 1)];
-    expect(orderSipUris(uris, draws(0.99, 0.5, 0))).to.deep.equal(['sip:first@x', 'sip:later-heavy@x', 'sip:later-light@x']);
-  });
-
-  it('puts a zero-weight URI after the weighted ones of its priority, and keeps the listed order when all are zero', () => {
-    for (const x of [0, 0.25, 0.5, 0.999]) {
-      const order = orderSipUris([uri('sip:zero@x', 10, 0), uri('sip:one@x', 10, 5), uri('sip:two@x', 10, 5)], () => x);
-      expect(order.at(-1), `draw ${x}`).to.equal('sip:zero@x');
-    }
-    expect(orderSipUris([uri('sip:a@x', 10, 0), uri('sip:b@x', 10, 0)], () => 0.7)).to.deep.equal(['sip:a@x', 'sip:b@x']);
-  });
-
-  it('with a seeded random, puts each URI first about as often as its share of the weights, and lists every URI once', () => {
-    const random = seededRandom(42);
-    const uris = [uri('sip:a@x', 5, 1), uri('sip:b@x', 5, 3), uri('sip:c@x', 5, 6), uri('sip:last@x', 9, 50)];
-    const first: Record<string, number> = {};
-    const runs = 10_000;
-    for (let i = 0; i < runs; i++) {
-      const order = orderSipUris(uris, random);
-      expect([...order].sort()).to.deep.equal(['sip:a@x', 'sip:b@x', 'sip:c@x', 'sip:last@x']);
-      expect(order[3]).to.equal('sip:last@x');
-      first[order[0]!] = (first[order[0]!] ?? 0) + 1;
-    }
-    // shares 10%, 30%, 60% (the seed fixes the counts; the bounds only say what they mean)
-    expect((first['sip:a@x'] ?? 0) / runs).to.be.within(0.08, 0.12);
-    expect((first['sip:b@x'] ?? 0) / runs).to.be.within(0.27, 0.33);
-    expect((first['sip:c@x'] ?? 0) / runs).to.be.within(0.57, 0.63);
+    it('ends the call busy when a URI answers 486, without trying the next one (docs/calls.md#sip-trunks)', async () => {
+      const n = await routedNumber([
+        { sip_uri: 'sip:a@fail2.example.com', priority: 1 },
+        { sip_uri: 'sip:desk@busy.pbx.example.com', priority: 2 },
+        { sip_uri: 'sip:never@pbx.example.com', priority: 3 },
+      ]);
+      const r = await ring(CALLER, n.phoneNumber);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const c = await endedCall(app, line.key, r.body.callId);
+      expect(c).to.include({ disconnectionReason: 'dial_busy', sipUri: null });
+      expect(c.disconnectionDetail).to.contain('sip:desk@busy.pbx.example.com is busy (SIP 486 Busy Here)');
+      expect(c.sipFailures.map((f: any) => f.sipUri)).to.deep.equal(['sip:a@fail2.example.com', 'sip:desk@busy.pbx.example.com']);
+      const view = await farEnd(app, r.body.callId);
+      expect(view.bridgeAttempts.map((a: any) => a.sipUri)).to.deep.equal(['sip:a@fail2.example.com', 'sip:desk@busy.pbx.example.com']);
+    });
   });
 });

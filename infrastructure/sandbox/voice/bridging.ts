@@ -24,7 +24,8 @@ export type BridgeOutcome = Readonly<{
 /**
  * A bridge to `sipUri` (docs/sandbox.md#voice): anything but a `sip:`/`sips:` URI is refused at once (416); a host
  * starting with `fail` answers 503 after a reply pause; a host containing `unreachable` times out (408) after the
- * ring time; any other host answers after the ring time.
+ * ring time; a host starting with `busy` answers 486 after the ring time; any other host answers after the ring time.
+ * The platform then applies the same failover rule as to a live SIP trunk (domain/sip-trunk/routing.ts).
  */
 export function bridgeOutcome(sipUri: string): BridgeOutcome {
   const host = /^sips?:(?:[^@\s]*@)?([^;:>?\s]+)/i.exec(sipUri)?.[1]?.toLowerCase();
@@ -32,5 +33,6 @@ export function bridgeOutcome(sipUri: string): BridgeOutcome {
   if (host.startsWith('fail')) return { after: 'reply', refusal: { status: 503, reason: 'Service Unavailable' } };
   // an endpoint that never answers: the INVITE times out after it would have rung
   if (host.includes('unreachable')) return { after: 'ring', refusal: { status: 408, reason: 'Request Timeout' } };
+  if (host.startsWith('busy')) return { after: 'ring', refusal: { status: 486, reason: 'Busy Here' } };
   return { after: 'ring', refusal: null };
 }

@@ -6,19 +6,20 @@ import {
   type LegEndReason,
   type LegListener,
   type PlaybackOptions,
+  SipBridgeError,
   type StoppedPlayback,
   TelephonyError,
 } from '../../../application/calls/voice-engine.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
+import { ListenerQueue } from '../../media/listener-queue.js';
 import { AgentSpeech, NOTHING_STOPPED, type Playback } from './agent-speech.js';
 import { bridgeOutcome, checkTransferTarget } from './bridging.js';
 import { FarEndSpeech } from './far-end-speech.js';
-import { LegEvents } from './leg-events.js';
 import type { VoicePersona } from './magic.js';
 import { FarEndPersona } from './personas.js';
 import { DIGITS, msPerWordAt, Timers, toneMsAt, Waits } from './timing.js';
-import { type SandboxCallView, type SandboxLegStatus, type SandboxVoiceTiming, SipBridgeError } from './types.js';
+import type { SandboxCallView, SandboxLegStatus, SandboxVoiceTiming } from './types.js';
 import { callView, type LegRecord } from './view.js';
 
 export type LegContext = Readonly<{
@@ -44,7 +45,7 @@ export type LegInit = Readonly<{
  */
 export class SandboxLeg implements CallLeg {
   private readonly rec: LegRecord;
-  private readonly events: LegEvents;
+  private readonly events: ListenerQueue;
   /** the network's timers (ringing, answer, speech, waits): dropped when the leg ends */
   private readonly mechanics = new Timers();
   /** the persona's timers: dropped when it stops following its script or the leg ends */
@@ -80,7 +81,7 @@ export class SandboxLeg implements CallLeg {
       bridgedTo: null,
       bridgeAttempts: [],
     };
-    this.events = new LegEvents(listener, (err) =>
+    this.events = new ListenerQueue(listener, (err) =>
       ctx.log.error({ err, callId: init.callId, engineCallId: init.engineCallId }, 'sandbox voice: a leg listener threw'),
     );
     const now = () => this.now();
@@ -191,7 +192,7 @@ export class SandboxLeg implements CallLeg {
     if (outcome.refusal) {
       const { status, reason } = outcome.refusal;
       this.rec.bridgeAttempts.push({ sipUri, outcome: `SIP ${status} ${reason}`, at: this.now() });
-      throw new SipBridgeError(sipUri, status, reason);
+      throw new SipBridgeError(sipUri, { kind: 'response', status, reason });
     }
     this.rec.bridgedTo = sipUri;
     this.rec.bridgeAttempts.push({ sipUri, outcome: 'answered', at: this.now() });

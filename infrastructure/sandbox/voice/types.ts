@@ -120,15 +120,3 @@ export class InboundCallRefusedError extends Error {
     this.name = 'InboundCallRefusedError';
   }
 }
-
-/** A SIP URI did not answer a bridge: the final SIP response the simulated origination got. */
-export class SipBridgeError extends Error {
-  constructor(
-    readonly sipUri: string,
-    readonly sipStatus: number,
-    readonly sipReason: string,
-  ) {
-    super(`SIP ${sipStatus} ${sipReason} from ${sipUri}`);
-    this.name = 'SipBridgeError';
-  }
-}

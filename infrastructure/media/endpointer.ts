@@ -11,6 +11,8 @@
  * (6 dB less counts as voiced once speech has started). What came just before the start (300 ms) goes with it,
  * so the recogniser hears the first sound whole. An utterance is cut at `maxUtteranceMs`.
  */
+
+import { concatAudio } from './audio.js';
 export type EndpointerOptions = Readonly<{
   sampleRate: number;
   endSilenceMs: number;
@@ -104,7 +106,7 @@ export class Endpointer {
       this.speaking = true;
       this.silentMs = 0;
       this.utteranceMs = this.recent.length * FRAME_MS;
-      out.push({ kind: 'start', audio: concat(this.recent) });
+      out.push({ kind: 'start', audio: concatAudio(this.recent) });
       this.recent = [];
       return;
     }
@@ -117,14 +119,4 @@ export class Endpointer {
     this.voicedMs = 0;
     out.push({ kind: 'end', reason });
   }
-}
-
-function concat(frames: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(frames.reduce((n, f) => n + f.length, 0));
-  let at = 0;
-  for (const f of frames) {
-    out.set(f, at);
-    at += f.length;
-  }
-  return out;
 }

@@ -1,11 +1,12 @@
-import type { LegListener } from '../../../application/calls/voice-engine.port.js';
+import type { LegListener } from '../../application/calls/voice-engine.port.js';
 
 /**
- * One leg's listener calls, in order and one at a time (the port's rule): each call is queued and delivered
- * after the engine method that caused it has returned, as a provider's callbacks would be; a call made while
- * the listener runs waits for it to return. Nothing is delivered after `ended` or `failed`.
+ * A leg's listener calls, in order and one at a time (the port's rule): each call is queued and delivered after the
+ * leg method that caused it has returned, as a provider's callbacks would be (a session calling the leg is never
+ * re-entered); a call made while the listener runs waits for it to return. Nothing is delivered after the last call
+ * (`ended` or `failed`). Web-call, SIP and sandbox legs share it (docs/calls.md#the-media-pipeline).
  */
-export class LegEvents {
+export class ListenerQueue {
   private readonly queue: ((l: LegListener) => void)[] = [];
   private draining: Promise<void> | null = null;
   private closed = false;
