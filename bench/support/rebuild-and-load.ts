@@ -25,7 +25,7 @@ const ids = {
   uuid: () => randomUUID(),
   derived: (p: string, ...parts: string[]) => `${p}_${parts.join(':')}`,
 };
-const noReadModels = { waitFor: async () => undefined };
+const noReadModels = { waitFor: async () => undefined, waitForRow: <T>(find: () => Promise<T | null>) => find() };
 const percentile = (xs: readonly number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;

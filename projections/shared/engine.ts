@@ -142,4 +142,33 @@ export class ReadModelWaiter implements ReadModelsPort {
       off();
     }
   }
+
+  async waitForRow<T>(find: () => Promise<T | null>, o: { tables: readonly string[]; withinMs: number }): Promise<T | null> {
+    const names = new Set(this.projectors.filter((p) => p.tables.some((t) => o.tables.includes(t))).map((p) => p.name));
+    const deadline = Date.now() + o.withinMs;
+    let wake: (() => void) | null = null;
+    const off =
+      this.advanced?.((projector) => {
+        if (names.has(projector)) wake?.();
+      }) ?? (() => undefined);
+    try {
+      for (;;) {
+        const found = await find();
+        if (found !== null) return found;
+        const left = deadline - Date.now();
+        if (left <= 0) return null;
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 250));
+          function done() {
+            clearTimeout(t);
+            wake = null;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+    } finally {
+      off();
+    }
+  }
 }

@@ -117,6 +117,9 @@ describe('projection engine', () => {
     const asTable = await waiter.waitFor(r.checkpoint, [type], { tables: [...p.tables] }).catch((e: unknown) => e);
     expect(asTable, 'a lookup of the table it writes waits for it').to.have.property('code', 'READ_MODEL_TIMEOUT');
     await waiter.waitFor(r.checkpoint, [type], { tables: ['a_table_it_does_not_write'] }); // a lookup elsewhere does not wait
+    expect(await waiter.waitForRow(async () => null, { tables: [...p.tables], withinMs: 50 }), 'never there').to.equal(null);
+    let looks = 0;
+    expect(await waiter.waitForRow(async () => (++looks >= 3 ? looks : null), { tables: [...p.tables], withinMs: 5000 })).to.equal(3);
     const engine = new ProjectionEngine(store, db, [p], silent);
     await engine.start();
     await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced((name) => fn(name)), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);

@@ -27,7 +27,10 @@ export const meta = (accountId = 'acc_test'): EventMetadata => ({
 export const ev = (type: string, data: Record<string, unknown> = {}, id = randomUUID()): NewEvent => ({ id, type, data, metadata: meta() });
 
 /** Read models that are always caught up: for application tests that answer from no read model. */
-export const noReadModels = { waitFor: async () => undefined };
+export const noReadModels = {
+  waitFor: async () => undefined,
+  waitForRow: <T>(find: () => Promise<T | null>) => find(),
+};
 
 /** mulberry32: a small seeded generator of numbers in [0, 1), so a failing random case can be replayed from its seed. */
 export function seededRandom(seed: number): () => number {

@@ -14,6 +14,9 @@ import { participantKey } from '../sms-channel.js';
 import type { MessageTransports } from './message-transports.js';
 import type { DeliveryReceipt, InboundLine, InboundMessage, MessageTransport, MessagingInboundPort } from './transport.port.js';
 
+/** How long a report may wait for the record of the send it is about (docs/messaging.md#receipts). */
+const OVERTAKEN_REPORT_WAIT_MS = 3000;
+
 /**
  * What every provider reports, recorded by one handler (docs/messaging.md#receiving), whatever the channel: a message
  * someone sent to one of the platform's lines (on the conversation, then, on texts, the consent keywords and their
@@ -193,13 +196,14 @@ export class InboundMessages implements MessagingInboundPort {
   }
 
   /**
-   * The message a provider id of this channel names. A receipt can overtake the projection of the submission it is
-   * about: then wait for the read models to reach the log's head once before giving up (the provider reports again).
+   * The message a provider id of this channel names. A receipt can overtake the record of the submission it is about
+   * (a provider may report `sent` before its answer to the send is recorded): then look again as the messaging read
+   * model advances, for a few seconds, before giving up (the provider reports again).
    */
   private async byProviderId(t: MessageTransport, providerMessageId: string) {
-    const found = await this.conversations.messageIdByProviderId(t.carries, providerMessageId);
-    if (found) return found;
-    await this.readModels.waitFor(await this.store.headCheckpoint(), ['MessageSubmitted'], { tables: ['message_carrier_ids'] });
-    return this.conversations.messageIdByProviderId(t.carries, providerMessageId);
+    return this.readModels.waitForRow(() => this.conversations.messageIdByProviderId(t.carries, providerMessageId), {
+      tables: ['message_carrier_ids'],
+      withinMs: OVERTAKEN_REPORT_WAIT_MS,
+    });
   }
 }
