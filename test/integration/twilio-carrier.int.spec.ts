@@ -423,7 +423,11 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect((await message(line, r, (x) => x.status !== 'queued' && x.status !== 'sent', 'moved')).status).to.equal('delivered');
       acked(await fake.inbound({ from, to: line.phoneNumber, body: 'genuine' }).send());
       const conv = await eventually(() => conversationWith(from), 'the genuine text');
-      const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+      // the conversation's row can be read before its message's: wait for the message, then check it is the only one
+      const listed = await eventually(async () => {
+        const data = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+        return data.length > 0 ? data : undefined;
+      }, 'the genuine text listed');
       expect(listed.map((x: { body: string }) => x.body)).to.deep.equal(['genuine']);
     });
 
@@ -452,7 +456,11 @@ describe('Twilio carrier: numbers, lookups and texts', function () {
       expect((await callback('/integrations/twilio/messages', many)).status).to.equal(413);
       acked(await fake.inbound({ from, to: line.phoneNumber, body: 'small' }).send());
       const conv = await eventually(() => conversationWith(from), 'the small text');
-      const listed = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+      // the conversation's row can be read before its message's: wait for the message, then check it is the only one
+      const listed = await eventually(async () => {
+        const data = (await app.call('GET', `/v1/conversations/${conv.id}/messages`, { key: line.key })).body.data;
+        return data.length > 0 ? data : undefined;
+      }, 'the small text listed');
       expect(listed.map((x: { body: string }) => x.body)).to.deep.equal(['small']);
       expect(await conversationWith(stranger)).to.equal(undefined);
     });
