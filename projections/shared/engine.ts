@@ -108,7 +108,34 @@ export class ReadModelWaiter implements ReadModelsPort {
       .filter((p) => !o.tables || p.tables.some((t) => o.tables?.includes(t)))
       .map((p) => p.name);
     if (names.length === 0) return;
-    const deadline = Date.now() + this.o.timeoutMs;
+    await this.poll(names, this.o.timeoutMs, async (last) => {
+      const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
+      const behind = names.filter((n) => {
+        const row = rows.find((r) => r.name === n);
+        return !row || compareCheckpoints(row.checkpoint, checkpoint) < 0;
+      });
+      if (behind.length === 0) return true;
+      if (last)
+        throw new DomainError(
+          'READ_MODEL_TIMEOUT',
+          `The write was stored but the read model (${behind.join(', ')}) has not caught up yet; retry the read shortly`,
+        );
+      return null;
+    });
+  }
+
+  async waitForRow<T>(find: () => Promise<T | null>, o: { tables: readonly string[]; withinMs: number }): Promise<T | null> {
+    const names = this.projectors.filter((p) => p.tables.some((t) => o.tables.includes(t))).map((p) => p.name);
+    return this.poll(names, o.withinMs, () => find());
+  }
+
+  /**
+   * Asks `look` until it answers (not null), again each time one of the projectors `names` advances (or every
+   * `pollMs` where no signal comes), for at most `withinMs`; its last call is told so (`last`), and null is the
+   * answer when nothing came by then.
+   */
+  private async poll<T>(names: readonly string[], withinMs: number, look: (last: boolean) => Promise<T | null>): Promise<T | null> {
+    const deadline = Date.now() + withinMs;
     let wake: (() => void) | null = null;
     const off =
       this.advanced?.((projector) => {
@@ -116,46 +143,9 @@ export class ReadModelWaiter implements ReadModelsPort {
       }) ?? (() => undefined);
     try {
       for (;;) {
-        const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
-        const behind = names.filter((n) => {
-          const row = rows.find((r) => r.name === n);
-          return !row || compareCheckpoints(row.checkpoint, checkpoint) < 0;
-        });
-        if (behind.length === 0) return;
         const left = deadline - Date.now();
-        if (left <= 0)
-          throw new DomainError(
-            'READ_MODEL_TIMEOUT',
-            `The write was stored but the read model (${behind.join(', ')}) has not caught up yet; retry the read shortly`,
-          );
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 250));
-          function done() {
-            clearTimeout(t);
-            wake = null;
-            resolve();
-          }
-          wake = done;
-        });
-      }
-    } finally {
-      off();
-    }
-  }
-
-  async waitForRow<T>(find: () => Promise<T | null>, o: { tables: readonly string[]; withinMs: number }): Promise<T | null> {
-    const names = new Set(this.projectors.filter((p) => p.tables.some((t) => o.tables.includes(t))).map((p) => p.name));
-    const deadline = Date.now() + o.withinMs;
-    let wake: (() => void) | null = null;
-    const off =
-      this.advanced?.((projector) => {
-        if (names.has(projector)) wake?.();
-      }) ?? (() => undefined);
-    try {
-      for (;;) {
-        const found = await find();
+        const found = await look(left <= 0);
         if (found !== null) return found;
-        const left = deadline - Date.now();
         if (left <= 0) return null;
         await new Promise<void>((resolve) => {
           const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 250));
