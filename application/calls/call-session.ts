@@ -20,7 +20,7 @@ import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { CallFacts, HistoryEntry, ReplySource } from './replies.js';
 import { SilentTurn } from './replies.js';
 import type { CallerSpeech, CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
-import { SipBridgeError } from './voice-engine.port.js';
+import { LegEndedError, SipBridgeError } from './voice-engine.port.js';
 
 /** One agent turn while it is generated and spoken. */
 type AgentTurn = {
@@ -259,7 +259,7 @@ export class CallSession implements LegListener {
         this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed } });
         return;
       } catch (err) {
-        if (this.finished) return;
+        if (this.finished || err instanceof LegEndedError) return;
         // anything but a URI's own failure (the engine refused the request) passes to the next URI too
         const failure = err instanceof SipBridgeError ? err.failure : null;
         failed.push({ sipUri, error: failure ? describeBridgeFailure(failure) : err instanceof Error ? err.message : String(err) });

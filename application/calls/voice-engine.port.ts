@@ -166,3 +166,14 @@ export class SipBridgeError extends TelephonyError {
     this.name = 'SipBridgeError';
   }
 }
+
+/**
+ * A request on a leg (a bridge) ended because the leg itself went meanwhile (the caller hung up while a trunk's URI
+ * rang, and the engine cancelled it): no fault of the far end, and the leg's own end is the call's.
+ */
+export class LegEndedError extends TelephonyError {
+  constructor(message: string) {
+    super(message, false);
+    this.name = 'LegEndedError';
+  }
+}

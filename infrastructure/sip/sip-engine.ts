@@ -9,6 +9,7 @@ import {
   type DialRequest,
   type InboundDecision,
   type InboundOffer,
+  LegEndedError,
   type LegListener,
   SipBridgeError,
   TelephonyError,
@@ -815,9 +816,12 @@ export class SipEngine implements VoiceEnginePort {
             if (d.bridgedTo === b) d.bridgedTo = null;
             settle(() =>
               reject(
-                trunk
-                  ? new SipBridgeError(target, { kind: 'response', status: rs.status, reason: rs.reason })
-                  : new TelephonyError(`${target} answered ${rs.status} ${rs.reason}`, false),
+                // the answer to the engine's own CANCEL, sent because the caller went: the caller's end is the call's
+                b.canceled && (d.state === 'ended' || d.leg?.ended)
+                  ? new LegEndedError(`the caller hung up while ${target} rang (${rs.status} ${rs.reason})`)
+                  : trunk
+                    ? new SipBridgeError(target, { kind: 'response', status: rs.status, reason: rs.reason })
+                    : new TelephonyError(`${target} answered ${rs.status} ${rs.reason}`, false),
               ),
             );
             return;
