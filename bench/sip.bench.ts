@@ -234,9 +234,12 @@ function analyse(packets: readonly Packet[], sippPort: number, platformPort: num
 
 type Round = Readonly<{ app: TestApp; sipPort: number; webhook: string; scenario: string; holdMs: number; idleCpuMsPerS: number }>;
 
+/** rounds run so far: each takes a number of its own */
+let rounds = 0;
+
 /** N calls at once; prints its figures unless `quiet` (the warm-up). */
 async function round({ app, sipPort, webhook, scenario, holdMs, idleCpuMsPerS }: Round, n: number, quiet = false): Promise<void> {
-  const number = `+1415555${String(1000 + n).slice(-4)}`;
+  const number = `+1415555${1000 + rounds++}`;
   const line = await sipLine(app, 'local', number, { interruptionSensitivity: 0 });
   const hook = await app.call('POST', `/v1/agents/${line.agentId}/webhook`, { key: line.key, body: { url: webhook, timeout: 10 } });
   if (hook.status !== 200) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
