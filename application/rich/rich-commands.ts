@@ -86,6 +86,8 @@ export class RichCommands {
     if (!outcome) throw slow('Setting the contact card');
     if (outcome.type === 'ContactCardChangeRejected') throw rejected('avatarUrl', outcome.data.reason);
     if (outcome.type !== 'ContactCardSet') throw slow('Setting the contact card');
+    // read-your-writes: a GET after this answer reads the card the provider's outcome set
+    await this.exec.settle([outcome]);
     return { ...outcome.data.names, hasAvatar: outcome.data.avatar !== null };
   }
 

@@ -89,7 +89,6 @@ export const messaging = {
           r(MESSAGING.Queries),
           r(MESSAGING.Settings),
           r(PLATFORM.ReadModels),
-          r(PLATFORM.EventStore),
           r(PLATFORM.Logger),
         ),
     );

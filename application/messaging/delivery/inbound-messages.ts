@@ -2,7 +2,6 @@ import { consentDecider, consentStream } from '../../../domain/conversation/cons
 import { conversationDecider, conversationStream } from '../../../domain/conversation/conversation.decider.js';
 import { type ConsentKeyword, consentKeywordOf } from '../../../domain/conversation/rules.js';
 import { messageDecider, messageStream } from '../../../domain/message/message.decider.js';
-import type { EventStorePort } from '../../ports/event-store.port.js';
 import type { IdsPort } from '../../ports/ids.port.js';
 import type { LoggerPort } from '../../ports/logger.port.js';
 import type { ReadModelsPort } from '../../ports/read-models.port.js';
@@ -33,7 +32,6 @@ export class InboundMessages implements MessagingInboundPort {
     private readonly conversations: ConversationQueries,
     private readonly settings: MessagingSettingsService,
     private readonly readModels: ReadModelsPort,
-    private readonly store: EventStorePort,
     private readonly log: LoggerPort,
   ) {}
 
