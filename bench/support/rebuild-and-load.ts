@@ -16,6 +16,7 @@ import type { PgEventStore } from '../../infrastructure/event-store/pg-event-sto
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { noReadModels } from '../../test/support/fixtures.js';
 import { benchMetadata } from './bench.js';
 
 const metadata = (accountId: string): EventMetadata => benchMetadata(accountId, 'bench');
@@ -25,7 +26,6 @@ const ids = {
   uuid: () => randomUUID(),
   derived: (p: string, ...parts: string[]) => `${p}_${parts.join(':')}`,
 };
-const noReadModels = { waitFor: async () => undefined, waitForRow: <T>(find: () => Promise<T | null>) => find() };
 const percentile = (xs: readonly number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
