@@ -1,10 +1,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { type Generated, Kysely, PostgresDialect, sql } from 'kysely';
+import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
+import { costMetrics } from '../observability/metrics.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
 export interface EventsTable {
@@ -69,7 +70,7 @@ export async function openDatabase(o: {
     pool.on('connect', (client) => {
       client.on('error', lost);
     });
-    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }) });
+    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }), log: countStatement });
     const db = readDb.withTables<EventDb>();
     return { db, readDb, kind: 'postgres', close: () => db.destroy() };
   }
@@ -90,7 +91,7 @@ export async function openDatabase(o: {
     if (onDisk)
       await client.exec(`do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`);
     // one driver, seen two ways: the read side's tables, and those plus the event store's
-    const readDb = new Kysely<ReadDb>({ dialect: new PGliteDialect(client) });
+    const readDb = new Kysely<ReadDb>({ dialect: new PGliteDialect(client), log: countStatement });
     const db = readDb.withTables<EventDb>();
     return {
       db,
@@ -141,6 +142,16 @@ const isAlive = (pid: number): boolean => {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 };
+
+/** Counts each statement and its time on `/metrics` (docs/operations.md#what-an-operation-costs). */
+function countStatement(e: LogEvent): void {
+  const text = e.query.sql;
+  let i = 0;
+  while (i < text.length && text.charCodeAt(i) <= 32) i++;
+  const m = /^[a-z]+/i.exec(text.slice(i, i + 12));
+  costMetrics.statements.inc({ verb: m ? m[0].toLowerCase() : 'other' });
+  costMetrics.statementSeconds.inc(e.queryDurationMillis / 1000);
+}
 
 export async function ping(db: Kysely<Db>): Promise<void> {
   await sql`select 1`.execute(db);

@@ -1,11 +1,10 @@
 import client from 'prom-client';
+import { metric as once } from '../observability/metrics.js';
 
 /**
  * The SIP engine's `/metrics` (docs/sip.md#observability). Registered once per process (prom-client's registry is
  * global), whatever number of engines a test process starts.
  */
-const once = <T>(name: string, make: () => T): T => (client.register.getSingleMetric(name) as T | undefined) ?? make();
-
 export const sipMetrics = {
   requests: once(
     'sip_requests_total',

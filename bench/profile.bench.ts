@@ -1,0 +1,489 @@
+/**
+ * What one operation costs (`npm run bench:profile`, docs/testing.md#profile-npm-run-benchprofile): per inbound
+ * text, send, webhook delivery and voice turn, the appends, statements, subscription wake-ups and milliseconds of
+ * CPU it takes, counted by the platform's own counters (`/metrics`, docs/operations.md#what-an-operation-costs).
+ *
+ * The real runtime (ROLE=all, sandbox providers, as the other benches start it) listens on 127.0.0.1 and the bench
+ * is its client. Each operation runs PROFILE_OPS times, one at a time: it starts, its visible end is awaited (the
+ * receiver's 200, the send's 201, the reply spoken), and then its tail (receipts, projections, the
+ * webhook's outcome) until nothing has been appended nor read by a subscription for QUIET_MS. The counters are read
+ * before and after the whole run of one operation; the idle cost over the same time (lease renewals, the
+ * subscriptions' polls, measured for IDLE_MS before each operation) is taken off, and the rest divided by the
+ * operations. A voice turn is the difference between calls of 1 + PROFILE_TURNS turns and calls of 1 turn.
+ *
+ * CPU is this process's (the platform, and embedded its database; also the bench's own HTTP client and
+ * receiver, a small share); on a server on this machine, the PostgreSQL processes' CPU is read from /proc as well.
+ * Figures are printed, never asserted.
+ */
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { NewEvent } from '../application/ports/event-store.port.js';
+import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
+import { createLogger } from '../infrastructure/logger.js';
+import { costMetrics } from '../infrastructure/observability/metrics.js';
+import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
+import { benchConfig, benchMetadata, runBench } from './support/bench.js';
+import { type Call, client, type Reply } from './support/http-client.js';
+import { onEachTarget, targetsLine } from './support/scratch-db.js';
+
+const int = (name: string, def: number): number => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? def : Number(raw);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return v;
+};
+const OPS = int('PROFILE_OPS', 20);
+const TURNS = int('PROFILE_TURNS', 5);
+const QUIET_MS = int('PROFILE_QUIET_MS', 400);
+const IDLE_MS = int('PROFILE_IDLE_MS', 3000);
+const DONE_MS = 20_000;
+const ADMIN_TOKEN = randomBytes(24).toString('hex');
+
+const now = () => performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const ok = (what: string, r: Reply): any => {
+  if (r.status < 200 || r.status > 299) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+};
+
+// ---------------------------------------------------------------- counters
+
+type Counts = {
+  at: number;
+  cpuMs: number;
+  pgCpuMs: number;
+  appendStatements: number;
+  appends: number;
+  events: number;
+  statements: number;
+  byVerb: Map<string, number>;
+  dbMs: number;
+  reads: Map<string, { events: number; empty: number }>;
+};
+
+const CLK_TCK = 100;
+/** CPU of the PostgreSQL server's processes on this machine (0 when none is visible: embedded, or elsewhere). */
+function postgresCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      const f = stat.slice(close + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+
+async function counts(): Promise<Counts> {
+  const sum = async (c: { get(): Promise<{ values: { value: number }[] }> }) => (await c.get()).values.reduce((n, v) => n + v.value, 0);
+  const byVerb = new Map<string, number>();
+  for (const v of (await costMetrics.statements.get()).values) byVerb.set(String(v.labels.verb), v.value);
+  const reads = new Map<string, { events: number; empty: number }>();
+  for (const v of (await costMetrics.subscriptionReads.get()).values) {
+    const name = String(v.labels.subscription);
+    const r = reads.get(name) ?? { events: 0, empty: 0 };
+    r[v.labels.result === 'events' ? 'events' : 'empty'] += v.value;
+    reads.set(name, r);
+  }
+  const cpu = process.cpuUsage();
+  return {
+    at: now(),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    pgCpuMs: postgresCpuMs(),
+    appendStatements: await sum(costMetrics.appendStatements),
+    appends: await sum(costMetrics.appends),
+    events: await sum(costMetrics.events),
+    statements: [...byVerb.values()].reduce((a, b) => a + b, 0),
+    byVerb,
+    dbMs: (await sum(costMetrics.statementSeconds)) * 1000,
+    reads,
+  };
+}
+
+type Cost = {
+  cpuMs: number;
+  pgCpuMs: number;
+  appendStatements: number;
+  appends: number;
+  events: number;
+  statements: number;
+  byVerb: Map<string, number>;
+  dbMs: number;
+  /** subscription reads that found events / found none, and by subscription */
+  wakeups: number;
+  emptyReads: number;
+  bySubscription: Map<string, number>;
+  ms: number;
+};
+
+function diff(a: Counts, b: Counts): Cost {
+  const byVerb = new Map<string, number>();
+  for (const [k, v] of b.byVerb) byVerb.set(k, v - (a.byVerb.get(k) ?? 0));
+  let wakeups = 0;
+  let emptyReads = 0;
+  const bySubscription = new Map<string, number>();
+  for (const [k, v] of b.reads) {
+    const was = a.reads.get(k) ?? { events: 0, empty: 0 };
+    wakeups += v.events - was.events;
+    emptyReads += v.empty - was.empty;
+    bySubscription.set(k, v.events - was.events + (v.empty - was.empty));
+  }
+  return {
+    cpuMs: b.cpuMs - a.cpuMs,
+    pgCpuMs: b.pgCpuMs - a.pgCpuMs,
+    appendStatements: b.appendStatements - a.appendStatements,
+    appends: b.appends - a.appends,
+    events: b.events - a.events,
+    statements: b.statements - a.statements,
+    byVerb,
+    dbMs: b.dbMs - a.dbMs,
+    wakeups,
+    emptyReads,
+    bySubscription,
+    ms: b.at - a.at,
+  };
+}
+
+/** `run` less what the same time costs idle, per operation. */
+function perOp(run: Cost, idle: Cost, ops: number): Cost {
+  const f = run.ms / idle.ms;
+  const m = (a: Map<string, number>, b: Map<string, number>) =>
+    new Map([...a].map(([k, v]) => [k, (v - (b.get(k) ?? 0) * f) / ops] as const));
+  const per = (k: keyof Omit<Cost, 'byVerb' | 'bySubscription'>) => (run[k] - idle[k] * f) / ops;
+  return {
+    cpuMs: per('cpuMs'),
+    pgCpuMs: per('pgCpuMs'),
+    appendStatements: per('appendStatements'),
+    appends: per('appends'),
+    events: per('events'),
+    statements: per('statements'),
+    byVerb: m(run.byVerb, idle.byVerb),
+    dbMs: per('dbMs'),
+    wakeups: per('wakeups'),
+    emptyReads: per('emptyReads'),
+    bySubscription: m(run.bySubscription, idle.bySubscription),
+    ms: run.ms / ops,
+  };
+}
+
+/** Waits until nothing has been appended nor found by a subscription for QUIET_MS. */
+async function quiet(): Promise<void> {
+  let last = await counts();
+  let since = now();
+  const until = now() + DONE_MS;
+  while (now() - since < QUIET_MS && now() < until) {
+    await sleep(25);
+    const c = await counts();
+    const d = diff(last, c);
+    if (d.appends > 0 || d.wakeups > 0) {
+      last = c;
+      since = now();
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the receiver
+
+/** Answers every delivery 200: a voice turn with `{"text": "Okay."}`, anything else empty; resolves waiters by text. */
+type Receiver = { url: string; seen: (text: string) => Promise<void>; close: () => Promise<void> };
+
+async function startReceiver(): Promise<Receiver> {
+  const seen = new Set<string>();
+  const waiting = new Map<string, () => void>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let event: { event?: string; channel?: string; data?: { message?: string; transcript?: string; agentId?: string } } = {};
+      try {
+        event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        /* not JSON */
+      }
+      const voice = event.event === 'agent.message' && event.channel === 'voice';
+      if (voice) res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"Okay."}');
+      else res.writeHead(200).end();
+      const key = voice ? event.data?.transcript : event.event === 'agent.created' ? event.data?.agentId : event.data?.message;
+      if (key) {
+        seen.add(key);
+        waiting.get(key)?.();
+        waiting.delete(key);
+      }
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    seen: (text) =>
+      seen.has(text) ? Promise.resolve() : within(new Promise<void>((r) => waiting.set(text, r)), `the receiver to see "${text}"`),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+const within = <T>(p: Promise<T>, what: string): Promise<T> =>
+  Promise.race([p, sleep(DONE_MS).then(() => Promise.reject(new Error(`timed out waiting for ${what}`)))]);
+
+// ---------------------------------------------------------------- setup and operations
+
+type Line = { key: string; agentId: string; number: { id: string; phoneNumber: string }; hooksAccountId: string };
+
+async function setUp(call: Call, rx: Receiver): Promise<Line> {
+  const acc = ok('account', await call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: 'Profile' } })) as {
+    accountId: string;
+    apiKey: string;
+  };
+  ok('credit', await call('POST', `/admin/accounts/${acc.accountId}/credit`, { key: ADMIN_TOKEN, body: { amountMicros: 100_000_000 } }));
+  const key = acc.apiKey;
+  const agent = ok('agent', await call('POST', '/v1/agents', { key, body: { name: 'Profiled agent' } })) as { id: string };
+  const number = ok('number', await call('POST', '/v1/numbers', { key, body: { country: 'CA', agentId: agent.id } })) as {
+    id: string;
+    phoneNumber: string;
+  };
+  // the daily caps would stop the number after 100 new conversations (docs/messaging.md#caps)
+  ok(
+    'messaging settings',
+    await call('PATCH', `/admin/accounts/${acc.accountId}/messaging`, {
+      key: ADMIN_TOKEN,
+      body: { dailyNewConversationLimit: 1_000_000, dailyOutboundLimit: 1_000_000 },
+    }),
+  );
+  ok('webhook', await call('POST', '/v1/webhooks', { key, body: { url: rx.url } }));
+  ok('agent webhook', await call('POST', `/v1/agents/${agent.id}/webhook`, { key, body: { url: rx.url } }));
+  // a second account whose master webhook takes agent.created only: one delivery per appended AgentCreated
+  const hooks = ok('account', await call('POST', '/admin/accounts', { key: ADMIN_TOKEN, body: { name: 'Profile hooks' } })) as {
+    accountId: string;
+    apiKey: string;
+  };
+  ok('hooks webhook', await call('POST', '/v1/webhooks', { key: hooks.apiKey, body: { url: rx.url, events: ['agent.created'] } }));
+  return { key, agentId: agent.id, number, hooksAccountId: hooks.accountId };
+}
+
+type Op = { name: string; run: (i: number) => Promise<void> };
+
+function operations(rt: Runtime, call: Call, rx: Receiver, line: Line, run: string): Op[] {
+  const callWithTurns = async (i: number, turns: number) => {
+    const c = ok(
+      'inbound call',
+      await call('POST', '/sandbox/calls/inbound', {
+        key: ADMIN_TOKEN,
+        body: { from: `+1312${200 + (i % 700)}${String(i).padStart(4, '0')}`, to: line.number.phoneNumber },
+      }),
+    ) as { callId: string };
+    for (let k = 0; k < turns; k++) {
+      const text = `Profile ${run} call ${i} turn ${k}`;
+      const seen = rx.seen(text);
+      ok('say', await call('POST', `/sandbox/calls/${c.callId}/say`, { key: ADMIN_TOKEN, body: { text } }));
+      await seen;
+      // the reply spoken to its end before the next turn
+      const until = now() + DONE_MS;
+      for (;;) {
+        const v = ok('sandbox view', await call('GET', `/sandbox/calls/${c.callId}`, { key: ADMIN_TOKEN })) as {
+          agentSpeech: { state: string }[];
+        };
+        if ((v.agentSpeech.length > k && v.agentSpeech.every((p) => p.state !== 'queued' && p.state !== 'playing')) || now() > until) break;
+        await sleep(5);
+      }
+    }
+    ok('hangup', await call('POST', `/sandbox/calls/${c.callId}/hangup`, { key: ADMIN_TOKEN }));
+  };
+  return [
+    {
+      name: 'inbound text (POST /sandbox/inbound -> agent.message answered 200)',
+      run: async (i) => {
+        const body = `Profile ${run} inbound ${i}: are you open tonight?`;
+        const seen = rx.seen(body);
+        ok(
+          'inject',
+          await call('POST', '/sandbox/inbound', {
+            key: ADMIN_TOKEN,
+            body: { from: `+1416${200 + (i % 50)}${1000 + i}`, to: line.number.phoneNumber, body },
+          }),
+        );
+        await seen;
+      },
+    },
+    {
+      name: 'send (POST /v1/messages to a new recipient, and its receipts)',
+      run: async (i) => {
+        ok(
+          'send',
+          await call('POST', '/v1/messages', {
+            key: line.key,
+            body: {
+              number_id: line.number.id,
+              to_number: `+1312${300 + (i % 200)}${String(1000 + i).padStart(4, '0')}`,
+              body: `Profile ${run} send ${i}`,
+            },
+          }),
+        );
+        // its tail (submission, the carrier's receipts) is what `quiet()` waits for: no read of it adds statements
+      },
+    },
+    {
+      name: 'webhook delivery (AgentCreated appended -> agent.created answered 200)',
+      run: async () => {
+        const agentId = `agt_profile_${randomUUID().slice(0, 12)}`;
+        const seen = rx.seen(agentId);
+        const e: NewEvent = {
+          id: randomUUID(),
+          type: 'AgentCreated',
+          metadata: benchMetadata(line.hooksAccountId),
+          data: { agentId, accountId: line.hooksAccountId, config: { ...AGENT_DEFAULTS, name: 'Profile', voice: 'sandbox-aria' } },
+        };
+        await rt.store.appendToStream(`agent-${agentId}`, [e], { expectedRevision: 'no_stream' });
+        await seen;
+      },
+    },
+    { name: 'voice call of 1 turn (inbound, one turn, hang-up)', run: (i) => callWithTurns(1000 + i, 1) },
+    { name: `voice call of ${1 + TURNS} turns`, run: (i) => callWithTurns(2000 + i, 1 + TURNS) },
+  ];
+}
+
+type Row = { target: string; op: string; cost: Cost };
+
+async function onTarget(target: string, env: Record<string, string>, rx: Receiver): Promise<Row[]> {
+  const cfg = benchConfig(ADMIN_TOKEN, {
+    // the caps are not what is measured (docs/messaging.md#caps)
+    MESSAGE_SEND_RATE_PER_SECOND: '10000',
+    MESSAGE_SEND_BURST: '100000',
+    SANDBOX_SMS_RATE_PER_MINUTE: '1000000',
+    SANDBOX_SMS_SENT_DELAY_MS: '0',
+    SANDBOX_SMS_DELIVERY_DELAY_MS: '0',
+    SANDBOX_VOICE_WORDS_PER_MINUTE: '6000',
+    SANDBOX_VOICE_RING_MS: '0',
+    SANDBOX_VOICE_REPLY_PAUSE_MS: '0',
+    ...env,
+  });
+  const rt = await createRuntime(cfg, createLogger('silent'));
+  const server = await listen(rt.app, 0, '127.0.0.1', rt.upgrades);
+  const { call, close } = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const rows: Row[] = [];
+  try {
+    const line = await setUp(call, rx);
+    const run = randomBytes(3).toString('hex');
+    const ops = operations(rt, call, rx, line, run);
+    // warm-up, not counted: the first of each in a fresh process pays for compilation
+    for (const op of ops) {
+      await op.run(900);
+      await quiet();
+    }
+    for (const op of ops) {
+      const i0 = await counts();
+      await sleep(IDLE_MS);
+      const idle = diff(i0, await counts());
+      const a = await counts();
+      for (let i = 0; i < OPS; i++) {
+        await op.run(i);
+        await quiet();
+      }
+      rows.push({ target, op: op.name, cost: perOp(diff(a, await counts()), idle, OPS) });
+    }
+    const [one, many] = rows.slice(-2);
+    rows.push({ target, op: `voice turn (the difference of the two calls, per turn)`, cost: minus(many!.cost, one!.cost, TURNS) });
+    return rows;
+  } finally {
+    close();
+    server.closeAllConnections();
+    await Promise.all([new Promise<void>((r) => server.close(() => r())), rt.upgrades.drain()]);
+    await rt.close();
+  }
+}
+
+function minus(a: Cost, b: Cost, n: number): Cost {
+  const m = (x: Map<string, number>, y: Map<string, number>) =>
+    new Map([...new Set([...x.keys(), ...y.keys()])].map((k) => [k, ((x.get(k) ?? 0) - (y.get(k) ?? 0)) / n] as const));
+  const d = (k: keyof Omit<Cost, 'byVerb' | 'bySubscription'>) => (a[k] - b[k]) / n;
+  return {
+    cpuMs: d('cpuMs'),
+    pgCpuMs: d('pgCpuMs'),
+    appendStatements: d('appendStatements'),
+    appends: d('appends'),
+    events: d('events'),
+    statements: d('statements'),
+    byVerb: m(a.byVerb, b.byVerb),
+    dbMs: d('dbMs'),
+    wakeups: d('wakeups'),
+    emptyReads: d('emptyReads'),
+    bySubscription: m(a.bySubscription, b.bySubscription),
+    ms: d('ms'),
+  };
+}
+
+// ---------------------------------------------------------------- printing
+
+const f1 = (x: number) => (Math.abs(x) < 0.05 ? '0' : x.toFixed(1));
+
+function print(rows: readonly Row[], pg: boolean): void {
+  const header = ['target', 'operation', 'appends', 'events', 'append stmts', 'statements', 'wake-ups', 'empty reads', 'CPU ms', 'db ms'];
+  if (pg) header.push('PG CPU ms');
+  const cells = rows.map((r) => {
+    const c = r.cost;
+    const out = [
+      r.target,
+      r.op,
+      f1(c.appends),
+      f1(c.events),
+      f1(c.appendStatements),
+      f1(c.statements),
+      f1(c.wakeups),
+      f1(c.emptyReads),
+      f1(c.cpuMs),
+      f1(c.dbMs),
+    ];
+    if (pg) out.push(f1(c.pgCpuMs));
+    return out;
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  const line = (cs: readonly string[]) => cs.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-+-'));
+  for (const c of cells) console.log(line(c));
+  console.log('\nstatements by kind, and subscriptions woken (reads), per operation:');
+  for (const r of rows) {
+    const verbs = [...r.cost.byVerb].filter(([, v]) => Math.abs(v) >= 0.05).sort((a, b) => b[1] - a[1]);
+    const subs = [...r.cost.bySubscription].filter(([, v]) => Math.abs(v) >= 0.05).sort((a, b) => b[1] - a[1]);
+    console.log(`${r.target} | ${r.op}`);
+    console.log(`  statements: ${verbs.map(([k, v]) => `${k} ${f1(v)}`).join(', ')}`);
+    console.log(`  reads: ${subs.map(([k, v]) => `${k} ${f1(v)}`).join(', ')}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  console.log(
+    `profile bench: node ${process.version}; ${OPS} of each operation one at a time, quiet ${QUIET_MS} ms, idle measured ${IDLE_MS} ms; ${targetsLine(url)}`,
+  );
+  const rx = await startReceiver();
+  let rows: Row[];
+  try {
+    rows = await onEachTarget(url, (name, env) => onTarget(name, env, rx));
+  } finally {
+    await rx.close();
+  }
+  console.log('');
+  print(rows, url !== undefined);
+  console.log(
+    '\nper operation, the idle cost over the same time taken off: appends = streams appended to; append stmts = statements that ' +
+      'appended (one may carry several streams); statements = every statement through the query builder (begin and commit ' +
+      'included); wake-ups = subscription reads that found events; empty reads = reads that found none; CPU ms = this ' +
+      "process's CPU (user + system); db ms = time from sending statements to their answers (embedded: PGlite on this thread)",
+  );
+}
+
+runBench(main);
