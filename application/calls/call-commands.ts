@@ -116,7 +116,7 @@ export class CallCommands {
    * Answers what was done.
    */
   async recover(callId: string, accountId: string, actor: string): Promise<'dialled' | 'ended' | 'held' | 'none'> {
-    const { state } = await this.d.exec.load(callDecider, callStream(callId));
+    const { state } = await this.d.exec.state(callDecider, callStream(callId));
     if (state.status !== 'live' || state.accountId !== accountId) return 'none';
     const ctx: RequestContext = { accountId, requestId: null, correlationId: this.d.ids.uuid(), actor };
     if (state.direction === 'outbound' && state.phase === 'placed' && !this.d.host.dials) {
@@ -206,7 +206,7 @@ export class CallCommands {
   async joinWebCall(accessToken: string, makeLeg: (call: JoinedWebCall, listener: LegListener) => CallLeg): Promise<CallSession> {
     const redeemed = await this.d.webTokens.redeem(accessToken, this.d.clock.now());
     if ('refused' in redeemed) throw new DomainError('WEB_CALL_TOKEN_INVALID', TOKEN_REFUSALS[redeemed.refused]);
-    const { state } = await this.d.exec.load(callDecider, callStream(redeemed.callId));
+    const { state } = await this.d.exec.state(callDecider, callStream(redeemed.callId));
     if (state.status !== 'live' || state.direction !== 'web' || state.phase === 'answered')
       throw new DomainError('CALL_NOT_LIVE', 'The web call has ended: create a new one');
     const ctx: RequestContext = {
@@ -237,7 +237,7 @@ export class CallCommands {
   }
 
   async end(ctx: RequestContext, callId: string): Promise<void> {
-    const { state } = await this.d.exec.load(callDecider, callStream(callId));
+    const { state } = await this.d.exec.state(callDecider, callStream(callId));
     if (state.status === 'none' || state.accountId !== ctx.accountId) throw new DomainError('CALL_NOT_FOUND', 'Call not found');
     if (state.status !== 'live') return;
     await this.d.host.end(ctx, callId, 'ended_by_api', 'POST /v1/calls/{id}/end');

@@ -64,7 +64,7 @@ export class CallSlots {
   }
 
   async accountLimit(accountId: string): Promise<{ limit: number; live: number; own: boolean }> {
-    const { state } = await this.exec.load(callSlotsDecider, callSlotsStream('account', accountId));
+    const { state } = await this.exec.state(callSlotsDecider, callSlotsStream('account', accountId));
     return { limit: state.limit ?? this.limits.perAccount, live: state.live.size, own: state.limit !== null };
   }
 

@@ -10,7 +10,7 @@ export class RecordingAccess {
   constructor(private readonly exec: CommandExecutor) {}
 
   async of(accountId: string): Promise<RecordingAccessState> {
-    return (await this.exec.load(recordingAccessDecider, recordingAccessStream(accountId))).state;
+    return (await this.exec.state(recordingAccessDecider, recordingAccessStream(accountId))).state;
   }
 
   async set(ctx: RequestContext, accountId: string, byCallId: boolean): Promise<RecordingAccessState> {

@@ -98,7 +98,7 @@ export class ChatappChannel implements MessageChannel {
     let body = input.body;
     if (input.template) {
       const { name, language, variables } = input.template;
-      const { state } = await this.exec.load(
+      const { state } = await this.exec.state(
         templateDecider,
         templateStream(this.chatIds.template(ctx.accountId, binding.connectionId, name, language)),
       );

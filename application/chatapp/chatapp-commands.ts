@@ -92,7 +92,7 @@ export class ChatappCommands {
     const connection = await this.activeConnection(ctx, connectionId);
     await this.settings.requireEnabled(ctx.accountId);
     if (input.agentId) {
-      const { state } = await this.exec.load(agentDecider, agentStream(input.agentId));
+      const { state } = await this.exec.state(agentDecider, agentStream(input.agentId));
       if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
     }
     const bindingId = this.chatIds.binding(input.phoneNumberId);
@@ -190,7 +190,7 @@ export class ChatappCommands {
 
   /** The connection's state from its stream: the account's, not deleted, and active (verified by the platform). */
   private async activeConnection(ctx: RequestContext, connectionId: string): Promise<Exclude<ConnectionState, { status: 'none' }>> {
-    const { state } = await this.exec.load(connectionDecider, connectionStream(connectionId));
+    const { state } = await this.exec.state(connectionDecider, connectionStream(connectionId));
     if (state.status === 'none' || state.status === 'deleted' || state.accountId !== ctx.accountId) throw connectionNotFound();
     if (state.status !== 'active')
       throw new DomainError(

@@ -8,7 +8,7 @@ export class ChatappSettingsService {
   constructor(private readonly exec: CommandExecutor) {}
 
   async of(accountId: string): Promise<ChatappSettings> {
-    return (await this.exec.load(chatappSettingsDecider, chatappSettingsStream(accountId))).state;
+    return (await this.exec.state(chatappSettingsDecider, chatappSettingsStream(accountId))).state;
   }
 
   async requireEnabled(accountId: string): Promise<void> {

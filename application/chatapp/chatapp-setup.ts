@@ -73,7 +73,7 @@ export class ChatappSetup extends ProcessManager<Handled> {
   }
 
   private async verify(connectionId: string, attempt: number, ctx: RequestContext): Promise<void> {
-    const { state: c } = await this.exec.load(connectionDecider, connectionStream(connectionId));
+    const { state: c } = await this.exec.state(connectionDecider, connectionStream(connectionId));
     if (c.status !== 'verifying' || c.attempt !== attempt) return;
     try {
       const ba = await this.platform.businessAccount({
@@ -99,7 +99,7 @@ export class ChatappSetup extends ProcessManager<Handled> {
 
   private async bind(bindingId: string, attempt: number, ctx: RequestContext): Promise<void> {
     const stream = chatappNumberStream(bindingId);
-    const { state: b } = await this.exec.load(chatappNumberDecider, stream);
+    const { state: b } = await this.exec.state(chatappNumberDecider, stream);
     if (b.status !== 'binding' || b.attempt !== attempt) return;
     const failed = (platformCode: number | null, reason: string) =>
       this.exec.execute(
@@ -108,7 +108,7 @@ export class ChatappSetup extends ProcessManager<Handled> {
         { type: 'RecordBindFailed', data: { bindingId, attempt, platformCode, reason } },
         ctx,
       );
-    const { state: c } = await this.exec.load(connectionDecider, connectionStream(b.connectionId));
+    const { state: c } = await this.exec.state(connectionDecider, connectionStream(b.connectionId));
     if (c.status !== 'active' || c.accountId !== b.accountId) return void (await failed(null, 'the connection is not active'));
     const accessToken = this.sealer.open(c.accessTokenSealed);
     try {
@@ -146,7 +146,7 @@ export class ChatappSetup extends ProcessManager<Handled> {
 
   private async submit(templateId: string, submission: number, ctx: RequestContext): Promise<void> {
     const stream = templateStream(templateId);
-    const { state: t } = await this.exec.load(templateDecider, stream);
+    const { state: t } = await this.exec.state(templateDecider, stream);
     if (!t.exists || t.submission !== submission || t.platformTemplateId !== null || t.status !== 'pending') return;
     const reviewed = (approved: boolean, reason: string | null, platformTemplateId: string | null) =>
       this.exec.execute(
@@ -155,7 +155,7 @@ export class ChatappSetup extends ProcessManager<Handled> {
         { type: 'RecordTemplateReviewed', data: { templateId, submission, platformTemplateId, approved, reason } },
         ctx,
       );
-    const { state: c } = await this.exec.load(connectionDecider, connectionStream(t.connectionId));
+    const { state: c } = await this.exec.state(connectionDecider, connectionStream(t.connectionId));
     if (c.status !== 'active') return void (await reviewed(false, 'the connection is not active', null));
     try {
       const r = await this.platform.submitTemplate({

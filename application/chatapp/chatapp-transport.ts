@@ -67,13 +67,13 @@ export class ChatappTransport implements MessageTransport {
       ? await this.exec.load(chatappNumberDecider, chatappNumberStream(line.id))
       : { state: { status: 'none' as const } };
     if (b.status !== 'bound') throw new DeliveryRefused(setupFailure(UNBOUND_REASON));
-    const { state: c } = await this.exec.load(connectionDecider, connectionStream(b.connectionId));
+    const { state: c } = await this.exec.state(connectionDecider, connectionStream(b.connectionId));
     if (c.status !== 'active') throw new DeliveryRefused(setupFailure(UNBOUND_REASON));
 
     let content: OutboundContent;
     if (d.template) {
       const { name, language, values } = d.template;
-      const { state: t } = await this.exec.load(
+      const { state: t } = await this.exec.state(
         templateDecider,
         templateStream(this.chatIds.template(ctx.accountId, b.connectionId, name, language)),
       );
@@ -103,7 +103,7 @@ export class ChatappTransport implements MessageTransport {
 
   /** The bound line of a platform number (`phone_number_id`): its account, line id, E.164 and agent (the native number's, when dual). */
   async line(phoneNumberId: string): Promise<InboundLine | null> {
-    const { state: b } = await this.exec.load(chatappNumberDecider, chatappNumberStream(this.chatIds.binding(phoneNumberId)));
+    const { state: b } = await this.exec.state(chatappNumberDecider, chatappNumberStream(this.chatIds.binding(phoneNumberId)));
     const { state: c } = b.status === 'bound' ? await this.exec.load(connectionDecider, connectionStream(b.connectionId)) : { state: null };
     if (b.status !== 'bound' || b.line === null || c?.status !== 'active') {
       this.log.warn({ phoneNumberId }, 'inbound chat message for a number that is not bound here: dropped');
@@ -115,10 +115,10 @@ export class ChatappTransport implements MessageTransport {
     }
     let agentId = b.agentId;
     if (b.line.nativeNumberId) {
-      const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(b.line.nativeNumberId));
+      const { state: n } = await this.exec.state(phoneNumberDecider, phoneNumberStream(b.line.nativeNumberId));
       agentId = n.status === 'active' ? n.agentId : null;
     } else if (agentId) {
-      const { state: a } = await this.exec.load(agentDecider, agentStream(agentId));
+      const { state: a } = await this.exec.state(agentDecider, agentStream(agentId));
       if (a.status !== 'active') agentId = null;
     }
     return { accountId: b.accountId, numberId: b.line.lineId, phoneNumber: b.line.phoneNumber, agentId };

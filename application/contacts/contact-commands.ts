@@ -51,7 +51,7 @@ export class ContactCommands {
   }
 
   async update(ctx: RequestContext, contactId: string, changes: ContactChanges): Promise<ContactView> {
-    const { state } = await this.exec.load(contactDecider, contactStream(contactId));
+    const { state } = await this.exec.state(contactDecider, contactStream(contactId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw notFound();
     const before = state.fields.phoneNumber;
     const moves = changes.phoneNumber !== undefined && changes.phoneNumber !== before;
@@ -93,7 +93,7 @@ export class ContactCommands {
    */
   private async claim(ctx: RequestContext, phoneNumber: string, contactId: string): Promise<void> {
     const stream = contactPhoneStream(ctx.accountId, phoneNumber);
-    const { state } = await this.exec.load(contactPhoneDecider, stream);
+    const { state } = await this.exec.state(contactPhoneDecider, stream);
     let takeOver: string | null = null;
     if (state.status === 'held' && state.contactId !== contactId) {
       if (!(await this.isStale(ctx, phoneNumber, state.contactId, state.since))) throw contactExists(phoneNumber);
@@ -104,7 +104,7 @@ export class ContactCommands {
 
   /** Whether the contact holding the number no longer uses it: deleted, or (after the grace time) never written or moved to another number. */
   private async isStale(ctx: RequestContext, phoneNumber: string, holderId: string, since: string): Promise<boolean> {
-    const holder = (await this.exec.load(contactDecider, contactStream(holderId))).state;
+    const holder = (await this.exec.state(contactDecider, contactStream(holderId))).state;
     if (holder.status === 'deleted' || holder.status === 'abandoned') return true;
     if (holder.status === 'active' && holder.fields.phoneNumber === phoneNumber) return false;
     // a create or a number change may be between its two writes right now: give it time
@@ -112,7 +112,7 @@ export class ContactCommands {
     if (holder.status === 'active') return true;
     // never written: fence the create, so that it cannot land after the number changes hands
     await this.exec.execute(contactDecider, contactStream(holderId), { type: 'AbandonContact', data: { contactId: holderId } }, ctx);
-    const again = (await this.exec.load(contactDecider, contactStream(holderId))).state;
+    const again = (await this.exec.state(contactDecider, contactStream(holderId))).state;
     return !(again.status === 'active' && again.fields.phoneNumber === phoneNumber);
   }
 
@@ -132,7 +132,7 @@ export class ContactCommands {
    */
   private async afterFailedWrite(ctx: RequestContext, contactId: string, claimed: string, left: string | null): Promise<void> {
     try {
-      const { state } = await this.exec.load(contactDecider, contactStream(contactId));
+      const { state } = await this.exec.state(contactDecider, contactStream(contactId));
       const written = state.status === 'active' && state.fields.phoneNumber === claimed;
       if (!written) await this.release(ctx, claimed, contactId);
       else if (left !== null) await this.release(ctx, left, contactId);

@@ -78,7 +78,7 @@ export class MessageCommands {
   private async sendingLine(ctx: RequestContext, input: SendInput): Promise<SendingLine> {
     const agentId = input.agentId;
     if (agentId) {
-      const { state } = await this.exec.load(agentDecider, agentStream(agentId));
+      const { state } = await this.exec.state(agentDecider, agentStream(agentId));
       if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
     }
     const own = (l: SendingLine | null, field: SendingLine['field']) => {
@@ -87,7 +87,7 @@ export class MessageCommands {
       return { ...l, field };
     };
     if (input.numberId) {
-      const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(input.numberId));
+      const { state: n } = await this.exec.state(phoneNumberDecider, phoneNumberStream(input.numberId));
       if (n.status === 'none' || n.accountId !== ctx.accountId) {
         const line = own(await this.channels.lineById(ctx.accountId, input.numberId), 'number_id');
         if (line) return line;
@@ -125,7 +125,7 @@ export class MessageCommands {
   }
 
   private async nativeById(ctx: RequestContext, numberId: string, field: SendingLine['field'], agentId: string | null) {
-    const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(numberId));
+    const { state: n } = await this.exec.state(phoneNumberDecider, phoneNumberStream(numberId));
     if (n.status === 'none' || n.accountId !== ctx.accountId) throw new DomainError('PHONE_NUMBER_NOT_FOUND', 'Phone number not found');
     return nativeLine(n, field, agentId);
   }

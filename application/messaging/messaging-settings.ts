@@ -8,7 +8,7 @@ export class MessagingSettingsService {
   constructor(private readonly exec: CommandExecutor) {}
 
   async of(accountId: string): Promise<MessagingSettings> {
-    return (await this.exec.load(messagingSettingsDecider, messagingSettingsStream(accountId))).state;
+    return (await this.exec.state(messagingSettingsDecider, messagingSettingsStream(accountId))).state;
   }
 
   async change(accountId: string, changes: Partial<MessagingSettings>, ctx: RequestContext): Promise<MessagingSettings> {

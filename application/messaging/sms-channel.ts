@@ -101,7 +101,7 @@ export class SmsChannel implements MessageChannel {
     await this.lock.run(conversationId, async () => {
       // the daily counters see only sends to someone who never wrote to this number (a new conversation included)
       const stream = conversationStream(conversationId);
-      const { state: before } = await this.exec.load(conversationDecider, stream);
+      const { state: before } = await this.exec.state(conversationDecider, stream);
       const alreadyRecorded = before.exists && before.recentMessageIds.includes(messageId);
       const counts = !alreadyRecorded && (!before.exists || before.inboundCount === 0);
       const day = utcDay(this.exec.now());
@@ -128,7 +128,7 @@ export class SmsChannel implements MessageChannel {
         await this.exec.execute(conversationDecider, stream, command, ctx, { readYourWrites: true });
       } catch (err) {
         // another process won the race and the conversation refused: give the slot back if nothing was sent to them
-        if (counts && err instanceof DomainError && !(await this.exec.load(conversationDecider, stream)).state.exists)
+        if (counts && err instanceof DomainError && !(await this.exec.state(conversationDecider, stream)).state.exists)
           await this.exec
             .execute(dailyCounterDecider, numberDayStream(number.numberId, day), { type: 'ReleaseCount', data: dayRef }, ctx)
             .catch(() => undefined);

@@ -51,14 +51,14 @@ export class SmsTransport implements MessageTransport {
   ) {}
 
   async preflight(d: OutboundMessage, ctx: RequestContext): Promise<Preflight> {
-    const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(d.numberId));
+    const { state: n } = await this.exec.state(phoneNumberDecider, phoneNumberStream(d.numberId));
     if (n.status !== 'active') return { failure: failureOf(NOT_ENABLED_REASON, null) };
     if (n.country === 'US' && (await this.registration.statusOf(ctx.accountId)) !== 'approved')
       return { failure: failureOf(unregistered10dlcReason(this.o.registerUrl), null) };
     if (d.kind === 'auto_reply') return { failure: null, recipients: d.recipients };
     const allowed: string[] = [];
     for (const to of d.recipients) {
-      const { state } = await this.exec.load(consentDecider, consentStream(ctx.accountId, to));
+      const { state } = await this.exec.state(consentDecider, consentStream(ctx.accountId, to));
       if (!isOptedOut(state, d.numberId)) allowed.push(to);
     }
     if (allowed.length === 0) return { failure: failureOf(OPTED_OUT_REASON, null) };

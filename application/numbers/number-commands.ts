@@ -72,7 +72,7 @@ export class NumberCommands implements NumberProvisioningPort {
   }
 
   private async requireAgent(ctx: RequestContext, agentId: string): Promise<void> {
-    const { state } = await this.exec.load(agentDecider, agentStream(agentId));
+    const { state } = await this.exec.state(agentDecider, agentStream(agentId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('AGENT_NOT_FOUND', 'Agent not found');
   }
 

@@ -89,6 +89,13 @@ export type SubscribeOptions = Readonly<{
   filter?: EventFilter;
   /** most events per handler call */
   batchSize?: number;
+  /** the projector's or reactor's name, for the counts on `/metrics` (docs/operations.md#what-an-operation-costs) */
+  name?: string;
+  /**
+   * Woken by an append, wait this long before reading, and as long after each batch: the events of that time come
+   * as one batch (docs/event-store.md#lagging-projectors). For consumers nothing waits on; 0 or unset: read at once.
+   */
+  lagMs?: number;
   /** called when the subscription dies for good (handler error, or reconnection given up) */
   onError?: (err: unknown) => void;
 }>;
@@ -117,6 +124,12 @@ export interface EventStorePort {
   subscribe(o: SubscribeOptions, handler: SubscriptionHandler): Subscription;
   /** The checkpoint of the newest event visible to readers now (START on an empty store). */
   headCheckpoint(): Promise<Checkpoint>;
+  /**
+   * Where this store instance is the log's only writer (embedded), it tells `onAppended` of every stream it
+   * appends to, so that a cache of aggregates knows whether a state it keeps is still the stream's
+   * (docs/event-store.md#the-aggregate-cache); null where other writers may append.
+   */
+  readonly soleWriter: Readonly<{ onAppended(fn: (stream: string, revision: bigint) => void): () => void }> | null;
   close(): Promise<void>;
 }
 

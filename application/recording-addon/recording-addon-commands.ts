@@ -39,7 +39,7 @@ export class RecordingAddOnCommands {
   /** One read, charge (when the add-on is not active) and record; whether the add-on is active after it. */
   private async enableOnce(ctx: RequestContext, stream: string): Promise<boolean> {
     const accountId = ctx.accountId;
-    const { state } = await this.exec.load(recordingAddOnDecider, stream);
+    const { state } = await this.exec.state(recordingAddOnDecider, stream);
     const now = this.exec.now();
     const charge = enableCharge(accountId, state, now);
     if (charge) {

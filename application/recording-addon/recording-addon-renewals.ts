@@ -61,7 +61,7 @@ export class RecordingAddOnRenewals {
   }
 
   private async step(accountId: string, stream: string, now: string): Promise<Outcome> {
-    const { state: s } = await this.exec.load(recordingAddOnDecider, stream);
+    const { state: s } = await this.exec.state(recordingAddOnDecider, stream);
     if (s.status !== 'subscribed' || Date.parse(now) < Date.parse(s.periodEnd)) return null;
     const period = s.periodsPaid;
     const ctx: RequestContext = {
@@ -76,7 +76,7 @@ export class RecordingAddOnRenewals {
       record({ type: 'ExpireRecordingAddOn', data: { accountId, period, reason } }, 'expired');
 
     if (!s.renews) return expire('disabled');
-    if ((await this.exec.load(accountDecider, accountStream(accountId))).state.status !== 'open') return expire('account_closed');
+    if ((await this.exec.state(accountDecider, accountStream(accountId))).state.status !== 'open') return expire('account_closed');
     const chargeId = recordingAddOnChargeId(accountId, period);
     const next = renewalPeriod(s, now);
     try {

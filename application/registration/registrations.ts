@@ -60,14 +60,14 @@ export class Registrations implements RegistrationStatusPort {
 
   async register(ctx: RequestContext, details: RegistrationDetails, o: { createSubAccount: boolean }): Promise<RegistrationOutcome> {
     const fingerprint = this.fingerprint(canonicalJson(details));
-    const me = (await this.exec.load(accountDecider, accountStream(ctx.accountId))).state;
+    const me = (await this.exec.state(accountDecider, accountStream(ctx.accountId))).state;
     if (me.status !== 'open') throw new DomainError('ACCOUNT_NOT_FOUND', 'Account not found');
     // a sub-account (selected with X-Sub-Account-Id) is already the dedicated account: it registers itself
     if (me.parentAccountId !== null) return this.submit(ctx, ctx.accountId, ctx.accountId, fingerprint, details, null);
     if (!o.createSubAccount) return this.submit(ctx, ctx.accountId, null, fingerprint, details, null);
 
     const claimStream = registrationRequestStream(ctx.accountId, fingerprint);
-    let subAccountId = (await this.exec.load(registrationRequestDecider, claimStream)).state.subAccountId;
+    let subAccountId = (await this.exec.state(registrationRequestDecider, claimStream)).state.subAccountId;
     if (subAccountId === null) {
       // refuse a short balance before anything is recorded (the charge itself still checks, after the account is open)
       await this.billing.assertCanPay(ctx.accountId, REGISTRATION_FEE_MICROS);
@@ -98,7 +98,7 @@ export class Registrations implements RegistrationStatusPort {
     requestedBy: string | null,
   ): Promise<RegistrationOutcome> {
     const stream = registrationStream(accountId);
-    const { state } = await this.exec.load(registrationDecider, stream);
+    const { state } = await this.exec.state(registrationDecider, stream);
     if ((state.status === 'pending' || state.status === 'approved') && state.fingerprint === fingerprint)
       return {
         ok: true,
@@ -141,11 +141,11 @@ export class Registrations implements RegistrationStatusPort {
 
   /** The registration that covers `accountId`: its own, or (a sub-account without one) its master's. */
   private async covering(accountId: string): Promise<{ state: RegistrationState; viaMaster: boolean }> {
-    const own = (await this.exec.load(registrationDecider, registrationStream(accountId))).state;
+    const own = (await this.exec.state(registrationDecider, registrationStream(accountId))).state;
     if (own.status !== 'none') return { state: own, viaMaster: false };
     const master = await this.billing.billingAccountOf(accountId);
     if (master === accountId) return { state: own, viaMaster: false };
-    const theirs = (await this.exec.load(registrationDecider, registrationStream(master))).state;
+    const theirs = (await this.exec.state(registrationDecider, registrationStream(master))).state;
     return { state: theirs, viaMaster: theirs.status !== 'none' };
   }
 
@@ -161,7 +161,7 @@ export class Registrations implements RegistrationStatusPort {
 
   /** Sandbox review and operators: reject the account's pending registration (a no-op once decided). */
   async reject(ctx: RequestContext, accountId: string, reason: string): Promise<RegistrationView> {
-    const { state } = await this.exec.load(registrationDecider, registrationStream(accountId));
+    const { state } = await this.exec.state(registrationDecider, registrationStream(accountId));
     const submission = state.status === 'none' ? 0 : state.submission;
     await this.exec.execute(
       registrationDecider,
@@ -175,7 +175,7 @@ export class Registrations implements RegistrationStatusPort {
 
   /** Sandbox control: approve the account's pending registration now. */
   async approveNow(ctx: RequestContext, accountId: string): Promise<RegistrationView> {
-    const { state } = await this.exec.load(registrationDecider, registrationStream(accountId));
+    const { state } = await this.exec.state(registrationDecider, registrationStream(accountId));
     await this.approve(ctx, accountId, state.status === 'none' ? 0 : state.submission);
     return this.view(accountId);
   }

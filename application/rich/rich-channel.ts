@@ -91,7 +91,7 @@ export class RichChannel implements MessageChannel {
     if (!(await this.caps.activeLine(c.accountId, c.phoneNumberId)))
       return { ...caps, canSendMessages: false, sendDisabledReason: `The number ${c.phoneNumber} is no longer on the imessage channel.` };
     const settings = await this.settings.of(c.accountId);
-    const { state } = await this.exec.load(conversationDecider, conversationStream(c.id));
+    const { state } = await this.exec.state(conversationDecider, conversationStream(c.id));
     const refusal = outboundRefusal(
       state,
       { streakLimit: settings.streakLimit, inboundOnly: settings.inboundOnlyNumberIds.includes(c.phoneNumberId) },

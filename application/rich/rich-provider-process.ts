@@ -94,7 +94,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
   private async check(e: RecordedEvent<Extract<Handled, { type: 'ContactCapabilityCheckRequested' }>>, ctx: RequestContext) {
     const d = e.data;
     const stream = capabilityCheckStream(d.checkId);
-    if ((await this.exec.load(capabilityCheckDecider, stream)).state.status !== 'requested') return;
+    if ((await this.exec.state(capabilityCheckDecider, stream)).state.status !== 'requested') return;
     try {
       const r = await this.provider.checkCapabilities({ line: d.linePhoneNumber, phoneNumber: d.phoneNumber });
       await this.exec.execute(capabilityCheckDecider, stream, { type: 'RecordCapabilities', data: { checkId: d.checkId, ...r } }, ctx);
@@ -127,7 +127,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
   private async cardChange(e: RecordedEvent<Extract<Handled, { type: 'ContactCardChangeRequested' }>>, ctx: RequestContext) {
     const d = e.data;
     const stream = contactCardStream(d.numberId);
-    const { state } = await this.exec.load(contactCardDecider, stream);
+    const { state } = await this.exec.state(contactCardDecider, stream);
     if (state.pending?.changeId === d.changeId) {
       const avatar = d.avatarUrl === null ? null : await this.fetchImage(d.accountId, d.avatarUrl);
       if (avatar && 'refused' in avatar)
@@ -150,7 +150,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
   /** Gives the provider the card as it is now (its version), unless it has it already. */
   private async publishCard(numberId: string, line: string, ctx: RequestContext) {
     const stream = contactCardStream(numberId);
-    const { state } = await this.exec.load(contactCardDecider, stream);
+    const { state } = await this.exec.state(contactCardDecider, stream);
     if (state.version <= state.publishedVersion) return;
     const card = state.card;
     const avatar = card?.avatar ? await this.media.get(card.avatar.mediaId) : null;
@@ -168,7 +168,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
     const d = e.data;
     const stream = richConversationStream(d.conversationId);
     const ref = { conversationId: d.conversationId, changeId: d.changeId };
-    let { state } = await this.exec.load(richConversationDecider, stream);
+    let { state } = await this.exec.state(richConversationDecider, stream);
     if (state.pending?.changeId !== d.changeId) return;
     if (!state.pending.fetched) {
       const image = await this.fetchImage(d.accountId, d.imageUrl);
@@ -216,7 +216,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
   private async clearBackground(e: RecordedEvent<Extract<Handled, { type: 'ChatBackgroundRemoved' }>>, ctx: RequestContext) {
     const d = e.data;
     const stream = richConversationStream(d.conversationId);
-    const { state } = await this.exec.load(richConversationDecider, stream);
+    const { state } = await this.exec.state(richConversationDecider, stream);
     if (state.background !== null || state.version !== d.version || state.clearedVersion >= d.version) return;
     try {
       await this.provider.clearBackground({ line: d.linePhoneNumber, participant: d.participant, version: d.version });
@@ -235,7 +235,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
   private async typing(e: RecordedEvent<Extract<Handled, { type: 'TypingIndicatorRequested' }>>, ctx: RequestContext) {
     const d = e.data;
     const stream = richConversationStream(d.conversationId);
-    if ((await this.exec.load(richConversationDecider, stream)).state.settled.includes(d.typingId)) return;
+    if ((await this.exec.state(richConversationDecider, stream)).state.settled.includes(d.typingId)) return;
     try {
       await this.provider.typing({ from: d.linePhoneNumber, to: d.participant });
     } catch (err) {
@@ -254,7 +254,7 @@ export class RichProviderProcess extends ProcessManager<Handled> {
   private async locations(e: RecordedEvent<Extract<Handled, { type: 'LocationRefreshRequested' }>>, ctx: RequestContext) {
     const d = e.data;
     const stream = locationRefreshStream(d.refreshId);
-    if ((await this.exec.load(locationRefreshDecider, stream)).state.status !== 'requested') return;
+    if ((await this.exec.state(locationRefreshDecider, stream)).state.status !== 'requested') return;
     const byLine = new Map(d.lines.map((l) => [l.phoneNumber, l.numberId]));
     try {
       const found = await this.provider.locations({ lines: d.lines.map((l) => l.phoneNumber) });

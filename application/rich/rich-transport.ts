@@ -81,7 +81,7 @@ export class RichTransport implements MessageTransport {
 
   async react(d: OutboundReaction, ctx: RequestContext): Promise<void> {
     const stream = richConversationStream(d.conversationId);
-    const { state } = await this.exec.load(richConversationDecider, stream);
+    const { state } = await this.exec.state(richConversationDecider, stream);
     if (state.settled.includes(d.reactionId)) return;
     const { state: m, events } = await this.exec.load(messageDecider, messageStream(d.messageId));
     if (!m.exists) return;

@@ -12,6 +12,7 @@ import {
 import type { IdsPort } from '../ports/ids.port.js';
 import type { ReadModelsPort } from '../ports/read-models.port.js';
 import type { SnapshotStorePort } from '../ports/snapshot-store.port.js';
+import { AggregateCache } from './aggregate-cache.js';
 import type { RequestContext } from './context.js';
 import { KeyedLock } from './keyed-lock.js';
 
@@ -59,6 +60,7 @@ export type ExecuteOptions = Readonly<{
  */
 export class CommandExecutor {
   private readonly streamLock = new KeyedLock();
+  private readonly cache: AggregateCache;
 
   constructor(
     private readonly store: EventStorePort,
@@ -66,7 +68,13 @@ export class CommandExecutor {
     private readonly clock: ClockPort,
     private readonly readModels: ReadModelsPort,
     private readonly snapshots?: SnapshotStorePort,
-  ) {}
+    /** how many aggregates to keep in memory (docs/event-store.md#the-aggregate-cache); 0: none */
+    cacheSize = 0,
+  ) {
+    const sole = store.soleWriter;
+    this.cache = new AggregateCache(cacheSize, sole !== null);
+    if (sole && cacheSize > 0) sole.onAppended((stream, revision) => this.cache.appended(stream, revision));
+  }
 
   /** The current time as the domain records it. */
   now(): string {
@@ -82,19 +90,48 @@ export class CommandExecutor {
   ): Promise<ExecuteResult<E, S>> {
     const accountId = o.accountId ?? ctx.accountId;
     const metadata = metadataOf(ctx, o);
+    /** a conflict met by a decision on the cached state costs no attempt: the next one reads the stream */
+    let staleCache = false;
     for (let attempt = 1; ; attempt++) {
+      staleCache = false;
       try {
         const result = await this.streamLock.run(stream, async () => {
           const command = { ...input, metadata: { now: this.now(), accountId } } as C;
-          const { state, revision } = await this.load(decider, stream);
-          const newEvents = decider.decide(command, state);
+          const mark = this.cache.mark();
+          // a kept state: exact, it is the stream's; guarded, a decision to append is taken from it (its append names
+          // the revision it reflects), anything else is decided again on the stream as read
+          const cached = this.cache.get(stream, decider);
+          let fromCache: E[] | null = null;
+          if (cached && this.cache.exact) fromCache = decider.decide(command, cached.state as S);
+          else if (cached) {
+            try {
+              fromCache = decider.decide(command, cached.state as S);
+            } catch {
+              fromCache = null;
+            }
+            if (fromCache?.length === 0) fromCache = null;
+          }
+          const usedCache = fromCache !== null;
+          const { state, revision } = usedCache
+            ? { state: cached!.state as S, revision: cached!.revision }
+            : await this.load(decider, stream);
+          const newEvents = usedCache ? fromCache! : decider.decide(command, state);
           if (newEvents.length === 0) return { state, events: [], revision, checkpoint: null };
-          const r = await this.store.appendToStream(
-            stream,
-            newEvents.map((e) => ({ ...e, id: this.ids.uuid(), metadata })),
-            { expectedRevision: revision },
-          );
-          return { state: newEvents.reduce(decider.evolve, state), events: newEvents, revision: r.nextRevision, checkpoint: r.checkpoint };
+          let r: Awaited<ReturnType<EventStorePort['appendToStream']>>;
+          try {
+            r = await this.store.appendToStream(
+              stream,
+              newEvents.map((e) => ({ ...e, id: this.ids.uuid(), metadata })),
+              { expectedRevision: revision },
+            );
+          } catch (err) {
+            this.cache.delete(stream);
+            staleCache = usedCache && err instanceof WrongExpectedRevisionError;
+            throw err;
+          }
+          const next = newEvents.reduce(decider.evolve, state);
+          this.cache.keep(stream, { decider, state: next, revision: r.nextRevision }, mark);
+          return { state: next, events: newEvents, revision: r.nextRevision, checkpoint: r.checkpoint };
         });
         if (o.readYourWrites && result.checkpoint)
           await this.readModels.waitFor(
@@ -103,7 +140,9 @@ export class CommandExecutor {
           );
         return result;
       } catch (err) {
-        if (!(err instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw err;
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+        if (staleCache) attempt--;
+        else if (attempt >= MAX_ATTEMPTS) throw err;
       }
     }
   }
@@ -122,10 +161,17 @@ export class CommandExecutor {
     if (items.length === 0) return;
     const byStream = new Map<string, (typeof items)[number][]>();
     for (const it of items) byStream.set(it.stream, [...(byStream.get(it.stream) ?? []), it]);
+    const mark = this.cache.mark();
     const read = await this.store.readStreams([...byStream.keys()]);
     const now = this.now();
     let failure: unknown = null;
-    const appends: { stream: string; revision: bigint | 'no_stream'; events: NewEvent[]; items: (typeof items)[number][] }[] = [];
+    const appends: {
+      stream: string;
+      revision: bigint | 'no_stream';
+      events: NewEvent[];
+      state: S;
+      items: (typeof items)[number][];
+    }[] = [];
     for (const [stream, its] of byStream) {
       const events = (read.get(stream) ?? []) as RecordedEvent<E>[];
       let state = events.reduce<S>(decider.evolve, decider.initialState());
@@ -142,9 +188,14 @@ export class CommandExecutor {
         state = decided.reduce(decider.evolve, state);
         fresh.push(...decided.map((e) => ({ ...e, id: this.ids.uuid(), metadata: metadataOf(it.ctx) })));
       }
-      if (fresh.length > 0) appends.push({ stream, revision: revisionOf(events), events: fresh, items: its });
+      if (fresh.length > 0) appends.push({ stream, revision: revisionOf(events), events: fresh, state, items: its });
     }
     const results = await this.store.appendMany(appends.map((a) => ({ stream: a.stream, events: a.events, expectedRevision: a.revision })));
+    for (const [i, r] of results.entries()) {
+      const a = appends[i]!;
+      if (r instanceof WrongExpectedRevisionError) this.cache.delete(a.stream);
+      else this.cache.keep(a.stream, { decider, state: a.state, revision: r.nextRevision }, mark);
+    }
     // another writer moved these streams since the read: their commands go the usual way, one by one
     for (const [i, r] of results.entries())
       if (r instanceof WrongExpectedRevisionError)
@@ -159,6 +210,7 @@ export class CommandExecutor {
    * events are those after it; the load that folded many events leaves a newer snapshot behind.
    */
   async load<C, E extends Event, S>(decider: Decider<C, E, S>, stream: string) {
+    const mark = this.cache.mark();
     const codec = this.snapshots ? decider.snapshot : undefined;
     const stored = codec ? await this.snapshots!.load(stream) : null;
     const snap = stored && stored.version === codec!.version ? stored : null;
@@ -172,7 +224,19 @@ export class CommandExecutor {
       void this.snapshots!.save(stream, { revision: last.streamRevision, version: codec.version, state: codec.encode(state) }).catch(
         () => undefined,
       );
+    this.cache.keep(stream, { decider, state, revision }, mark);
     return { state, revision, events };
+  }
+
+  /**
+   * An aggregate's state now, for a decision outside `execute` (a check before a command, a process step): the
+   * kept state where the cache is exact (docs/event-store.md#the-aggregate-cache), else the stream as read.
+   */
+  async state<C, E extends Event, S>(decider: Decider<C, E, S>, stream: string): Promise<{ state: S; revision: bigint | 'no_stream' }> {
+    const cached = this.cache.exact ? this.cache.get(stream, decider) : undefined;
+    if (cached) return { state: cached.state as S, revision: cached.revision };
+    const { state, revision } = await this.load(decider, stream);
+    return { state, revision };
   }
 
   /** Read-your-writes for events written outside `execute` (e.g. a process manager's outcome awaited by a request). */

@@ -45,7 +45,7 @@ export class SignUpProcess extends ProcessManager<Handled> {
 
   protected async react(e: RecordedEvent<Handled>, ctx: RequestContext): Promise<void> {
     const verificationId = e.data.verificationId;
-    const { state: s } = await this.exec.load(signUpDecider, signUpStream(verificationId));
+    const { state: s } = await this.exec.state(signUpDecider, signUpStream(verificationId));
     if (s.status !== 'verified') return;
     const p = s.plan;
     const acting: RequestContext = { ...ctx, accountId: p.accountId };

@@ -190,7 +190,7 @@ export class SignUpService {
 
   /** What verify answers about the plan: its ids and the number it got. */
   private async summary(p: SignUpPlan): Promise<Omit<VerifiedSignUp, 'api_key' | 'message'>> {
-    const { state: n } = await this.exec.load(phoneNumberDecider, phoneNumberStream(p.numberId));
+    const { state: n } = await this.exec.state(phoneNumberDecider, phoneNumberStream(p.numberId));
     const phoneNumber = n.status === 'active' || n.status === 'released' ? n.phoneNumber : null;
     return {
       account_id: p.accountId,

@@ -63,7 +63,7 @@ export class SipTrunkCommands {
   }
 
   private async owned(ctx: RequestContext, trunkId: string) {
-    const { state } = await this.exec.load(sipTrunkDecider, sipTrunkStream(trunkId));
+    const { state } = await this.exec.state(sipTrunkDecider, sipTrunkStream(trunkId));
     if (state.status !== 'active' || state.accountId !== ctx.accountId) throw new DomainError('SIP_TRUNK_NOT_FOUND', 'SIP trunk not found');
     return state;
   }

@@ -89,7 +89,7 @@ export class DeliveryReplay {
 
   /** The delivery is the account's and its webhook can receive now. */
   private async requireSendable(ctx: RequestContext, deliveryId: string): Promise<void> {
-    const { state } = await this.exec.load(webhookDeliveryDecider, webhookDeliveryStream(deliveryId));
+    const { state } = await this.exec.state(webhookDeliveryDecider, webhookDeliveryStream(deliveryId));
     if (state.status === 'none' || state.accountId !== ctx.accountId)
       throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', 'Delivery not found');
     const webhook = await this.webhooks.byId(ctx.accountId, state.webhookId);

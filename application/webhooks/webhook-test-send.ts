@@ -42,7 +42,7 @@ export class WebhookTestSend extends ProcessManager<Scheduled> {
   protected async react(e: RecordedEvent<Scheduled>, ctx: RequestContext): Promise<void> {
     if (!e.data.test) return;
     const stream = webhookDeliveryStream(e.data.deliveryId);
-    const { state } = await this.exec.load(webhookDeliveryDecider, stream);
+    const { state } = await this.exec.state(webhookDeliveryDecider, stream);
     // sent already (a redelivered event after a crash between the send and the checkpoint): nothing to do
     if (state.status !== 'pending' || state.attempts > 0) return;
     const webhook = await this.webhooks.byId(state.accountId, state.webhookId);

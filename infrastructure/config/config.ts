@@ -37,6 +37,10 @@ export const ConfigSchema = z.object({
   /** unset: 4 ms embedded (PGlite), 0 on a server (docs/event-store.md#batch-linger) */
   EVENT_BATCH_LINGER_MS: z.coerce.number().int().min(0).max(1000).optional(),
   EVENT_APPEND_CONCURRENCY: int(4, 1, 64),
+  /** aggregates whose state the command path keeps in memory (docs/event-store.md#the-aggregate-cache); 0: none */
+  AGGREGATE_CACHE_SIZE: int(10_000, 0, 1_000_000),
+  /** how long the analytics projectors gather events before reading them (docs/event-store.md#lagging-projectors) */
+  PROJECTION_LAG_MS: int(100, 0, 10_000),
   /** endpoint throttle: requests per key (or client address) per window */
   THROTTLE_MAX_REQUESTS: int(600, 1),
   THROTTLE_WINDOW_SECONDS: int(60, 1, 3600),

@@ -23,6 +23,7 @@ import {
 } from '../../application/ports/event-store.port.js';
 import { categoryOf } from '../../domain/shared/streams.js';
 import type { Db, EventsTable } from '../db/database.js';
+import { costMetrics } from '../observability/metrics.js';
 import { type AppendSignals, InProcessSignals } from './append-signals.js';
 import { LogTail } from './log-tail.js';
 import { runSubscriptionLoop } from './subscription-loop.js';
@@ -76,6 +77,8 @@ type Row = Selectable<EventsTable>;
  */
 export class PgEventStore implements EventStorePort {
   readonly kind = 'postgres' as const;
+  readonly soleWriter: EventStorePort['soleWriter'];
+  private readonly appended = new Set<(stream: string, revision: bigint) => void>();
   private readonly signals: AppendSignals;
   private readonly queue: QueuedAppend[] = [];
   private inFlight = 0;
@@ -96,10 +99,20 @@ export class PgEventStore implements EventStorePort {
       batchLingerMs?: number;
       /** start an idle append only once this turn of the event loop is over, so that appends made in the same turn go together */
       gatherAppends?: boolean;
+      /** this instance is the log's only writer (embedded: docs/event-store.md#the-aggregate-cache) */
+      soleWriter?: boolean;
     } = {},
   ) {
     this.signals = o.signals ?? new InProcessSignals();
     this.maxInFlight = o.appendConcurrency ?? 4;
+    this.soleWriter = o.soleWriter
+      ? {
+          onAppended: (fn) => {
+            this.appended.add(fn);
+            return () => this.appended.delete(fn);
+          },
+        }
+      : null;
   }
 
   appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
@@ -158,6 +171,7 @@ export class PgEventStore implements EventStorePort {
       for (const q of batch) q.reject(err);
       return;
     }
+    costMetrics.appendStatements.inc();
     const written: QueuedAppend[] = [];
     let newest: Checkpoint | null = null;
     results.forEach((r, i) => {
@@ -166,12 +180,16 @@ export class PgEventStore implements EventStorePort {
         q.reject(r);
         return;
       }
+      // a cache of states hears of the append before its writer does (docs/event-store.md#the-aggregate-cache)
+      for (const fn of this.appended) fn(q.stream, r.nextRevision);
       q.resolve({ nextRevision: r.nextRevision, checkpoint: r.checkpoint });
       if (r.fresh) {
         written.push(q);
         if (newest === null || compareCheckpoints(r.checkpoint, newest) > 0) newest = r.checkpoint;
       }
     });
+    costMetrics.appends.inc(written.length);
+    costMetrics.events.inc(written.reduce((n, q) => n + q.events.length, 0));
     if (newest !== null)
       this.signals.publish({
         checkpoint: newest,
@@ -338,6 +356,8 @@ export class PgEventStore implements EventStorePort {
       listen: (fn) => this.signals.listen(fn),
       handler,
       lingerMs: this.o.batchLingerMs ?? 0,
+      ...(o.name ? { name: o.name } : {}),
+      ...(o.lagMs ? { lagMs: o.lagMs } : {}),
       ...(o.onError ? { onError: o.onError } : {}),
     });
   }

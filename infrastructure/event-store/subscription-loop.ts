@@ -6,6 +6,7 @@ import {
   type Subscription,
   type SubscriptionHandler,
 } from '../../application/ports/event-store.port.js';
+import { costMetrics } from '../observability/metrics.js';
 import { type AppendNotice, concerns } from './append-signals.js';
 
 /** The first wait before looking again for a notified event that is not visible yet; doubles up to the poll. */
@@ -38,7 +39,15 @@ export function runSubscriptionLoop(o: {
    * 0: never.
    */
   lingerMs?: number;
+  /** counted on `/metrics` under this name */
+  name?: string;
+  /** woken by a notice, wait this long before reading, and at least as long after a batch (docs/event-store.md#lagging-projectors) */
+  lagMs?: number;
 }): Subscription {
+  const lagMs = o.lagMs ?? 0;
+  const afterBatchMs = Math.max(o.lingerMs ?? 0, lagMs);
+  const found = costMetrics.subscriptionReads.labels({ subscription: o.name ?? 'unnamed', result: 'events' });
+  const empty = costMetrics.subscriptionReads.labels({ subscription: o.name ?? 'unnamed', result: 'empty' });
   let stopped = false;
   let cursor = o.after;
   /** the newest notified checkpoint that concerns us and that we have not seen pass the horizon */
@@ -100,15 +109,18 @@ export function runSubscriptionLoop(o: {
         pendingWake = false;
         const batch = await o.read(cursor, o.batchSize);
         if (stopped) break;
+        (batch.length > 0 ? found : empty).inc();
         if (batch.length > 0) {
           await o.handler(batch);
           cursor = batch[batch.length - 1]!.checkpoint;
-          if (batch.length < o.batchSize && o.lingerMs) await new Promise((r) => setTimeout(r, o.lingerMs));
+          if (batch.length < o.batchSize && afterBatchMs) await new Promise((r) => setTimeout(r, afterBatchMs));
         }
         if (batch.length < o.batchSize) {
           resolveCaughtUp();
           const ms = await nextSleep();
           if (ms > 0) await sleep(ms);
+          // woken by a notice: let the events of the next lagMs come too, then read them as one batch
+          if (lagMs > 0 && pendingWake && !stopped) await new Promise((r) => setTimeout(r, lagMs));
         }
       }
     } catch (err) {

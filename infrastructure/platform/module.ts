@@ -46,6 +46,8 @@ export const platform = {
         batchLingerMs: cfg.EVENT_BATCH_LINGER_MS ?? (embedded ? 4 : 0),
         // embedded, appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
         gatherAppends: embedded,
+        // embedded, this process is the log's only writer: the command path's cache of aggregates is exact
+        soleWriter: embedded,
         // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
         appendConcurrency: embedded ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
         signals: r(PLATFORM.AppendSignals),
@@ -54,6 +56,7 @@ export const platform = {
     b.factory(PLATFORM.ProjectionEngine, (r) => {
       const engine = new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
         leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
+        lagMs: cfg.PROJECTION_LAG_MS,
       });
       // every committed batch is told to whatever waits on read models, in this process and the others
       const signals = r(PLATFORM.AppendSignals);
@@ -66,7 +69,7 @@ export const platform = {
         new ReadModelWaiter(
           r(PLATFORM.ReadDb),
           r(PLATFORM.Projectors),
-          (fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector)),
+          (fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector, n.checkpoint)),
           {
             timeoutMs: cfg.READ_MODEL_TIMEOUT_MS,
           },
@@ -81,6 +84,7 @@ export const platform = {
           r(PLATFORM.Clock),
           r(PLATFORM.ReadModels),
           new KyselySnapshotStore(r(PLATFORM.Database).db),
+          cfg.AGGREGATE_CACHE_SIZE,
         ),
     );
   },

@@ -41,6 +41,7 @@ type MessageFacts = Extract<ConversationEvent, { type: 'OutboundMessageAccepted'
 /** Messages: recorded on their conversation (direction, channel, counted), then moved by their own stream's outcome. */
 export const analyticsMessagesProjector = defineProjector<MessageFacts>({
   name: 'analytics_messages_v1',
+  lags: true,
   tables: ['analytics_messages'],
   batch: messagesBatch,
   on: {
@@ -197,6 +198,7 @@ async function callsBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<Cal
 
 export const analyticsCallsProjector = defineProjector<CallFacts>({
   name: 'analytics_calls_v1',
+  lags: true,
   tables: ['analytics_calls', 'analytics_call_turns'],
   batch: callsBatch,
   on: {
@@ -361,6 +363,7 @@ async function webhooksBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<
 /** Webhook deliveries (scheduled day, latest outcome) and every attempt with its duration. */
 export const analyticsWebhooksProjector = defineProjector<DeliveryFacts>({
   name: 'analytics_webhooks_v1',
+  lags: true,
   tables: ['analytics_webhook_deliveries', 'analytics_webhook_attempts'],
   batch: webhooksBatch,
   on: {
@@ -396,6 +399,7 @@ const chargeRow = (e: RecordedEvent<Charged>) => {
 
 export const analyticsSpendProjector = defineProjector<Charged>({
   name: 'analytics_spend_v1',
+  lags: true,
   tables: ['analytics_charges'],
   batch: (db, events) => insertNew(db, 'analytics_charges', ['charge_id'], events.map(chargeRow)),
   on: {

@@ -96,6 +96,8 @@ export type CheckpointRunnerOptions = Readonly<{
   /** first delay before a restart after a failure; doubles per failure in a row, at most 30 s */
   retryDelayMs?: number;
   batchSize?: number;
+  /** woken by an append, wait this long before reading (docs/event-store.md#lagging-projectors) */
+  lagMs?: number;
   /** told after every batch committed here */
   onAdvanced?: (checkpoint: Checkpoint) => void;
   /** for a partition: whether this process takes its lease now, and gives it back when over its share */
@@ -270,6 +272,8 @@ export class CheckpointRunner {
         {
           after: cursor,
           filter: { eventTypes: c.eventTypes },
+          name: c.name,
+          ...(this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
           ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
           onError: (err) => end(err),
         },

@@ -1,6 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
-import { type Checkpoint, compareCheckpoints, type EventStorePort, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import {
+  type Checkpoint,
+  compareCheckpoints,
+  type EventStorePort,
+  type RecordedEvent,
+  START,
+} from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
@@ -39,7 +45,7 @@ export class ProjectionEngine {
     private readonly db: Kysely<ReadDb>,
     readonly projectors: readonly Projector[],
     private readonly log: LoggerPort,
-    private readonly o: { restartDelayMs?: number; batchSize?: number; leaseTtlMs?: number } = {},
+    private readonly o: { restartDelayMs?: number; batchSize?: number; leaseTtlMs?: number; lagMs?: number } = {},
   ) {
     this.advanced.setMaxListeners(0);
   }
@@ -68,6 +74,7 @@ export class ProjectionEngine {
             leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
             retryDelayMs: this.o.restartDelayMs ?? 1000,
             ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+            ...(p.lags && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
             onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
           },
         ),
@@ -90,35 +97,54 @@ export class ProjectionEngine {
 
 /**
  * Read-your-writes. Waits until each projector that handles one of the written event types has a stored
- * checkpoint at or past the write. It looks again whenever a projector is said to have advanced (`advanced`: in
- * this process, or on a server in any process, docs/event-store.md#wake-ups), and every `pollMs` in case such
- * word was lost. Gives up after `timeoutMs` with READ_MODEL_TIMEOUT (503).
+ * checkpoint at or past the write. It hears whenever a projector has advanced, and how far (`advanced`: in this
+ * process, or on a server in any process, docs/event-store.md#wake-ups), and keeps the furthest checkpoint heard of
+ * each: a wait that those already answer costs no statement. Otherwise it reads the stored checkpoints once, then
+ * answers from what it hears, and reads them again every `pollMs` in case such word was lost. Gives up after
+ * `timeoutMs` with READ_MODEL_TIMEOUT (503).
  */
 export class ReadModelWaiter implements ReadModelsPort {
+  /** the furthest checkpoint heard of, per projector */
+  private readonly heard = new Map<string, Checkpoint>();
+  private listening = false;
+
   constructor(
     private readonly db: Kysely<ReadDb>,
-    private readonly projectors: readonly Pick<Projector, 'name' | 'handles' | 'tables'>[],
-    private readonly advanced: ((fn: (projector: string) => void) => () => void) | null,
+    private readonly projectors: readonly Pick<Projector, 'name' | 'handles' | 'tables' | 'lags'>[],
+    private readonly advanced: ((fn: (projector: string, checkpoint: Checkpoint) => void) => () => void) | null,
     private readonly o: { timeoutMs: number; pollMs?: number },
   ) {}
 
+  private hear(projector: string, checkpoint: Checkpoint): void {
+    const was = this.heard.get(projector);
+    if (!was || compareCheckpoints(checkpoint, was) > 0) this.heard.set(projector, checkpoint);
+  }
+
   async waitFor(checkpoint: Checkpoint, eventTypes: readonly string[], o: { tables?: readonly string[] } = {}): Promise<void> {
+    // a lagging read model is one nothing waits on (docs/event-store.md#lagging-projectors)
     const names = this.projectors
-      .filter((p) => eventTypes.some((t) => p.handles.has(t)))
+      .filter((p) => !p.lags && eventTypes.some((t) => p.handles.has(t)))
       .filter((p) => !o.tables || p.tables.some((t) => o.tables?.includes(t)))
       .map((p) => p.name);
     if (names.length === 0) return;
-    await this.poll(names, this.o.timeoutMs, async (last) => {
-      const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
-      const behind = names.filter((n) => {
-        const row = rows.find((r) => r.name === n);
-        return !row || compareCheckpoints(row.checkpoint, checkpoint) < 0;
-      });
-      if (behind.length === 0) return true;
+    if (!this.listening && this.advanced) {
+      this.listening = true;
+      this.advanced((projector, at) => this.hear(projector, at));
+    }
+    const behind = () => names.filter((n) => compareCheckpoints(this.heard.get(n) ?? START, checkpoint) < 0);
+    if (behind().length === 0) return;
+    let read = false;
+    await this.poll(names, this.o.timeoutMs, async (last, woken) => {
+      if (!read || !woken || last) {
+        read = true;
+        const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
+        for (const r of rows) this.hear(r.name, r.checkpoint);
+      }
+      if (behind().length === 0) return true;
       if (last)
         throw new DomainError(
           'READ_MODEL_TIMEOUT',
-          `The write was stored but the read model (${behind.join(', ')}) has not caught up yet; retry the read shortly`,
+          `The write was stored but the read model (${behind().join(', ')}) has not caught up yet; retry the read shortly`,
         );
       return null;
     });
@@ -130,13 +156,18 @@ export class ReadModelWaiter implements ReadModelsPort {
   }
 
   /**
-   * Asks `look` until it answers (not null), again each time one of the projectors `names` advances (or every
-   * `pollMs` where no signal comes), for at most `withinMs`; its last call is told so (`last`), and null is the
-   * answer when nothing came by then.
+   * Asks `look` until it answers (not null), again each time one of the projectors `names` advances (`woken`) or
+   * every `pollMs`, for at most `withinMs`; its last call is told so (`last`), and null is the answer when nothing
+   * came by then.
    */
-  private async poll<T>(names: readonly string[], withinMs: number, look: (last: boolean) => Promise<T | null>): Promise<T | null> {
+  private async poll<T>(
+    names: readonly string[],
+    withinMs: number,
+    look: (last: boolean, woken: boolean) => Promise<T | null>,
+  ): Promise<T | null> {
     const deadline = Date.now() + withinMs;
     let wake: (() => void) | null = null;
+    let woken = false;
     const off =
       this.advanced?.((projector) => {
         if (names.includes(projector)) wake?.();
@@ -144,17 +175,17 @@ export class ReadModelWaiter implements ReadModelsPort {
     try {
       for (;;) {
         const left = deadline - Date.now();
-        const found = await look(left <= 0);
+        const found = await look(left <= 0, woken);
         if (found !== null) return found;
         if (left <= 0) return null;
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(done, Math.min(left, this.o.pollMs ?? 250));
-          function done() {
+        woken = await new Promise<boolean>((resolve) => {
+          const t = setTimeout(() => done(false), Math.min(left, this.o.pollMs ?? 250));
+          function done(byWord: boolean) {
             clearTimeout(t);
             wake = null;
-            resolve();
+            resolve(byWord);
           }
-          wake = done;
+          wake = () => done(true);
         });
       }
     } finally {

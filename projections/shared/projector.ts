@@ -13,6 +13,11 @@ export interface Projector {
   readonly name: string;
   readonly handles: ReadonlySet<string>;
   readonly tables: readonly (keyof ReadDb & string)[];
+  /**
+   * A read model that no request waits on (analytics) may lag: its projector reads its events in batches of this
+   * many milliseconds, off the path of the requests and deliveries (docs/event-store.md#lagging-projectors).
+   */
+  readonly lags?: boolean;
   apply(db: Kysely<ReadDb>, event: RecordedEvent): Promise<void>;
   /**
    * Applies a batch (in log order) inside the batch's transaction, with the same result as `apply` on each
@@ -48,6 +53,8 @@ export function defineProjector<E extends Event>(d: {
   readonly name: string;
   readonly tables: readonly (keyof ReadDb & string)[];
   readonly on: ProjectorHandlers<E>;
+  /** its read model may lag (see `Projector.lags`) */
+  readonly lags?: boolean;
   /**
    * Optional set-based form of the handlers for a whole batch (docs/event-store.md#projectors-and-checkpoints):
    * a few statements per batch instead of a few per event. It must leave the tables exactly as the handlers
@@ -66,6 +73,7 @@ export function defineProjector<E extends Event>(d: {
     name: d.name,
     handles,
     tables: d.tables,
+    ...(d.lags ? { lags: true } : {}),
     async apply(db, event) {
       if (!handles.has(event.type)) return;
       await handlers[event.type]!(db, event);

@@ -10,6 +10,9 @@ import { ensureCheckpoint } from './engine.js';
 import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
+/** How long a rebuild waits for a live projector that is behind the replay to reach it before comparing. */
+const LIVE_CATCH_UP_MS = 2000;
+
 export type RebuildReport = Readonly<{
   projector: string;
   events: number;
@@ -70,8 +73,16 @@ export async function rebuildProjector(
   // Catch the rebuild up to the live checkpoint (events appended while we replayed), then compare and swap
   // under the row lock. No event-store read happens inside that transaction (PGlite has one connection);
   // if the live projector moved meanwhile, catch up again.
+  let waited = 0;
   for (;;) {
     const target = await liveCheckpoint();
+    // a running projector that lags (docs/event-store.md#lagging-projectors) gets a moment to reach the replay,
+    // so that the two can be compared; a stopped one stays behind, and the report says so
+    if (compareCheckpoints(cursor, target) > 0 && waited < LIVE_CATCH_UP_MS) {
+      await new Promise((r) => setTimeout(r, 50));
+      waited += 50;
+      continue;
+    }
     while (compareCheckpoints(cursor, target) < 0) {
       const batch = (await store.readAll({ after: cursor, filter, maxCount: batchSize })).filter(
         (e) => compareCheckpoints(e.checkpoint, target) <= 0,

@@ -122,7 +122,7 @@ describe('projection engine', () => {
     expect(await waiter.waitForRow(async () => (++looks >= 3 ? looks : null), { tables: [...p.tables], withinMs: 5000 })).to.equal(3);
     const engine = new ProjectionEngine(store, db, [p], silent);
     await engine.start();
-    await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced((name) => fn(name)), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
+    await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced(fn), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
     await engine.stop();
     await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
   });

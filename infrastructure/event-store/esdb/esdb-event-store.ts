@@ -33,6 +33,7 @@ import {
   type SubscriptionHandler,
   WrongExpectedRevisionError,
 } from '../../../application/ports/event-store.port.js';
+import { costMetrics } from '../../observability/metrics.js';
 import { CatchUpSubscription } from './catch-up-subscription.js';
 import { fromClient, positionOf, toEsdbExpected, toJsonEvent, toRecorded } from './event-mapping.js';
 import { readAllFiltered } from './filtered-read-all.js';
@@ -94,6 +95,8 @@ const COUNT_PAGE = 5000;
  */
 export class EsdbEventStore implements EventStorePort {
   readonly kind = 'eventstoredb' as const;
+  /** a server: other processes may append */
+  readonly soleWriter = null;
   private readonly client: EventStoreDBClient;
   /** Appends have a client of their own, replaced when its shared append stream stops answering. */
   private appender: EventStoreDBClient;
@@ -129,6 +132,10 @@ export class EsdbEventStore implements EventStorePort {
       if ((err as { code?: unknown }).code === 'ETIMEDOUT') this.replaceAppender(appender);
       throw err;
     }
+    // one append request per stream here (docs/operations.md#what-an-operation-costs)
+    costMetrics.appendStatements.inc();
+    costMetrics.appends.inc();
+    costMetrics.events.inc(events.length);
     const checkpoint = result.position
       ? makeCheckpoint(result.position.commit, result.position.prepare)
       : await this.checkpointAt(stream, result.nextExpectedRevision);

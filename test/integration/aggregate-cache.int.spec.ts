@@ -1,0 +1,188 @@
+import { expect } from 'chai';
+import type { EventStorePort } from '../../application/ports/event-store.port.js';
+import { CommandExecutor } from '../../application/shared/execute.js';
+import { DomainError } from '../../domain/shared/errors.js';
+import type { Command, Decider, Event } from '../../domain/shared/types.js';
+import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+import { noReadModels, TestClock } from '../support/fixtures.js';
+import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
+
+/** A tally with a cap: `Add` past the cap is refused; `Reset` empties it. */
+type TallyCommand = Command<'Add', { n: number }> | Command<'Reset', Record<string, never>>;
+type TallyEvent = Event<'Added', { n: number }> | Event<'Reset', Record<string, never>>;
+const CAP = 10;
+const tally: Decider<TallyCommand, TallyEvent, { total: number }> = {
+  initialState: () => ({ total: 0 }),
+  decide: (c, s) => {
+    if (c.type === 'Reset') return s.total === 0 ? [] : [{ type: 'Reset', data: {} }];
+    if (s.total + c.data.n > CAP) throw new DomainError('VALIDATION_ERROR', `the tally is at ${s.total}`);
+    return [{ type: 'Added', data: { n: c.data.n } }];
+  },
+  evolve: (s, e) => (e.type === 'Added' ? { total: s.total + e.data.n } : { total: 0 }),
+};
+
+/** Counts the stream reads the executor makes. */
+function counting(store: EventStorePort): { store: EventStorePort; reads: () => number } {
+  let reads = 0;
+  const wrapped = Object.create(store) as EventStorePort;
+  wrapped.readStream = (...args) => {
+    reads++;
+    return store.readStream(...args);
+  };
+  return { store: wrapped, reads: () => reads };
+}
+
+/**
+ * The command path keeps the aggregates it wrote and decides the next command on their state without reading the
+ * stream (docs/event-store.md#the-aggregate-cache); a stream another writer moved meanwhile is read again.
+ */
+describe('the aggregate cache of the command path', function () {
+  this.timeout(60_000);
+  let sut: StoreUnderTest;
+  const ids = { id: (p: string) => `${p}_x`, uuid: () => crypto.randomUUID(), derived: (p: string) => p };
+  const ctx = { accountId: 'acc_cache', requestId: null, correlationId: 'c', actor: 'test' };
+  const add = (n: number) => ({ type: 'Add', data: { n } }) as const;
+  before(async () => {
+    sut = await storeUnderTest();
+  });
+  after(() => sut.close());
+
+  const executor = (size: number) => {
+    const c = counting(sut.store);
+    return { x: new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, size), reads: c.reads };
+  };
+  const totalOf = async (stream: string) =>
+    (await sut.store.readStream(stream)).reduce((t, e) => (e.type === 'Added' ? t + (e.data as { n: number }).n : 0), 0);
+
+  it('decides the next command on the state it wrote: one read for three commands', async () => {
+    const stream = `tally-${crypto.randomUUID()}`;
+    const { x, reads } = executor(100);
+    await x.execute(tally, stream, add(1), ctx);
+    await x.execute(tally, stream, add(2), ctx);
+    const r = await x.execute(tally, stream, add(3), ctx);
+    expect(reads()).to.equal(1);
+    expect(r.state).to.deep.equal({ total: 6 });
+    expect(r.revision).to.equal(2n);
+    expect(await totalOf(stream)).to.equal(6);
+  });
+
+  it('reads every time with no cache', async () => {
+    const stream = `tally-${crypto.randomUUID()}`;
+    const { x, reads } = executor(0);
+    for (const n of [1, 2, 3]) await x.execute(tally, stream, add(n), ctx);
+    expect(reads()).to.equal(3);
+  });
+
+  it('a stream another writer moved answers a conflict, and the command is decided again on the stream as read', async () => {
+    const stream = `tally-${crypto.randomUUID()}`;
+    const a = executor(100);
+    const b = executor(100);
+    await a.x.execute(tally, stream, add(4), ctx);
+    await b.x.execute(tally, stream, add(5), ctx); // a's cached state (4 at revision 0) is stale now
+    const before = a.reads();
+    // on a's cache this fits (4 + 3), on the stream it does not (9 + 3): the stream wins
+    let refused: unknown = null;
+    await a.x.execute(tally, stream, add(3), ctx).catch((e: unknown) => (refused = e));
+    expect(refused).to.be.instanceOf(DomainError);
+    expect(a.reads()).to.equal(before + 1);
+    expect(await totalOf(stream)).to.equal(9);
+    // and one that fits both is written once, at the stream's revision
+    const r = await a.x.execute(tally, stream, add(1), ctx);
+    expect(r.revision).to.equal(2n);
+    expect(await totalOf(stream)).to.equal(10);
+  });
+
+  it('a refusal or a no-op on the cached state is checked on the stream as read', async () => {
+    const stream = `tally-${crypto.randomUUID()}`;
+    const a = executor(100);
+    const b = executor(100);
+    await a.x.execute(tally, stream, add(10), ctx);
+    await b.x.execute(tally, stream, { type: 'Reset', data: {} }, ctx);
+    // a's cache says the tally is full: the stream says it was reset, so the add is written
+    const r = await a.x.execute(tally, stream, add(2), ctx);
+    expect(r.events).to.have.length(1);
+    expect(await totalOf(stream)).to.equal(2);
+    // a's cache says 2: its Reset there meets b's reset on the stream (a conflict), and is a no-op on the stream as read
+    await b.x.execute(tally, stream, { type: 'Reset', data: {} }, ctx);
+    expect((await a.x.execute(tally, stream, { type: 'Reset', data: {} }, ctx)).events).to.deep.equal([]);
+    // a's cache says 0 now: a Reset is a no-op there, but b has added since, so it is written
+    await b.x.execute(tally, stream, add(3), ctx);
+    expect((await a.x.execute(tally, stream, { type: 'Reset', data: {} }, ctx)).events).to.have.length(1);
+    expect(await totalOf(stream)).to.equal(0);
+    expect((await sut.store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Added', 'Reset', 'Added', 'Reset', 'Added', 'Reset']);
+  });
+
+  it('keeps at most its size, the least recently used going first', async () => {
+    const { x, reads } = executor(2);
+    const s = [1, 2, 3].map(() => `tally-${crypto.randomUUID()}`);
+    for (const stream of s) await x.execute(tally, stream, add(1), ctx); // 3 reads; s[0] is dropped
+    await x.execute(tally, s[2]!, add(1), ctx);
+    await x.execute(tally, s[1]!, add(1), ctx);
+    expect(reads()).to.equal(3);
+    await x.execute(tally, s[0]!, add(1), ctx);
+    expect(reads()).to.equal(4);
+  });
+
+  describe('exact, where the store is the only writer', () => {
+    let sole: PgEventStore;
+    before(() => {
+      sole = new PgEventStore(sut.handle.db, new TestClock(), { soleWriter: true });
+    });
+    after(() => sole.close());
+    const exact = (size = 100) => {
+      const c = counting(sole);
+      return { x: new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, size), reads: c.reads };
+    };
+
+    it('answers states, refusals and no-ops from what it keeps, without reading', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, reads } = exact();
+      await x.execute(tally, stream, add(9), ctx);
+      expect(reads()).to.equal(1);
+      expect(await x.state(tally, stream)).to.deep.equal({ state: { total: 9 }, revision: 0n });
+      let refused: unknown = null;
+      await x.execute(tally, stream, add(2), ctx).catch((e: unknown) => (refused = e));
+      expect(refused).to.be.instanceOf(DomainError);
+      await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx);
+      expect((await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx)).events).to.deep.equal([]);
+      expect(reads()).to.equal(1);
+    });
+
+    it('drops a state whose stream the store appended to by another way', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, reads } = exact();
+      await x.execute(tally, stream, add(1), ctx);
+      await sole.appendToStream(
+        stream,
+        [{ id: crypto.randomUUID(), type: 'Added', data: { n: 5 }, metadata: { ...ctx, causationId: null } }],
+        {
+          expectedRevision: 0n,
+        },
+      );
+      expect(await x.state(tally, stream)).to.deep.equal({ state: { total: 6 }, revision: 1n });
+      expect(reads()).to.equal(2);
+    });
+
+    it('does not keep a state read while an append it does not reflect went to its stream', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, reads } = exact();
+      await sole.appendToStream(
+        stream,
+        [{ id: crypto.randomUUID(), type: 'Added', data: { n: 1 }, metadata: { ...ctx, causationId: null } }],
+        {
+          expectedRevision: 'no_stream',
+        },
+      );
+      // the read and an append overlap: whichever way they fall, the state kept is the stream's
+      await Promise.all([
+        x.state(tally, stream),
+        sole.appendToStream(stream, [{ id: crypto.randomUUID(), type: 'Added', data: { n: 2 }, metadata: { ...ctx, causationId: null } }], {
+          expectedRevision: 0n,
+        }),
+      ]);
+      expect((await x.state(tally, stream)).state).to.deep.equal({ total: 3 });
+      expect((await x.execute(tally, stream, add(1), ctx)).revision).to.equal(2n);
+      expect(reads()).to.be.at.most(3);
+    });
+  });
+});
