@@ -21,6 +21,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { PGlite } from '@electric-sql/pglite';
 import type { NewEvent } from '../application/ports/event-store.port.js';
 import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
 import { createLogger } from '../infrastructure/logger.js';
@@ -41,6 +42,8 @@ const TURNS = int('PROFILE_TURNS', 5);
 const QUIET_MS = int('PROFILE_QUIET_MS', 400);
 const IDLE_MS = int('PROFILE_IDLE_MS', 3000);
 const DONE_MS = 20_000;
+/** PROFILE_STATEMENTS=N: also print each operation's N most frequent statements (embedded only) */
+const STATEMENTS = Number(process.env.PROFILE_STATEMENTS ?? 0);
 const ADMIN_TOKEN = randomBytes(24).toString('hex');
 
 const now = () => performance.now();
@@ -191,6 +194,22 @@ async function quiet(): Promise<void> {
       since = now();
     }
   }
+}
+
+/**
+ * Statement shapes by count (PROFILE_STATEMENTS, embedded): the bench wraps PGlite's `query`, which the query builder's
+ * dialect calls for every statement; a shape is the statement with its parameters and whitespace folded.
+ */
+const shapes = new Map<string, number>();
+if (STATEMENTS > 0) {
+  const query = PGlite.prototype.query;
+  PGlite.prototype.query = function (this: PGlite, ...args: Parameters<typeof query>) {
+    const text = String(args[0]).replace(/\s+/g, ' ').trim();
+    const from = text.indexOf(' from "events"');
+    const shape = (from > 0 ? `select … ${text.slice(from + 1)}` : text).slice(0, 140);
+    shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
+    return query.apply(this, args) as ReturnType<typeof query>;
+  } as typeof query;
 }
 
 // ---------------------------------------------------------------- the receiver
@@ -355,7 +374,7 @@ function operations(rt: Runtime, call: Call, rx: Receiver, line: Line, run: stri
   ];
 }
 
-type Row = { target: string; op: string; cost: Cost };
+type Row = { target: string; op: string; cost: Cost; shapes?: [string, number][] };
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver): Promise<Row[]> {
   const cfg = benchConfig(ADMIN_TOKEN, {
@@ -388,11 +407,17 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
       await sleep(IDLE_MS);
       const idle = diff(i0, await counts());
       const a = await counts();
+      shapes.clear();
       for (let i = 0; i < OPS; i++) {
         await op.run(i);
         await quiet();
       }
-      rows.push({ target, op: op.name, cost: perOp(diff(a, await counts()), idle, OPS) });
+      rows.push({
+        target,
+        op: op.name,
+        cost: perOp(diff(a, await counts()), idle, OPS),
+        shapes: [...shapes].sort((x, y) => y[1] - x[1]).slice(0, STATEMENTS),
+      });
     }
     const [one, many] = rows.slice(-2);
     rows.push({ target, op: `voice turn (the difference of the two calls, per turn)`, cost: minus(many!.cost, one!.cost, TURNS) });
@@ -461,6 +486,7 @@ function print(rows: readonly Row[], pg: boolean): void {
     console.log(`${r.target} | ${r.op}`);
     console.log(`  statements: ${verbs.map(([k, v]) => `${k} ${f1(v)}`).join(', ')}`);
     console.log(`  reads: ${subs.map(([k, v]) => `${k} ${f1(v)}`).join(', ')}`);
+    for (const [shape, n] of r.shapes ?? []) console.log(`  ${f1(n / OPS).padStart(5)} × ${shape}`);
   }
 }
 

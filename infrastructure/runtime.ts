@@ -76,6 +76,7 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
         (reactor) =>
           new ReactorRunner(store, db, reactor, log, {
             leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
+            checkpointEveryMs: cfg.REACTOR_CHECKPOINT_EVERY_MS,
             partitions,
             ...(membership ? { membership } : {}),
           }),

@@ -66,6 +66,8 @@ export const ConfigSchema = z.object({
   /** lease of a projector or reactor held by one worker process; another takes over this long after a crash */
   REACTOR_LEASE_TTL_MS: int(15_000, 1000, 600_000),
   REACTOR_PARTITIONS: int(4, 1, 64),
+  /** a reactor stores its checkpoint at most this often (docs/event-store.md#reactors-and-leases); 0: after every batch */
+  REACTOR_CHECKPOINT_EVERY_MS: int(1000, 0, 60_000),
   /** sandbox carrier: a released number goes back on sale after this quarantine */
   SANDBOX_CARRIER_QUARANTINE_SECONDS: int(86_400, 0, 365 * 86_400),
   /** sandbox: a US A2P 10DLC registration is approved this long (on the Clock) after it was submitted */

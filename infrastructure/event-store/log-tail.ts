@@ -25,15 +25,37 @@ export class LogTail {
   private events: RecordedEvent[] = [];
   private refreshing: Promise<void> | null = null;
   private opening: Promise<void> | null = null;
+  /** an append was heard of since the last refresh began (sole writer only) */
+  private appended = true;
+  private lastRefreshAt = 0;
 
   constructor(
     private readonly readTable: (after: Checkpoint, maxCount: number) => Promise<RecordedEvent[]>,
     private readonly head: () => Promise<Checkpoint>,
     private readonly keep: number = TAIL_EVENTS,
+    /**
+     * Where the process is the log's only writer and hears of every append at once (embedded), a refresh reads the
+     * table only when an append was heard of since the last one began, or when the last is this old: nothing else
+     * can have become visible (docs/event-store.md#the-log-tail). Unset: every refresh reads.
+     */
+    private readonly soleWriter?: { stalestMs: number; now: () => number },
   ) {}
 
-  /** The events after `after` matching `filter` (at most `maxCount`), or null when the tail does not reach back that far. */
-  async read(after: Checkpoint, maxCount: number, filter: EventFilter | undefined): Promise<RecordedEvent[] | null> {
+  /** The store appended (sole writer): the next refresh reads the table. */
+  heard(): void {
+    this.appended = true;
+  }
+
+  /**
+   * The events after `after` matching `filter` (at most `maxCount`), or null when the tail does not reach back that
+   * far; `through` is how far the log was looked at for them: the tail's end when fewer than `maxCount` matched, so
+   * a reader may move its cursor there (nothing of its filter lies between).
+   */
+  async read(
+    after: Checkpoint,
+    maxCount: number,
+    filter: EventFilter | undefined,
+  ): Promise<{ events: RecordedEvent[]; through: Checkpoint } | null> {
     await this.open();
     if (compareCheckpoints(after, this.start!) < 0) return null;
     await this.refresh();
@@ -46,7 +68,7 @@ export class LogTail {
       const e = this.events[i]!;
       if (matches(e, filter)) out.push(e);
     }
-    return out;
+    return { events: out, through: out.length < maxCount ? this.end! : out[out.length - 1]!.checkpoint };
   }
 
   /** The tail starts at the head of the log when first used: it holds what is appended from then on. */
@@ -60,7 +82,11 @@ export class LogTail {
 
   /** Reads what became visible after `end`; callers that come while a refresh runs share it. */
   private refresh(): Promise<void> {
+    const sole = this.soleWriter;
+    if (!this.refreshing && sole && !this.appended && sole.now() - this.lastRefreshAt < sole.stalestMs) return Promise.resolve();
     this.refreshing ??= (async () => {
+      this.appended = false;
+      if (sole) this.lastRefreshAt = sole.now();
       try {
         for (;;) {
           const page = await this.readTable(this.end!, PAGE);

@@ -84,10 +84,7 @@ export class PgEventStore implements EventStorePort {
   private inFlight = 0;
   private pumpScheduled = false;
   private readonly maxInFlight: number;
-  private readonly tail = new LogTail(
-    (after, maxCount) => this.readTable(after, maxCount),
-    () => this.headCheckpoint(),
-  );
+  private readonly tail: LogTail;
 
   constructor(
     private readonly db: Kysely<Db>,
@@ -105,6 +102,12 @@ export class PgEventStore implements EventStorePort {
   ) {
     this.signals = o.signals ?? new InProcessSignals();
     this.maxInFlight = o.appendConcurrency ?? 4;
+    this.tail = new LogTail(
+      (after, maxCount) => this.readTable(after, maxCount),
+      () => this.headCheckpoint(),
+      undefined,
+      o.soleWriter ? { stalestMs: o.pollIntervalMs ?? 1000, now: () => performance.now() } : undefined,
+    );
     this.soleWriter = o.soleWriter
       ? {
           onAppended: (fn) => {
@@ -190,6 +193,7 @@ export class PgEventStore implements EventStorePort {
     });
     costMetrics.appends.inc(written.length);
     costMetrics.events.inc(written.reduce((n, q) => n + q.events.length, 0));
+    if (newest !== null) this.tail.heard();
     if (newest !== null)
       this.signals.publish({
         checkpoint: newest,
@@ -302,7 +306,7 @@ export class PgEventStore implements EventStorePort {
   async readAll(o: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const after = o.after ?? START;
     const maxCount = o.maxCount ?? 1000;
-    return (await this.tail.read(after, maxCount, o.filter)) ?? this.readTable(after, maxCount, o.filter);
+    return (await this.tail.read(after, maxCount, o.filter))?.events ?? this.readTable(after, maxCount, o.filter);
   }
 
   /** The log from the table: visible events after a checkpoint, in checkpoint order (docs/event-store.md). */
@@ -351,7 +355,8 @@ export class PgEventStore implements EventStorePort {
       batchSize: o.batchSize ?? 500,
       pollIntervalMs: this.o.pollIntervalMs ?? 1000,
       filter: o.filter,
-      read: (after, maxCount) => this.readAll({ after, maxCount, ...(o.filter ? { filter: o.filter } : {}) }),
+      read: async (after, maxCount) =>
+        (await this.tail.read(after, maxCount, o.filter)) ?? { events: await this.readTable(after, maxCount, o.filter) },
       horizon: () => this.horizon(),
       listen: (fn) => this.signals.listen(fn),
       handler,

@@ -27,7 +27,8 @@ export function runSubscriptionLoop(o: {
   batchSize: number;
   pollIntervalMs: number;
   filter?: EventFilter | undefined;
-  read: (after: Checkpoint, maxCount: number) => Promise<RecordedEvent[]>;
+  /** the events after a checkpoint; `through`: how far the log was looked at for them (past the last, when the filter skipped some) */
+  read: (after: Checkpoint, maxCount: number) => Promise<{ events: RecordedEvent[]; through?: Checkpoint }>;
   /** the checkpoint below which every event is visible now (`(xmin, 0)`) */
   horizon: () => Promise<Checkpoint>;
   listen: (fn: (n: AppendNotice) => void) => () => void;
@@ -107,7 +108,7 @@ export function runSubscriptionLoop(o: {
     try {
       while (!stopped) {
         pendingWake = false;
-        const batch = await o.read(cursor, o.batchSize);
+        const { events: batch, through } = await o.read(cursor, o.batchSize);
         if (stopped) break;
         (batch.length > 0 ? found : empty).inc();
         if (batch.length > 0) {
@@ -115,6 +116,8 @@ export function runSubscriptionLoop(o: {
           cursor = batch[batch.length - 1]!.checkpoint;
           if (batch.length < o.batchSize && afterBatchMs) await new Promise((r) => setTimeout(r, afterBatchMs));
         }
+        // nothing of this filter lies up to where the log was looked at: the next read starts there
+        if (through && compareCheckpoints(through, cursor) > 0) cursor = through;
         if (batch.length < o.batchSize) {
           resolveCaughtUp();
           const ms = await nextSleep();

@@ -38,6 +38,8 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
   private running: Promise<void> | null = null;
   private stopped = true;
   private wakeUp: (() => void) | null = null;
+  /** the last claim took as many as it asked for: more may be due */
+  private full = false;
   private woken = false;
   /** free slots that make a finished attempt wake the loop for another claim */
   private readonly refillAt: number;
@@ -82,8 +84,11 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         if (this.stopped) break;
         this.log.error({ err }, 'claiming due webhook attempts failed');
       }
+      // a claim that took fewer than it could took everything due: what comes due next wakes the loop (the
+      // timeline's projector advancing, or the poll); one that filled its slots leaves more, claimed as slots free
+      this.full = claimed.length === free;
       if (claimed.length > 0) this.track(claimed);
-      if (claimed.length === 0 || claimed.length === free) await this.sleep();
+      await this.sleep();
     }
   }
 
@@ -110,7 +115,7 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
         .finally(() => {
           this.inFlight.delete(p);
           // docs/webhooks.md#how-deliveries-flow
-          if (this.mayRefill()) this.wake();
+          if (this.full && this.mayRefill()) this.wake();
         });
       this.inFlight.add(p);
     });

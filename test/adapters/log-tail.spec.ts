@@ -24,7 +24,12 @@ describe('the log tail', () => {
   const readTable = async (after: Checkpoint, maxCount: number) =>
     log.filter((e) => compareCheckpoints(e.checkpoint, after) > 0).slice(0, maxCount);
   const head = async () => log.at(-1)?.checkpoint ?? START;
-  const types = (es: readonly RecordedEvent[] | null) => es?.map((e) => e.type) ?? null;
+  const types = (r: { events: readonly RecordedEvent[] } | null) => r?.events.map((e) => e.type) ?? null;
+  let tableReads = 0;
+  const counted = async (after: Checkpoint, maxCount: number) => {
+    tableReads++;
+    return readTable(after, maxCount);
+  };
 
   beforeEach(() => {
     log.length = 0;
@@ -33,10 +38,46 @@ describe('the log tail', () => {
   it('answers what was appended after the cursor from memory', async () => {
     append(1);
     const tail = new LogTail(readTable, head, 10);
-    expect(await tail.read(log[0]!.checkpoint, 100, undefined)).to.deep.equal([]);
+    expect(types(await tail.read(log[0]!.checkpoint, 100, undefined))).to.deep.equal([]);
     append(3);
     expect(types(await tail.read(log[0]!.checkpoint, 100, undefined))).to.deep.equal(['E2', 'E3', 'E4']);
     expect(types(await tail.read(log[1]!.checkpoint, 1, { eventTypes: ['E4'] }))).to.deep.equal(['E4']);
+  });
+
+  it('says how far it looked: its end when fewer than asked matched, else the last event answered', async () => {
+    append(1);
+    const tail = new LogTail(readTable, head, 10);
+    await tail.read(log[0]!.checkpoint, 100, undefined);
+    append(4);
+    const none = await tail.read(log[0]!.checkpoint, 100, { eventTypes: ['E9'] });
+    expect(none).to.deep.equal({ events: [], through: log[4]!.checkpoint });
+    const some = await tail.read(log[0]!.checkpoint, 100, { eventTypes: ['E3'] });
+    expect(types(some)).to.deep.equal(['E3']);
+    expect(some?.through).to.equal(log[4]!.checkpoint);
+    const capped = await tail.read(log[0]!.checkpoint, 2, undefined);
+    expect(capped?.through).to.equal(log[2]!.checkpoint);
+  });
+
+  it('as the only writer, reads the table only after an append it heard of, or once the last read is old', async () => {
+    let clock = 0;
+    tableReads = 0;
+    append(1);
+    const tail = new LogTail(counted, head, 10, { stalestMs: 1000, now: () => clock });
+    await tail.read(log[0]!.checkpoint, 100, undefined);
+    const first = tableReads;
+    append(2);
+    // not heard of: nothing read, nothing new answered
+    expect(types(await tail.read(log[0]!.checkpoint, 100, undefined))).to.deep.equal([]);
+    expect(tableReads).to.equal(first);
+    tail.heard();
+    expect(types(await tail.read(log[0]!.checkpoint, 100, undefined))).to.deep.equal(['E2', 'E3']);
+    expect(tableReads).to.equal(first + 1);
+    await tail.read(log[0]!.checkpoint, 100, undefined);
+    expect(tableReads).to.equal(first + 1);
+    // a write it did not hear of is found once the last read is older than stalestMs
+    append(1);
+    clock += 1000;
+    expect(types(await tail.read(log[2]!.checkpoint, 100, undefined))).to.deep.equal(['E4']);
   });
 
   it('sends a reader before its start to the table', async () => {
@@ -49,7 +90,7 @@ describe('the log tail', () => {
   it('sends a reader to the table when the refresh it waited for dropped events after its cursor', async () => {
     append(1);
     const tail = new LogTail(readTable, head, 3);
-    expect(await tail.read(log[0]!.checkpoint, 100, undefined)).to.deep.equal([]);
+    expect(types(await tail.read(log[0]!.checkpoint, 100, undefined))).to.deep.equal([]);
     // a burst: more new events than the tail keeps, while this reader was still at E2
     append(5);
     const cursor = log[1]!.checkpoint; // E2: inside the tail when the read began, dropped by its refresh

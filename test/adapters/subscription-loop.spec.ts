@@ -52,7 +52,7 @@ describe('subscription loop: linger after a batch', () => {
       after: START,
       batchSize: 100,
       pollIntervalMs: 60_000,
-      read: l.read,
+      read: async (after, n) => ({ events: await l.read(after, n) }),
       horizon: l.horizon,
       listen: l.listen,
       lingerMs,

@@ -96,6 +96,41 @@ describe('reactor runner', function () {
     await r.stop();
   });
 
+  it('stores its checkpoint at most every checkpointEveryMs, and what it handled when it stops; the next process starts there', async () => {
+    const t = type();
+    const name = `lazy_${t}`;
+    const seen = new Map<string, string[]>();
+    const stored = async () =>
+      (
+        (await s.handle.db
+          .selectFrom('projection_checkpoints' as never)
+          .select('checkpoint' as never)
+          .where('name' as never, '=', name as never)
+          .executeTakeFirst()) as { checkpoint: string } | undefined
+      )?.checkpoint;
+    const a = new ReactorRunner(s.store, db(), counting(name, t, seen), silent, { leaseTtlMs: 1000, checkpointEveryMs: 60_000 });
+    await a.start();
+    const first = await append(t, 3);
+    await eventually(async () => first.every((id) => seen.has(id)), 'the first batch handled');
+    const afterFirst = await stored(); // stored after the first batch: the interval starts then
+    const second = await append(t, 3);
+    await eventually(async () => second.every((id) => seen.has(id)), 'the second batch handled');
+    expect(await stored(), 'not stored again within the interval').to.equal(afterFirst);
+    await a.stop();
+    const last = (await s.store.readAll({ filter: { eventTypes: [t] } })).at(-1)!;
+    expect(await stored(), 'stored when it stopped').to.equal(last.checkpoint);
+    const seenB = new Map<string, string[]>();
+    const b = new ReactorRunner(s.store, db(), counting(name, t, seenB), silent, { leaseTtlMs: 1000, checkpointEveryMs: 60_000 });
+    await b.start();
+    const third = await append(t, 2);
+    await eventually(async () => third.every((id) => seenB.has(id)), 'b handled the new events');
+    expect(
+      [...first, ...second].some((id) => seenB.has(id)),
+      'b starts where a stored',
+    ).to.equal(false);
+    await b.stop();
+  });
+
   it('isolates an event whose handling fails every time, records why, and handles the events after it', async () => {
     const t = type();
     const name = `poison_${t}`;
