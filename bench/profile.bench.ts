@@ -42,7 +42,7 @@ const TURNS = int('PROFILE_TURNS', 5);
 const QUIET_MS = int('PROFILE_QUIET_MS', 400);
 const IDLE_MS = int('PROFILE_IDLE_MS', 3000);
 const DONE_MS = 20_000;
-/** PROFILE_STATEMENTS=N: also print each operation's N most frequent statements (embedded only) */
+/** PROFILE_STATEMENTS=N: also print each operation's N costliest statement shapes, per operation: count, ms, rows (embedded only) */
 const STATEMENTS = Number(process.env.PROFILE_STATEMENTS ?? 0);
 const ADMIN_TOKEN = randomBytes(24).toString('hex');
 
@@ -197,18 +197,35 @@ async function quiet(): Promise<void> {
 }
 
 /**
- * Statement shapes by count (PROFILE_STATEMENTS, embedded): the bench wraps PGlite's `query`, which the query builder's
+ * Statement shapes by time (PROFILE_STATEMENTS, embedded): the bench wraps PGlite's `query`, which the query builder's
  * dialect calls for every statement; a shape is the statement with its parameters and whitespace folded.
  */
-const shapes = new Map<string, number>();
+const shapes = new Map<string, { n: number; ms: number; rows: number }>();
 if (STATEMENTS > 0) {
   const query = PGlite.prototype.query;
   PGlite.prototype.query = function (this: PGlite, ...args: Parameters<typeof query>) {
     const text = String(args[0]).replace(/\s+/g, ' ').trim();
     const from = text.indexOf(' from "events"');
     const shape = (from > 0 ? `select … ${text.slice(from + 1)}` : text).slice(0, 140);
-    shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
-    return query.apply(this, args) as ReturnType<typeof query>;
+    const t = performance.now();
+    const done = () => {
+      const v = shapes.get(shape) ?? { n: 0, ms: 0, rows: 0 };
+      v.n++;
+      v.ms += performance.now() - t;
+      shapes.set(shape, v);
+    };
+    const p = query.apply(this, args) as ReturnType<typeof query>;
+    return p.then(
+      (r) => {
+        done();
+        shapes.get(shape)!.rows += (r as { rows?: unknown[] }).rows?.length ?? 0;
+        return r;
+      },
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    ) as ReturnType<typeof query>;
   } as typeof query;
 }
 
@@ -374,7 +391,7 @@ function operations(rt: Runtime, call: Call, rx: Receiver, line: Line, run: stri
   ];
 }
 
-type Row = { target: string; op: string; cost: Cost; shapes?: [string, number][] };
+type Row = { target: string; op: string; cost: Cost; shapes?: [string, { n: number; ms: number; rows: number }][] };
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver): Promise<Row[]> {
   const cfg = benchConfig(ADMIN_TOKEN, {
@@ -416,7 +433,7 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
         target,
         op: op.name,
         cost: perOp(diff(a, await counts()), idle, OPS),
-        shapes: [...shapes].sort((x, y) => y[1] - x[1]).slice(0, STATEMENTS),
+        shapes: [...shapes].sort((x, y) => y[1].ms - x[1].ms).slice(0, STATEMENTS),
       });
     }
     const [one, many] = rows.slice(-2);
@@ -486,7 +503,8 @@ function print(rows: readonly Row[], pg: boolean): void {
     console.log(`${r.target} | ${r.op}`);
     console.log(`  statements: ${verbs.map(([k, v]) => `${k} ${f1(v)}`).join(', ')}`);
     console.log(`  reads: ${subs.map(([k, v]) => `${k} ${f1(v)}`).join(', ')}`);
-    for (const [shape, n] of r.shapes ?? []) console.log(`  ${f1(n / OPS).padStart(5)} × ${shape}`);
+    for (const [shape, v] of r.shapes ?? [])
+      console.log(`  ${f1(v.n / OPS).padStart(5)} × ${f1(v.ms / OPS).padStart(5)} ms ${f1(v.rows / OPS).padStart(5)} rows  ${shape}`);
   }
 }
 
