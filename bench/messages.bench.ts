@@ -486,21 +486,18 @@ function goals(results: readonly Result[]): void {
   const find = (target: string, scenario: (s: string) => boolean) => results.find((r) => r.target === target && scenario(r.scenario));
   const rate = (r: Result | undefined) => (r ? r.count / r.seconds : NaN);
   const rows: string[] = [];
+  const row = (target: string, figure: string, measured: string, goal: string, ratio: number) =>
+    `${target.padEnd(17)} | ${figure.padEnd(36)} | ${measured.padStart(6)} | ${goal.padEnd(6)} | ${ratio.toFixed(2)}×`;
   for (const target of [...new Set(results.map((r) => r.target))]) {
     const embedded = target.startsWith('pglite');
     const sends = rate(find(target, (s) => s.startsWith('POST /v1/messages')));
     const sendGoal = embedded ? 300 : 1000;
-    rows.push(
-      `${target} | sends per second                  | ${sends.toFixed(0).padStart(6)} | ≥ ${sendGoal} | ${(sends / sendGoal).toFixed(2)}×`,
-    );
+    rows.push(row(target, 'sends per second', sends.toFixed(0), `≥ ${sendGoal}`, sends / sendGoal));
     if (!embedded) continue;
     const burst = rate(find(target, (s) => s.startsWith('inbound burst')));
-    rows.push(`${target} | inbound burst, deliveries per second | ${burst.toFixed(0).padStart(6)} | ≥ 400 | ${(burst / 400).toFixed(2)}×`);
+    rows.push(row(target, 'inbound burst, deliveries per second', burst.toFixed(0), '≥ 400', burst / 400));
     const paced = find(target, (s) => s.startsWith('inbound 100/s'));
-    if (paced)
-      rows.push(
-        `${target} | inbound at 100/s, p99 ms             | ${paced.p99.toFixed(0).padStart(6)} | ≤ 25 | ${(25 / paced.p99).toFixed(2)}×`,
-      );
+    if (paced) rows.push(row(target, 'inbound at 100/s, p99 ms', paced.p99.toFixed(0), '≤ 25', 25 / paced.p99));
   }
   console.log('\ngoals, this run (a ratio of 1 or more meets the goal):');
   for (const r of rows) console.log(`  ${r}`);
