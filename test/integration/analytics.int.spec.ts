@@ -11,6 +11,7 @@ import { endedCall, FAR_END } from '../support/calls.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound } from '../support/messaging.js';
 import { credit, eventually } from '../support/numbers.js';
+import { projectorsCaughtUp } from '../support/projections.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -117,6 +118,8 @@ describe('usage and analytics against hand-counted fixtures', function () {
       async () => (await get('/v1/webhooks/deliveries/all-time')).success === 4 || undefined,
       'four agent.message deliveries',
     );
+    // the analytics read models lag a moment behind the log (docs/event-store.md#lagging-projectors)
+    await projectorsCaughtUp(app);
   });
   after(async () => {
     await rx.close();

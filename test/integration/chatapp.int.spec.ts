@@ -18,6 +18,7 @@ import {
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, messageWhen, messagingLine } from '../support/messaging.js';
 import { eventually } from '../support/numbers.js';
+import { projectorsCaughtUp } from '../support/projections.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -530,6 +531,7 @@ describe('chat-app channel: connections, numbers, templates, the window and send
       });
       expect(t.status).to.equal(201);
       await messageWhen(app, k, out.body.conversation_id, t.body.id, (m) => m.status === 'read', 'read');
+      await projectorsCaughtUp(app); // docs/event-store.md#lagging-projectors
       const after = (await app.call('GET', '/v1/usage', { key: k })).body;
       expect(after.balance).to.deep.equal(before.balance);
       expect(after.stats).to.deep.equal(before.stats);

@@ -12,6 +12,7 @@ import { ev } from '../support/fixtures.js';
 import { startTestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, messagingLine } from '../support/messaging.js';
 import { account, eventually } from '../support/numbers.js';
+import { projectorsCaughtUp } from '../support/projections.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -144,14 +145,7 @@ describe('guarded projector statements', function () {
         'the lifted opt-out projected',
       );
       // every projector past the last of its events, the lagging ones too (docs/event-store.md#lagging-projectors)
-      for (const p of allProjectors) {
-        const last = (await app.rt.store.readAll({ filter: { eventTypes: [...p.handles] }, maxCount: 100_000 })).at(-1);
-        if (!last) continue;
-        await eventually(async () => {
-          const row = await db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', p.name).executeTakeFirst();
-          return row !== undefined && compareCheckpoints(row.checkpoint, last.checkpoint) >= 0;
-        }, `${p.name} past its last event`);
-      }
+      await projectorsCaughtUp(app, allProjectors);
       await app.rt.engine.stop();
       // every projector is guarded, the analytics ones included (docs/analytics.md)
       const guarded = allProjectors;
