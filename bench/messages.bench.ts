@@ -38,7 +38,7 @@ import type { EventStorePort, NewEvent } from '../application/ports/event-store.
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
-import { benchConfig, benchMetadata, runBench } from './support/bench.js';
+import { benchConfig, benchMetadata, runBench, UNCAPPED_TEXTS } from './support/bench.js';
 import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { runOnTargets, targetsLine } from './support/scratch-db.js';
@@ -400,13 +400,7 @@ async function inbound(
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver, notes: string[]): Promise<Result[]> {
   const cfg = benchConfig(ADMIN_TOKEN, {
-    // the bench measures the pipeline, not the caps (docs/messaging.md#caps)
-    MESSAGE_SEND_RATE_PER_SECOND: '10000',
-    MESSAGE_SEND_BURST: '100000',
-    SANDBOX_SMS_RATE_PER_MINUTE: '1000000',
-    // the sandbox carrier answers at once, so the sends' asynchronous tail settles quickly (docs/sandbox.md)
-    SANDBOX_SMS_SENT_DELAY_MS: '0',
-    SANDBOX_SMS_DELIVERY_DELAY_MS: '0',
+    ...UNCAPPED_TEXTS,
     ...env,
   });
   const rt: Runtime = await createRuntime(cfg, createLogger('silent'));

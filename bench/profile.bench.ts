@@ -27,7 +27,7 @@ import { AGENT_DEFAULTS } from '../domain/agent/agent.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { costMetrics } from '../infrastructure/observability/metrics.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
-import { benchConfig, benchMetadata, runBench } from './support/bench.js';
+import { benchConfig, benchMetadata, runBench, UNCAPPED_TEXTS } from './support/bench.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { onEachTarget, targetsLine } from './support/scratch-db.js';
 
@@ -56,8 +56,8 @@ const ok = (what: string, r: Reply): any => {
 
 // ---------------------------------------------------------------- counters
 
-type Counts = {
-  at: number;
+/** What the counters and the process add up, at one moment or over a stretch. */
+type Totals = {
   cpuMs: number;
   pgCpuMs: number;
   appendStatements: number;
@@ -66,8 +66,9 @@ type Counts = {
   statements: number;
   byVerb: Map<string, number>;
   dbMs: number;
-  reads: Map<string, { events: number; empty: number }>;
 };
+
+type Counts = Totals & { at: number; reads: Map<string, { events: number; empty: number }> };
 
 const CLK_TCK = 100;
 /** CPU of the PostgreSQL server's processes on this machine (0 when none is visible: embedded, or elsewhere). */
@@ -114,15 +115,7 @@ async function counts(): Promise<Counts> {
   };
 }
 
-type Cost = {
-  cpuMs: number;
-  pgCpuMs: number;
-  appendStatements: number;
-  appends: number;
-  events: number;
-  statements: number;
-  byVerb: Map<string, number>;
-  dbMs: number;
+type Cost = Totals & {
   /** subscription reads that found events / found none, and by subscription */
   wakeups: number;
   emptyReads: number;
@@ -395,12 +388,7 @@ type Row = { target: string; op: string; cost: Cost; shapes?: [string, { n: numb
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver): Promise<Row[]> {
   const cfg = benchConfig(ADMIN_TOKEN, {
-    // the caps are not what is measured (docs/messaging.md#caps)
-    MESSAGE_SEND_RATE_PER_SECOND: '10000',
-    MESSAGE_SEND_BURST: '100000',
-    SANDBOX_SMS_RATE_PER_MINUTE: '1000000',
-    SANDBOX_SMS_SENT_DELAY_MS: '0',
-    SANDBOX_SMS_DELIVERY_DELAY_MS: '0',
+    ...UNCAPPED_TEXTS,
     SANDBOX_VOICE_WORDS_PER_MINUTE: '6000',
     SANDBOX_VOICE_RING_MS: '0',
     SANDBOX_VOICE_REPLY_PAUSE_MS: '0',

@@ -38,3 +38,16 @@ export const benchConfig = (adminToken: string, env: Record<string, string>): Co
     THROTTLE_MAX_REQUESTS: '1000000',
     ...env,
   });
+
+/**
+ * Texts at the pipeline's own speed: the per-number send rate and burst and the sandbox carrier's rate raised
+ * (docs/messaging.md#caps), and the sandbox carrier reporting its receipts at once, so the sends' asynchronous tail
+ * settles quickly (docs/sandbox.md). A bench measures the pipeline, not the caps.
+ */
+export const UNCAPPED_TEXTS: Readonly<Record<string, string>> = {
+  MESSAGE_SEND_RATE_PER_SECOND: '10000',
+  MESSAGE_SEND_BURST: '100000',
+  SANDBOX_SMS_RATE_PER_MINUTE: '1000000',
+  SANDBOX_SMS_SENT_DELAY_MS: '0',
+  SANDBOX_SMS_DELIVERY_DELAY_MS: '0',
+};
