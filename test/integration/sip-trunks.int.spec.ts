@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { sql } from 'kysely';
+import { PLATFORM } from '../../infrastructure/platform/tokens.js';
+import { SIP } from '../../infrastructure/sip/tokens.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { account, eventually, sandbox } from '../support/numbers.js';
 
@@ -67,6 +70,19 @@ describe('SIP trunks over HTTP', function () {
     ['a priority above 65535', uri('sip:pbx.example.com', { priority: 65536 }), ['body', 'origination', 'uris', 0, 'priority']],
     ['a negative weight', uri('sip:pbx.example.com', { weight: -1 }), ['body', 'origination', 'uris', 0, 'weight']],
     ['a missing sip_uri', { origination: { uris: [{ name: 'x' }] } }, ['body', 'origination', 'uris', 0, 'sip_uri']],
+    ['a termination address that is none', { termination: { addresses: ['pbx.example.com'] } }, ['body', 'termination', 'addresses', 0]],
+    ['a CIDR block too wide', { termination: { addresses: ['203.0.113.0/33'] } }, ['body', 'termination', 'addresses', 0]],
+    [
+      'a termination password under 12 characters',
+      { termination: { credentials: [{ username: 'pbx', password: 'short' }] } },
+      ['body', 'termination', 'credentials', 0, 'password'],
+    ],
+    [
+      'a termination user name with a space',
+      { termination: { credentials: [{ username: 'my pbx', password: 'long-enough-secret' }] } },
+      ['body', 'termination', 'credentials', 0, 'username'],
+    ],
+    ['an unknown termination field', { termination: { sip_uri: 'sip:x@y' } }, ['body', 'termination', 'sip_uri']],
   ];
   for (const [what, body, loc] of invalid) {
     it(`answers 422 for ${what}, on create and on update`, async () => {
@@ -77,6 +93,81 @@ describe('SIP trunks over HTTP', function () {
       expect((await patch(t.id, body)).status).to.equal(422);
     });
   }
+
+  describe('the termination side (docs/sip.md#calls-from-your-pbx)', () => {
+    const SECRET = 'pbx-secret-4711-abc';
+    const OTHER = 'pbx-secret-0815-xyz';
+
+    it('takes credentials and addresses, answers user names only, and keeps the passwords sealed at rest', async () => {
+      const r = await create({
+        name: 'Office PBX',
+        termination: { credentials: [{ username: 'office', password: SECRET }], addresses: ['203.0.113.7', '198.51.100.0/24'] },
+      });
+      expect(r.status).to.equal(200);
+      expect(r.body.termination).to.deep.include({ credentials: [{ username: 'office' }], addresses: ['203.0.113.7', '198.51.100.0/24'] });
+      expect(r.body.termination.sip_uri).to.match(/^sip:/);
+      const got = await app.call('GET', `/v1/sip-trunks/${r.body.id}`, { key: acc.apiKey });
+      const stream = await app.rt.store.readStream(`sip_trunk-${r.body.id}`);
+      const rows = await sql`select termination::text as t from sip_trunks where trunk_id = ${r.body.id}`.execute(
+        app.rt.get(PLATFORM.ReadDb),
+      );
+      const upstream = await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN });
+      const recorded = JSON.stringify(stream.map((e) => e.data));
+      for (const stored of [
+        recorded,
+        JSON.stringify(rows.rows),
+        JSON.stringify(got.body),
+        JSON.stringify(r.body),
+        JSON.stringify(upstream.body),
+      ])
+        expect(stored).not.to.include(SECRET);
+      expect(recorded).to.include('enc:v1:');
+      // the SIP engine's directory opens them
+      const opened = (await app.rt.get(SIP.Trunks).list()).find((t) => t.trunkId === r.body.id);
+      expect(opened).to.deep.include({ accountId: acc.accountId, credentials: [{ username: 'office', password: SECRET }] });
+    });
+
+    it('a PATCH changes only the lists it sends; a credential without a password keeps its own; a new user name needs one (422)', async () => {
+      const t = (await create({ termination: { credentials: [{ username: 'office', password: SECRET }], addresses: ['203.0.113.7'] } }))
+        .body;
+      const opened = async () => (await app.rt.get(SIP.Trunks).list()).find((x) => x.trunkId === t.id);
+      const moved = await patch(t.id, { termination: { addresses: ['192.0.2.0/28'] } });
+      expect(moved.status).to.equal(200);
+      expect(moved.body.termination).to.deep.include({ credentials: [{ username: 'office' }], addresses: ['192.0.2.0/28'] });
+      const added = await patch(t.id, { termination: { credentials: [{ username: 'office' }, { username: 'branch', password: OTHER }] } });
+      expect(added.body.termination.credentials).to.deep.equal([{ username: 'office' }, { username: 'branch' }]);
+      expect((await opened())?.credentials).to.deep.equal([
+        { username: 'office', password: SECRET },
+        { username: 'branch', password: OTHER },
+      ]);
+      const refused = await patch(t.id, { termination: { credentials: [{ username: 'newcomer' }] } });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.detail.map((d: { loc: unknown[] }) => d.loc)).to.deep.include([
+        'body',
+        'termination',
+        'credentials',
+        '0',
+        'password',
+      ]);
+      const twice = await patch(t.id, { termination: { credentials: [{ username: 'office' }, { username: 'office', password: OTHER }] } });
+      expect(twice.status).to.equal(422);
+      expect((await opened())?.credentials).to.have.length(2);
+      const cleared = await patch(t.id, { termination: { credentials: [], addresses: [] } });
+      expect(cleared.body.termination).to.deep.include({ credentials: [], addresses: [] });
+      // a trunk without a termination side is none the engine checks
+      expect(await opened()).to.equal(undefined);
+    });
+
+    it("another account's trunk is a 404, and its termination side is not shown", async () => {
+      const other = await account(app);
+      const foreign = (await create({ termination: { addresses: ['203.0.113.99'] } }, other.apiKey)).body;
+      const r = await app.call('PATCH', `/v1/sip-trunks/${foreign.id}`, { key: acc.apiKey, body: { termination: { addresses: [] } } });
+      expect(r.status).to.equal(404);
+      expect((await app.call('GET', `/v1/sip-trunks/${foreign.id}`, { key: other.apiKey })).body.termination.addresses).to.deep.equal([
+        '203.0.113.99',
+      ]);
+    });
+  });
 
   it('updates only what is sent; `origination` without uris (or with none) clears them while no number is attached', async () => {
     const t = (await create({ name: 'Patchy', ...uri('sip:a.example.com') })).body;
