@@ -46,6 +46,8 @@ export type LiveCallPlan = CallFacts &
     ringTimeoutMs: number;
     /** an inbound call of a number routed to a SIP trunk: its origination URIs in the order they are tried */
     sipUris: readonly string[];
+    /** the SIP trunk the call is routed to, or (an outbound call) came in through from the customer's PBX */
+    sipTrunkId?: string | null;
   }>;
 
 /** How an inbound offer is turned into a call (the calls' commands decide; the host runs it). */
@@ -168,7 +170,13 @@ export class CallHost {
     }));
     if ('refuse' in plan) return { accept: false, reason: plan.refuse, ...(plan.code ? { code: plan.code } : {}) };
     const session = await this.open(plan);
-    return { accept: true, callId: plan.callId, listener: session, onLeg: (leg) => session.attach(leg) };
+    return {
+      accept: true,
+      callId: plan.callId,
+      listener: session,
+      onLeg: (leg) => session.attach(leg),
+      ...(offer.fromTrunk ? { ringTimeoutMs: plan.ringTimeoutMs } : {}),
+    };
   }
 
   private async open(plan: LiveCallPlan): Promise<CallSession> {

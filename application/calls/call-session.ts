@@ -112,7 +112,8 @@ export class CallSession implements LegListener {
   });
 
   constructor(
-    readonly call: CallFacts & Readonly<{ agentName: string; settings: CallSettings; sipUris?: readonly string[] }>,
+    readonly call: CallFacts &
+      Readonly<{ agentName: string; settings: CallSettings; sipUris?: readonly string[]; sipTrunkId?: string | null }>,
     private readonly ctx: RequestContext,
     private readonly deps: SessionDeps,
   ) {}
@@ -150,7 +151,8 @@ export class CallSession implements LegListener {
     this.maxTimer = setTimeout(() => void this.hangup('max_duration_reached'), s.maxDurationSeconds * 1000);
     this.touch();
     if (s.mode === 'sip') {
-      void this.bridge();
+      // a call from the customer's PBX (outbound) was bridged by the engine before it answered (docs/sip.md#calls-from-your-pbx)
+      if (this.call.direction === 'inbound') void this.bridge();
       return;
     }
     if (answeredBy === 'voicemail') {
@@ -256,7 +258,7 @@ export class CallSession implements LegListener {
       if (this.finished || !this.leg) return;
       try {
         await this.leg.bridge(sipUri);
-        this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed } });
+        this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed, ...this.trunk() } });
         return;
       } catch (err) {
         if (this.finished || err instanceof LegEndedError) return;
@@ -269,12 +271,16 @@ export class CallSession implements LegListener {
         if (end) break;
       }
     }
-    if (failed.length > 0) this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: null, failed } });
+    if (failed.length > 0) this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: null, failed, ...this.trunk() } });
     end ??= {
       reason: 'sip_unreachable',
       detail: failed.length ? failed.map((f) => `${f.sipUri}: ${f.error}`).join('; ') : 'the trunk has no origination URIs',
     };
     void this.hangup(end.reason, end.detail);
+  }
+
+  private trunk(): { trunkId?: string } {
+    return this.call.sipTrunkId ? { trunkId: this.call.sipTrunkId } : {};
   }
 
   // ---- turns --------------------------------------------------------------------------------------------

@@ -119,18 +119,35 @@ export interface CallLeg {
   report?(): LegReport | null;
 }
 
-/** An inbound call ringing on one of the platform's numbers. */
-export type InboundOffer = Readonly<{ engineCallId: string; from: string; to: string }>;
+/**
+ * An inbound call ringing on one of the platform's numbers; or, with `fromTrunk`, a call a customer's PBX sends
+ * through the termination side of its SIP trunks, to go out through the carrier (docs/sip.md#calls-from-your-pbx):
+ * `from` is then the caller id it asks for, `to` the destination (E.164).
+ */
+export type InboundOffer = Readonly<{
+  engineCallId: string;
+  from: string;
+  to: string;
+  /** the trunks whose termination side the INVITE authenticated with (its source address, or its credentials) */
+  fromTrunk?: Readonly<{ trunkIds: readonly string[]; source: string }>;
+}>;
 
 /**
- * Why an inbound offer is refused: the number is none of the platform's, a cap is full (the caller hears busy), or
- * nobody can take it now.
+ * Why an inbound offer is refused: the number is none of the platform's, a cap is full (the caller hears busy),
+ * nobody can take it now, or (a call from a PBX) the caller id is no number routed to the trunk it came through.
  */
-export type InboundRefusal = 'unknown_number' | 'busy' | 'unavailable';
+export type InboundRefusal = 'unknown_number' | 'busy' | 'unavailable' | 'forbidden';
 
 /** The platform's answer to an inbound offer: the leg's listener, or a refusal (a SIP engine answers 404, 486 or 480). */
 export type InboundDecision =
-  | Readonly<{ accept: true; callId: string; listener: LegListener; onLeg: (leg: CallLeg) => void }>
+  | Readonly<{
+      accept: true;
+      callId: string;
+      listener: LegListener;
+      onLeg: (leg: CallLeg) => void;
+      /** a call from a PBX: how long the destination may ring before it is given up (`failed('no_answer')`) */
+      ringTimeoutMs?: number;
+    }>
   | Readonly<{ accept: false; reason: string; code?: InboundRefusal }>;
 
 export interface VoiceEnginePort {

@@ -82,6 +82,7 @@ export const sip = {
           ringMs: cfg.SIP_RING_MS,
           trunkTimeouts: { respondMs: cfg.SIP_TRUNK_RESPOND_MS, answerMs: cfg.SIP_TRUNK_ANSWER_MS },
           carriers: r(SIP.Carriers),
+          trunks: r(SIP.Trunks),
           carrierOfNumber: async (e164) => {
             const row = await r(PLATFORM.ReadDb)
               .selectFrom('phone_numbers')
