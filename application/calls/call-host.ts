@@ -176,6 +176,8 @@ export class CallHost {
       listener: session,
       onLeg: (leg) => session.attach(leg),
       ...(offer.fromTrunk ? { ringTimeoutMs: plan.ringTimeoutMs } : {}),
+      // a call routed to a SIP trunk is answered when a URI answers (docs/calls.md#sip-trunks)
+      ...(plan.settings.mode === 'sip' && plan.direction === 'inbound' ? { answerOnBridge: true } : {}),
     };
   }
 

@@ -125,6 +125,8 @@ export class CallSession implements LegListener {
   attach(leg: CallLeg): void {
     this.leg = leg;
     if (this.finished) void leg.hangup();
+    // a call routed to a SIP trunk rings its URIs now; the caller is answered when one answers (docs/calls.md#sip-trunks)
+    else if (this.call.settings.mode === 'sip' && this.call.direction === 'inbound') void this.bridge();
   }
 
   /** Hangs up for `reason` (the API, the host's shutdown, a limit); resolves once the end is recorded. */
@@ -150,11 +152,9 @@ export class CallSession implements LegListener {
     const s = this.call.settings;
     this.maxTimer = setTimeout(() => void this.hangup('max_duration_reached'), s.maxDurationSeconds * 1000);
     this.touch();
-    if (s.mode === 'sip') {
-      // a call from the customer's PBX (outbound) was bridged by the engine before it answered (docs/sip.md#calls-from-your-pbx)
-      if (this.call.direction === 'inbound') void this.bridge();
-      return;
-    }
+    // a bridged call is answered when its far end is (docs/calls.md#sip-trunks, docs/sip.md#calls-from-your-pbx):
+    // nobody speaks on it
+    if (s.mode === 'sip') return;
     if (answeredBy === 'voicemail') {
       if (s.voicemailMessage) this.phase = 'awaiting-beep';
       else {

@@ -107,7 +107,10 @@ export interface CallLeg {
   transfer(to: string, o?: Readonly<{ callerId?: TransferCallerId }>): Promise<void>;
   /**
    * Bridges an inbound leg to a SIP URI (a number routed to a SIP trunk). Resolves when the URI answered;
-   * rejects with the URI's failure (a `SipBridgeError`), and the leg stays up for the next URI.
+   * rejects with the URI's failure (a `SipBridgeError`), and the leg stays up for the next URI. A leg accepted with
+   * `answerOnBridge` is not answered yet: the caller hears the URI's ringing (or its early media), and is answered
+   * (`answered` reported) when the URI answers; hung up unanswered, the caller hears the last URI's failure
+   * (docs/sip.md#sip-trunks).
    */
   bridge(sipUri: string): Promise<void>;
   /** ends the leg (`ended('local_hangup')` follows); idempotent */
@@ -147,6 +150,8 @@ export type InboundDecision =
       onLeg: (leg: CallLeg) => void;
       /** a call from a PBX: how long the destination may ring before it is given up (`failed('no_answer')`) */
       ringTimeoutMs?: number;
+      /** a call routed to a SIP trunk: answered only when one of its URIs answers a `bridge` (not at once) */
+      answerOnBridge?: boolean;
     }>
   | Readonly<{ accept: false; reason: string; code?: InboundRefusal }>;
 

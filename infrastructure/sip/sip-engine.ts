@@ -16,6 +16,7 @@ import {
   type VoiceEnginePort,
 } from '../../application/calls/voice-engine.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { type BridgeFailure, callerRefusal } from '../../domain/sip-trunk/routing.js';
 import type { SpeechPipelineDeps } from '../media/speech-pipeline.js';
 import { type Carrier, type CarrierDirectory, carrierByAddress } from './carriers.js';
 import { InboundDigest } from './inbound-digest.js';
@@ -107,6 +108,10 @@ type Dialog = {
   onProvisional: (() => void) | null;
   /** outbound: told of a 180 or 183 (the far end rings), with the response */
   onRinging: ((rs: SipResponse) => void) | null;
+  /** inbound, not answered yet: what the caller was told of its progress (a bridge's ringing or early media) */
+  progress: 'none' | 'ringing' | 'early_media';
+  /** inbound, bridged to a trunk's URIs: why the last one did not take the call (what an unanswered caller hears) */
+  bridgeFailure: BridgeFailure | null;
   canceled: boolean;
   /**
    * The 200 sent carries this engine's offer and the far end's answer comes in the ACK (docs/sip.md#inbound-calls):
@@ -486,6 +491,7 @@ export class SipEngine implements VoiceEnginePort {
       awaitingAnswer: media ? null : 'initial',
     });
     this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
+    d.progress = 'ringing';
     const decision: InboundDecision = this.inbound
       ? await this.inbound({ engineCallId: d.callId, from, to }).catch((err: unknown) => {
           this.o.log.error({ ...log, err }, 'planning an inbound call failed');
@@ -507,6 +513,8 @@ export class SipEngine implements VoiceEnginePort {
       leg.end('remote_hangup', 'the caller hung up while it rang');
       return;
     }
+    // a call routed to a SIP trunk is answered when one of its URIs answers (docs/sip.md#sip-trunks)
+    if (decision.answerOnBridge) return;
     if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
     if (d.state !== 'early' || leg.ended) return;
     this.answer(d);
@@ -595,7 +603,6 @@ export class SipEngine implements VoiceEnginePort {
     const gw = carrier.outbound;
     const target = `sip:${toCarrier(to, carrier.numberFormat)}@${gw.host}:${gw.port}${gw.transport === 'tcp' ? ';transport=tcp' : ''}`;
     const ringMs = decision.ringTimeoutMs ?? 60_000;
-    let ringing = false;
     const ring = setTimeout(() => {
       const b = d.bridgedTo;
       if (d.state !== 'early' || !b || b.state !== 'early') return;
@@ -604,14 +611,7 @@ export class SipEngine implements VoiceEnginePort {
       this.failLeg(d, 'no_answer', `no answer within ${Math.round(ringMs / 1000)} s`);
     }, ringMs);
     try {
-      await this.bridgeCall(d, carrier, target, from, {
-        onRinging: (rs) => {
-          if (ringing || d.state !== 'early') return;
-          ringing = true;
-          this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
-          if (rs.status === 180 || rs.status === 183) d.leg?.ringing();
-        },
-      });
+      await this.bridgeCall(d, carrier, target, from);
       clearTimeout(ring);
       leg.answered('human');
     } catch (err) {
@@ -625,6 +625,33 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.info({ ...log, status: refused?.status, detail }, 'the carrier did not take a call from a PBX');
       this.failLeg(d, why, detail);
     }
+  }
+
+  /**
+   * A ringing far leg `b`'s progress, passed on to the caller `d` while it is not answered: a 183 with SDP is early
+   * media (a ringback tone, an announcement), relayed from `b` to the caller after a 183 with the engine's SDP answer
+   * (the 200 repeats it); anything else is a 180, sent once. The session hears that the call rings.
+   */
+  private passProgress(d: Dialog, b: Dialog, rs: SipResponse): void {
+    if (d.state !== 'early' || !d.invite) return;
+    d.leg?.ringing();
+    const mine = d.rtp.media;
+    const early = rs.status === 183 && mine ? readRemoteSdp(rs.content ?? '') : null;
+    if (early && mine && d.progress !== 'early_media') {
+      b.rtp.setRemote(early);
+      b.rtp.onAudio = (s) => d.rtp.relay(s);
+      d.progress = 'early_media';
+      this.respond(d.invite, 183, 'Session Progress', {
+        to: d.local,
+        contact: [this.contact(d.transport)],
+        'content-type': 'application/sdp',
+        content: this.sdp(d, [{ codec: mine.codec, payloadType: mine.payloadType }], answerDirection(mine)),
+      });
+      return;
+    }
+    if (d.progress !== 'none') return;
+    d.progress = 'ringing';
+    this.respond(d.invite, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
   }
 
   /** The 200 with the SDP answer (or, to a late offer, the offer), sent again until the ACK (over UDP). */
@@ -795,7 +822,11 @@ export class SipEngine implements VoiceEnginePort {
   private hangupDialog(d: Dialog, reason: 'local_hangup' | 'host_lost' | 'provider_error'): void {
     if (d.state === 'confirmed') this.sendInDialog(d, 'BYE');
     else if (d.state === 'early' && d.direction === 'outbound') this.cancel(d);
-    else if (d.state === 'early' && d.invite) this.respond(d.invite, 480, 'Temporarily Unavailable', { to: d.local });
+    else if (d.state === 'early' && d.invite) {
+      // a caller no trunk URI took hears the last URI's failure (docs/sip.md#sip-trunks); otherwise 480
+      const { status, reason: phrase } = callerRefusal(d.bridgeFailure);
+      this.respond(d.invite, status, phrase, { to: d.local });
+    }
     const legReason = reason === 'host_lost' ? 'local_hangup' : reason;
     if (d.leg && !d.leg.ended) {
       if (d.direction === 'outbound' && d.state === 'early') this.failLeg(d, 'provider_error', 'the call was ended before it was answered');
@@ -880,6 +911,18 @@ export class SipEngine implements VoiceEnginePort {
    * within `trunkTimeouts.respondMs`, or responds and does not answer within `trunkTimeouts.answerMs`, times out.
    */
   private async bridgeTrunkUri(d: Dialog, sipUri: string): Promise<void> {
+    const early = d.state === 'early';
+    try {
+      await this.tryTrunkUri(d, sipUri);
+    } catch (err) {
+      if (err instanceof SipBridgeError) d.bridgeFailure = err.failure;
+      throw err;
+    }
+    // the caller was answered when the URI answered (bridgeCall): the session hears of it now
+    if (early) d.leg?.answered('human');
+  }
+
+  private async tryTrunkUri(d: Dialog, sipUri: string): Promise<void> {
     // the package answers undefined for what is not a SIP URI (its type says otherwise)
     const uri = sip.parseUri(sipUri) as ReturnType<typeof sip.parseUri> | undefined;
     if (!uri) throw new SipBridgeError(sipUri, { kind: 'unreachable', detail: 'not a SIP URI' });
@@ -901,7 +944,7 @@ export class SipEngine implements VoiceEnginePort {
     carrier: Carrier | null,
     target: string,
     caller: string,
-    o: Readonly<{ trunk?: SipEngineOptions['trunkTimeouts']; onRinging?: (rs: SipResponse) => void }> = {},
+    o: Readonly<{ trunk?: SipEngineOptions['trunkTimeouts'] }> = {},
   ): Promise<Dialog> {
     const trunk = o.trunk;
     return new Promise<Dialog>((resolve, reject) => {
@@ -930,7 +973,12 @@ export class SipEngine implements VoiceEnginePort {
       }).then((b) => {
         d.bridgedTo = b;
         b.bridgedTo = d;
-        if (o.onRinging) b.onRinging = (rs) => !settled && o.onRinging!(rs);
+        // the caller went while the INVITE was being sent: it is cancelled, and its 487 settles this as the caller's end
+        if (d.state === 'ended') this.cancel(b);
+        // a caller not answered yet hears the far end ring, or its early media (docs/sip.md#sip-trunks)
+        b.onRinging = (rs) => {
+          if (!settled) this.passProgress(d, b, rs);
+        };
         if (trunk) {
           // given up: CANCEL once it responded (RFC 3261 §9.1); a 2xx that still comes is answered with a BYE
           const giveUp = (afterMs: number) => () =>
@@ -1080,6 +1128,8 @@ export class SipEngine implements VoiceEnginePort {
       onFinal: null,
       onProvisional: null,
       onRinging: null,
+      progress: 'none',
+      bridgeFailure: null,
       canceled: false,
     };
     d.local.params.tag = d.localTag;

@@ -112,7 +112,8 @@ export class SandboxVoiceEngine implements VoiceEnginePort {
       leg.end('local_hangup', 'the platform could not take the call');
       throw err;
     }
-    leg.answer('human');
+    // a call routed to a SIP trunk is answered when one of its URIs answers the bridge (docs/calls.md#sip-trunks)
+    if (!decision.answerOnBridge) leg.answer('human');
     return { callId: decision.callId, engineCallId };
   }
 
