@@ -459,12 +459,38 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.info(log, 'SIP INVITE for no phone number: 404');
       return this.respond(rq, 404, 'Not Found');
     }
-    // an INVITE without SDP is a late offer: the 200 offers, the ACK answers (RFC 3261 §13.2.1)
+    const d = await this.takeInvite(rq, remote, carrier, log);
+    if (!d) return;
+    this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
+    d.progress = 'ringing';
+    const decision = await this.decide(d, { engineCallId: d.callId, from, to }, log);
+    if (!decision.accept) return this.refuse(d, refusal(decision.code));
+    const leg = this.makeLeg(d, decision.callId, decision.listener);
+    decision.onLeg(leg);
+    if (d.canceled) {
+      leg.end('remote_hangup', 'the caller hung up while it rang');
+      return;
+    }
+    // a call routed to a SIP trunk is answered when one of its URIs answers (docs/sip.md#sip-trunks)
+    if (decision.answerOnBridge) return;
+    if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
+    if (d.state !== 'early' || leg.ended) return;
+    this.answer(d);
+    leg.answered('human');
+  }
+
+  /**
+   * A new INVITE taken on: refused 488 without G.711 audio in its offer (an INVITE without SDP is a late offer: the 200
+   * offers, the ACK answers, RFC 3261 §13.2.1), else answered 100 and tracked as an early dialog with an RTP port of
+   * its own (null when none is free: 503).
+   */
+  private async takeInvite(rq: SipRequest, remote: Remote, carrier: Carrier | null, log: Record<string, unknown>): Promise<Dialog | null> {
     const late = !hasSdp(rq);
     const media = late ? null : readRemoteSdp(rq.content ?? '');
     if (!late && !media) {
       this.o.log.info(log, 'SIP INVITE without G.711 audio: 488');
-      return this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
+      this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
+      return null;
     }
     this.respond(rq, 100, 'Trying');
     let rtp: RtpSession;
@@ -472,11 +498,12 @@ export class SipEngine implements VoiceEnginePort {
       rtp = await this.openRtp(rq.headers['call-id'], [remote.address]);
     } catch (err) {
       this.o.log.error({ ...log, err }, 'no RTP port for an inbound call');
-      return this.respond(rq, 503, 'Service Unavailable');
+      this.respond(rq, 503, 'Service Unavailable');
+      return null;
     }
     if (media) rtp.setRemote(media);
     const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
-    const d = this.newDialog({
+    return this.newDialog({
       callId: rq.headers['call-id'],
       direction: 'inbound',
       carrier,
@@ -490,35 +517,23 @@ export class SipEngine implements VoiceEnginePort {
       invite: rq,
       awaitingAnswer: media ? null : 'initial',
     });
-    this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
-    d.progress = 'ringing';
-    const decision: InboundDecision = this.inbound
-      ? await this.inbound({ engineCallId: d.callId, from, to }).catch((err: unknown) => {
-          this.o.log.error({ ...log, err }, 'planning an inbound call failed');
-          return { accept: false as const, reason: 'the call could not be taken' };
-        })
-      : { accept: false, reason: 'this process takes no inbound calls' };
-    if (!decision.accept) {
-      this.o.log.info({ ...log, reason: decision.reason }, 'inbound SIP call refused');
-      if (d.state === 'early') {
-        const [status, reason] = refusal(decision.code);
-        this.respond(rq, status, reason, { to: d.local });
-      }
-      this.endDialog(d);
-      return;
-    }
-    const leg = this.makeLeg(d, decision.callId, decision.listener);
-    decision.onLeg(leg);
-    if (d.canceled) {
-      leg.end('remote_hangup', 'the caller hung up while it rang');
-      return;
-    }
-    // a call routed to a SIP trunk is answered when one of its URIs answers (docs/sip.md#sip-trunks)
-    if (decision.answerOnBridge) return;
-    if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
-    if (d.state !== 'early' || leg.ended) return;
-    this.answer(d);
-    leg.answered('human');
+  }
+
+  /** The platform's decision on an offer (a failure to decide is a refusal). */
+  private async decide(d: Dialog, offer: InboundOffer, log: Record<string, unknown>): Promise<InboundDecision> {
+    if (!this.inbound) return { accept: false, reason: 'this process takes no inbound calls' };
+    const decision = await this.inbound(offer).catch((err: unknown) => {
+      this.o.log.error({ ...log, err }, 'planning an inbound call failed');
+      return { accept: false as const, reason: 'the call could not be taken' };
+    });
+    if (!decision.accept) this.o.log.info({ ...log, reason: decision.reason, sipCallId: d.callId }, 'inbound SIP call refused');
+    return decision;
+  }
+
+  /** Refuses an early dialog's INVITE with `status` (unless the caller went meanwhile) and forgets it. */
+  private refuse(d: Dialog, [status, reason, headers]: readonly [number, string, Record<string, unknown>?]): void {
+    if (d.state === 'early' && d.invite) this.respond(d.invite, status, reason, { to: d.local, ...(headers ?? {}) });
+    this.endDialog(d);
   }
 
   /**
@@ -540,54 +555,12 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.info(log, 'SIP INVITE from a PBX whose From is no phone number: 403');
       return this.respond(rq, 403, 'Forbidden', { warning: `399 - "${CALLER_ID_REFUSED}"` });
     }
-    const late = !hasSdp(rq);
-    const media = late ? null : readRemoteSdp(rq.content ?? '');
-    if (!late && !media) {
-      this.o.log.info(log, 'SIP INVITE without G.711 audio: 488');
-      return this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
-    }
-    this.respond(rq, 100, 'Trying');
-    let rtp: RtpSession;
-    try {
-      rtp = await this.openRtp(rq.headers['call-id'], [remote.address]);
-    } catch (err) {
-      this.o.log.error({ ...log, err }, 'no RTP port for a call from a PBX');
-      return this.respond(rq, 503, 'Service Unavailable');
-    }
-    if (media) rtp.setRemote(media);
-    const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
-    const d = this.newDialog({
-      callId: rq.headers['call-id'],
-      direction: 'inbound',
-      carrier: null,
-      remoteTag: (rq.headers.from.params.tag as string | undefined) ?? null,
-      local: { ...rq.headers.to, params: { ...rq.headers.to.params } },
-      remote: rq.headers.from,
-      target: contact ? sip.stringifyUri(contact.uri) : `sip:${remote.address}:${remote.port}`,
-      routes: [...(rq.headers['record-route'] ?? [])],
-      transport: remote.protocol.toUpperCase() === 'TCP' ? 'TCP' : 'UDP',
-      rtp,
-      invite: rq,
-      awaitingAnswer: media ? null : 'initial',
-    });
+    const d = await this.takeInvite(rq, remote, null, log);
+    if (!d) return;
     const source = `sip:${remote.address.includes(':') ? `[${remote.address}]` : remote.address}:${remote.port}`;
-    const decision: InboundDecision = this.inbound
-      ? await this.inbound({ engineCallId: d.callId, from, to, fromTrunk: { trunkIds: trunks.map((t) => t.trunkId), source } }).catch(
-          (err: unknown) => {
-            this.o.log.error({ ...log, err }, 'planning a call from a PBX failed');
-            return { accept: false as const, reason: 'the call could not be taken' };
-          },
-        )
-      : { accept: false, reason: 'this process takes no calls' };
-    if (!decision.accept) {
-      this.o.log.info({ ...log, reason: decision.reason }, 'SIP call from a PBX refused');
-      if (d.state === 'early') {
-        const [status, reason, headers] = pbxRefusal(decision.code);
-        this.respond(rq, status, reason, { to: d.local, ...headers });
-      }
-      this.endDialog(d);
-      return;
-    }
+    const fromTrunk = { trunkIds: trunks.map((t) => t.trunkId), source };
+    const decision = await this.decide(d, { engineCallId: d.callId, from, to, fromTrunk }, log);
+    if (!decision.accept) return this.refuse(d, pbxRefusal(decision.code));
     const leg = this.makeLeg(d, decision.callId, decision.listener);
     decision.onLeg(leg);
     if (d.canceled) {
