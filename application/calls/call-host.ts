@@ -8,6 +8,7 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import { CallSession } from './call-session.js';
 import type { CallSlots, SlotScopes } from './call-slots.js';
+import type { RecordingStore } from './recordings.port.js';
 import type { CallFacts, ReplySource } from './replies.js';
 import {
   type CallLeg,
@@ -83,6 +84,8 @@ export class CallHost {
        */
       dials: boolean;
       repliesFor: (plan: LiveCallPlan) => ReplySource;
+      /** keeps a bridged call's audio as its recording, before its end is recorded (docs/sip.md#recording-bridged-calls) */
+      recordings?: RecordingStore;
       /** whether a failed write may succeed when tried again (docs/calls.md#the-live-session) */
       isTransient?: (err: unknown) => boolean;
     }>,
@@ -178,6 +181,7 @@ export class CallHost {
       ...(offer.fromTrunk ? { ringTimeoutMs: plan.ringTimeoutMs } : {}),
       // a call routed to a SIP trunk is answered when a URI answers (docs/calls.md#sip-trunks)
       ...(plan.settings.mode === 'sip' && plan.direction === 'inbound' ? { answerOnBridge: true } : {}),
+      ...(plan.settings.mode === 'sip' && plan.settings.recording ? { record: true } : {}),
     };
   }
 
@@ -189,6 +193,7 @@ export class CallHost {
       log: this.deps.log,
       replies: this.deps.repliesFor(plan),
       ...(this.deps.isTransient ? { isTransient: this.deps.isTransient } : {}),
+      ...(this.deps.recordings ? { recordings: this.deps.recordings } : {}),
       onEnded: (callId) => {
         const done = this.forget(callId);
         this.releasing.set(callId, done);

@@ -17,6 +17,7 @@ import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { RecordingStore } from './recordings.port.js';
 import type { CallFacts, HistoryEntry, ReplySource } from './replies.js';
 import { SilentTurn } from './replies.js';
 import type { CallerSpeech, CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
@@ -67,6 +68,8 @@ export type SessionDeps = Readonly<{
   isTransient?: (err: unknown) => boolean;
   /** how long a fact is tried before it is given up (default 15 minutes) */
   retryForMs?: number;
+  /** where a bridged call's audio is kept as its recording (docs/sip.md#recording-bridged-calls) */
+  recordings?: RecordingStore;
 }>;
 
 const DIAL_REASON: Record<DialFailure, DisconnectionReason> = {
@@ -581,11 +584,28 @@ export class CallSession implements LegListener {
     // the line's report (SIP Call-ID, media) goes on the record before its end (docs/sip.md#observability)
     const report = this.leg?.report?.() ?? null;
     if (report) this.record({ type: 'RecordLegReport', data: { callId: this.callId, ...report } });
+    this.keepBridgedAudio();
     this.record({ type: 'EndCall', data: { callId: this.callId, reason, detail } });
     void this.writes.then(() => {
       this.deps.onEnded(this.callId);
       this.resolveEnded();
     });
+  }
+
+  /**
+   * A recorded bridged call (docs/sip.md#recording-bridged-calls): the audio the engine relayed is stored as the call's
+   * recording before its end is recorded, so the recording step (CallRecordingProcess) finds it and renders nothing.
+   * A store that fails is logged: the step then renders the call's turns (a bridged call has none: no recording).
+   */
+  private keepBridgedAudio(): void {
+    const store = this.deps.recordings;
+    if (this.call.settings.mode !== 'sip' || !this.call.settings.recording || !store) return;
+    const audio = this.leg?.bridgedAudio?.() ?? null;
+    if (!audio) return;
+    const stored = { callId: this.callId, accountId: this.call.accountId, ...audio, createdAt: this.deps.clock.now().toISOString() };
+    this.writes = this.writes.then(() =>
+      store.put(stored).catch((err: unknown) => this.deps.log.error({ err, callId: this.callId }, "keeping a bridged call's audio failed")),
+    );
   }
 
   /**

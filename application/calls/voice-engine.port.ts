@@ -120,6 +120,12 @@ export interface CallLeg {
    * the session records before the end (docs/sip.md#observability). Engines without one leave it out.
    */
   report?(): LegReport | null;
+  /**
+   * Once the leg has ended: the audio of its bridge (a SIP trunk's URI, or the carrier's leg of a call from a PBX),
+   * both directions mixed into one WAV, when the leg was accepted with `record`; null when it was not, or no audio
+   * flowed (docs/sip.md#recording-bridged-calls). Engines that relay no audio leave it out.
+   */
+  bridgedAudio?(): Readonly<{ wav: Uint8Array; durationMs: number }> | null;
 }
 
 /**
@@ -152,6 +158,8 @@ export type InboundDecision =
       ringTimeoutMs?: number;
       /** a call routed to a SIP trunk: answered only when one of its URIs answers a `bridge` (not at once) */
       answerOnBridge?: boolean;
+      /** the call is recorded (the recording add-on): the engine keeps a bridge's relayed audio for `bridgedAudio` */
+      record?: boolean;
     }>
   | Readonly<{ accept: false; reason: string; code?: InboundRefusal }>;
 

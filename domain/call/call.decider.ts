@@ -287,7 +287,8 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
               durationSeconds,
               transcript: s.transcript,
               ...summary,
-              recording: s.settings.recording && s.transcript.length > 0,
+              // a bridged call's recording is the audio it relayed (docs/sip.md#recording-bridged-calls), not its turns
+              recording: s.settings.recording && (s.transcript.length > 0 || s.settings.mode === 'sip'),
               ...routing,
             },
           },

@@ -18,6 +18,7 @@ import {
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { type BridgeFailure, callerRefusal } from '../../domain/sip-trunk/routing.js';
 import type { SpeechPipelineDeps } from '../media/speech-pipeline.js';
+import { BridgeRecorder } from './bridge-recorder.js';
 import { type Carrier, type CarrierDirectory, carrierByAddress } from './carriers.js';
 import { InboundDigest } from './inbound-digest.js';
 import { sipMetrics } from './metrics.js';
@@ -112,6 +113,9 @@ type Dialog = {
   progress: 'none' | 'ringing' | 'early_media';
   /** inbound, bridged to a trunk's URIs: why the last one did not take the call (what an unanswered caller hears) */
   bridgeFailure: BridgeFailure | null;
+  /** the call is recorded: a bridge keeps its relayed audio (docs/sip.md#recording-bridged-calls) */
+  record: boolean;
+  recorder: BridgeRecorder | null;
   canceled: boolean;
   /**
    * The 200 sent carries this engine's offer and the far end's answer comes in the ACK (docs/sip.md#inbound-calls):
@@ -466,6 +470,7 @@ export class SipEngine implements VoiceEnginePort {
     const decision = await this.decide(d, { engineCallId: d.callId, from, to }, log);
     if (!decision.accept) return this.refuse(d, refusal(decision.code));
     const leg = this.makeLeg(d, decision.callId, decision.listener);
+    d.record = decision.record === true;
     decision.onLeg(leg);
     if (d.canceled) {
       leg.end('remote_hangup', 'the caller hung up while it rang');
@@ -562,6 +567,7 @@ export class SipEngine implements VoiceEnginePort {
     const decision = await this.decide(d, { engineCallId: d.callId, from, to, fromTrunk }, log);
     if (!decision.accept) return this.refuse(d, pbxRefusal(decision.code));
     const leg = this.makeLeg(d, decision.callId, decision.listener);
+    d.record = decision.record === true;
     decision.onLeg(leg);
     if (d.canceled) {
       leg.end('remote_hangup', 'the PBX gave the call up before it was dialled');
@@ -993,8 +999,17 @@ export class SipEngine implements VoiceEnginePort {
             // a caller still ringing is answered now that the far end has (docs/sip.md#calls-from-your-pbx)
             if (d.state === 'early') this.answer(d);
             d.leg?.stopListening();
-            d.rtp.onAudio = (s) => b.rtp.relay(s);
-            b.rtp.onAudio = (s) => d.rtp.relay(s);
+            // a recorded call keeps what is relayed, both ways, from the answer on (docs/sip.md#recording-bridged-calls)
+            const rec = d.record ? new BridgeRecorder() : null;
+            d.recorder = rec;
+            d.rtp.onAudio = (s) => {
+              b.rtp.relay(s);
+              rec?.caller(s);
+            };
+            b.rtp.onAudio = (s) => {
+              d.rtp.relay(s);
+              rec?.far(s);
+            };
             // keypad tones pass through as RFC 4733 events, to a far end that takes them (docs/sip.md#sip-trunks)
             const passOn = (to: Dialog) => (digit: string) =>
               void to.rtp
@@ -1035,6 +1050,7 @@ export class SipEngine implements VoiceEnginePort {
         transfer: (to, callerId) => this.transfer(d, to, callerId),
         bridge: (sipUri) => this.bridgeTrunkUri(d, sipUri),
         hangup: () => this.hangupDialog(d, 'local_hangup'),
+        bridgedAudio: () => d.recorder?.wav() ?? null,
       },
       this.o.log,
       this.o.speech,
@@ -1103,6 +1119,8 @@ export class SipEngine implements VoiceEnginePort {
       onRinging: null,
       progress: 'none',
       bridgeFailure: null,
+      record: false,
+      recorder: null,
       canceled: false,
     };
     d.local.params.tag = d.localTag;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { decodeWav } from '../../infrastructure/speech/wav.js';
 import type { TestApp } from '../support/http.js';
-import { eventually } from '../support/numbers.js';
+import { credit, eventually } from '../support/numbers.js';
 import { freeSipPort, GATEWAY_HOST, hasBinary, sipLine, startSipApp } from '../support/sip.js';
 import { Sipp, type SippOptions, type SippResult, sippReport } from '../support/sipp.js';
 
@@ -160,6 +161,37 @@ describe('SIP trunks: calls from the customer PBX out through the carrier (SIPp)
     ok(await gw.done);
     const record = await endedCall(line);
     expect(record).to.include({ direction: 'outbound', status: 'failed', disconnectionReason: 'dial_busy', sipTrunkId: line.trunkId });
+  });
+
+  it('a recorded account’s call from the PBX: the relayed audio, both ways, is the call’s recording (docs/sip.md#recording-bridged-calls)', async () => {
+    const line = await trunkLine('+14155550407', { addresses: [`${PBX_IP}/32`] });
+    await credit(app, line.accountId, 10_000_000);
+    const enabled = await app.call('POST', '/credits/recording/enable', { key: line.key });
+    expect(enabled.status, JSON.stringify(enabled.body)).to.equal(200);
+    const gw = gateway('uas-answer.xml');
+    const r = await pbx({ from: '+14155550407', to: '+14155550496', ip: PBX_IP, holdMs: 4000 });
+    ok(r);
+    ok(await gw.done);
+    const ended = await endedCall(line);
+    const record = await eventually(
+      async () => {
+        const c = (await app.call('GET', `/v1/calls/${ended.id}`, { key: line.key })).body;
+        return c.recordingAvailable ? c : undefined;
+      },
+      'the recording of the bridged call',
+      SLOW,
+    );
+    expect(record.recordingUrl).to.be.a('string');
+    const res = await fetch(record.recordingUrl);
+    expect(res.status).to.equal(200);
+    const pcm = decodeWav(new Uint8Array(await res.arrayBuffer()));
+    expect(pcm.sampleRate).to.equal(8000);
+    // about the 4 s the call lasted (SIPp's -d), from the answer on
+    expect(pcm.samples.length / 8000).to.be.within(2, 8);
+    // SIPp's spoken sample (the PBX's side, and the gateway's echo of it) is in it: not silence
+    let energy = 0;
+    for (const x of pcm.samples) energy += x * x;
+    expect(Math.sqrt(energy / pcm.samples.length)).to.be.greaterThan(200);
   });
 });
 
