@@ -37,6 +37,8 @@ describe('SIP trunks: calls from the customer PBX out through the carrier (SIPp)
       env: {
         STT_PROVIDER: 'instant',
         TTS_PROVIDER: 'tone',
+        // one live call a number: a second call from the PBX on it meets a full cap
+        CALL_MAX_CONCURRENT_PER_NUMBER: '1',
         ...(process.env.SIP_TEST_LOG ? { LOG_LEVEL: process.env.SIP_TEST_LOG } : {}),
       },
     }));
@@ -52,12 +54,19 @@ describe('SIP trunks: calls from the customer PBX out through the carrier (SIPp)
     return s;
   };
   /** the carrier's gateway: a SIPp UAS running `scenario` */
-  const gateway = (scenario: string) =>
-    sipp({ scenario, ip: GATEWAY_HOST, port: gatewayPort, mediaPort: freeMediaPort(), rtpEcho: true }).start();
+  const gateway = (scenario: string, extra: readonly string[] = []) =>
+    sipp({ scenario, ip: GATEWAY_HOST, port: gatewayPort, mediaPort: freeMediaPort(), rtpEcho: true, extra }).start();
   /** the PBX: SIPp sending `to` from `from`, with the trunk's credentials when `password` is given */
-  const pbx = async (o: { from: string; to: string; ip: string; password?: string; holdMs?: number }): Promise<SippResult> =>
+  const pbx = async (o: {
+    from: string;
+    to: string;
+    ip: string;
+    password?: string;
+    holdMs?: number;
+    scenario?: string;
+  }): Promise<SippResult> =>
     sipp({
-      scenario: 'uac-pbx.xml',
+      scenario: o.scenario ?? 'uac-pbx.xml',
       ip: o.ip,
       target: `127.0.0.1:${sipPort}`,
       port: await freeSipPort(),
@@ -125,6 +134,18 @@ describe('SIP trunks: calls from the customer PBX out through the carrier (SIPp)
     // the PBX's audio reached the platform, and the gateway's echo of it came back to the PBX through the bridge
     expect(record.media.received.packets).to.be.greaterThan(0);
     expect(record.media.sent.packets).to.be.greaterThan(0);
+    // it counts in usage as an outbound call of its seconds, under no agent (docs/calls.md#sip-trunks)
+    const usage = await eventually(
+      async () => {
+        const u = (await app.call('GET', '/v1/usage', { key: line.key })).body;
+        return u.stats.totalCalls === 1 ? u : undefined;
+      },
+      'the call counted in usage',
+      SLOW,
+    );
+    expect(usage.stats.callSeconds).to.equal(record.durationSeconds);
+    const byNumber = (await app.call('GET', '/v1/usage/by-number', { key: line.key })).body.data;
+    expect(byNumber.find((x: { numberId: string }) => x.numberId === line.numberId)).to.include({ calls: 1 });
   });
 
   it('a wrong password is refused (403) and no call is recorded', async () => {
@@ -192,6 +213,39 @@ describe('SIP trunks: calls from the customer PBX out through the carrier (SIPp)
     let energy = 0;
     for (const x of pcm.samples) energy += x * x;
     expect(Math.sqrt(energy / pcm.samples.length)).to.be.greaterThan(200);
+  });
+
+  it('the carrier’s side hangs up: its BYE ends the PBX’s leg too (a BYE to the PBX), and the call completes', async () => {
+    const line = await trunkLine('+14155550408', { addresses: [`${PBX_IP}/32`] });
+    const gw = gateway('uas-answer-hangup.xml', ['-d', '1500']);
+    const r = await pbx({ from: '+14155550408', to: '+14155550495', ip: PBX_IP, scenario: 'uac-pbx-hungup.xml' });
+    // the PBX's scenario ends only with the platform's BYE, answered
+    ok(r);
+    ok(await gw.done);
+    const record = await endedCall(line);
+    expect(record).to.include({ status: 'completed', disconnectionReason: 'user_hangup', sipTrunkId: line.trunkId });
+    expect(record.disconnectionDetail).to.contain('bridged party hung up');
+  });
+
+  it('a full cap is 503 with Retry-After (the PBX may try another route), and records no second call', async () => {
+    const line = await trunkLine('+14155550409', { addresses: [`${PBX_IP}/32`] });
+    const gw = gateway('uas-answer.xml');
+    const first = pbx({ from: '+14155550409', to: '+14155550494', ip: PBX_IP, holdMs: 8000 });
+    await eventually(
+      async () => {
+        const list = await app.call('GET', '/v1/calls?direction=outbound', { key: line.key });
+        return list.body.data?.some((c: { status: string }) => c.status === 'in-progress') ? true : undefined;
+      },
+      'the first call in progress',
+      SLOW,
+    );
+    const second = await pbx({ from: '+14155550409', to: '+14155550493', ip: PBX_IP });
+    ok(second);
+    expect(finals(second)).to.deep.equal([503]);
+    expect(second.messages).to.match(/^Retry-After:\s*30/m);
+    ok(await first);
+    ok(await gw.done);
+    expect((await app.call('GET', '/v1/calls', { key: line.key })).body.data).to.have.length(1);
   });
 });
 
