@@ -247,6 +247,26 @@ describe('SIP trunks: calls from the customer PBX out through the carrier (SIPp)
     ok(await gw.done);
     expect((await app.call('GET', '/v1/calls', { key: line.key })).body.data).to.have.length(1);
   });
+
+  it('the PBX gives up while the carrier rings: its CANCEL cancels the carrier’s leg too, and the call fails unanswered', async () => {
+    const line = await trunkLine('+14155550410', { addresses: [`${PBX_IP}/32`] });
+    // the gateway rings and passes only with the platform's CANCEL, answered, and the ACK of its 487
+    const gw = sipp({ scenario: 'uas-ring-cancel.xml', ip: GATEWAY_HOST, port: gatewayPort }).start();
+    const r = await sipp({
+      scenario: 'uac-cancel.xml',
+      ip: PBX_IP,
+      target: `127.0.0.1:${sipPort}`,
+      port: await freeSipPort(),
+      mediaPort: freeMediaPort(),
+      service: '+14155550492',
+      keys: { caller: '+14155550410' },
+      timeoutS: 60,
+    }).start().done;
+    ok(r);
+    ok(await gw.done);
+    const record = await endedCall(line);
+    expect(record).to.include({ status: 'failed', disconnectionReason: 'user_hangup', answeredAt: null, sipTrunkId: line.trunkId });
+  });
 });
 
 let nextMedia = 40_000 + 2 * Math.floor(Math.random() * 4000);
