@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { TrunkTerminationQueries } from '../../application/sip-trunks/sip-trunk-queries.port.js';
 import { inBlocks } from './carriers.js';
@@ -45,3 +46,16 @@ export class TrunkBook implements TrunkDirectory {
 /** The trunks a PBX at `address` may send calls out through, by its source (docs/sip.md#calls-from-your-pbx). */
 export const trunksByAddress = (trunks: readonly TrunkTermination[], address: string): TrunkTermination[] =>
   trunks.filter((t) => inBlocks(t.addresses, address));
+
+const same = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/**
+ * The trunks whose credentials are `username` and `password` given in the clear (the sandbox's PBX,
+ * docs/sandbox.md#calls-from-a-pbx; the SIP engine checks a digest instead, inbound-digest.ts).
+ */
+export const trunksByCredentials = (trunks: readonly TrunkTermination[], username: string, password: string): TrunkTermination[] =>
+  trunks.filter((t) => t.credentials.some((c) => c.username === username && same(c.password, password)));

@@ -271,6 +271,75 @@ describe('SIP trunks over HTTP', function () {
     expect((await route(n.id, t.id)).status).to.equal(409); // released
   });
 
+  describe('calls from the PBX in the sandbox (docs/sandbox.md#calls-from-a-pbx)', () => {
+    const SECRET = 'sandbox-pbx-secret-1';
+    let line: { numberId: string; phoneNumber: string; trunkId: string };
+    const magic = async (persona: string) =>
+      (
+        (await app.call('GET', '/sandbox/calls/magic-numbers', { key: ADMIN_TOKEN })).body.data as {
+          phoneNumber: string;
+          persona: string;
+        }[]
+      ).find((m) => m.persona === persona)!.phoneNumber;
+    const fromPbx = (body: Record<string, unknown>) => app.call('POST', '/sandbox/calls/from-pbx', { key: ADMIN_TOKEN, body });
+    const ended = (callId: string) =>
+      eventually(async () => {
+        const c = (await app.call('GET', `/v1/calls/${callId}`, { key: acc.apiKey })).body;
+        return c.status === 'completed' || c.status === 'failed' ? c : undefined;
+      }, 'the call from the PBX ended');
+
+    before(async () => {
+      const t = await create({
+        ...uri('sip:reception@pbx.example.com'),
+        termination: { credentials: [{ username: 'office', password: SECRET }], addresses: ['203.0.113.7'] },
+      });
+      const n = await number();
+      expect((await route(n.id, t.body.id)).status).to.equal(200);
+      const got = (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body;
+      line = { numberId: n.id, phoneNumber: got.phoneNumber, trunkId: t.body.id };
+    });
+
+    it("places an outbound call from the trunk's number when the credentials are the trunk's; the far end answers, hangs up, and it completes", async () => {
+      const r = await fromPbx({ from: line.phoneNumber, to: await magic('talker'), username: 'office', password: SECRET });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const live = await eventually(async () => {
+        const c = (await app.call('GET', `/v1/calls/${r.body.callId}`, { key: acc.apiKey })).body;
+        return c.status === 'in-progress' && c.answeredAt ? c : undefined;
+      }, 'the call answered');
+      expect(live).to.include({
+        direction: 'outbound',
+        mode: 'sip',
+        fromNumber: line.phoneNumber,
+        sipTrunkId: line.trunkId,
+        sipUri: 'sip:pbx@sandbox',
+      });
+      expect((await app.call('POST', `/sandbox/calls/${r.body.callId}/hangup`, { key: ADMIN_TOKEN })).status).to.equal(200);
+      expect(await ended(r.body.callId)).to.include({ status: 'completed', disconnectionReason: 'user_hangup' });
+    });
+
+    it('takes the PBX by its source address too; a busy far end fails the call busy', async () => {
+      const r = await fromPbx({ from: line.phoneNumber, to: await magic('busy'), sourceAddress: '203.0.113.7' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(await ended(r.body.callId)).to.include({ status: 'failed', disconnectionReason: 'dial_busy', sipUri: 'sip:203.0.113.7' });
+    });
+
+    it('refuses (409, saying what the SIP engine answers) a wrong password, an unknown address and a caller id not routed to the trunk', async () => {
+      const to = await magic('talker');
+      const refusals = [
+        [{ from: line.phoneNumber, to, username: 'office', password: 'not-the-secret' }, '403'],
+        [{ from: line.phoneNumber, to, sourceAddress: '100.64.0.1' }, '403'],
+        [{ from: '+14155550100', to, username: 'office', password: SECRET }, 'caller id'],
+      ] as const;
+      for (const [body, says] of refusals) {
+        const r = await fromPbx(body);
+        expect(r.status, JSON.stringify(body)).to.equal(409);
+        expect(r.body.error).to.include({ code: 'SANDBOX_CALL_REFUSED' });
+        expect(r.body.error.message).to.contain(says);
+      }
+      expect((await fromPbx({ from: line.phoneNumber, to, username: 'office' })).status).to.equal(422);
+    });
+  });
+
   describe('upstream failures', () => {
     afterEach(() => sandbox(app).clearFaults());
 
