@@ -317,13 +317,8 @@ export class CallCommands {
       fromPbx: true,
     });
     await this.start(plan);
-    await this.d.exec.execute(
-      callDecider,
-      callStream(plan.callId),
-      { type: 'RecordBridge', data: { callId: plan.callId, sipUri: from.source, failed: [], trunkId: number.sipTrunkId } },
-      ctx,
-    );
-    return plan;
+    // the session records where it came from first (docs/sip.md#calls-from-your-pbx)
+    return { ...plan, pbxSource: from.source };
   }
 
   private async plan(

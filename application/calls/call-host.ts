@@ -49,6 +49,8 @@ export type LiveCallPlan = CallFacts &
     sipUris: readonly string[];
     /** the SIP trunk the call is routed to, or (an outbound call) came in through from the customer's PBX */
     sipTrunkId?: string | null;
+    /** a call from the customer's PBX: where its INVITE came from (`sip:<address>:<port>`) */
+    pbxSource?: string | null;
   }>;
 
 /** How an inbound offer is turned into a call (the calls' commands decide; the host runs it). */

@@ -116,7 +116,13 @@ export class CallSession implements LegListener {
 
   constructor(
     readonly call: CallFacts &
-      Readonly<{ agentName: string; settings: CallSettings; sipUris?: readonly string[]; sipTrunkId?: string | null }>,
+      Readonly<{
+        agentName: string;
+        settings: CallSettings;
+        sipUris?: readonly string[];
+        sipTrunkId?: string | null;
+        pbxSource?: string | null;
+      }>,
     private readonly ctx: RequestContext,
     private readonly deps: SessionDeps,
   ) {}
@@ -127,6 +133,9 @@ export class CallSession implements LegListener {
 
   attach(leg: CallLeg): void {
     this.leg = leg;
+    // a call from the customer's PBX says first which trunk it came through, and from where (docs/sip.md#calls-from-your-pbx)
+    if (this.call.pbxSource && !this.finished)
+      this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: this.call.pbxSource, failed: [], ...this.trunk() } });
     if (this.finished) void leg.hangup();
     // a call routed to a SIP trunk rings its URIs now; the caller is answered when one answers (docs/calls.md#sip-trunks)
     else if (this.call.settings.mode === 'sip' && this.call.direction === 'inbound') void this.bridge();
