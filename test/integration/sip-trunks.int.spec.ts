@@ -357,6 +357,12 @@ describe('SIP trunks over HTTP', function () {
       await sandbox(app).fault({ operation: 'sip.updateTrunk' });
       expect((await patch(t.id, { name: 'Changed', transfers: 'none' })).status).to.equal(502);
       expect((await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).body).to.include({ name: 'Stable', transfers: 'all' });
+      // a refused termination side goes back to none, and the engine's directory has none for the trunk
+      await sandbox(app).fault({ operation: 'sip.updateTrunk' });
+      expect((await patch(t.id, { termination: { addresses: ['203.0.113.50'] } })).status).to.equal(502);
+      const back = (await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).body;
+      expect(back.termination).to.deep.include({ credentials: [], addresses: [] });
+      expect((await app.rt.get(SIP.Trunks).list()).some((x) => x.trunkId === t.id)).to.equal(false);
       await sandbox(app).fault({ operation: 'sip.deleteTrunk' });
       expect((await app.call('DELETE', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).status).to.equal(502);
       expect((await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).status).to.equal(200);
