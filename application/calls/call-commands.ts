@@ -258,6 +258,7 @@ export class CallCommands {
 
   /** An inbound call on one of the platform's numbers: its agent answers, or its SIP trunk takes it. */
   private async planInbound(offer: InboundOffer): Promise<LiveCallPlan | { refuse: string; code: InboundRefusal }> {
+    if (offer.fromTrunk) return this.planFromPbx(offer, offer.fromTrunk);
     const number = await this.d.numbers.activeByPhoneNumber(offer.to);
     if (!number) return { refuse: `${offer.to} is not an active number of this platform`, code: 'unknown_number' };
     const ctx: RequestContext = {
@@ -283,6 +284,43 @@ export class CallCommands {
     return plan;
   }
 
+  /**
+   * A call the customer's PBX sends through the termination side of its SIP trunk, out through the carrier
+   * (docs/sip.md#calls-from-your-pbx): the caller id must be an active number routed to a trunk the INVITE
+   * authenticated with; the call is then an outbound call of that number's account, under the same caps as one
+   * placed through the API, recorded as placed and as having come in through the trunk before it is dialled.
+   */
+  private async planFromPbx(
+    offer: InboundOffer,
+    from: NonNullable<InboundOffer['fromTrunk']>,
+  ): Promise<LiveCallPlan | { refuse: string; code: InboundRefusal }> {
+    const number = await this.d.numbers.activeByPhoneNumber(offer.from);
+    if (!number?.sipTrunkId || !from.trunkIds.includes(number.sipTrunkId))
+      return { refuse: `the caller id ${offer.from} is no number routed to the SIP trunk the call came in through`, code: 'forbidden' };
+    if (offer.to === number.phoneNumber) return { refuse: 'a number cannot call itself', code: 'forbidden' };
+    const ctx: RequestContext = {
+      accountId: number.accountId,
+      requestId: null,
+      correlationId: this.d.ids.uuid(),
+      actor: `system:sip-trunk:${number.sipTrunkId}`,
+    };
+    const account = await this.d.accounts.get(number.accountId);
+    const plan = await this.plan(ctx, {
+      callId: this.d.ids.id('call'),
+      direction: 'outbound',
+      agent: null,
+      number,
+      from: number.phoneNumber,
+      to: offer.to,
+      overrides: {},
+      scopes: { accounts: [number.accountId, ...(account?.parentAccountId ? [account.parentAccountId] : [])], numberId: number.id },
+      fromPbx: true,
+    });
+    await this.start(plan);
+    // the session records where it came from first (docs/sip.md#calls-from-your-pbx)
+    return { ...plan, pbxSource: from.source };
+  }
+
   private async plan(
     ctx: RequestContext,
     o: {
@@ -294,6 +332,8 @@ export class CallCommands {
       to: string;
       overrides: CallOverrides;
       scopes: LiveCallPlan['scopes'];
+      /** a call from the customer's PBX out through its trunk: bridged by the engine, no agent speaks */
+      fromPbx?: boolean;
     },
   ): Promise<LiveCallPlan> {
     const trunk = o.number?.sipTrunkId ? await this.d.trunks.get(ctx.accountId, o.number.sipTrunkId) : null;
@@ -301,7 +341,7 @@ export class CallCommands {
     const recordingActive = await this.d.recordingActive(ctx.accountId, this.d.clock.now());
     const agent = o.agent ?? placeholderAgent(ctx.accountId);
     const settings = callSettings(agent, o.overrides, {
-      sip: sipInbound,
+      sip: sipInbound || o.fromPbx === true,
       trunkTransfers: trunk ? (trunk.transfers as 'all' | 'sip' | 'none') : null,
       ...(trunk ? { trunkTransferCallerId: trunk.transferCallerId as TransferCallerId } : {}),
       recordingActive,
@@ -321,6 +361,7 @@ export class CallCommands {
       ctx,
       ringTimeoutMs: this.d.limits.ringTimeoutMs,
       sipUris: sipInbound ? orderOriginationUris(trunk.uris, this.d.random) : [],
+      sipTrunkId: sipInbound || o.fromPbx ? (trunk?.id ?? null) : null,
     };
   }
 

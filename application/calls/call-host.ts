@@ -8,6 +8,7 @@ import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor } from '../shared/execute.js';
 import { CallSession } from './call-session.js';
 import type { CallSlots, SlotScopes } from './call-slots.js';
+import type { RecordingStore } from './recordings.port.js';
 import type { CallFacts, ReplySource } from './replies.js';
 import {
   type CallLeg,
@@ -46,6 +47,10 @@ export type LiveCallPlan = CallFacts &
     ringTimeoutMs: number;
     /** an inbound call of a number routed to a SIP trunk: its origination URIs in the order they are tried */
     sipUris: readonly string[];
+    /** the SIP trunk the call is routed to, or (an outbound call) came in through from the customer's PBX */
+    sipTrunkId?: string | null;
+    /** a call from the customer's PBX: where its INVITE came from (`sip:<address>:<port>`) */
+    pbxSource?: string | null;
   }>;
 
 /** How an inbound offer is turned into a call (the calls' commands decide; the host runs it). */
@@ -81,6 +86,8 @@ export class CallHost {
        */
       dials: boolean;
       repliesFor: (plan: LiveCallPlan) => ReplySource;
+      /** keeps a bridged call's audio as its recording, before its end is recorded (docs/sip.md#recording-bridged-calls) */
+      recordings?: RecordingStore;
       /** whether a failed write may succeed when tried again (docs/calls.md#the-live-session) */
       isTransient?: (err: unknown) => boolean;
     }>,
@@ -168,7 +175,16 @@ export class CallHost {
     }));
     if ('refuse' in plan) return { accept: false, reason: plan.refuse, ...(plan.code ? { code: plan.code } : {}) };
     const session = await this.open(plan);
-    return { accept: true, callId: plan.callId, listener: session, onLeg: (leg) => session.attach(leg) };
+    return {
+      accept: true,
+      callId: plan.callId,
+      listener: session,
+      onLeg: (leg) => session.attach(leg),
+      ...(offer.fromTrunk ? { ringTimeoutMs: plan.ringTimeoutMs } : {}),
+      // a call routed to a SIP trunk is answered when a URI answers (docs/calls.md#sip-trunks)
+      ...(plan.settings.mode === 'sip' && plan.direction === 'inbound' ? { answerOnBridge: true } : {}),
+      ...(plan.settings.mode === 'sip' && plan.settings.recording ? { record: true } : {}),
+    };
   }
 
   private async open(plan: LiveCallPlan): Promise<CallSession> {
@@ -179,6 +195,7 @@ export class CallHost {
       log: this.deps.log,
       replies: this.deps.repliesFor(plan),
       ...(this.deps.isTransient ? { isTransient: this.deps.isTransient } : {}),
+      ...(this.deps.recordings ? { recordings: this.deps.recordings } : {}),
       onEnded: (callId) => {
         const done = this.forget(callId);
         this.releasing.set(callId, done);

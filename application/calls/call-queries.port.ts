@@ -103,6 +103,8 @@ export type CallView = CallSummaryView &
     recordingDurationMs: number | null;
     transferredTo: string | null;
     sipUri: string | null;
+    /** the SIP trunk the call was routed to, or (outbound) came in through from the customer's PBX */
+    sipTrunkId: string | null;
     sipFailures: readonly Readonly<{ sipUri: string; error: string }>[];
     /** the SIP Call-ID of a call over SIP (docs/sip.md#observability) */
     sipCallId: string | null;

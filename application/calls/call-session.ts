@@ -17,6 +17,7 @@ import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
+import type { RecordingStore } from './recordings.port.js';
 import type { CallFacts, HistoryEntry, ReplySource } from './replies.js';
 import { SilentTurn } from './replies.js';
 import type { CallerSpeech, CallLeg, DialFailure, AnsweredBy as EngineAnsweredBy, LegEndReason, LegListener } from './voice-engine.port.js';
@@ -67,6 +68,8 @@ export type SessionDeps = Readonly<{
   isTransient?: (err: unknown) => boolean;
   /** how long a fact is tried before it is given up (default 15 minutes) */
   retryForMs?: number;
+  /** where a bridged call's audio is kept as its recording (docs/sip.md#recording-bridged-calls) */
+  recordings?: RecordingStore;
 }>;
 
 const DIAL_REASON: Record<DialFailure, DisconnectionReason> = {
@@ -112,7 +115,14 @@ export class CallSession implements LegListener {
   });
 
   constructor(
-    readonly call: CallFacts & Readonly<{ agentName: string; settings: CallSettings; sipUris?: readonly string[] }>,
+    readonly call: CallFacts &
+      Readonly<{
+        agentName: string;
+        settings: CallSettings;
+        sipUris?: readonly string[];
+        sipTrunkId?: string | null;
+        pbxSource?: string | null;
+      }>,
     private readonly ctx: RequestContext,
     private readonly deps: SessionDeps,
   ) {}
@@ -123,7 +133,12 @@ export class CallSession implements LegListener {
 
   attach(leg: CallLeg): void {
     this.leg = leg;
+    // a call from the customer's PBX says first which trunk it came through, and from where (docs/sip.md#calls-from-your-pbx)
+    if (this.call.pbxSource && !this.finished)
+      this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: this.call.pbxSource, failed: [], ...this.trunk() } });
     if (this.finished) void leg.hangup();
+    // a call routed to a SIP trunk rings its URIs now; the caller is answered when one answers (docs/calls.md#sip-trunks)
+    else if (this.call.settings.mode === 'sip' && this.call.direction === 'inbound') void this.bridge();
   }
 
   /** Hangs up for `reason` (the API, the host's shutdown, a limit); resolves once the end is recorded. */
@@ -149,10 +164,9 @@ export class CallSession implements LegListener {
     const s = this.call.settings;
     this.maxTimer = setTimeout(() => void this.hangup('max_duration_reached'), s.maxDurationSeconds * 1000);
     this.touch();
-    if (s.mode === 'sip') {
-      void this.bridge();
-      return;
-    }
+    // a bridged call is answered when its far end is (docs/calls.md#sip-trunks, docs/sip.md#calls-from-your-pbx):
+    // nobody speaks on it
+    if (s.mode === 'sip') return;
     if (answeredBy === 'voicemail') {
       if (s.voicemailMessage) this.phase = 'awaiting-beep';
       else {
@@ -256,7 +270,7 @@ export class CallSession implements LegListener {
       if (this.finished || !this.leg) return;
       try {
         await this.leg.bridge(sipUri);
-        this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed } });
+        this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri, failed, ...this.trunk() } });
         return;
       } catch (err) {
         if (this.finished || err instanceof LegEndedError) return;
@@ -269,12 +283,16 @@ export class CallSession implements LegListener {
         if (end) break;
       }
     }
-    if (failed.length > 0) this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: null, failed } });
+    if (failed.length > 0) this.record({ type: 'RecordBridge', data: { callId: this.callId, sipUri: null, failed, ...this.trunk() } });
     end ??= {
       reason: 'sip_unreachable',
       detail: failed.length ? failed.map((f) => `${f.sipUri}: ${f.error}`).join('; ') : 'the trunk has no origination URIs',
     };
     void this.hangup(end.reason, end.detail);
+  }
+
+  private trunk(): { trunkId?: string } {
+    return this.call.sipTrunkId ? { trunkId: this.call.sipTrunkId } : {};
   }
 
   // ---- turns --------------------------------------------------------------------------------------------
@@ -575,11 +593,28 @@ export class CallSession implements LegListener {
     // the line's report (SIP Call-ID, media) goes on the record before its end (docs/sip.md#observability)
     const report = this.leg?.report?.() ?? null;
     if (report) this.record({ type: 'RecordLegReport', data: { callId: this.callId, ...report } });
+    this.keepBridgedAudio();
     this.record({ type: 'EndCall', data: { callId: this.callId, reason, detail } });
     void this.writes.then(() => {
       this.deps.onEnded(this.callId);
       this.resolveEnded();
     });
+  }
+
+  /**
+   * A recorded bridged call (docs/sip.md#recording-bridged-calls): the audio the engine relayed is stored as the call's
+   * recording before its end is recorded, so the recording step (CallRecordingProcess) finds it and renders nothing.
+   * A store that fails is logged: the step then renders the call's turns (a bridged call has none: no recording).
+   */
+  private keepBridgedAudio(): void {
+    const store = this.deps.recordings;
+    if (this.call.settings.mode !== 'sip' || !this.call.settings.recording || !store) return;
+    const audio = this.leg?.bridgedAudio?.() ?? null;
+    if (!audio) return;
+    const stored = { callId: this.callId, accountId: this.call.accountId, ...audio, createdAt: this.deps.clock.now().toISOString() };
+    this.writes = this.writes.then(() =>
+      store.put(stored).catch((err: unknown) => this.deps.log.error({ err, callId: this.callId }, "keeping a bridged call's audio failed")),
+    );
   }
 
   /**

@@ -108,8 +108,9 @@ function describe(
       answeredBy: x.answeredBy,
       detail: d.detail,
       recordingAvailable: x.recordingAvailable,
-      // a call routed to a SIP trunk: the URI that answered (null: none) and those passed over (docs/calls.md#sip-trunks)
-      sipRouting: d.sipRouting ? { sipUri: d.sipRouting.sipUri, failed: d.sipRouting.failed } : null,
+      // a call routed to a SIP trunk: the URI that answered (null: none) and those passed over (docs/calls.md#sip-trunks);
+      // a call from the customer's PBX out through the trunk: where it came from (docs/sip.md#calls-from-your-pbx)
+      sipRouting: d.sipRouting ? { sipUri: d.sipRouting.sipUri, failed: d.sipRouting.failed, trunkId: d.sipRouting.trunkId ?? null } : null,
     },
   };
 }

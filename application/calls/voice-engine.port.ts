@@ -107,7 +107,10 @@ export interface CallLeg {
   transfer(to: string, o?: Readonly<{ callerId?: TransferCallerId }>): Promise<void>;
   /**
    * Bridges an inbound leg to a SIP URI (a number routed to a SIP trunk). Resolves when the URI answered;
-   * rejects with the URI's failure (a `SipBridgeError`), and the leg stays up for the next URI.
+   * rejects with the URI's failure (a `SipBridgeError`), and the leg stays up for the next URI. A leg accepted with
+   * `answerOnBridge` is not answered yet: the caller hears the URI's ringing (or its early media), and is answered
+   * (`answered` reported) when the URI answers; hung up unanswered, the caller hears the last URI's failure
+   * (docs/sip.md#sip-trunks).
    */
   bridge(sipUri: string): Promise<void>;
   /** ends the leg (`ended('local_hangup')` follows); idempotent */
@@ -117,20 +120,47 @@ export interface CallLeg {
    * the session records before the end (docs/sip.md#observability). Engines without one leave it out.
    */
   report?(): LegReport | null;
+  /**
+   * Once the leg has ended: the audio of its bridge (a SIP trunk's URI, or the carrier's leg of a call from a PBX),
+   * both directions mixed into one WAV, when the leg was accepted with `record`; null when it was not, or no audio
+   * flowed (docs/sip.md#recording-bridged-calls). Engines that relay no audio leave it out.
+   */
+  bridgedAudio?(): Readonly<{ wav: Uint8Array; durationMs: number }> | null;
 }
 
-/** An inbound call ringing on one of the platform's numbers. */
-export type InboundOffer = Readonly<{ engineCallId: string; from: string; to: string }>;
+/**
+ * An inbound call ringing on one of the platform's numbers; or, with `fromTrunk`, a call a customer's PBX sends
+ * through the termination side of its SIP trunks, to go out through the carrier (docs/sip.md#calls-from-your-pbx):
+ * `from` is then the caller id it asks for, `to` the destination (E.164).
+ */
+export type InboundOffer = Readonly<{
+  engineCallId: string;
+  from: string;
+  to: string;
+  /** the trunks whose termination side the INVITE authenticated with (its source address, or its credentials) */
+  fromTrunk?: Readonly<{ trunkIds: readonly string[]; source: string }>;
+}>;
 
 /**
- * Why an inbound offer is refused: the number is none of the platform's, a cap is full (the caller hears busy), or
- * nobody can take it now.
+ * Why an inbound offer is refused: the number is none of the platform's, a cap is full (the caller hears busy),
+ * nobody can take it now, or (a call from a PBX) the caller id is no number routed to the trunk it came through.
  */
-export type InboundRefusal = 'unknown_number' | 'busy' | 'unavailable';
+export type InboundRefusal = 'unknown_number' | 'busy' | 'unavailable' | 'forbidden';
 
 /** The platform's answer to an inbound offer: the leg's listener, or a refusal (a SIP engine answers 404, 486 or 480). */
 export type InboundDecision =
-  | Readonly<{ accept: true; callId: string; listener: LegListener; onLeg: (leg: CallLeg) => void }>
+  | Readonly<{
+      accept: true;
+      callId: string;
+      listener: LegListener;
+      onLeg: (leg: CallLeg) => void;
+      /** a call from a PBX: how long the destination may ring before it is given up (`failed('no_answer')`) */
+      ringTimeoutMs?: number;
+      /** a call routed to a SIP trunk: answered only when one of its URIs answers a `bridge` (not at once) */
+      answerOnBridge?: boolean;
+      /** the call is recorded (the recording add-on): the engine keeps a bridge's relayed audio for `bridgedAudio` */
+      record?: boolean;
+    }>
   | Readonly<{ accept: false; reason: string; code?: InboundRefusal }>;
 
 export interface VoiceEnginePort {

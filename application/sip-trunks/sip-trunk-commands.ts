@@ -1,17 +1,27 @@
 import { DomainError } from '../../domain/shared/errors.js';
 import {
-  type SipTrunkChanges,
+  type SipTrunkChangesInput,
   type SipTrunkCommand,
-  type SipTrunkConfig,
+  type SipTrunkConfigInput,
   type SipTrunkEvent,
   sipTrunkDecider,
   sipTrunkStream,
+  type TerminationChange,
 } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import type { CredentialSealerPort } from '../carriers/carriers.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import { awaitOutcome } from '../shared/await-outcome.js';
 import type { RequestContext } from '../shared/context.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { SipTrunkQueries, SipTrunkView } from './sip-trunk-queries.port.js';
+
+/** The termination side as the client gives it: passwords plain, sealed before anything records them. */
+export type TerminationInput = Readonly<{
+  credentials?: readonly Readonly<{ username: string; password?: string }>[];
+  addresses?: readonly string[];
+}>;
+export type SipTrunkInput = Omit<SipTrunkConfigInput, 'termination'> & { termination?: TerminationInput };
+export type SipTrunkChangesIn = Omit<SipTrunkChangesInput, 'termination'> & { termination?: TerminationInput };
 
 /**
  * SIP trunk use cases (docs/numbers.md, "SIP trunks"). Each write records its fact and awaits what the SIP trunk
@@ -24,8 +34,23 @@ export class SipTrunkCommands {
     private readonly exec: CommandExecutor,
     private readonly ids: IdsPort,
     private readonly queries: SipTrunkQueries,
+    private readonly sealer: CredentialSealerPort,
     private readonly o: { providerTimeoutMs: number },
   ) {}
+
+  /** the passwords given, sealed (docs/sip.md#calls-from-your-pbx); one left out stays left out */
+  private sealed<T extends { termination?: TerminationInput }>(c: T): Omit<T, 'termination'> & { termination?: TerminationChange } {
+    const { termination, ...rest } = c;
+    if (!termination) return rest;
+    const credentials = termination.credentials?.map((x) => ({
+      username: x.username,
+      ...(x.password ? { passwordSealed: this.sealer.seal(x.password) } : {}),
+    }));
+    return {
+      ...rest,
+      termination: { ...(credentials ? { credentials } : {}), ...(termination.addresses ? { addresses: termination.addresses } : {}) },
+    };
+  }
 
   private run(ctx: RequestContext, cmd: CommandInput<SipTrunkCommand>) {
     return this.exec.execute(sipTrunkDecider, sipTrunkStream(cmd.data.trunkId), cmd, ctx);
@@ -68,16 +93,16 @@ export class SipTrunkCommands {
     return state;
   }
 
-  async create(ctx: RequestContext, config: SipTrunkConfig): Promise<SipTrunkView> {
+  async create(ctx: RequestContext, input: SipTrunkInput): Promise<SipTrunkView> {
     const trunkId = this.ids.id('trk');
-    const r = await this.run(ctx, { type: 'RequestSipTrunk', data: { trunkId, config } });
+    const r = await this.run(ctx, { type: 'RequestSipTrunk', data: { trunkId, config: this.sealed(input) } });
     await this.outcome(trunkId, r.revision, ['SipTrunkCreated', 'SipTrunkFailed'], ['SipTrunkFailed']);
     return this.view(ctx, trunkId);
   }
 
-  async update(ctx: RequestContext, trunkId: string, changes: SipTrunkChanges): Promise<SipTrunkView> {
+  async update(ctx: RequestContext, trunkId: string, input: SipTrunkChangesIn): Promise<SipTrunkView> {
     await this.owned(ctx, trunkId);
-    const r = await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes } });
+    const r = await this.run(ctx, { type: 'UpdateSipTrunk', data: { trunkId, changes: this.sealed(input) } });
     if (r.events.length > 0)
       await this.outcome(trunkId, r.revision, ['SipTrunkSynced', 'SipTrunkUpdateReverted', 'SipTrunkDeleted'], ['SipTrunkUpdateReverted']);
     return this.view(ctx, trunkId);

@@ -5,6 +5,7 @@ import {
   type SipTrunkEvent,
   sipTrunkDecider,
   sipTrunkStream,
+  terminationOf,
 } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import type { RecordedEvent } from '../ports/event-store.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -76,7 +77,9 @@ export class SipTrunkProcess extends ProcessManager<Handled> {
         } catch (err) {
           if (!isRefusal(err)) throw err;
           const before = events.slice(0, pending[0]!.i).reduce(sipTrunkDecider.evolve, sipTrunkDecider.initialState());
-          const previous = before.status === 'active' ? (before.config as Record<string, unknown>) : {};
+          // a trunk recorded without a termination side had none: a revert gives it none again
+          const previous: Record<string, unknown> =
+            before.status === 'active' ? { ...before.config, termination: terminationOf(before.config) } : {};
           const keys = new Set(pending.flatMap(({ x }) => (x.type === 'SipTrunkUpdated' ? Object.keys(x.data.changes) : [])));
           const changes = Object.fromEntries([...keys].map((k) => [k, previous[k]])) as SipTrunkChanges;
           await this.record(ctx, { type: 'RevertSipTrunkUpdate', data: { trunkId, changes, code: err.code, message: err.message } });

@@ -85,9 +85,15 @@ export type LegReport = Readonly<{ protocol: 'sip'; engineCallId: string; media:
 
 /**
  * How a call routed to a SIP trunk went (docs/calls.md#sip-trunks): the origination URI that answered (null when
- * none did) and each URI passed over before it, with why.
+ * none did) and each URI passed over before it, with why. An outbound call a customer's PBX sent through the
+ * trunk's termination side (docs/sip.md#calls-from-your-pbx) names where it came from as `sipUri`, nothing failed.
+ * `trunkId`: the trunk (absent on events stored before it was added).
  */
-export type SipRouting = Readonly<{ sipUri: string | null; failed: readonly Readonly<{ sipUri: string; error: string }>[] }>;
+export type SipRouting = Readonly<{
+  sipUri: string | null;
+  failed: readonly Readonly<{ sipUri: string; error: string }>[];
+  trunkId?: string;
+}>;
 
 export type CallEndedData = CallParties & {
   status: 'completed';
@@ -127,7 +133,7 @@ export type CallEvent =
   | Event<'CallDigitsReceived', Id & { digits: string; at: string }>
   | Event<'CallTransferred', Id & { to: string; at: string }>
   /** `sipUri` null: no origination URI took the call (stored since SIP trunks route live calls) */
-  | Event<'CallBridged', Id & { sipUri: string | null; failed: { sipUri: string; error: string }[]; at: string }>
+  | Event<'CallBridged', Id & { sipUri: string | null; failed: { sipUri: string; error: string }[]; trunkId?: string; at: string }>
   | Event<'CallEnded', CallEndedData>
   | Event<'CallFailed', CallFailedData>
   /**
@@ -240,7 +246,18 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
         return [{ type: 'CallTransferred', data: { ...id, to: cmd.data.to, at: now } }];
       case 'RecordBridge':
         if (s.status !== 'live') throw notLive();
-        return [{ type: 'CallBridged', data: { ...id, sipUri: cmd.data.sipUri, failed: cmd.data.failed.map((f) => ({ ...f })), at: now } }];
+        return [
+          {
+            type: 'CallBridged',
+            data: {
+              ...id,
+              sipUri: cmd.data.sipUri,
+              failed: cmd.data.failed.map((f) => ({ ...f })),
+              ...(cmd.data.trunkId ? { trunkId: cmd.data.trunkId } : {}),
+              at: now,
+            },
+          },
+        ];
       case 'EndCall': {
         if (s.status !== 'live') return [];
         const { reason, detail } = cmd.data;
@@ -270,7 +287,8 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
               durationSeconds,
               transcript: s.transcript,
               ...summary,
-              recording: s.settings.recording && s.transcript.length > 0,
+              // a bridged call's recording is the audio it relayed (docs/sip.md#recording-bridged-calls), not its turns
+              recording: s.settings.recording && (s.transcript.length > 0 || s.settings.mode === 'sip'),
               ...routing,
             },
           },
@@ -349,7 +367,12 @@ export const callDecider: Decider<CallCommand, CallEvent, CallState> = {
       case 'CallRecordingUnavailable':
         return s.status === 'ended' ? { ...s, recordingDone: true } : s;
       case 'CallBridged':
-        return s.status === 'live' ? { ...s, sipRouting: { sipUri: e.data.sipUri, failed: e.data.failed } } : s;
+        return s.status === 'live'
+          ? {
+              ...s,
+              sipRouting: { sipUri: e.data.sipUri, failed: e.data.failed, ...(e.data.trunkId ? { trunkId: e.data.trunkId } : {}) },
+            }
+          : s;
       case 'CallDigitsSent':
       case 'CallDigitsReceived':
       case 'CallTransferred':

@@ -70,3 +70,17 @@ export function describeBridgeFailure(f: BridgeFailure): string {
       return `unreachable: ${f.detail}`;
   }
 }
+
+/**
+ * What a caller whose call a trunk's URIs did not take hears (docs/calls.md#sip-trunks): the caller is answered only
+ * when a URI answers, so the call is refused with the class of the last URI's failure. A busy URI is the caller's
+ * busy (486); a URI that failed as a server (5xx) or could not be reached is 503; one that did not answer in time,
+ * answered 408/480 or refused the call otherwise is 480 (the caller's carrier may try again later). No URI at all
+ * (`null`) is 480.
+ */
+export function callerRefusal(last: BridgeFailure | null): Readonly<{ status: 480 | 486 | 503; reason: string }> {
+  if (last?.kind === 'unreachable') return { status: 503, reason: 'Service Unavailable' };
+  if (last?.kind === 'response' && afterBridgeFailure(last) === 'busy') return { status: 486, reason: 'Busy Here' };
+  if (last?.kind === 'response' && last.status >= 500) return { status: 503, reason: 'Service Unavailable' };
+  return { status: 480, reason: 'Temporarily Unavailable' };
+}

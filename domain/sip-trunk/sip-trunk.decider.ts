@@ -17,22 +17,69 @@ export const DEFAULT_URI_PRIORITY = 10;
 export const DEFAULT_URI_WEIGHT = 10;
 
 export type OriginationUri = Readonly<{ sipUri: string; name: string | null; priority: number; weight: number }>;
+
+/** A digest credential the customer's PBX sends calls out with (docs/sip.md#calls-from-your-pbx); the password sealed. */
+export type TerminationCredential = Readonly<{ username: string; passwordSealed: string }>;
+/**
+ * The trunk's termination side (docs/sip.md#calls-from-your-pbx): who may send calls into the platform to go out
+ * through the carrier, by digest credentials or by source address (addresses or CIDR blocks).
+ */
+export type SipTrunkTermination = Readonly<{ credentials: readonly TerminationCredential[]; addresses: readonly string[] }>;
+export const NO_TERMINATION: SipTrunkTermination = { credentials: [], addresses: [] };
+
 export type SipTrunkConfig = Readonly<{
   name: string;
   transfers: (typeof TRANSFERS)[number];
   transferCallerId: (typeof TRANSFER_CALLER_IDS)[number];
   uris: readonly OriginationUri[];
+  /** absent: no termination side (and on events stored before it was added) */
+  termination?: SipTrunkTermination;
 }>;
+/** What an update recorded changes: the fields given, whole (the termination with every password sealed). */
 export type SipTrunkChanges = Partial<SipTrunkConfig>;
+
+/**
+ * The termination side as an update gives it: each list given replaces the stored one; a credential without a
+ * password keeps the stored password of the same user name (a new user name needs one).
+ */
+export type TerminationChange = Readonly<{
+  credentials?: readonly Readonly<{ username: string; passwordSealed?: string }>[];
+  addresses?: readonly string[];
+}>;
+export type SipTrunkChangesInput = Partial<Omit<SipTrunkConfig, 'termination'>> & { termination?: TerminationChange };
+/** A new trunk as it is requested: its termination as a change of none (every credential with its password). */
+export type SipTrunkConfigInput = Omit<SipTrunkConfig, 'termination'> & { termination?: TerminationChange };
+
+/** The termination side of a configuration: none when the trunk has none. */
+export const terminationOf = (c: SipTrunkConfig): SipTrunkTermination => c.termination ?? NO_TERMINATION;
+
+const invalidField = (field: string, message: string) =>
+  new DomainError('VALIDATION_ERROR', message, [{ field, message, type: 'value_error' }]);
+
+/** A termination change applied to the stored side: the lists given replace, passwords left out are kept. */
+function resolveTermination(stored: SipTrunkTermination, change: TerminationChange): SipTrunkTermination {
+  const credentials = (change.credentials ?? stored.credentials).map((c, i) => {
+    if (c.passwordSealed) return { username: c.username, passwordSealed: c.passwordSealed };
+    const kept = stored.credentials.find((s) => s.username === c.username);
+    if (!kept) throw invalidField(`termination.credentials.${i}.password`, `a new credential (${c.username}) needs a password`);
+    return kept;
+  });
+  const seen = new Set<string>();
+  for (const [i, c] of credentials.entries()) {
+    if (seen.has(c.username)) throw invalidField(`termination.credentials.${i}.username`, `the user name ${c.username} is given twice`);
+    seen.add(c.username);
+  }
+  return { credentials, addresses: [...new Set(change.addresses ?? stored.addresses)] };
+}
 
 type Id = { trunkId: string };
 type Failure = { code: ErrorCode; message: string };
 export type SipTrunkCommand =
   /** a new trunk: the SIP trunk process creates it upstream, then records CreateSipTrunk or FailSipTrunk */
-  | Command<'RequestSipTrunk', Id & { config: SipTrunkConfig }>
+  | Command<'RequestSipTrunk', Id & { config: SipTrunkConfigInput }>
   | Command<'CreateSipTrunk', Id & { config: SipTrunkConfig; providerRef: string; terminationUri: string }>
   | Command<'FailSipTrunk', Id & Failure>
-  | Command<'UpdateSipTrunk', Id & { changes: SipTrunkChanges }>
+  | Command<'UpdateSipTrunk', Id & { changes: SipTrunkChangesInput }>
   /** the provider took the configuration as it stands */
   | Command<'RecordSipTrunkSynced', Id>
   /** the provider refused an update: the fields it changed go back to what they were */
@@ -99,12 +146,16 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
     const trunkId = cmd.data.trunkId;
     const owned = s.status !== 'none' && s.accountId === accountId;
     switch (cmd.type) {
-      case 'RequestSipTrunk':
+      case 'RequestSipTrunk': {
         if (s.status !== 'none') {
           if (!owned) throw new DomainError('CONCURRENCY_CONFLICT', 'SIP trunk id already taken');
           return [];
         }
-        return [{ type: 'SipTrunkRequested', data: { trunkId, accountId, config: cmd.data.config, requestedAt: now } }];
+        const { termination, ...rest } = cmd.data.config;
+        // a new trunk's credentials all carry their passwords; the same rules as an update's (no user name twice)
+        const config = termination ? { ...rest, termination: resolveTermination(NO_TERMINATION, termination) } : rest;
+        return [{ type: 'SipTrunkRequested', data: { trunkId, accountId, config, requestedAt: now } }];
+      }
       case 'FailSipTrunk':
         if (s.status !== 'requested') return [];
         return [
@@ -167,7 +218,11 @@ export const sipTrunkDecider: Decider<SipTrunkCommand, SipTrunkEvent, SipTrunkSt
         ];
       case 'UpdateSipTrunk': {
         if (s.status !== 'active' || !owned) throw notFound();
-        const changes = changedFields(s.config, cmd.data.changes);
+        const { termination, ...rest } = cmd.data.changes;
+        const given: SipTrunkChanges = termination
+          ? { ...rest, termination: resolveTermination(terminationOf(s.config), termination) }
+          : rest;
+        const changes = changedFields({ ...s.config, termination: terminationOf(s.config) }, given);
         if (Object.keys(changes).length === 0) return [];
         if (changes.uris !== undefined && changes.uris.length === 0 && s.numberIds.length > 0) {
           throw new DomainError(

@@ -148,6 +148,10 @@ export const CallDetail = CallSummary.extend({
   recordingUrl: z.string().nullable().openapi({ description: 'a signed URL of the audio, valid for RECORDING_URL_TTL_SECONDS' }),
   transferredTo: z.string().nullable(),
   sipUri: z.string().nullable(),
+  sipTrunkId: z
+    .string()
+    .nullable()
+    .openapi({ description: 'the SIP trunk the call was routed to, or (outbound) came in through from your PBX' }),
   sipFailures: z.array(z.object({ sipUri: z.string(), error: z.string() })),
   sipCallId: z.string().nullable().openapi({ description: 'the SIP Call-ID of a call over SIP' }),
   media: CallMedia.nullable(),

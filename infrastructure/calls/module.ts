@@ -104,6 +104,8 @@ export const calls = {
         dials: placesCalls(cfg),
         repliesFor,
         isTransient,
+        // a bridged call's relayed audio is its recording (docs/sip.md#recording-bridged-calls)
+        recordings: r(CALLS.Recordings),
       });
     });
     b.factory(

@@ -5,6 +5,7 @@ import { sipUriProblem } from '../../domain/sip-trunk/sip-uri.js';
 import { AgentNumber, E164 } from '../agents/agent.schemas.js';
 import { withAliases } from '../http/compat.js';
 import { z } from '../http/openapi.js';
+import { AddressBlock } from '../sip/carriers.js';
 
 const id = () => z.string().min(1).max(64);
 
@@ -134,12 +135,53 @@ const Uris = z.array(OriginationUriIn).max(16);
 const toUris = (uris: z.output<typeof Uris>) =>
   uris.map((u) => ({ sipUri: u.sip_uri, name: u.name, priority: u.priority, weight: u.weight }));
 
+/**
+ * The termination side (docs/sip.md#calls-from-your-pbx): digest credentials and source addresses your PBX sends
+ * calls out with. A password is taken, sealed, and never shown again.
+ */
+const TerminationCredentialIn = z.object({
+  username: z
+    .string()
+    .regex(/^[A-Za-z0-9._~-]{1,32}$/, '1-32 letters, digits and . _ ~ -')
+    .openapi({ example: 'office-pbx' }),
+  password: z
+    .string()
+    .min(12)
+    .max(128)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+    .optional()
+    .openapi({
+      description: '12-128 printable characters; write-only. On update, left out: the stored password of this user name stays',
+    }),
+});
+const TerminationIn = z
+  .object({
+    credentials: z.array(TerminationCredentialIn).max(10).optional().openapi({ description: 'sent: replaces the credentials' }),
+    addresses: z
+      .array(AddressBlock)
+      .max(32)
+      .optional()
+      .openapi({
+        description: 'sent: replaces the addresses (IPv4 or IPv6 addresses or CIDR blocks)',
+        example: ['203.0.113.7', '198.51.100.0/24'],
+      }),
+  })
+  .strict();
+/** a termination as the commands take it: passwords still plain (they seal them) */
+const toTermination = (t: z.output<typeof TerminationIn>) => ({
+  ...(t.credentials
+    ? { credentials: t.credentials.map((c) => ({ username: c.username, ...(c.password ? { password: c.password } : {}) })) }
+    : {}),
+  ...(t.addresses ? { addresses: t.addresses } : {}),
+});
+
 export const CreateSipTrunkRequest = z
   .object({
     name: z.string().trim().min(1).max(64).optional(),
     transfers: z.enum(TRANSFERS).optional(),
     transfer_caller_id: z.enum(TRANSFER_CALLER_IDS).optional(),
     origination: z.object({ uris: Uris.optional() }).optional(),
+    termination: TerminationIn.optional(),
   })
   .optional()
   .transform((b) => ({
@@ -147,6 +189,7 @@ export const CreateSipTrunkRequest = z
     transfers: b?.transfers ?? 'all',
     transferCallerId: b?.transfer_caller_id ?? 'transferee',
     uris: toUris(b?.origination?.uris ?? []),
+    ...(b?.termination ? { termination: toTermination(b.termination) } : {}),
   }))
   .openapi('SipTrunkCreateRequest');
 
@@ -159,12 +202,16 @@ export const UpdateSipTrunkRequest = z
       description:
         'sent: its `uris` replace the origination URIs; empty or omitted `uris` clear them (only while no number is routed to the trunk)',
     }),
+    termination: TerminationIn.nullish().openapi({
+      description: 'each list sent replaces the stored one; a credential without `password` keeps the stored one of its user name',
+    }),
   })
   .transform((b) => ({
     ...(b.name ? { name: b.name } : {}),
     ...(b.transfers ? { transfers: b.transfers } : {}),
     ...(b.transfer_caller_id ? { transferCallerId: b.transfer_caller_id } : {}),
     ...(b.origination ? { uris: toUris(b.origination.uris ?? []) } : {}),
+    ...(b.termination ? { termination: toTermination(b.termination) } : {}),
   }))
   .openapi('SipTrunkUpdateRequest');
 
@@ -177,7 +224,13 @@ export const SipTrunkResponse = z
     origination: z.object({
       uris: z.array(z.object({ sip_uri: z.string(), name: z.string().nullable(), priority: z.number().int(), weight: z.number().int() })),
     }),
-    termination: z.object({ sip_uri: z.string().openapi({ description: 'where your SIP infrastructure sends calls into the platform' }) }),
+    termination: z.object({
+      sip_uri: z.string().openapi({ description: 'where your SIP infrastructure sends calls into the platform' }),
+      credentials: z
+        .array(z.object({ username: z.string() }))
+        .openapi({ description: 'the digest credentials your PBX may send calls out with (passwords are never shown)' }),
+      addresses: z.array(z.string()).openapi({ description: 'the source addresses your PBX may send calls out from' }),
+    }),
     number_ids: z.array(z.string()).openapi({ description: 'phone numbers whose calls are routed to this trunk' }),
     created_at: z.string(),
     updated_at: z.string(),

@@ -19,6 +19,7 @@ import { PLATFORM } from '../platform/tokens.js';
 import { REGISTRATION } from '../registration/tokens.js';
 import { RICH } from '../rich/tokens.js';
 import { SIGNUP } from '../signup/tokens.js';
+import { SIP } from '../sip/tokens.js';
 import { PassWorker } from '../workers.js';
 import { sandboxCarrierCommands } from './carrier/carrier.commands.js';
 import { sandboxCarrierRoutes } from './carrier/carrier.routes.js';
@@ -162,7 +163,7 @@ export const sandbox = {
         if (!cfg.SMTP_URL) sandboxOutboxRoutes(api, { queries: r(SIGNUP.Queries) });
         sandboxRegistrationRoutes(api, { registrations: r(REGISTRATION.Registrations) });
         sandboxSmsRoutes(api, { carrier: r(SANDBOX.SmsCarrier), messages: messagesOf(r) });
-        sandboxVoiceRoutes(api, { engine: r(SANDBOX.VoiceEngine) });
+        sandboxVoiceRoutes(api, { engine: r(SANDBOX.VoiceEngine), trunks: r(SIP.Trunks) });
         sandboxClockRoutes(api, { clock: r(SANDBOX.Clock) });
       }
       if (on.chatapp) sandboxChatappRoutes(api, { platform: r(SANDBOX.ChatPlatform), messages: messagesOf(r) });

@@ -18,7 +18,11 @@ const wire = (t: SipTrunkView) => ({
   transfers: t.transfers,
   transfer_caller_id: t.transferCallerId,
   origination: { uris: t.uris.map((u) => ({ sip_uri: u.sipUri, name: u.name, priority: u.priority, weight: u.weight })) },
-  termination: { sip_uri: t.terminationUri },
+  termination: {
+    sip_uri: t.terminationUri,
+    credentials: t.termination.usernames.map((username) => ({ username })),
+    addresses: [...t.termination.addresses],
+  },
   number_ids: [...t.numberIds],
   created_at: t.createdAt,
   updated_at: t.updatedAt,

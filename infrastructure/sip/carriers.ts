@@ -38,7 +38,11 @@ export interface CarrierDirectory {
   list(): Promise<readonly Carrier[]>;
 }
 
-const cidr = z.string().refine((s) => parseBlock(s) !== null, 'an IPv4 or IPv6 address, or a CIDR block such as 203.0.113.0/24');
+/** An IPv4 or IPv6 address, or a CIDR block: a source a carrier's or a trunk's calls may come from. */
+export const AddressBlock = z
+  .string()
+  .refine((s) => parseBlock(s) !== null, 'an IPv4 or IPv6 address, or a CIDR block such as 203.0.113.0/24');
+const cidr = AddressBlock;
 const username = z.string().min(1).max(128);
 const password = z.string().min(1).max(256);
 
@@ -263,16 +267,17 @@ function parseBlock(s: string): { address: string; prefix: number; family: 'ipv4
   return { address, prefix, family };
 }
 
+/** Whether `address` is one of `blocks` (addresses or CIDR blocks; ones that are neither match nothing). */
+export function inBlocks(blocks: readonly string[], address: string): boolean {
+  const list = new BlockList();
+  for (const a of blocks) {
+    const b = parseBlock(a);
+    if (b) list.addSubnet(b.address, b.prefix, b.family);
+  }
+  return list.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
+}
+
 /** Which carrier an INVITE from `address` belongs to by its source (docs/sip.md#inbound-calls). */
 export function carrierByAddress(carriers: readonly Carrier[], address: string): Carrier | null {
-  const family = isIPv6(address) ? 'ipv6' : 'ipv4';
-  for (const c of carriers) {
-    const list = new BlockList();
-    for (const a of c.inbound.addresses) {
-      const b = parseBlock(a);
-      if (b) list.addSubnet(b.address, b.prefix, b.family);
-    }
-    if (list.check(address, family)) return c;
-  }
-  return null;
+  return carriers.find((c) => inBlocks(c.inbound.addresses, address)) ?? null;
 }

@@ -4,6 +4,7 @@ import { NumberImports } from '../../application/numbers/number-imports.js';
 import type { CarrierErrorCode } from '../../domain/carrier/errors.js';
 import { KyselyCarrierQueries } from '../../projections/carriers/carrier.queries.js';
 import { carriersProjector } from '../../projections/carriers/carriers.projector.js';
+import { KyselySipTrunkQueries } from '../../projections/sip-trunks/sip-trunk.queries.js';
 import { ACCOUNTS } from '../accounts/tokens.js';
 import { AesGcmSealer } from '../adapters/sealed-secrets.js';
 import { secretKeys } from '../adapters/secret-keys.js';
@@ -21,6 +22,7 @@ import { RtpPorts } from './rtp-session.js';
 import { sipAdminRoutes } from './sip-admin.routes.js';
 import { SipEngine } from './sip-engine.js';
 import { SIP } from './tokens.js';
+import { TrunkBook } from './trunk-book.js';
 
 /** The carriers of the start-up configuration: `SIP_CARRIERS` (JSON) and the file `SIP_CARRIERS_FILE` names. */
 export function configuredCarriers(cfg: Config): Carrier[] {
@@ -52,6 +54,10 @@ export const sip = {
     b.factory(SIP.CarrierQueries, (r) => new KyselyCarrierQueries(r(PLATFORM.ReadDb)));
     b.factory(SIP.Carriers, (r) => new CarrierBook(fromConfig, r(SIP.CarrierQueries), (sealed) => sealer.open(sealed), r(PLATFORM.Logger)));
     b.factory(
+      SIP.Trunks,
+      (r) => new TrunkBook(new KyselySipTrunkQueries(r(PLATFORM.ReadDb)), (sealed) => sealer.open(sealed), r(PLATFORM.Logger)),
+    );
+    b.factory(
       SIP.CarrierAdmin,
       (r) =>
         new Carriers({
@@ -76,6 +82,7 @@ export const sip = {
           ringMs: cfg.SIP_RING_MS,
           trunkTimeouts: { respondMs: cfg.SIP_TRUNK_RESPOND_MS, answerMs: cfg.SIP_TRUNK_ANSWER_MS },
           carriers: r(SIP.Carriers),
+          trunks: r(SIP.Trunks),
           carrierOfNumber: async (e164) => {
             const row = await r(PLATFORM.ReadDb)
               .selectFrom('phone_numbers')

@@ -16,7 +16,9 @@ import {
   type VoiceEnginePort,
 } from '../../application/calls/voice-engine.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { type BridgeFailure, callerRefusal } from '../../domain/sip-trunk/routing.js';
 import type { SpeechPipelineDeps } from '../media/speech-pipeline.js';
+import { BridgeRecorder } from './bridge-recorder.js';
 import { type Carrier, type CarrierDirectory, carrierByAddress } from './carriers.js';
 import { InboundDigest } from './inbound-digest.js';
 import { sipMetrics } from './metrics.js';
@@ -25,6 +27,7 @@ import { RtpClock } from './rtp-clock.js';
 import { type RemoteMedia, type RtpPorts, RtpSession } from './rtp-session.js';
 import { OFFERED_CODECS, OUR_DTMF_PAYLOAD, readRemoteSdp, writeSdp } from './sdp.js';
 import { SipLeg } from './sip-leg.js';
+import { type TrunkDirectory, type TrunkTermination, trunksByAddress } from './trunk-book.js';
 import { createWatchedStack, type DropReason } from './watched-stack.js';
 
 export type SipEngineOptions = Readonly<{
@@ -46,6 +49,8 @@ export type SipEngineOptions = Readonly<{
    */
   trunkTimeouts: Readonly<{ respondMs: number; answerMs: number }>;
   carriers: CarrierDirectory;
+  /** the SIP trunks' termination sides: a customer's PBX sending calls out (docs/sip.md#calls-from-your-pbx) */
+  trunks: TrunkDirectory;
   /** the carrier a number was imported with (outbound calls from it leave through that carrier) */
   carrierOfNumber: (e164: string) => Promise<string | null>;
   speech: SpeechPipelineDeps;
@@ -102,6 +107,15 @@ type Dialog = {
   onFinal: ((rs: SipResponse) => void) | null;
   /** outbound: told of each provisional response (the far end is alive) */
   onProvisional: (() => void) | null;
+  /** outbound: told of a 180 or 183 (the far end rings), with the response */
+  onRinging: ((rs: SipResponse) => void) | null;
+  /** inbound, not answered yet: what the caller was told of its progress (a bridge's ringing or early media) */
+  progress: 'none' | 'ringing' | 'early_media';
+  /** inbound, bridged to a trunk's URIs: why the last one did not take the call (what an unanswered caller hears) */
+  bridgeFailure: BridgeFailure | null;
+  /** the call is recorded: a bridge keeps its relayed audio (docs/sip.md#recording-bridged-calls) */
+  record: boolean;
+  recorder: BridgeRecorder | null;
   canceled: boolean;
   /**
    * The 200 sent carries this engine's offer and the far end's answer comes in the ACK (docs/sip.md#inbound-calls):
@@ -135,6 +149,7 @@ export class SipEngine implements VoiceEnginePort {
   /** the registrations with carriers' gateways, by carrier id, with the settings they were made with */
   private readonly registrations = new Map<string, { settings: string; registration: Registration }>();
   private carrierCache: { at: number; list: readonly Carrier[] } | null = null;
+  private trunkCache: { at: number; list: readonly TrunkTermination[] } | null = null;
   private refreshTimer: NodeJS.Timeout | null = null;
   private readonly digest: InboundDigest;
 
@@ -306,7 +321,10 @@ export class SipEngine implements VoiceEnginePort {
   private onInviteResponse(d: Dialog, rs: SipResponse, reauth: (rs: SipResponse) => boolean): void {
     if (rs.status < 200) {
       d.onProvisional?.();
-      if (rs.status === 180 || rs.status === 183) d.leg?.ringing();
+      if (rs.status === 180 || rs.status === 183) {
+        d.leg?.ringing();
+        d.onRinging?.(rs);
+      }
       return;
     }
     sipMetrics.responses.inc({ method: 'INVITE', status: String(rs.status), direction: 'received' });
@@ -421,8 +439,17 @@ export class SipEngine implements VoiceEnginePort {
 
   private async newCall(rq: SipRequest, remote: Remote): Promise<void> {
     const carriers = await this.carriers();
-    const carrier = carrierByAddress(carriers, remote.address) ?? this.byCredentials(carriers, rq, remote);
-    if (carrier === 'challenged') return;
+    let carrier = carrierByAddress(carriers, remote.address);
+    if (!carrier) {
+      // a customer's PBX sending a call out through its SIP trunk, by its address or its credentials
+      const trunks = await this.trunks();
+      const byAddress = trunksByAddress(trunks, remote.address);
+      if (byAddress.length > 0) return this.fromPbx(rq, remote, byAddress);
+      const who = this.byCredentials(carriers, trunks, rq, remote);
+      if (who === 'challenged') return;
+      if (who && 'trunks' in who) return this.fromPbx(rq, remote, who.trunks);
+      carrier = who?.carrier ?? null;
+    }
     if (!carrier) {
       if (this.stranger(remote.address)) this.respond(rq, 403, 'Forbidden');
       return;
@@ -436,12 +463,39 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.info(log, 'SIP INVITE for no phone number: 404');
       return this.respond(rq, 404, 'Not Found');
     }
-    // an INVITE without SDP is a late offer: the 200 offers, the ACK answers (RFC 3261 §13.2.1)
+    const d = await this.takeInvite(rq, remote, carrier, log);
+    if (!d) return;
+    this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
+    d.progress = 'ringing';
+    const decision = await this.decide(d, { engineCallId: d.callId, from, to }, log);
+    if (!decision.accept) return this.refuse(d, refusal(decision.code));
+    const leg = this.makeLeg(d, decision.callId, decision.listener);
+    d.record = decision.record === true;
+    decision.onLeg(leg);
+    if (d.canceled) {
+      leg.end('remote_hangup', 'the caller hung up while it rang');
+      return;
+    }
+    // a call routed to a SIP trunk is answered when one of its URIs answers (docs/sip.md#sip-trunks)
+    if (decision.answerOnBridge) return;
+    if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
+    if (d.state !== 'early' || leg.ended) return;
+    this.answer(d);
+    leg.answered('human');
+  }
+
+  /**
+   * A new INVITE taken on: refused 488 without G.711 audio in its offer (an INVITE without SDP is a late offer: the 200
+   * offers, the ACK answers, RFC 3261 §13.2.1), else answered 100 and tracked as an early dialog with an RTP port of
+   * its own (null when none is free: 503).
+   */
+  private async takeInvite(rq: SipRequest, remote: Remote, carrier: Carrier | null, log: Record<string, unknown>): Promise<Dialog | null> {
     const late = !hasSdp(rq);
     const media = late ? null : readRemoteSdp(rq.content ?? '');
     if (!late && !media) {
       this.o.log.info(log, 'SIP INVITE without G.711 audio: 488');
-      return this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
+      this.respond(rq, 488, 'Not Acceptable Here', { warning: '304 - "offer PCMU or PCMA"' });
+      return null;
     }
     this.respond(rq, 100, 'Trying');
     let rtp: RtpSession;
@@ -449,11 +503,12 @@ export class SipEngine implements VoiceEnginePort {
       rtp = await this.openRtp(rq.headers['call-id'], [remote.address]);
     } catch (err) {
       this.o.log.error({ ...log, err }, 'no RTP port for an inbound call');
-      return this.respond(rq, 503, 'Service Unavailable');
+      this.respond(rq, 503, 'Service Unavailable');
+      return null;
     }
     if (media) rtp.setRemote(media);
     const contact = Array.isArray(rq.headers.contact) ? rq.headers.contact[0] : undefined;
-    const d = this.newDialog({
+    return this.newDialog({
       callId: rq.headers['call-id'],
       direction: 'inbound',
       carrier,
@@ -467,32 +522,115 @@ export class SipEngine implements VoiceEnginePort {
       invite: rq,
       awaitingAnswer: media ? null : 'initial',
     });
-    this.respond(rq, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
-    const decision: InboundDecision = this.inbound
-      ? await this.inbound({ engineCallId: d.callId, from, to }).catch((err: unknown) => {
-          this.o.log.error({ ...log, err }, 'planning an inbound call failed');
-          return { accept: false as const, reason: 'the call could not be taken' };
-        })
-      : { accept: false, reason: 'this process takes no inbound calls' };
-    if (!decision.accept) {
-      this.o.log.info({ ...log, reason: decision.reason }, 'inbound SIP call refused');
-      if (d.state === 'early') {
-        const [status, reason] = refusal(decision.code);
-        this.respond(rq, status, reason, { to: d.local });
-      }
-      this.endDialog(d);
-      return;
+  }
+
+  /** The platform's decision on an offer (a failure to decide is a refusal). */
+  private async decide(d: Dialog, offer: InboundOffer, log: Record<string, unknown>): Promise<InboundDecision> {
+    if (!this.inbound) return { accept: false, reason: 'this process takes no inbound calls' };
+    const decision = await this.inbound(offer).catch((err: unknown) => {
+      this.o.log.error({ ...log, err }, 'planning an inbound call failed');
+      return { accept: false as const, reason: 'the call could not be taken' };
+    });
+    if (!decision.accept) this.o.log.info({ ...log, reason: decision.reason, sipCallId: d.callId }, 'inbound SIP call refused');
+    return decision;
+  }
+
+  /** Refuses an early dialog's INVITE with `status` (unless the caller went meanwhile) and forgets it. */
+  private refuse(d: Dialog, [status, reason, headers]: readonly [number, string, Record<string, unknown>?]): void {
+    if (d.state === 'early' && d.invite) this.respond(d.invite, status, reason, { to: d.local, ...(headers ?? {}) });
+    this.endDialog(d);
+  }
+
+  /**
+   * A call the customer's PBX sends out through its SIP trunk (docs/sip.md#calls-from-your-pbx), from an address of
+   * `trunks` or with their credentials. The destination is the Request-URI's user (E.164, else 484), the caller id
+   * the From's, which the platform checks (a number routed to one of `trunks`, else 403). An accepted call is dialled
+   * through the number's carrier with the number as caller id; the PBX hears the carrier's ringing (180) and is
+   * answered only when the carrier answers; a carrier's refusal is passed back as its status.
+   */
+  private async fromPbx(rq: SipRequest, remote: Remote, trunks: readonly TrunkTermination[]): Promise<void> {
+    const to = e164Of(uriUser(rq.uri) ?? uriUser(rq.headers.to.uri));
+    const from = e164Of(uriUser(rq.headers.from.uri));
+    const log = { sipCallId: rq.headers['call-id'], trunks: trunks.map((t) => t.trunkId), from, to, source: remote.address };
+    if (!to) {
+      this.o.log.info(log, 'SIP INVITE from a PBX for no E.164 number: 484');
+      return this.respond(rq, 484, 'Address Incomplete', { warning: '399 - "dial an E.164 number, such as +14155550100"' });
     }
+    if (!from) {
+      this.o.log.info(log, 'SIP INVITE from a PBX whose From is no phone number: 403');
+      return this.respond(rq, 403, 'Forbidden', { warning: `399 - "${CALLER_ID_REFUSED}"` });
+    }
+    const d = await this.takeInvite(rq, remote, null, log);
+    if (!d) return;
+    const source = `sip:${remote.address.includes(':') ? `[${remote.address}]` : remote.address}:${remote.port}`;
+    const fromTrunk = { trunkIds: trunks.map((t) => t.trunkId), source };
+    const decision = await this.decide(d, { engineCallId: d.callId, from, to, fromTrunk }, log);
+    if (!decision.accept) return this.refuse(d, pbxRefusal(decision.code));
     const leg = this.makeLeg(d, decision.callId, decision.listener);
+    d.record = decision.record === true;
     decision.onLeg(leg);
     if (d.canceled) {
-      leg.end('remote_hangup', 'the caller hung up while it rang');
+      leg.end('remote_hangup', 'the PBX gave the call up before it was dialled');
       return;
     }
-    if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
-    if (d.state !== 'early' || leg.ended) return;
-    this.answer(d);
-    leg.answered('human');
+    const carrier = await this.outboundCarrier(from).catch(() => null);
+    if (!carrier?.outbound) {
+      this.respond(rq, 503, 'Service Unavailable', { to: d.local });
+      this.failLeg(d, 'provider_error', 'no carrier has an outbound gateway: add one (POST /admin/carriers or SIP_CARRIERS_FILE)');
+      return;
+    }
+    const gw = carrier.outbound;
+    const target = `sip:${toCarrier(to, carrier.numberFormat)}@${gw.host}:${gw.port}${gw.transport === 'tcp' ? ';transport=tcp' : ''}`;
+    const ringMs = decision.ringTimeoutMs ?? 60_000;
+    const ring = setTimeout(() => {
+      const b = d.bridgedTo;
+      if (d.state !== 'early' || !b || b.state !== 'early') return;
+      this.cancel(b);
+      this.respond(rq, 480, 'Temporarily Unavailable', { to: d.local });
+      this.failLeg(d, 'no_answer', `no answer within ${Math.round(ringMs / 1000)} s`);
+    }, ringMs);
+    try {
+      await this.bridgeCall(d, carrier, target, from);
+      clearTimeout(ring);
+      leg.answered('human');
+    } catch (err) {
+      clearTimeout(ring);
+      // the PBX gave up, or the ring time ran out: that end is already the call's
+      if (err instanceof LegEndedError || d.state !== 'early') return;
+      const refused = err instanceof BridgeRefused ? err : null;
+      const [status, reason] = refused ? toPbx(refused.status, refused.reason) : [503, 'Service Unavailable'];
+      this.respond(rq, status, reason, { to: d.local });
+      const [why, detail] = refused ? dialFailure(refused) : (['provider_error', (err as Error).message] as const);
+      this.o.log.info({ ...log, status: refused?.status, detail }, 'the carrier did not take a call from a PBX');
+      this.failLeg(d, why, detail);
+    }
+  }
+
+  /**
+   * A ringing far leg `b`'s progress, passed on to the caller `d` while it is not answered: a 183 with SDP is early
+   * media (a ringback tone, an announcement), relayed from `b` to the caller after a 183 with the engine's SDP answer
+   * (the 200 repeats it); anything else is a 180, sent once. The session hears that the call rings.
+   */
+  private passProgress(d: Dialog, b: Dialog, rs: SipResponse): void {
+    if (d.state !== 'early' || !d.invite) return;
+    d.leg?.ringing();
+    const mine = d.rtp.media;
+    const early = rs.status === 183 && mine ? readRemoteSdp(rs.content ?? '') : null;
+    if (early && mine && d.progress !== 'early_media') {
+      b.rtp.setRemote(early);
+      b.rtp.onAudio = (s) => d.rtp.relay(s);
+      d.progress = 'early_media';
+      this.respond(d.invite, 183, 'Session Progress', {
+        to: d.local,
+        contact: [this.contact(d.transport)],
+        'content-type': 'application/sdp',
+        content: this.sdp(d, [{ codec: mine.codec, payloadType: mine.payloadType }], answerDirection(mine)),
+      });
+      return;
+    }
+    if (d.progress !== 'none') return;
+    d.progress = 'ringing';
+    this.respond(d.invite, 180, 'Ringing', { to: d.local, contact: [this.contact(d.transport)] });
   }
 
   /** The 200 with the SDP answer (or, to a late offer, the offer), sent again until the ACK (over UDP). */
@@ -547,7 +685,10 @@ export class SipEngine implements VoiceEnginePort {
     d.state = 'ended';
     this.o.log.info({ sipCallId: d.callId }, 'inbound SIP call canceled while ringing');
     if (d.leg) this.endLeg(d, 'remote_hangup', 'the caller hung up while it rang');
+    const other = d.bridgedTo;
     this.endDialog(d);
+    // the far leg of a bridge still ringing is cancelled too: its final answer (487) settles it
+    if (other?.state === 'early') this.cancel(other);
   }
 
   /**
@@ -660,7 +801,11 @@ export class SipEngine implements VoiceEnginePort {
   private hangupDialog(d: Dialog, reason: 'local_hangup' | 'host_lost' | 'provider_error'): void {
     if (d.state === 'confirmed') this.sendInDialog(d, 'BYE');
     else if (d.state === 'early' && d.direction === 'outbound') this.cancel(d);
-    else if (d.state === 'early' && d.invite) this.respond(d.invite, 480, 'Temporarily Unavailable', { to: d.local });
+    else if (d.state === 'early' && d.invite) {
+      // a caller no trunk URI took hears the last URI's failure (docs/sip.md#sip-trunks); otherwise 480
+      const { status, reason: phrase } = callerRefusal(d.bridgeFailure);
+      this.respond(d.invite, status, phrase, { to: d.local });
+    }
     const legReason = reason === 'host_lost' ? 'local_hangup' : reason;
     if (d.leg && !d.leg.ended) {
       if (d.direction === 'outbound' && d.state === 'early') this.failLeg(d, 'provider_error', 'the call was ended before it was answered');
@@ -745,6 +890,18 @@ export class SipEngine implements VoiceEnginePort {
    * within `trunkTimeouts.respondMs`, or responds and does not answer within `trunkTimeouts.answerMs`, times out.
    */
   private async bridgeTrunkUri(d: Dialog, sipUri: string): Promise<void> {
+    const early = d.state === 'early';
+    try {
+      await this.tryTrunkUri(d, sipUri);
+    } catch (err) {
+      if (err instanceof SipBridgeError) d.bridgeFailure = err.failure;
+      throw err;
+    }
+    // the caller was answered when the URI answered (bridgeCall): the session hears of it now
+    if (early) d.leg?.answered('human');
+  }
+
+  private async tryTrunkUri(d: Dialog, sipUri: string): Promise<void> {
     // the package answers undefined for what is not a SIP URI (its type says otherwise)
     const uri = sip.parseUri(sipUri) as ReturnType<typeof sip.parseUri> | undefined;
     if (!uri) throw new SipBridgeError(sipUri, { kind: 'unreachable', detail: 'not a SIP URI' });
@@ -752,7 +909,7 @@ export class SipEngine implements VoiceEnginePort {
     const runs = (transport === 'udp' && this.o.udp) || (transport === 'tcp' && this.o.tcp);
     if (!runs)
       throw new SipBridgeError(sipUri, { kind: 'unreachable', detail: `${transport.toUpperCase()} is not a transport this engine runs` });
-    await this.bridgeCall(d, null, sipUri, this.partyNumber(d, 'remote'), this.o.trunkTimeouts);
+    await this.bridgeCall(d, null, sipUri, this.partyNumber(d, 'remote'), { trunk: this.o.trunkTimeouts });
   }
 
   /**
@@ -766,8 +923,9 @@ export class SipEngine implements VoiceEnginePort {
     carrier: Carrier | null,
     target: string,
     caller: string,
-    trunk?: SipEngineOptions['trunkTimeouts'],
+    o: Readonly<{ trunk?: SipEngineOptions['trunkTimeouts'] }> = {},
   ): Promise<Dialog> {
+    const trunk = o.trunk;
     return new Promise<Dialog>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | null = null;
@@ -794,6 +952,12 @@ export class SipEngine implements VoiceEnginePort {
       }).then((b) => {
         d.bridgedTo = b;
         b.bridgedTo = d;
+        // the caller went while the INVITE was being sent: it is cancelled, and its 487 settles this as the caller's end
+        if (d.state === 'ended') this.cancel(b);
+        // a caller not answered yet hears the far end ring, or its early media (docs/sip.md#sip-trunks)
+        b.onRinging = (rs) => {
+          if (!settled) this.passProgress(d, b, rs);
+        };
         if (trunk) {
           // given up: CANCEL once it responded (RFC 3261 §9.1); a 2xx that still comes is answered with a BYE
           const giveUp = (afterMs: number) => () =>
@@ -821,20 +985,31 @@ export class SipEngine implements VoiceEnginePort {
                   ? new LegEndedError(`the caller hung up while ${target} rang (${rs.status} ${rs.reason})`)
                   : trunk
                     ? new SipBridgeError(target, { kind: 'response', status: rs.status, reason: rs.reason })
-                    : new TelephonyError(`${target} answered ${rs.status} ${rs.reason}`, false),
+                    : new BridgeRefused(target, rs.status, rs.reason),
               ),
             );
             return;
           }
-          if (d.state !== 'confirmed' || settled) {
+          if (d.state === 'ended' || d.canceled || settled) {
             this.hangupDialog(b, 'local_hangup');
-            settle(() => reject(new TelephonyError('the caller hung up before the bridge answered', false)));
+            settle(() => reject(new LegEndedError('the caller hung up before the bridge answered')));
             return;
           }
           settle(() => {
+            // a caller still ringing is answered now that the far end has (docs/sip.md#calls-from-your-pbx)
+            if (d.state === 'early') this.answer(d);
             d.leg?.stopListening();
-            d.rtp.onAudio = (s) => b.rtp.relay(s);
-            b.rtp.onAudio = (s) => d.rtp.relay(s);
+            // a recorded call keeps what is relayed, both ways, from the answer on (docs/sip.md#recording-bridged-calls)
+            const rec = d.record ? new BridgeRecorder() : null;
+            d.recorder = rec;
+            d.rtp.onAudio = (s) => {
+              b.rtp.relay(s);
+              rec?.caller(s);
+            };
+            b.rtp.onAudio = (s) => {
+              d.rtp.relay(s);
+              rec?.far(s);
+            };
             // keypad tones pass through as RFC 4733 events, to a far end that takes them (docs/sip.md#sip-trunks)
             const passOn = (to: Dialog) => (digit: string) =>
               void to.rtp
@@ -875,6 +1050,7 @@ export class SipEngine implements VoiceEnginePort {
         transfer: (to, callerId) => this.transfer(d, to, callerId),
         bridge: (sipUri) => this.bridgeTrunkUri(d, sipUri),
         hangup: () => this.hangupDialog(d, 'local_hangup'),
+        bridgedAudio: () => d.recorder?.wav() ?? null,
       },
       this.o.log,
       this.o.speech,
@@ -940,6 +1116,11 @@ export class SipEngine implements VoiceEnginePort {
       refer: null,
       onFinal: null,
       onProvisional: null,
+      onRinging: null,
+      progress: 'none',
+      bridgeFailure: null,
+      record: false,
+      recorder: null,
       canceled: false,
     };
     d.local.params.tag = d.localTag;
@@ -1036,16 +1217,26 @@ export class SipEngine implements VoiceEnginePort {
   }
 
   /**
-   * A carrier that authenticates by digest instead of by address (docs/sip.md#carriers): the INVITE is challenged
-   * (401), then its credentials checked against the carriers' (`InboundDigest`).
+   * A carrier that authenticates by digest instead of by address (docs/sip.md#carriers), or a PBX sending calls
+   * out with its SIP trunk's credentials (docs/sip.md#calls-from-your-pbx): the INVITE is challenged, then its
+   * credentials checked against the carriers' and the trunks' (`InboundDigest`). The challenge is a 401 while only
+   * carriers authenticate by digest, else a 407 (a carrier's equipment answers either).
    */
-  private byCredentials(carriers: readonly Carrier[], rq: SipRequest, remote: Remote): Carrier | 'challenged' | null {
-    if (!carriers.some((c) => c.inbound.username && c.inbound.password)) return null;
-    const verdict = this.digest.verify(rq, carriers);
-    if ('carrier' in verdict) return verdict.carrier;
+  private byCredentials(
+    carriers: readonly Carrier[],
+    trunks: readonly TrunkTermination[],
+    rq: SipRequest,
+    remote: Remote,
+  ): { carrier: Carrier } | { trunks: readonly TrunkTermination[] } | 'challenged' | null {
+    const trunkCredentials = trunks.some((t) => t.credentials.length > 0);
+    if (!carriers.some((c) => c.inbound.username && c.inbound.password) && !trunkCredentials) return null;
+    const verdict = this.digest.verify(rq, carriers, trunks);
+    if ('carrier' in verdict || 'trunks' in verdict) return verdict;
     if ('challenge' in verdict) {
       if (!this.stranger(remote.address, 'challenge')) return 'challenged';
-      this.respond(rq, 401, 'Unauthorized', { 'www-authenticate': [this.digest.challenge(verdict.stale)] });
+      const challenge = [this.digest.challenge(verdict.stale)];
+      if (trunkCredentials) this.respond(rq, 407, 'Proxy Authentication Required', { 'proxy-authenticate': challenge });
+      else this.respond(rq, 401, 'Unauthorized', { 'www-authenticate': challenge });
       return 'challenged';
     }
     this.o.log.warn({ source: remote.address, reason: verdict.refused }, 'SIP INVITE with digest credentials refused');
@@ -1073,6 +1264,14 @@ export class SipEngine implements VoiceEnginePort {
       this.o.log.warn({ source: address }, 'a flood of SIP INVITEs from a source that is no carrier: dropping the rest of this second');
     }
     return false;
+  }
+
+  /** The trunks' termination sides, as read at most CARRIER_REFRESH_MS ago (a change through the API is taken up by then). */
+  private async trunks(): Promise<readonly TrunkTermination[]> {
+    if (this.trunkCache && Date.now() - this.trunkCache.at < CARRIER_REFRESH_MS) return this.trunkCache.list;
+    const list = await this.o.trunks.list();
+    this.trunkCache = { at: Date.now(), list };
+    return list;
   }
 
   /** The carriers, as read at most CARRIER_REFRESH_MS ago (a change through the operator API is taken up by then). */
@@ -1139,6 +1338,55 @@ function refusal(code: InboundRefusal | undefined): [number, string] {
   }
 }
 type InboundRefusal = Extract<InboundDecision, { accept: false }>['code'];
+
+/** why a call from a PBX is refused when its From is no number of the trunk (docs/sip.md#calls-from-your-pbx) */
+const CALLER_ID_REFUSED = 'the caller id (From) must be a number of the account routed to this SIP trunk';
+
+/** The E.164 number of a URI's user part (a PBX writes numbers as E.164, or national with the default country code). */
+function e164Of(user: string | null): string | null {
+  if (!user) return null;
+  try {
+    return fromCarrier(user, DEFAULT_NUMBER_FORMAT);
+  } catch {
+    return null; // a user part that is no valid percent-encoding
+  }
+}
+
+/** How a refused call from a PBX is answered (docs/sip.md#calls-from-your-pbx). */
+function pbxRefusal(code: InboundRefusal | undefined): [number, string, Record<string, unknown>] {
+  switch (code) {
+    case 'forbidden':
+      return [403, 'Forbidden', { warning: `399 - "${CALLER_ID_REFUSED}"` }];
+    case 'busy':
+      // a cap of the account or the number is full: the PBX may try another route, or again later
+      return [503, 'Service Unavailable', { 'retry-after': 30, warning: '399 - "a call limit of the account or number is reached"' }];
+    default:
+      return [503, 'Service Unavailable', {}];
+  }
+}
+
+/**
+ * A carrier's refusal of a call from a PBX, as the PBX is answered: its own status, except a challenge the engine
+ * could not answer (the carrier's credentials are the operator's, not the PBX's) and a redirect, which the PBX
+ * cannot follow through the platform.
+ */
+function toPbx(status: number, reason: string): [number, string] {
+  if (status === 401 || status === 407) return [503, 'Service Unavailable'];
+  if (status < 400) return [480, 'Temporarily Unavailable'];
+  return [status, reason || 'Refused'];
+}
+
+/** A bridge's far end refused the call with a final response. */
+class BridgeRefused extends TelephonyError {
+  constructor(
+    target: string,
+    readonly status: number,
+    readonly reason: string,
+  ) {
+    super(`${target} answered ${status} ${reason}`, false);
+    this.name = 'BridgeRefused';
+  }
+}
 
 /** What a failed dial's final answer means for the call record (docs/sip.md#outbound-calls). */
 export function dialFailure(rs: Pick<SipResponse, 'status' | 'reason'>): [DialFailure, string] {

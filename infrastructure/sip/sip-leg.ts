@@ -22,6 +22,8 @@ export type LegSignalling = Readonly<{
   transfer: (to: string, callerId: TransferCallerId) => Promise<void>;
   bridge: (sipUri: string) => Promise<void>;
   hangup: () => void;
+  /** the bridge's relayed audio, when the call is recorded (docs/sip.md#recording-bridged-calls) */
+  bridgedAudio: () => Readonly<{ wav: Uint8Array; durationMs: number }> | null;
 }>;
 
 /**
@@ -143,6 +145,10 @@ export class SipLeg implements CallLeg {
   }
 
   /** The SIP Call-ID and the RTP each way, for the call record (docs/sip.md#observability); media null when none flowed. */
+  bridgedAudio(): Readonly<{ wav: Uint8Array; durationMs: number }> | null {
+    return this.signalling.bridgedAudio();
+  }
+
   report(): LegReport {
     const media = this.rtp.media;
     const s = this.rtp.stats();

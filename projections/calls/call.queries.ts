@@ -164,6 +164,7 @@ export class KyselyCallQueries implements CallQueries {
       recordingDurationMs: r.recording_duration_ms,
       transferredTo: r.transferred_to,
       sipUri: r.sip_uri,
+      sipTrunkId: r.sip_trunk_id,
       sipFailures: json<{ sipUri: string; error: string }[]>(r.sip_failures) ?? [],
       sipCallId: r.sip_call_id,
       media: r.media === null ? null : json<LegMedia>(r.media),

@@ -181,6 +181,7 @@ export const callsProjector = defineProjector<Handled>({
     async CallBridged(db, e) {
       await call(db, e, {
         sip_uri: e.data.sipUri,
+        ...(e.data.trunkId ? { sip_trunk_id: e.data.trunkId } : {}),
         sip_failures: JSON.stringify(e.data.failed),
         updated_at: e.data.at,
         last_activity_at: e.data.at,

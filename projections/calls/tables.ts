@@ -51,6 +51,8 @@ export interface CallsTable {
   transferred_to: Defaulted<string | null>;
   /** the SIP URI an inbound call was bridged to */
   sip_uri: Defaulted<string | null>;
+  /** the SIP trunk the call was routed to or came in through (migration 161) */
+  sip_trunk_id: Defaulted<string | null>;
   /** jsonb: the URIs tried before it, `[{sipUri, error}]`; written as JSON text */
   sip_failures: Defaulted<unknown>;
   /** jsonb: the prompt's placeholders that the call's variables did not fill; written as JSON text */

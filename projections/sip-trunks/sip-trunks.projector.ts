@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
-import type { SipTrunkChanges, SipTrunkEvent } from '../../domain/sip-trunk/sip-trunk.decider.js';
+import { NO_TERMINATION, type SipTrunkChanges, type SipTrunkEvent, terminationOf } from '../../domain/sip-trunk/sip-trunk.decider.js';
 import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
@@ -21,6 +21,8 @@ const configColumns = (c: SipTrunkChanges) => ({
   ...(c.transfers !== undefined ? { transfers: c.transfers } : {}),
   ...(c.transferCallerId !== undefined ? { transfer_caller_id: c.transferCallerId } : {}),
   ...(c.uris !== undefined ? { uris: JSON.stringify(c.uris) } : {}),
+  // a change names the termination whole; a revert to a trunk that had none gives it none
+  ...('termination' in c ? { termination: JSON.stringify(c.termination ?? NO_TERMINATION) } : {}),
 });
 
 /**
@@ -42,6 +44,7 @@ export const sipTrunksProjector = defineProjector<SipTrunkEvent>({
           transfers: c.transfers,
           transfer_caller_id: c.transferCallerId,
           uris: JSON.stringify(c.uris),
+          termination: JSON.stringify(terminationOf(c)),
           number_ids: JSON.stringify([]),
           provider_ref: e.data.providerRef,
           termination_uri: e.data.terminationUri,

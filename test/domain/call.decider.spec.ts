@@ -369,6 +369,30 @@ describe('Call decider: routing to a SIP trunk (docs/calls.md#sip-trunks)', () =
   });
 
   it('refuses a routing record after the end', () => given(ended()).when(bridge(null)).thenThrows('CALL_NOT_LIVE'));
+
+  it('names the trunk, when the routing gives it (a call from a PBX: where it came from, nothing failed)', () => {
+    const fromPbx: CallCommand = {
+      type: 'RecordBridge',
+      data: { callId, sipUri: 'sip:203.0.113.7:5060', failed: [], trunkId: 'trk_1' },
+      metadata: meta(placedAt),
+    };
+    given([placed()])
+      .when(fromPbx)
+      .then([{ type: 'CallBridged', data: { callId, sipUri: 'sip:203.0.113.7:5060', failed: [], trunkId: 'trk_1', at: placedAt } }]);
+    const routed: CallEvent = {
+      type: 'CallBridged',
+      data: { callId, sipUri: 'sip:203.0.113.7:5060', failed: [], trunkId: 'trk_1', at: placedAt },
+    };
+    expect(decideOn([placed(), routed, answered()], endCall())[0]!.data).to.deep.include({
+      sipRouting: { sipUri: 'sip:203.0.113.7:5060', failed: [], trunkId: 'trk_1' },
+    });
+  });
+
+  it('a recorded bridged call has a recording though nobody took turns on it (its relayed audio); an unrecorded one has none', () => {
+    const sip = (recording: boolean) => placed(settings({ mode: 'sip', recording }));
+    expect(endedData([sip(true), answered(), bridged('sip:b@pbx2.example.com')]).recording).to.equal(true);
+    expect(endedData([sip(false), answered(), bridged('sip:b@pbx2.example.com')]).recording).to.equal(false);
+  });
 });
 
 describe("Call decider: the line's report (docs/sip.md#observability)", () => {

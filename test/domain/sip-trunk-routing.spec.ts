@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { afterBridgeFailure, describeBridgeFailure, orderOriginationUris } from '../../domain/sip-trunk/routing.js';
+import { afterBridgeFailure, callerRefusal, describeBridgeFailure, orderOriginationUris } from '../../domain/sip-trunk/routing.js';
 import { seededRandom } from '../support/fixtures.js';
 
 describe('orderOriginationUris (docs/calls.md#sip-trunks)', () => {
@@ -98,5 +98,21 @@ describe('afterBridgeFailure (docs/calls.md#sip-trunks)', () => {
   it('says each failure as the call record shows it', () => {
     expect(describeBridgeFailure({ kind: 'response', status: 503, reason: 'Service Unavailable' })).to.equal('SIP 503 Service Unavailable');
     expect(describeBridgeFailure({ kind: 'timeout', afterMs: 4000 })).to.equal('no answer within 4000 ms');
+  });
+});
+
+describe('callerRefusal: what a caller no URI took hears (docs/calls.md#sip-trunks)', () => {
+  const response = (status: number) => ({ kind: 'response' as const, status, reason: '' });
+  it('a busy last URI is the caller’s busy', () => {
+    expect(callerRefusal(response(486)).status).to.equal(486);
+    expect(callerRefusal(response(600)).status).to.equal(486);
+  });
+  it('a server failure or an unreachable URI is 503', () => {
+    for (const f of [response(500), response(503), { kind: 'unreachable' as const, detail: 'TLS' }])
+      expect(callerRefusal(f).status).to.equal(503);
+  });
+  it('a timeout, a 408/480 or another refusal is 480, and so is a trunk with no URI at all', () => {
+    for (const f of [response(408), response(480), response(404), response(403), { kind: 'timeout' as const, afterMs: 5000 }, null])
+      expect(callerRefusal(f).status, JSON.stringify(f)).to.equal(480);
   });
 });

@@ -98,6 +98,69 @@ describe('SipTrunk decider', () => {
       .thenThrows('SIP_TRUNK_NOT_FOUND');
   });
 
+  describe('the termination side (docs/sip.md#calls-from-your-pbx)', () => {
+    const pbx = { username: 'pbx', passwordSealed: 'enc:v1:first' };
+    const withTermination: SipTrunkEvent = {
+      type: 'SipTrunkUpdated',
+      data: { trunkId, changes: { termination: { credentials: [pbx], addresses: ['203.0.113.7'] } }, updatedAt: now },
+    };
+    const updated = (termination: unknown): SipTrunkEvent =>
+      ({ type: 'SipTrunkUpdated', data: { trunkId, changes: { termination }, updatedAt: now } }) as SipTrunkEvent;
+
+    it('a trunk recorded without one has none: credentials and addresses are recorded whole, passwords as given (sealed)', () =>
+      given([created])
+        .when(c('UpdateSipTrunk', { changes: { termination: { credentials: [pbx], addresses: ['203.0.113.7'] } } }))
+        .then([withTermination]));
+    it('a list left out stays as it was; a credential without a password keeps the stored one of its user name', () => {
+      given([created, withTermination])
+        .when(c('UpdateSipTrunk', { changes: { termination: { addresses: ['198.51.100.0/24'] } } }))
+        .then([updated({ credentials: [pbx], addresses: ['198.51.100.0/24'] })]);
+      given([created, withTermination])
+        .when(c('UpdateSipTrunk', { changes: { termination: { credentials: [{ username: 'pbx' }] } } }))
+        .then([]);
+      given([created, withTermination])
+        .when(
+          c('UpdateSipTrunk', {
+            changes: { termination: { credentials: [{ username: 'pbx' }, { username: 'b', passwordSealed: 'enc:v1:b' }] } },
+          }),
+        )
+        .then([updated({ credentials: [pbx, { username: 'b', passwordSealed: 'enc:v1:b' }], addresses: ['203.0.113.7'] })]);
+    });
+    it('a new password replaces the stored one; an empty list removes them all', () => {
+      given([created, withTermination])
+        .when(c('UpdateSipTrunk', { changes: { termination: { credentials: [{ username: 'pbx', passwordSealed: 'enc:v1:second' }] } } }))
+        .then([updated({ credentials: [{ username: 'pbx', passwordSealed: 'enc:v1:second' }], addresses: ['203.0.113.7'] })]);
+      given([created, withTermination])
+        .when(c('UpdateSipTrunk', { changes: { termination: { credentials: [] } } }))
+        .then([updated({ credentials: [], addresses: ['203.0.113.7'] })]);
+    });
+    it('refuses a new user name without a password, and a user name given twice (422)', () => {
+      given([created, withTermination])
+        .when(c('UpdateSipTrunk', { changes: { termination: { credentials: [{ username: 'other' }] } } }))
+        .thenThrows('VALIDATION_ERROR');
+      given([created])
+        .when(c('UpdateSipTrunk', { changes: { termination: { credentials: [pbx, { username: 'pbx', passwordSealed: 'enc:v1:x' }] } } }))
+        .thenThrows('VALIDATION_ERROR');
+      given([])
+        .when(c('RequestSipTrunk', { config: { ...config, termination: { credentials: [{ username: 'pbx' }] } } }))
+        .thenThrows('VALIDATION_ERROR');
+    });
+    it('a new trunk records its termination with every list present', () =>
+      given([])
+        .when(c('RequestSipTrunk', { config: { ...config, termination: { addresses: ['203.0.113.7', '203.0.113.7'] } } }))
+        .then([
+          {
+            type: 'SipTrunkRequested',
+            data: {
+              trunkId,
+              accountId: 'acc_1',
+              config: { ...config, termination: { credentials: [], addresses: ['203.0.113.7'] } },
+              requestedAt: now,
+            },
+          },
+        ]));
+  });
+
   describe('SIP URI validation', () => {
     for (const ok of [
       'sip:pbx.example.com',

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { sql } from 'kysely';
+import { PLATFORM } from '../../infrastructure/platform/tokens.js';
+import { SIP } from '../../infrastructure/sip/tokens.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { account, eventually, sandbox } from '../support/numbers.js';
 
@@ -67,6 +70,19 @@ describe('SIP trunks over HTTP', function () {
     ['a priority above 65535', uri('sip:pbx.example.com', { priority: 65536 }), ['body', 'origination', 'uris', 0, 'priority']],
     ['a negative weight', uri('sip:pbx.example.com', { weight: -1 }), ['body', 'origination', 'uris', 0, 'weight']],
     ['a missing sip_uri', { origination: { uris: [{ name: 'x' }] } }, ['body', 'origination', 'uris', 0, 'sip_uri']],
+    ['a termination address that is none', { termination: { addresses: ['pbx.example.com'] } }, ['body', 'termination', 'addresses', 0]],
+    ['a CIDR block too wide', { termination: { addresses: ['203.0.113.0/33'] } }, ['body', 'termination', 'addresses', 0]],
+    [
+      'a termination password under 12 characters',
+      { termination: { credentials: [{ username: 'pbx', password: 'short' }] } },
+      ['body', 'termination', 'credentials', 0, 'password'],
+    ],
+    [
+      'a termination user name with a space',
+      { termination: { credentials: [{ username: 'my pbx', password: 'long-enough-secret' }] } },
+      ['body', 'termination', 'credentials', 0, 'username'],
+    ],
+    ['an unknown termination field', { termination: { sip_uri: 'sip:x@y' } }, ['body', 'termination', 'sip_uri']],
   ];
   for (const [what, body, loc] of invalid) {
     it(`answers 422 for ${what}, on create and on update`, async () => {
@@ -77,6 +93,81 @@ describe('SIP trunks over HTTP', function () {
       expect((await patch(t.id, body)).status).to.equal(422);
     });
   }
+
+  describe('the termination side (docs/sip.md#calls-from-your-pbx)', () => {
+    const SECRET = 'pbx-secret-4711-abc';
+    const OTHER = 'pbx-secret-0815-xyz';
+
+    it('takes credentials and addresses, answers user names only, and keeps the passwords sealed at rest', async () => {
+      const r = await create({
+        name: 'Office PBX',
+        termination: { credentials: [{ username: 'office', password: SECRET }], addresses: ['203.0.113.7', '198.51.100.0/24'] },
+      });
+      expect(r.status).to.equal(200);
+      expect(r.body.termination).to.deep.include({ credentials: [{ username: 'office' }], addresses: ['203.0.113.7', '198.51.100.0/24'] });
+      expect(r.body.termination.sip_uri).to.match(/^sip:/);
+      const got = await app.call('GET', `/v1/sip-trunks/${r.body.id}`, { key: acc.apiKey });
+      const stream = await app.rt.store.readStream(`sip_trunk-${r.body.id}`);
+      const rows = await sql`select termination::text as t from sip_trunks where trunk_id = ${r.body.id}`.execute(
+        app.rt.get(PLATFORM.ReadDb),
+      );
+      const upstream = await app.call('GET', '/sandbox/sip-trunks', { key: ADMIN_TOKEN });
+      const recorded = JSON.stringify(stream.map((e) => e.data));
+      for (const stored of [
+        recorded,
+        JSON.stringify(rows.rows),
+        JSON.stringify(got.body),
+        JSON.stringify(r.body),
+        JSON.stringify(upstream.body),
+      ])
+        expect(stored).not.to.include(SECRET);
+      expect(recorded).to.include('enc:v1:');
+      // the SIP engine's directory opens them
+      const opened = (await app.rt.get(SIP.Trunks).list()).find((t) => t.trunkId === r.body.id);
+      expect(opened).to.deep.include({ accountId: acc.accountId, credentials: [{ username: 'office', password: SECRET }] });
+    });
+
+    it('a PATCH changes only the lists it sends; a credential without a password keeps its own; a new user name needs one (422)', async () => {
+      const t = (await create({ termination: { credentials: [{ username: 'office', password: SECRET }], addresses: ['203.0.113.7'] } }))
+        .body;
+      const opened = async () => (await app.rt.get(SIP.Trunks).list()).find((x) => x.trunkId === t.id);
+      const moved = await patch(t.id, { termination: { addresses: ['192.0.2.0/28'] } });
+      expect(moved.status).to.equal(200);
+      expect(moved.body.termination).to.deep.include({ credentials: [{ username: 'office' }], addresses: ['192.0.2.0/28'] });
+      const added = await patch(t.id, { termination: { credentials: [{ username: 'office' }, { username: 'branch', password: OTHER }] } });
+      expect(added.body.termination.credentials).to.deep.equal([{ username: 'office' }, { username: 'branch' }]);
+      expect((await opened())?.credentials).to.deep.equal([
+        { username: 'office', password: SECRET },
+        { username: 'branch', password: OTHER },
+      ]);
+      const refused = await patch(t.id, { termination: { credentials: [{ username: 'newcomer' }] } });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.detail.map((d: { loc: unknown[] }) => d.loc)).to.deep.include([
+        'body',
+        'termination',
+        'credentials',
+        '0',
+        'password',
+      ]);
+      const twice = await patch(t.id, { termination: { credentials: [{ username: 'office' }, { username: 'office', password: OTHER }] } });
+      expect(twice.status).to.equal(422);
+      expect((await opened())?.credentials).to.have.length(2);
+      const cleared = await patch(t.id, { termination: { credentials: [], addresses: [] } });
+      expect(cleared.body.termination).to.deep.include({ credentials: [], addresses: [] });
+      // a trunk without a termination side is none the engine checks
+      expect(await opened()).to.equal(undefined);
+    });
+
+    it("another account's trunk is a 404, and its termination side is not shown", async () => {
+      const other = await account(app);
+      const foreign = (await create({ termination: { addresses: ['203.0.113.99'] } }, other.apiKey)).body;
+      const r = await app.call('PATCH', `/v1/sip-trunks/${foreign.id}`, { key: acc.apiKey, body: { termination: { addresses: [] } } });
+      expect(r.status).to.equal(404);
+      expect((await app.call('GET', `/v1/sip-trunks/${foreign.id}`, { key: other.apiKey })).body.termination.addresses).to.deep.equal([
+        '203.0.113.99',
+      ]);
+    });
+  });
 
   it('updates only what is sent; `origination` without uris (or with none) clears them while no number is attached', async () => {
     const t = (await create({ name: 'Patchy', ...uri('sip:a.example.com') })).body;
@@ -180,6 +271,75 @@ describe('SIP trunks over HTTP', function () {
     expect((await route(n.id, t.id)).status).to.equal(409); // released
   });
 
+  describe('calls from the PBX in the sandbox (docs/sandbox.md#calls-from-a-pbx)', () => {
+    const SECRET = 'sandbox-pbx-secret-1';
+    let line: { numberId: string; phoneNumber: string; trunkId: string };
+    const magic = async (persona: string) =>
+      (
+        (await app.call('GET', '/sandbox/calls/magic-numbers', { key: ADMIN_TOKEN })).body.data as {
+          phoneNumber: string;
+          persona: string;
+        }[]
+      ).find((m) => m.persona === persona)!.phoneNumber;
+    const fromPbx = (body: Record<string, unknown>) => app.call('POST', '/sandbox/calls/from-pbx', { key: ADMIN_TOKEN, body });
+    const ended = (callId: string) =>
+      eventually(async () => {
+        const c = (await app.call('GET', `/v1/calls/${callId}`, { key: acc.apiKey })).body;
+        return c.status === 'completed' || c.status === 'failed' ? c : undefined;
+      }, 'the call from the PBX ended');
+
+    before(async () => {
+      const t = await create({
+        ...uri('sip:reception@pbx.example.com'),
+        termination: { credentials: [{ username: 'office', password: SECRET }], addresses: ['203.0.113.7'] },
+      });
+      const n = await number();
+      expect((await route(n.id, t.body.id)).status).to.equal(200);
+      const got = (await app.call('GET', `/v1/numbers/${n.id}`, { key: acc.apiKey })).body;
+      line = { numberId: n.id, phoneNumber: got.phoneNumber, trunkId: t.body.id };
+    });
+
+    it("places an outbound call from the trunk's number when the credentials are the trunk's; the far end answers, hangs up, and it completes", async () => {
+      const r = await fromPbx({ from: line.phoneNumber, to: await magic('talker'), username: 'office', password: SECRET });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const live = await eventually(async () => {
+        const c = (await app.call('GET', `/v1/calls/${r.body.callId}`, { key: acc.apiKey })).body;
+        return c.status === 'in-progress' && c.answeredAt ? c : undefined;
+      }, 'the call answered');
+      expect(live).to.include({
+        direction: 'outbound',
+        mode: 'sip',
+        fromNumber: line.phoneNumber,
+        sipTrunkId: line.trunkId,
+        sipUri: 'sip:pbx@sandbox',
+      });
+      expect((await app.call('POST', `/sandbox/calls/${r.body.callId}/hangup`, { key: ADMIN_TOKEN })).status).to.equal(200);
+      expect(await ended(r.body.callId)).to.include({ status: 'completed', disconnectionReason: 'user_hangup' });
+    });
+
+    it('takes the PBX by its source address too; a busy far end fails the call busy', async () => {
+      const r = await fromPbx({ from: line.phoneNumber, to: await magic('busy'), sourceAddress: '203.0.113.7' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(await ended(r.body.callId)).to.include({ status: 'failed', disconnectionReason: 'dial_busy', sipUri: 'sip:203.0.113.7' });
+    });
+
+    it('refuses (409, saying what the SIP engine answers) a wrong password, an unknown address and a caller id not routed to the trunk', async () => {
+      const to = await magic('talker');
+      const refusals = [
+        [{ from: line.phoneNumber, to, username: 'office', password: 'not-the-secret' }, '403'],
+        [{ from: line.phoneNumber, to, sourceAddress: '100.64.0.1' }, '403'],
+        [{ from: '+14155550100', to, username: 'office', password: SECRET }, 'caller id'],
+      ] as const;
+      for (const [body, says] of refusals) {
+        const r = await fromPbx(body);
+        expect(r.status, JSON.stringify(body)).to.equal(409);
+        expect(r.body.error).to.include({ code: 'SANDBOX_CALL_REFUSED' });
+        expect(r.body.error.message).to.contain(says);
+      }
+      expect((await fromPbx({ from: line.phoneNumber, to, username: 'office' })).status).to.equal(422);
+    });
+  });
+
   describe('upstream failures', () => {
     afterEach(() => sandbox(app).clearFaults());
 
@@ -197,6 +357,12 @@ describe('SIP trunks over HTTP', function () {
       await sandbox(app).fault({ operation: 'sip.updateTrunk' });
       expect((await patch(t.id, { name: 'Changed', transfers: 'none' })).status).to.equal(502);
       expect((await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).body).to.include({ name: 'Stable', transfers: 'all' });
+      // a refused termination side goes back to none, and the engine's directory has none for the trunk
+      await sandbox(app).fault({ operation: 'sip.updateTrunk' });
+      expect((await patch(t.id, { termination: { addresses: ['203.0.113.50'] } })).status).to.equal(502);
+      const back = (await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).body;
+      expect(back.termination).to.deep.include({ credentials: [], addresses: [] });
+      expect((await app.rt.get(SIP.Trunks).list()).some((x) => x.trunkId === t.id)).to.equal(false);
       await sandbox(app).fault({ operation: 'sip.deleteTrunk' });
       expect((await app.call('DELETE', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).status).to.equal(502);
       expect((await app.call('GET', `/v1/sip-trunks/${t.id}`, { key: acc.apiKey })).status).to.equal(200);

@@ -86,6 +86,8 @@ describe('SIP scenarios with SIPp', function () {
     return s.done;
   };
   const ok = (r: SippResult) => expect(r.code, sippReport(r)).to.equal(0);
+  /** the final refusal a UAC received (its messages hold only requests it sent and responses it got) */
+  const refusalOf = (r: SippResult) => /^SIP\/2\.0 ([3-6]\d\d)/m.exec(r.messages)?.[1];
   const callIdOf = (r: SippResult) => /^Call-ID:\s*(\S+)/im.exec(r.messages)?.[1];
   /** the line's ended call with this SIP Call-ID (any, when undefined) */
   const callOf = async (line: { key: string }, sipCallId: string | undefined) =>
@@ -375,6 +377,51 @@ describe('SIP scenarios with SIPp', function () {
     }
   });
 
+  it("the caller is answered only when a trunk's URI answers: the URI's early media (183 with SDP) is passed on as a 183 with the platform's SDP, then the 200 carries the same", async () => {
+    const farPort = await freeSipPort();
+    const far = sipp({
+      scenario: 'uas-early-media.xml',
+      ip: GATEWAY_HOST,
+      port: farPort,
+      mediaPort: await freeMediaPort(),
+      extra: ['-d', '1500'],
+    }).start();
+    const line = await trunkLine('+14155550184', [{ sip_uri: `sip:pbx@${GATEWAY_HOST}:${farPort}`, priority: 1 }]);
+    const r = await call('uac-hangup.xml', '+14155550184', { extra: ['-d', '1500'] });
+    ok(r);
+    ok(await far.done);
+    // SIPp's log: a dashed line with the time, `UDP message received [n] bytes :`, the message
+    const received = r.messages
+      .split(/^-{10,}.*$/m)
+      .filter((m) => /^\s*UDP message received/.test(m))
+      .map((m) => m.replace(/^\s*UDP message received[^\n]*\n\s*/, '').trim());
+    const statuses = received.map((m) => Number(m.slice(8, 11)));
+    // 100 and 180 at once, 183 once the URI sent it, 200 when it answered (repeated 200s aside)
+    expect([...new Set(statuses)]).to.deep.equal([100, 180, 183, 200]);
+    const sdpOf = (status: number) =>
+      /\r?\n\r?\n(v=0[\s\S]*)$/.exec(received.find((m) => m.startsWith(`SIP/2.0 ${status}`)) ?? '')?.[1]?.trim();
+    expect(sdpOf(183)).to.match(/^m=audio \d+ RTP\/AVP 8 101/m);
+    expect(sdpOf(200)).to.equal(sdpOf(183));
+    const record = await callOf(line, callIdOf(r));
+    expect(record).to.include({ status: 'completed', disconnectionReason: 'user_hangup', sipUri: `sip:pbx@${GATEWAY_HOST}:${farPort}` });
+    // the URI's audio (its early media and after) reached the caller through the bridge
+    expect(record.media.sent.packets).to.be.greaterThan(0);
+  });
+
+  it("every URI of the trunk fails: the caller, never answered, hears the last one's class (503) and the call fails sip_unreachable", async () => {
+    const unavailablePort = await freeSipPort();
+    const unavailable = sipp({ scenario: 'uas-unavailable.xml', ip: GATEWAY_HOST, port: unavailablePort }).start();
+    const uri = `sip:pbx@${GATEWAY_HOST}:${unavailablePort}`;
+    const line = await trunkLine('+14155550185', [{ sip_uri: uri, priority: 1 }]);
+    const r = await call('uac-refused.xml', '+14155550185', { keys: { codecs: '0' } });
+    ok(r);
+    expect(refusalOf(r)).to.equal('503');
+    ok(await unavailable.done);
+    const record = await callOf(line, callIdOf(r));
+    expect(record).to.include({ status: 'failed', disconnectionReason: 'sip_unreachable', sipUri: null, answeredAt: null });
+    expect(record.sipFailures).to.deep.equal([{ sipUri: uri, error: 'SIP 503' }]);
+  });
+
   it("a trunk's URI that answers 486 ends the call busy: the next URI is never tried", async () => {
     const busyPort = await freeSipPort();
     const busy = sipp({ scenario: 'uas-busy.xml', ip: GATEWAY_HOST, port: busyPort }).start();
@@ -389,10 +436,13 @@ describe('SIP scenarios with SIPp', function () {
         { sip_uri: busyUri, priority: 1 },
         { sip_uri: `sip:pbx@${CALLEE_HOST}:${nextPort}`, priority: 2 },
       ]);
-      const r = await call('uac-hangup.xml', '+14155550181', { extra: ['-d', '20000'] });
+      // the caller is not answered first (docs/sip.md#sip-trunks): it hears the URI's busy
+      const r = await call('uac-refused.xml', '+14155550181', { keys: { codecs: '0' } });
+      ok(r);
+      expect(refusalOf(r)).to.equal('486');
       ok(await busy.done);
       const record = await callOf(line, callIdOf(r));
-      expect(record).to.include({ disconnectionReason: 'dial_busy', sipUri: null });
+      expect(record).to.include({ status: 'failed', disconnectionReason: 'dial_busy', sipUri: null, answeredAt: null });
       expect(record.sipFailures).to.deep.equal([{ sipUri: busyUri, error: 'SIP 486 Busy Here' }]);
       expect(nextInvites).to.equal(0);
     } finally {
@@ -404,12 +454,13 @@ describe('SIP scenarios with SIPp', function () {
     const ringingPort = await freeSipPort();
     const ringing = sipp({ scenario: 'uas-ring-cancel.xml', ip: GATEWAY_HOST, port: ringingPort }).start();
     const line = await trunkLine('+14155550182', [{ sip_uri: `sip:pbx@${GATEWAY_HOST}:${ringingPort}`, priority: 1 }]);
-    const r = await call('uac-hangup.xml', '+14155550182', { extra: ['-d', '1500'] });
+    // the caller rings while the URI does (it is answered only when the URI answers), and gives up: CANCEL
+    const r = await call('uac-cancel.xml', '+14155550182');
     ok(r);
     // SIPp's scenario passes only with the CANCEL, answered, and the ACK of its 487
     ok(await ringing.done);
     const record = await callOf(line, callIdOf(r));
-    expect(record).to.include({ disconnectionReason: 'user_hangup', sipUri: null });
+    expect(record).to.include({ status: 'failed', disconnectionReason: 'user_hangup', sipUri: null, answeredAt: null });
   });
 
   /** the value of a /metrics counter with these labels (0 when absent) */

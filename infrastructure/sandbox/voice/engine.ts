@@ -54,21 +54,68 @@ export class SandboxVoiceEngine implements VoiceEnginePort {
       { engineCallId: newEngineCallId(), callId: req.callId, direction: 'outbound', from: req.from, to: req.to, persona },
       listener,
     );
+    this.ringOut(leg, persona, req.to, req.ringTimeoutMs);
+    return leg;
+  }
+
+  /** What the network does with a dialled call: the dialled number's persona decides (magic.ts). */
+  private ringOut(leg: SandboxLeg, persona: ReturnType<typeof personaFor>, to: string, ringTimeoutMs: number): void {
     const { ringMs, replyPauseMs } = this.ctx.timing;
     if (persona === 'invalid-number') {
       leg.schedule(replyPauseMs, () => leg.fail('invalid_number', 'The number is not in service.'));
-      return leg;
+      return;
     }
     leg.schedule(0, () => leg.ring());
-    const noAnswer = () => leg.fail('no_answer', `No answer within ${req.ringTimeoutMs} ms.`);
+    const noAnswer = () => leg.fail('no_answer', `No answer within ${ringTimeoutMs} ms.`);
     // an answer or a busy signal comes after the ring time, unless the ring timeout comes first
-    if (persona === 'no-answer' || req.ringTimeoutMs <= ringMs) {
-      leg.schedule(req.ringTimeoutMs, noAnswer);
-      return leg;
+    if (persona === 'no-answer' || ringTimeoutMs <= ringMs) {
+      leg.schedule(ringTimeoutMs, noAnswer);
+      return;
     }
     if (persona === 'busy') leg.schedule(ringMs, () => leg.fail('busy', 'The line is busy.'));
-    else leg.schedule(ringMs, () => leg.answer(PERSONA_NUMBERS[req.to]?.answeredBy ?? 'human'));
-    return leg;
+    else leg.schedule(ringMs, () => leg.answer(PERSONA_NUMBERS[to]?.answeredBy ?? 'human'));
+  }
+
+  /**
+   * A customer's PBX sends a call out through its SIP trunk (docs/sandbox.md#calls-from-a-pbx): `fromTrunk` names the
+   * trunks the sandbox API authenticated it with. The call is offered to the platform as the live SIP engine offers
+   * one; accepted, it is dialled on this network to `to`, whose persona number decides whether it is busy, unanswered
+   * or answered (a provider error refuses it). The far end is then driven by the sandbox API (`say`, `hangup`): it
+   * talks to the PBX, not to an agent. Rejects with InboundCallRefusedError when the platform refuses.
+   */
+  async callFromPbx(call: Readonly<{ from: string; to: string; fromTrunk: NonNullable<InboundOffer['fromTrunk']> }>) {
+    const engineCallId = newEngineCallId();
+    const { leg, decision } = await this.offer(
+      { engineCallId, ...call },
+      { direction: 'outbound', from: call.from, to: call.to, persona: 'driven' },
+    );
+    const persona = personaFor(call.to);
+    if (persona === 'provider-error') leg.schedule(0, () => leg.fail('provider_error', `the carrier refused the call to ${call.to}`));
+    else this.ringOut(leg, persona, call.to, decision.ringTimeoutMs ?? this.ctx.timing.ringMs * 20);
+    return { callId: decision.callId, engineCallId };
+  }
+
+  /**
+   * Offers a call to the platform's `onInbound` handler and, accepted, holds its leg (`leg` says who the far end is);
+   * rejects with InboundCallRefusedError when the platform refuses or nothing takes calls.
+   */
+  private async offer(
+    offer: InboundOffer,
+    init: Omit<LegInit, 'engineCallId' | 'callId'>,
+  ): Promise<{ leg: SandboxLeg; decision: Extract<InboundDecision, { accept: true }> }> {
+    if (this.closed) throw new InboundCallRefusedError('the sandbox voice engine is closed');
+    const handler = this.inbound;
+    if (!handler) throw new InboundCallRefusedError('nothing in this process takes inbound calls (no call host registered)');
+    const decision = await handler(offer);
+    if (!decision.accept) throw new InboundCallRefusedError(decision.reason);
+    const leg = this.add({ engineCallId: offer.engineCallId, callId: decision.callId, ...init }, decision.listener);
+    try {
+      decision.onLeg(leg);
+    } catch (err) {
+      leg.end('local_hangup', 'the platform could not take the call');
+      throw err;
+    }
+    return { leg, decision };
   }
 
   onInbound(handler: (offer: InboundOffer) => Promise<InboundDecision>): void {
@@ -89,30 +136,13 @@ export class SandboxVoiceEngine implements VoiceEnginePort {
    * only through `say`. Rejects with InboundCallRefusedError when the platform refuses or nothing takes calls.
    */
   async ringInbound(call: Readonly<{ from: string; to: string }>): Promise<{ callId: string; engineCallId: string }> {
-    if (this.closed) throw new InboundCallRefusedError('the sandbox voice engine is closed');
-    const handler = this.inbound;
-    if (!handler) throw new InboundCallRefusedError('nothing in this process takes inbound calls (no call host registered)');
     const engineCallId = newEngineCallId();
-    const decision = await handler({ engineCallId, from: call.from, to: call.to });
-    if (!decision.accept) throw new InboundCallRefusedError(decision.reason);
-    const leg = this.add(
-      {
-        engineCallId,
-        callId: decision.callId,
-        direction: 'inbound',
-        from: call.from,
-        to: call.to,
-        persona: inboundPersonaFor(call.from) ?? 'driven',
-      },
-      decision.listener,
+    const { leg, decision } = await this.offer(
+      { engineCallId, from: call.from, to: call.to },
+      { direction: 'inbound', from: call.from, to: call.to, persona: inboundPersonaFor(call.from) ?? 'driven' },
     );
-    try {
-      decision.onLeg(leg);
-    } catch (err) {
-      leg.end('local_hangup', 'the platform could not take the call');
-      throw err;
-    }
-    leg.answer('human');
+    // a call routed to a SIP trunk is answered when one of its URIs answers the bridge (docs/calls.md#sip-trunks)
+    if (!decision.answerOnBridge) leg.answer('human');
     return { callId: decision.callId, engineCallId };
   }
 

@@ -3,6 +3,7 @@ import {
   type AnsweredBy,
   type CallLeg,
   type DialFailure,
+  LegEndedError,
   type LegEndReason,
   type LegListener,
   type PlaybackOptions,
@@ -185,7 +186,9 @@ export class SandboxLeg implements CallLeg {
   }
 
   async bridge(sipUri: string): Promise<void> {
-    this.requireConnected();
+    // an inbound call routed to a trunk rings while its URIs are tried: it is answered when one answers
+    if (this.over) throw new TelephonyError('The call has ended', false);
+    if (this.rec.status !== 'answered' && this.rec.direction !== 'inbound') this.requireConnected();
     if (this.rec.bridgedTo) throw new TelephonyError(`The call is already bridged to ${this.rec.bridgedTo}`, false);
     const outcome = bridgeOutcome(sipUri);
     if (outcome.after !== 'none') await this.waits.for(outcome.after === 'ring' ? this.ctx.timing.ringMs : this.ctx.timing.replyPauseMs);
@@ -194,8 +197,10 @@ export class SandboxLeg implements CallLeg {
       this.rec.bridgeAttempts.push({ sipUri, outcome: `SIP ${status} ${reason}`, at: this.now() });
       throw new SipBridgeError(sipUri, { kind: 'response', status, reason });
     }
+    if (this.over) throw new LegEndedError('the caller hung up while the URI rang');
     this.rec.bridgedTo = sipUri;
     this.rec.bridgeAttempts.push({ sipUri, outcome: 'answered', at: this.now() });
+    this.answer('human');
     this.persona.becomeDriven(); // the caller talks to the SIP endpoint now
   }
 
@@ -298,6 +303,8 @@ export class SandboxLeg implements CallLeg {
   farEndHangup(detail: string): void {
     if (this.rec.status === 'answered') this.end('remote_hangup', detail);
     else if (this.rec.direction === 'outbound') this.fail('busy', 'The callee declined the call.');
+    // a caller who hangs up while the trunk's URIs ring
+    else this.end('remote_hangup', detail);
   }
 
   view(): SandboxCallView {

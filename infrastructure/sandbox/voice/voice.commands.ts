@@ -75,7 +75,7 @@ async function request(o: ServerOption, method: 'GET' | 'POST', path: string, bo
 const callPath = (callId: string, rest = '') => `/sandbox/calls/${encodeURIComponent(callId)}${rest}`;
 
 /**
- * `cli sandbox call-inbound|call-say|call-digits|call-hangup|call-view` (docs/sandbox.md#voice). Unlike the other
+ * `cli sandbox call-inbound|call-from-pbx|call-say|call-digits|call-hangup|call-view` (docs/sandbox.md#voice). Unlike the other
  * sandbox commands these do not open the database: a sandbox call exists only in the memory of the server
  * process that holds it, so they go to the running server's sandbox API over HTTP with the admin token.
  */
@@ -91,6 +91,22 @@ export function sandboxVoiceCommands({ sandbox, print }: SandboxCli): void {
     .action(async (o: { from: string; to: string } & ServerOption) => {
       for (const n of [o.from, o.to]) if (!E164.test(n)) throw new Error(`${n} is not an E.164 number such as +14155550123`);
       print(await request(o, 'POST', '/sandbox/calls/inbound', { from: o.from, to: o.to }));
+    });
+  sandbox
+    .command('call-from-pbx')
+    .description("a customer's PBX calls out through its SIP trunk; prints the call id")
+    .requiredOption('--from <e164>', 'the caller id: a number of the account routed to the trunk')
+    .requiredOption('--to <e164>', 'the number dialled (a persona number decides how it answers)')
+    .option('--username <name>', "one of the trunk's termination credentials (with --password)")
+    .option('--password <secret>', 'its password')
+    .option('--source-address <ip>', "the PBX's address, one of the trunk's termination addresses")
+    .option(...serverOption)
+    .action(async (o: { from: string; to: string; username?: string; password?: string; sourceAddress?: string } & ServerOption) => {
+      for (const n of [o.from, o.to]) if (!E164.test(n)) throw new Error(`${n} is not an E.164 number such as +14155550123`);
+      if ((o.sourceAddress === undefined) === (o.username === undefined))
+        throw new Error('give either --username and --password, or --source-address');
+      const auth = o.sourceAddress ? { sourceAddress: o.sourceAddress } : { username: o.username, password: o.password };
+      print(await request(o, 'POST', '/sandbox/calls/from-pbx', { from: o.from, to: o.to, ...auth }));
     });
   sandbox
     .command('call-say')

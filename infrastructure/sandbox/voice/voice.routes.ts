@@ -2,6 +2,8 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
 import { z } from '../../http/openapi.js';
+import { AddressBlock } from '../../sip/carriers.js';
+import { type TrunkDirectory, trunksByAddress, trunksByCredentials } from '../../sip/trunk-book.js';
 import { sandboxRoute } from '../shared/http.js';
 import type { SandboxVoiceEngine } from './engine.js';
 import { voiceMagicNumbers } from './magic.js';
@@ -33,6 +35,24 @@ const InboundBody = z
     to: E164.openapi({ description: "the platform's number called" }),
   })
   .openapi('SandboxCallInboundRequest');
+
+const FromPbxBody = z
+  .object({
+    from: E164.openapi({ description: 'the caller id the PBX sends: a number of the account routed to the trunk' }),
+    to: E164.openapi({ description: 'the number dialled (a persona number decides how the far end answers)' }),
+    username: z.string().min(1).max(32).optional().openapi({ description: "one of the trunk's termination credentials" }),
+    password: z.string().min(1).max(128).optional(),
+    sourceAddress: AddressBlock.optional().openapi({
+      description: "the PBX's address, one of the trunk's termination addresses (instead of credentials)",
+      example: '203.0.113.7',
+    }),
+  })
+  .strict()
+  .refine((b) => (b.sourceAddress === undefined) !== (b.username === undefined && b.password === undefined), {
+    message: 'give either username and password, or sourceAddress',
+  })
+  .refine((b) => (b.username === undefined) === (b.password === undefined), { message: 'username and password come together' })
+  .openapi('SandboxCallFromPbxRequest');
 
 const SayBody = z
   .object({
@@ -127,7 +147,7 @@ function asDomainError(err: unknown): unknown {
  * and see a call as the far end does. The engine lives in the server's memory, so these reach the calls of the
  * process that answers them.
  */
-export function sandboxVoiceRoutes(api: Api, { engine }: { engine: SandboxVoiceEngine }): void {
+export function sandboxVoiceRoutes(api: Api, { engine, trunks }: { engine: SandboxVoiceEngine; trunks: TrunkDirectory }): void {
   const view = (callId: string): SandboxCallView => {
     const v = engine.view(callId);
     if (!v) throw asDomainError(new SandboxCallNotFoundError(callId));
@@ -144,6 +164,37 @@ export function sandboxVoiceRoutes(api: Api, { engine }: { engine: SandboxVoiceE
     handler: async ({ body }) => {
       try {
         return await engine.ringInbound({ from: body.from, to: body.to });
+      } catch (err) {
+        throw asDomainError(err);
+      }
+    },
+  });
+  sandboxRoute(api, {
+    method: 'post',
+    path: '/sandbox/calls/from-pbx',
+    summary:
+      "A customer's PBX sends a call out through its SIP trunk, by the trunk's termination credentials or source address: the platform's rules decide it as the SIP engine's do",
+    body: FromPbxBody,
+    errors: [409],
+    response: z.object({ callId: z.string(), engineCallId: z.string() }),
+    handler: async ({ body }) => {
+      const all = await trunks.list();
+      const source = body.sourceAddress ?? null;
+      const matched = source !== null ? trunksByAddress(all, source) : trunksByCredentials(all, body.username ?? '', body.password ?? '');
+      // what the SIP engine answers such an INVITE (docs/sip.md#calls-from-your-pbx)
+      if (matched.length === 0)
+        throw new DomainError(
+          'SANDBOX_CALL_REFUSED',
+          source !== null
+            ? `403: ${source} is no termination address of a SIP trunk`
+            : "403: the credentials are no SIP trunk's termination credentials",
+        );
+      try {
+        return await engine.callFromPbx({
+          from: body.from,
+          to: body.to,
+          fromTrunk: { trunkIds: matched.map((t) => t.trunkId), source: `sip:${source ?? 'pbx@sandbox'}` },
+        });
       } catch (err) {
         throw asDomainError(err);
       }
