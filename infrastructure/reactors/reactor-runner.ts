@@ -35,7 +35,7 @@ export class ReactorRunner implements BackgroundWorker {
     store: EventStorePort,
     db: Kysely<ReadDb>,
     reactor: Reactor,
-    log: LoggerPort,
+    private readonly log: LoggerPort,
     o: {
       leaseTtlMs: number;
       retryDelayMs?: number;
@@ -94,7 +94,13 @@ export class ReactorRunner implements BackgroundWorker {
 
   async stop(): Promise<void> {
     await Promise.all(this.runners.map((r) => r.stop()));
-    await Promise.all(this.checkpoints.map((c) => c.flush()));
+    // what was handled and not stored yet; a checkpoint another process moved meanwhile (or a database that is away)
+    // is left as it is: the batches after it are delivered again, which the reactor absorbs
+    await Promise.all(
+      this.checkpoints.map((c) =>
+        c.flush().catch((err: unknown) => this.log.warn({ err, reactor: this.name }, 'reactor checkpoint not stored when stopping')),
+      ),
+    );
   }
 }
 
