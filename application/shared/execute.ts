@@ -98,24 +98,10 @@ export class CommandExecutor {
         const result = await this.streamLock.run(stream, async () => {
           const command = { ...input, metadata: { now: this.now(), accountId } } as C;
           const mark = this.cache.mark();
-          // a kept state: exact, it is the stream's; guarded, a decision to append is taken from it (its append names
-          // the revision it reflects), anything else is decided again on the stream as read
-          const cached = this.cache.get(stream, decider);
-          let fromCache: E[] | null = null;
-          if (cached && this.cache.exact) fromCache = decider.decide(command, cached.state as S);
-          else if (cached) {
-            try {
-              fromCache = decider.decide(command, cached.state as S);
-            } catch {
-              fromCache = null;
-            }
-            if (fromCache?.length === 0) fromCache = null;
-          }
-          const usedCache = fromCache !== null;
-          const { state, revision } = usedCache
-            ? { state: cached!.state as S, revision: cached!.revision }
-            : await this.load(decider, stream);
-          const newEvents = usedCache ? fromCache! : decider.decide(command, state);
+          const kept = this.decideOnKept(decider, stream, command);
+          const usedCache = kept !== null;
+          const { state, revision } = kept ?? (await this.load(decider, stream));
+          const newEvents = kept ? kept.events : decider.decide(command, state);
           if (newEvents.length === 0) return { state, events: [], revision, checkpoint: null };
           let r: Awaited<ReturnType<EventStorePort['appendToStream']>>;
           try {
@@ -144,6 +130,28 @@ export class CommandExecutor {
         if (staleCache) attempt--;
         else if (attempt >= MAX_ATTEMPTS) throw err;
       }
+    }
+  }
+
+  /**
+   * A decision on the state the cache keeps for `stream` (docs/event-store.md#the-aggregate-cache), or null to decide
+   * on the stream as read: exact, the kept state is the stream's, so whatever it decides (a refusal thrown included)
+   * stands; guarded, only a decision that appends is taken, and its append names the revision the state reflects.
+   */
+  private decideOnKept<C extends Command, E extends Event, S>(
+    decider: Decider<C, E, S>,
+    stream: string,
+    command: C,
+  ): { state: S; revision: bigint | 'no_stream'; events: E[] } | null {
+    const kept = this.cache.get(stream, decider);
+    if (!kept) return null;
+    const state = kept.state as S;
+    if (this.cache.exact) return { state, revision: kept.revision, events: decider.decide(command, state) };
+    try {
+      const events = decider.decide(command, state);
+      return events.length > 0 ? { state, revision: kept.revision, events } : null;
+    } catch {
+      return null;
     }
   }
 

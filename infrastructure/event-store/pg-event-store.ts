@@ -193,13 +193,14 @@ export class PgEventStore implements EventStorePort {
     });
     costMetrics.appends.inc(written.length);
     costMetrics.events.inc(written.reduce((n, q) => n + q.events.length, 0));
-    if (newest !== null) this.tail.heard();
-    if (newest !== null)
+    if (newest !== null) {
+      this.tail.heard();
       this.signals.publish({
         checkpoint: newest,
         types: [...new Set(written.flatMap((q) => q.events.map((e) => e.type)))],
         categories: [...new Set(written.map((q) => categoryOf(q.stream)))],
       });
+    }
   }
 
   /** One stream, one statement: the stream's compare-and-set and the insert in one function. */
@@ -306,7 +307,16 @@ export class PgEventStore implements EventStorePort {
   async readAll(o: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const after = o.after ?? START;
     const maxCount = o.maxCount ?? 1000;
-    return (await this.tail.read(after, maxCount, o.filter))?.events ?? this.readTable(after, maxCount, o.filter);
+    return (await this.readLog(after, maxCount, o.filter)).events;
+  }
+
+  /** From the tail, which also says how far it looked, or from the table when the tail does not reach back that far. */
+  private async readLog(
+    after: Checkpoint,
+    maxCount: number,
+    filter?: EventFilter,
+  ): Promise<{ events: RecordedEvent[]; through?: Checkpoint }> {
+    return (await this.tail.read(after, maxCount, filter)) ?? { events: await this.readTable(after, maxCount, filter) };
   }
 
   /** The log from the table: visible events after a checkpoint, in checkpoint order (docs/event-store.md). */
@@ -355,8 +365,7 @@ export class PgEventStore implements EventStorePort {
       batchSize: o.batchSize ?? 500,
       pollIntervalMs: this.o.pollIntervalMs ?? 1000,
       filter: o.filter,
-      read: async (after, maxCount) =>
-        (await this.tail.read(after, maxCount, o.filter)) ?? { events: await this.readTable(after, maxCount, o.filter) },
+      read: (after, maxCount) => this.readLog(after, maxCount, o.filter),
       horizon: () => this.horizon(),
       listen: (fn) => this.signals.listen(fn),
       handler,

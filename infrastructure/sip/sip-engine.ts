@@ -469,13 +469,8 @@ export class SipEngine implements VoiceEnginePort {
     d.progress = 'ringing';
     const decision = await this.decide(d, { engineCallId: d.callId, from, to }, log);
     if (!decision.accept) return this.refuse(d, refusal(decision.code));
-    const leg = this.makeLeg(d, decision.callId, decision.listener);
-    d.record = decision.record === true;
-    decision.onLeg(leg);
-    if (d.canceled) {
-      leg.end('remote_hangup', 'the caller hung up while it rang');
-      return;
-    }
+    const leg = this.attachLeg(d, decision, 'the caller hung up while it rang');
+    if (!leg) return;
     // a call routed to a SIP trunk is answered when one of its URIs answers (docs/sip.md#sip-trunks)
     if (decision.answerOnBridge) return;
     if (this.o.ringMs > 0) await new Promise((r) => setTimeout(r, this.o.ringMs));
@@ -566,13 +561,8 @@ export class SipEngine implements VoiceEnginePort {
     const fromTrunk = { trunkIds: trunks.map((t) => t.trunkId), source };
     const decision = await this.decide(d, { engineCallId: d.callId, from, to, fromTrunk }, log);
     if (!decision.accept) return this.refuse(d, pbxRefusal(decision.code));
-    const leg = this.makeLeg(d, decision.callId, decision.listener);
-    d.record = decision.record === true;
-    decision.onLeg(leg);
-    if (d.canceled) {
-      leg.end('remote_hangup', 'the PBX gave the call up before it was dialled');
-      return;
-    }
+    const leg = this.attachLeg(d, decision, 'the PBX gave the call up before it was dialled');
+    if (!leg) return;
     const carrier = await this.outboundCarrier(from).catch(() => null);
     if (!carrier?.outbound) {
       this.respond(rq, 503, 'Service Unavailable', { to: d.local });
@@ -1039,6 +1029,19 @@ export class SipEngine implements VoiceEnginePort {
   }
 
   // ---- helpers --------------------------------------------------------------------------------------------
+
+  /**
+   * The leg of an accepted offer, handed to the platform; null (and the leg ended `remote_hangup`, `gone` saying
+   * why) when the far end gave the call up meanwhile.
+   */
+  private attachLeg(d: Dialog, decision: Extract<InboundDecision, { accept: true }>, gone: string): SipLeg | null {
+    const leg = this.makeLeg(d, decision.callId, decision.listener);
+    d.record = decision.record === true;
+    decision.onLeg(leg);
+    if (!d.canceled) return leg;
+    leg.end('remote_hangup', gone);
+    return null;
+  }
 
   private makeLeg(d: Dialog, callId: string, listener: LegListener): SipLeg {
     const leg = new SipLeg(

@@ -14,8 +14,9 @@ export interface Projector {
   readonly handles: ReadonlySet<string>;
   readonly tables: readonly (keyof ReadDb & string)[];
   /**
-   * A read model that no request waits on (analytics) may lag: its projector reads its events in batches of this
-   * many milliseconds, off the path of the requests and deliveries (docs/event-store.md#lagging-projectors).
+   * A read model that no request waits on (analytics) may lag: its projector reads its events `PROJECTION_LAG_MS`
+   * after the append that woke it, in batches, off the path of the requests and deliveries; read-your-writes does not
+   * wait for it (docs/event-store.md#lagging-projectors).
    */
   readonly lags?: boolean;
   apply(db: Kysely<ReadDb>, event: RecordedEvent): Promise<void>;
