@@ -37,6 +37,7 @@ import { sql } from 'kysely';
 import type { EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
 import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
 import { createLogger } from '../infrastructure/logger.js';
+import { costMetrics } from '../infrastructure/observability/metrics.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
 import { benchConfig, benchMetadata, runBench, UNCAPPED_TEXTS } from './support/bench.js';
 import { durability, serverVersion } from './support/database-facts.js';
@@ -302,6 +303,11 @@ async function sends(target: string, call: Call, line: Line): Promise<Result> {
   };
 }
 
+/** Statements sent so far through the query builder (`db_statements_total`, docs/operations.md#what-an-operation-costs). */
+async function statementsSoFar(): Promise<number> {
+  return (await costMetrics.statements.get()).values.reduce((sum, v) => sum + v.value, 0);
+}
+
 /** Waits until the event store's head has not moved for SETTLE_QUIET_MS (the sends' submissions and receipts). */
 async function settle(store: EventStorePort): Promise<number> {
   const t0 = now();
@@ -417,13 +423,16 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     out.push(await appendFloor(target, rt, true));
     out.push(await appendFloor(target, rt, false));
     fresh();
+    const before = await statementsSoFar();
     const sent = await sends(target, call, line);
     out.push(sent);
     const tail = await settle(rt.store);
+    const perSend = (await statementsSoFar()) - before;
     // what became of the accepted sends (the read model), so a fast 201 that then failed would show
     const outcome = await sql<{ status: string | null; n: string }>`
       select status, count(*) as n from messages where direction = 'outbound' group by status order by status`.execute(rt.database.db);
     sent.notes += `; then ${outcome.rows.map((r) => `${r.status}×${r.n}`).join(', ')} (warm-up included)`;
+    sent.notes += `; ${(perSend / (sent.count + CONCURRENCY)).toFixed(1)} statements per send with its receipts (idle work included)`;
     let settled = `sends' tail settled ${tail.toFixed(1)} s after the last 201`;
     for (const rate of INBOUND_RATES) {
       fresh();
@@ -431,7 +440,10 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
       settled = '';
     }
     fresh();
-    out.push(await inbound(target, call, line, rx, 0, '', BURST));
+    const beforeBurst = await statementsSoFar();
+    const burst = await inbound(target, call, line, rx, 0, '', BURST);
+    burst.notes += `; ${(((await statementsSoFar()) - beforeBurst) / BURST).toFixed(1)} statements per text (idle work included)`;
+    out.push(burst);
     if (resets() > 0) notes.push(`${target}: ${resets()} requests sent again after the server had closed their kept-alive connection`);
     return out;
   } finally {
