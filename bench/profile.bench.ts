@@ -190,36 +190,33 @@ async function quiet(): Promise<void> {
 }
 
 /**
- * Statement shapes by time (PROFILE_STATEMENTS, embedded): the bench wraps PGlite's `query`, which the query builder's
- * dialect calls for every statement; a shape is the statement with its parameters and whitespace folded.
+ * Statement shapes by time (PROFILE_STATEMENTS, embedded): PGlite then runs in this thread (PGLITE_THREAD=false), and
+ * the bench wraps its `execProtocol`, which the driver calls once per statement (docs/event-store.md#pglite-on-its-own-
+ * thread); the statement's text is read from the message (a simple query, or the parse message of one with
+ * parameters), and a shape is that text with its whitespace folded. The time is PGlite's own, in this thread.
  */
 const shapes = new Map<string, { n: number; ms: number; rows: number }>();
+/** the statement's text in a simple-query ('Q') or parse ('P', after the statement's name) message */
+const statementText = (m: Uint8Array): string => {
+  const z = (from: number) => m.indexOf(0, from);
+  const start = m[0] === 0x51 ? 5 : m[0] === 0x50 ? z(5) + 1 : -1;
+  return start < 0 ? `(message ${String.fromCharCode(m[0] ?? 63)})` : Buffer.from(m.subarray(start, z(start))).toString('utf8');
+};
 if (STATEMENTS > 0) {
-  const query = PGlite.prototype.query;
-  PGlite.prototype.query = function (this: PGlite, ...args: Parameters<typeof query>) {
-    const text = String(args[0]).replace(/\s+/g, ' ').trim();
+  const exec = PGlite.prototype.execProtocol;
+  PGlite.prototype.execProtocol = async function (this: PGlite, ...args: Parameters<typeof exec>) {
+    const text = statementText(args[0]).replace(/\s+/g, ' ').trim();
     const from = text.indexOf(' from "events"');
     const shape = (from > 0 ? `select … ${text.slice(from + 1)}` : text).slice(0, 140);
     const t = performance.now();
-    const done = () => {
-      const v = shapes.get(shape) ?? { n: 0, ms: 0, rows: 0 };
-      v.n++;
-      v.ms += performance.now() - t;
-      shapes.set(shape, v);
-    };
-    const p = query.apply(this, args) as ReturnType<typeof query>;
-    return p.then(
-      (r) => {
-        done();
-        shapes.get(shape)!.rows += (r as { rows?: unknown[] }).rows?.length ?? 0;
-        return r;
-      },
-      (err: unknown) => {
-        done();
-        throw err;
-      },
-    ) as ReturnType<typeof query>;
-  } as typeof query;
+    const r = await exec.apply(this, args);
+    const v = shapes.get(shape) ?? { n: 0, ms: 0, rows: 0 };
+    v.n++;
+    v.ms += performance.now() - t;
+    v.rows += r.messages.filter((m) => m.name === 'dataRow').length;
+    shapes.set(shape, v);
+    return r;
+  } as typeof exec;
 }
 
 // ---------------------------------------------------------------- the receiver
@@ -389,6 +386,8 @@ type Row = { target: string; op: string; cost: Cost; shapes?: [string, { n: numb
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver): Promise<Row[]> {
   const cfg = benchConfig(ADMIN_TOKEN, {
     ...UNCAPPED_TEXTS,
+    // statement shapes are read in this thread (see `shapes`)
+    ...(STATEMENTS > 0 ? { PGLITE_THREAD: 'false' } : {}),
     SANDBOX_VOICE_WORDS_PER_MINUTE: '6000',
     SANDBOX_VOICE_RING_MS: '0',
     SANDBOX_VOICE_REPLY_PAUSE_MS: '0',

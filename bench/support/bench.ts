@@ -36,6 +36,8 @@ export const benchConfig = (adminToken: string, env: Record<string, string>): Co
     SECRETS_KEY: randomBytes(32).toString('hex'),
     PROVIDER_MODE: 'sandbox',
     THROTTLE_MAX_REQUESTS: '1000000',
+    // where embedded PGlite runs: the platform's default unless the bench is told (docs/event-store.md#pglite-on-its-own-thread)
+    ...(process.env.PGLITE_THREAD ? { PGLITE_THREAD: process.env.PGLITE_THREAD } : {}),
     ...env,
   });
 

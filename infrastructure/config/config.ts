@@ -11,6 +11,8 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().min(1).optional(),
   DATABASE_POOL_SIZE: int(10, 1, 200),
+  /** embedded only: PGlite on a worker thread of its own, off the thread that serves HTTP and calls (docs/event-store.md#pglite-on-its-own-thread) */
+  PGLITE_THREAD: bool.default(true),
   EVENTSTORE_URL: z.string().min(1).optional(),
   /** operator token of /admin and /sandbox; generated into DATA_DIR/admin-token on the embedded start (docs/security.md) */
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),

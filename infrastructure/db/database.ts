@@ -2,10 +2,11 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { costMetrics } from '../observability/metrics.js';
+import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
+import { PgliteThread } from './pglite-thread.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
 export interface EventsTable {
@@ -58,6 +59,8 @@ export async function openDatabase(o: {
   onConnectionError?: (err: Error) => void;
   /** in memory only: start from this dump of a PGlite data directory (tests start from one already migrated) */
   image?: Blob | File;
+  /** PGlite only: run it on a worker thread of its own (docs/event-store.md#pglite-on-its-own-thread) */
+  thread?: boolean;
 }): Promise<DatabaseHandle> {
   if (o.databaseUrl) {
     // waiting longer than this for a connection answers 503 instead of hanging while the server is away
@@ -78,28 +81,40 @@ export async function openDatabase(o: {
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
   const unlock = onDisk ? lockDataDir(o.dataDir!) : () => undefined;
   try {
-    const client = onDisk
-      ? new PGlite(o.dataDir)
-      : o.image
-        ? new PGlite({ loadDataDir: o.image })
-        : o.dataDir
-          ? new PGlite(o.dataDir)
-          : new PGlite();
-    await client.waitReady;
-    // The directory has one owner process at a time (the lock below), so a lease stored in it was held by a
-    // previous owner that is gone: free them, so projectors and reactors resume at once, not one lease TTL later.
-    if (onDisk)
-      await client.exec(`do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`);
+    let runner: PgliteRunner;
+    if (o.thread) {
+      const thread = new PgliteThread({
+        ...(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : {}),
+        ...(onDisk ? { freeLeases: FREE_LEASES } : {}),
+      });
+      await thread.ready.catch(async (err: unknown) => {
+        await thread.close();
+        throw err;
+      });
+      runner = thread;
+    } else {
+      const client = onDisk
+        ? new PGlite(o.dataDir)
+        : o.image
+          ? new PGlite({ loadDataDir: o.image })
+          : o.dataDir
+            ? new PGlite(o.dataDir)
+            : new PGlite();
+      await client.waitReady;
+      if (onDisk) await client.exec(FREE_LEASES);
+      runner = inlineRunner(client);
+    }
     // one driver, seen two ways: the read side's tables, and those plus the event store's
-    const readDb = new Kysely<ReadDb>({ dialect: new PGliteDialect(client), log: countStatement });
+    const readDb = new Kysely<ReadDb>({ dialect: new PgliteDialect(runner), log: countStatement });
     const db = readDb.withTables<EventDb>();
     return {
       db,
       readDb,
       kind: 'pglite',
-      dump: () => client.dumpDataDir('none'),
+      dump: () => runner.dump(),
       close: async () => {
         await db.destroy();
+        await runner.close();
         unlock();
       },
     };
@@ -108,6 +123,12 @@ export async function openDatabase(o: {
     throw err;
   }
 }
+
+/**
+ * The directory has one owner process at a time (the lock below), so a lease stored in it was held by a previous
+ * owner that is gone: free them, so projectors and reactors resume at once, not one lease TTL later.
+ */
+const FREE_LEASES = `do $$ begin if to_regclass('public.worker_leases') is not null then delete from worker_leases; end if; end $$`;
 
 /**
  * PGlite is single-process: two processes on one data directory would corrupt it. A lock file holding the

@@ -73,6 +73,9 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     DEV_ACCOUNT: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
+    // embedded, in this thread unless PGLITE_THREAD=true: a thread per test app would cost the suite half a second
+    // each; test/integration/pglite-thread.int.spec.ts runs the thread (docs/testing.md)
+    PGLITE_THREAD: process.env.PGLITE_THREAD ?? 'false',
     ...env,
   });
   if (cfg.DATABASE_URL) {

@@ -14,7 +14,9 @@ export type StoreUnderTest = { store: EventStorePort; handle: DatabaseHandle; cl
 /** A fresh database: PGlite in memory, or (with DATABASE_URL) a server whose tables are emptied first. */
 export async function freshDatabase(): Promise<DatabaseHandle> {
   const handle = await openDatabase(
-    process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : { image: await migratedImage() },
+    process.env.DATABASE_URL
+      ? { databaseUrl: process.env.DATABASE_URL }
+      : { image: await migratedImage(), thread: process.env.PGLITE_THREAD === 'true' },
   );
   await migrateToLatest(handle.db as never);
   if (handle.kind === 'postgres') await resetServerTables(handle);

@@ -1,0 +1,51 @@
+/**
+ * The thread that owns the embedded database (docs/event-store.md#pglite-on-its-own-thread). It opens PGlite as
+ * `openDatabase` would in the process's own thread, then runs each statement it is sent, in the order sent, and
+ * answers with the rows or the error's fields.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { runStatement } from './pglite-driver.js';
+import type { ThreadError, ThreadReply, ThreadRequest, ThreadStart } from './pglite-thread.js';
+
+const port = parentPort;
+if (!port) throw new Error('pglite-thread.worker runs as a worker thread');
+const start = workerData as ThreadStart;
+
+/** An error's message and own fields (a PostgreSQL error's code, detail, constraint…) that a structured clone carries. */
+function fieldsOf(err: unknown): ThreadError {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const fields: Record<string, string | number> = {};
+  for (const [k, v] of Object.entries(e)) if (typeof v === 'string' || typeof v === 'number') fields[k] = v;
+  return { message: e.message, name: e.name, fields };
+}
+
+const client = start.dataDir ? new PGlite(start.dataDir) : start.image ? new PGlite({ loadDataDir: start.image }) : new PGlite();
+const answer = (id: number, work: () => Promise<Omit<ThreadReply & { ok: true }, 'id' | 'ok'>>) =>
+  work().then(
+    (r) => port.postMessage({ id, ok: true, ...r } satisfies ThreadReply),
+    (err: unknown) => port.postMessage({ id, ok: false, error: fieldsOf(err) } satisfies ThreadReply),
+  );
+
+answer(0, async () => {
+  await client.waitReady;
+  if (start.freeLeases) await client.exec(start.freeLeases);
+  return {};
+});
+
+port.on('message', (m: ThreadRequest) => {
+  switch (m.op) {
+    case 'run':
+      answer(m.id, async () => ({ result: await runStatement(client, m.sql ?? '', m.params ?? []) }));
+      break;
+    case 'dump':
+      answer(m.id, async () => ({ blob: await client.dumpDataDir('none') }));
+      break;
+    case 'close':
+      answer(m.id, async () => {
+        await client.close();
+        return {};
+      });
+      break;
+  }
+});
