@@ -1,27 +1,40 @@
 import { Worker } from 'node:worker_threads';
-import type { PgliteRunner, StatementResult } from './pglite-driver.js';
+import { types } from '@electric-sql/pglite';
+import type { Parsers, PgliteRunner } from './pglite-driver.js';
 
 /** How the thread opens PGlite: a data directory, a dump to start from (in memory), or neither (in memory, empty). */
 export type ThreadStart = Readonly<{ dataDir?: string; image?: Blob | File; freeLeases?: string }>;
-export type ThreadRequest = { id: number; op: 'run' | 'dump' | 'close'; sql?: string; params?: readonly unknown[] };
+export type ThreadRequest = { id: number; op: 'run' | 'dump' | 'close'; message?: Uint8Array };
 export type ThreadError = { message: string; name: string; fields: Record<string, string | number> };
+/** an array type of the database and the type of its elements (PGlite's parsers know arrays by these) */
+export type ArrayType = { oid: number; typarray: number };
 export type ThreadReply =
-  | { id: number; ok: true; result?: StatementResult; blob?: Blob | File }
+  | { id: number; ok: true; raw?: Uint8Array; blob?: Blob | File; arrays?: ArrayType[] }
   | { id: number; ok: false; error: ThreadError };
+
+/**
+ * The buffers a message may move to the other thread instead of copying: a byte array's own buffer, never one it
+ * only views a part of (a serializer's reused buffer, which moving would take away from its owner).
+ */
+export const movable = (bytes: Uint8Array | undefined): ArrayBuffer[] =>
+  bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+    ? [bytes.buffer]
+    : [];
 
 /** An error from the database thread, with the fields PostgreSQL gave it (`code`, `detail`, `constraint`…). */
 const rebuilt = (e: ThreadError): Error => Object.assign(new Error(e.message), e.fields, { name: e.name });
 
 /**
- * PGlite on a worker thread of its own (docs/event-store.md#pglite-on-its-own-thread): this thread sends statements
- * and gets their rows back (structured clones: dates, bigints and bytes arrive as they left), so HTTP, voice turns
- * and timers run while the database works, on the machine's other core.
+ * PGlite on a worker thread of its own (docs/event-store.md#pglite-on-its-own-thread): this thread sends each
+ * statement as its wire-protocol message and gets PGlite's raw answer back, both moved between the threads, not
+ * copied; building the rows is done here, so the database's thread does only the database's work.
  */
 export class PgliteThread implements PgliteRunner {
   private readonly worker: Worker;
   private next = 1;
   private readonly pending = new Map<number, { resolve: (r: ThreadReply & { ok: true }) => void; reject: (e: Error) => void }>();
   private ended: Error | null = null;
+  private parsersOfDb: Parsers = types.parsers;
   /** resolves once PGlite is open on the thread, rejects if it could not be */
   readonly ready: Promise<void>;
 
@@ -34,7 +47,16 @@ export class PgliteThread implements PgliteRunner {
       : `import(${JSON.stringify(entry)})`;
     this.worker = new Worker(load, { eval: true, workerData: start });
     this.ready = new Promise<void>((resolve, reject) => {
-      this.pending.set(0, { resolve: () => resolve(), reject });
+      this.pending.set(0, {
+        resolve: (r) => {
+          // PGlite's own parsers for the database's array types, as PGlite sets them up when it opens
+          const parsers: Parsers = { ...types.parsers };
+          for (const a of r.arrays ?? []) parsers[a.typarray] = (x: string) => types.arrayParser(x, parsers[a.oid]!, a.typarray);
+          this.parsersOfDb = parsers;
+          resolve();
+        },
+        reject,
+      });
     });
     this.worker.on('message', (r: ThreadReply) => {
       const p = this.pending.get(r.id);
@@ -57,12 +79,16 @@ export class PgliteThread implements PgliteRunner {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...m, id } satisfies ThreadRequest);
+      this.worker.postMessage({ ...m, id } satisfies ThreadRequest, movable(m.message));
     });
   }
 
-  async run(sql: string, params: readonly unknown[]): Promise<StatementResult> {
-    return (await this.send({ op: 'run', sql, params })).result ?? { rows: [] };
+  async run(message: Uint8Array): Promise<Uint8Array> {
+    return (await this.send({ op: 'run', message })).raw ?? new Uint8Array(0);
+  }
+
+  parsers(): Parsers {
+    return this.parsersOfDb;
   }
 
   async dump(): Promise<Blob | File> {

@@ -1,12 +1,11 @@
 /**
  * The thread that owns the embedded database (docs/event-store.md#pglite-on-its-own-thread). It opens PGlite as
- * `openDatabase` would in the process's own thread, then runs each statement it is sent, in the order sent, and
- * answers with the rows or the error's fields.
+ * `openDatabase` would in the process's own thread, then runs each statement's wire-protocol message it is sent, in
+ * the order sent, and answers PGlite's raw answer (the process's thread builds the rows).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { runStatement } from './pglite-driver.js';
-import type { ThreadError, ThreadReply, ThreadRequest, ThreadStart } from './pglite-thread.js';
+import { type ArrayType, movable, type ThreadError, type ThreadReply, type ThreadRequest, type ThreadStart } from './pglite-thread.js';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-thread.worker runs as a worker thread');
@@ -23,20 +22,24 @@ function fieldsOf(err: unknown): ThreadError {
 const client = start.dataDir ? new PGlite(start.dataDir) : start.image ? new PGlite({ loadDataDir: start.image }) : new PGlite();
 const answer = (id: number, work: () => Promise<Omit<ThreadReply & { ok: true }, 'id' | 'ok'>>) =>
   work().then(
-    (r) => port.postMessage({ id, ok: true, ...r } satisfies ThreadReply),
+    (r) => port.postMessage({ id, ok: true, ...r } satisfies ThreadReply, movable(r.raw)),
     (err: unknown) => port.postMessage({ id, ok: false, error: fieldsOf(err) } satisfies ThreadReply),
   );
 
 answer(0, async () => {
   await client.waitReady;
   if (start.freeLeases) await client.exec(start.freeLeases);
-  return {};
+  // the array types PGlite made parsers for when it opened, for the process's thread to make the same
+  const arrays = await client.query<ArrayType>(`
+    select b.oid, b.typarray from pg_catalog.pg_type a left join pg_catalog.pg_type b on b.oid = a.typelem
+    where a.typcategory = 'A' group by b.oid, b.typarray order by b.oid`);
+  return { arrays: arrays.rows };
 });
 
 port.on('message', (m: ThreadRequest) => {
   switch (m.op) {
     case 'run':
-      answer(m.id, async () => ({ result: await runStatement(client, m.sql ?? '', m.params ?? []) }));
+      answer(m.id, async () => ({ raw: await client.runExclusive(() => client.execProtocolRaw(m.message ?? new Uint8Array(0))) }));
       break;
     case 'dump':
       answer(m.id, async () => ({ blob: await client.dumpDataDir('none') }));
