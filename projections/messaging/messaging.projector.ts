@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AgentEvent } from '../../domain/agent/agent.decider.js';
@@ -7,7 +7,9 @@ import type { ConversationEvent } from '../../domain/conversation/conversation.d
 import type { MessageEvent } from '../../domain/message/message.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
+import type { ConversationsTable, MessageCarrierIdsTable, MessageReactionsTable, MessagesTable } from './tables.js';
 import './tables.js';
+import { insertNew, RowFold } from '../analytics/row-fold.js';
 import { guarded, guardedRow } from '../shared/guarded.js';
 
 const PREVIEW = 160;
@@ -30,6 +32,7 @@ const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) 
   await message(db, e, {});
 };
 
+type Recorded = RecordedEvent<Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>>;
 type RowFacts = {
   direction: string;
   status: string;
@@ -40,10 +43,7 @@ type RowFacts = {
   send_style: string | null;
   created_at: string;
 };
-const messageRow = (
-  e: RecordedEvent<Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>>,
-  o: RowFacts,
-) => ({
+const messageRow = (e: Recorded, o: RowFacts) => ({
   account_id: e.metadata.accountId,
   message_id: e.data.messageId,
   conversation_id: e.data.conversationId,
@@ -66,6 +66,62 @@ const messageRow = (
   ...o,
 });
 
+/** A message's row as its conversation records it, accepted (outbound) or received (inbound). */
+const newMessage = (e: Recorded) => {
+  if (e.type === 'InboundMessageReceived') {
+    const d = e.data;
+    return messageRow(e, {
+      direction: 'inbound',
+      status: 'received',
+      from_number: d.from,
+      to_number: d.to,
+      reply_to_message_id: null,
+      kind: 'message',
+      send_style: null,
+      created_at: d.receivedAt,
+    });
+  }
+  const d = e.data;
+  return messageRow(e, {
+    direction: 'outbound',
+    status: 'accepted',
+    from_number: d.from,
+    to_number: d.to,
+    reply_to_message_id: d.replyToMessageId,
+    kind: d.kind,
+    send_style: d.sendStyle,
+    created_at: d.acceptedAt,
+  });
+};
+
+/** A new conversation's row. */
+const conversationRow = (e: RecordedEvent<Extract<ConversationEvent, { type: 'ConversationStarted' }>>): Selectable<ConversationsTable> => {
+  const d = e.data;
+  return {
+    account_id: d.accountId,
+    conversation_id: d.conversationId,
+    phone_number_id: d.numberId,
+    phone_number: d.phoneNumber,
+    agent_id: d.agentId,
+    participant: d.participant,
+    channel: d.channel,
+    is_group: d.isGroup,
+    group_id: d.groupId,
+    group_name: d.groupName,
+    group_icon_url: null,
+    participants: d.participants ? JSON.stringify(d.participants) : null,
+    message_count: 0,
+    inbound_count: 0,
+    outbound_since_reply: 0,
+    reengagement_locked: false,
+    last_message_at: d.startedAt,
+    last_message_preview: '',
+    conversation_state: null,
+    created_at: d.startedAt,
+    revision: rowRevision(e),
+  };
+};
+
 /**
  * Conversations, messages (created from their conversation's record, then moved by the message's own stream),
  * reactions, carrier ids and the opt-outs in force (docs/messaging.md#reading).
@@ -75,34 +131,12 @@ export const messagingProjector = defineProjector<
 >({
   name: 'messaging_v1',
   tables: ['conversations', 'messages', 'message_reactions', 'message_carrier_ids', 'opt_outs'],
+  batch: messagingBatch,
   on: {
     async ConversationStarted(db, e) {
-      const d = e.data;
       await db
         .insertInto('conversations')
-        .values({
-          account_id: d.accountId,
-          conversation_id: d.conversationId,
-          phone_number_id: d.numberId,
-          phone_number: d.phoneNumber,
-          agent_id: d.agentId,
-          participant: d.participant,
-          channel: d.channel,
-          is_group: d.isGroup,
-          group_id: d.groupId,
-          group_name: d.groupName,
-          group_icon_url: null,
-          participants: d.participants ? JSON.stringify(d.participants) : null,
-          message_count: 0,
-          inbound_count: 0,
-          outbound_since_reply: 0,
-          reengagement_locked: false,
-          last_message_at: d.startedAt,
-          last_message_preview: '',
-          conversation_state: null,
-          created_at: d.startedAt,
-          revision: rowRevision(e),
-        })
+        .values(conversationRow(e))
         .onConflict((oc) => oc.column('conversation_id').doNothing())
         .execute();
     },
@@ -118,18 +152,7 @@ export const messagingProjector = defineProjector<
       }));
       await db
         .insertInto('messages')
-        .values(
-          messageRow(e, {
-            direction: 'outbound',
-            status: 'accepted',
-            from_number: d.from,
-            to_number: d.to,
-            reply_to_message_id: d.replyToMessageId,
-            kind: d.kind,
-            send_style: d.sendStyle,
-            created_at: d.acceptedAt,
-          }),
-        )
+        .values(newMessage(e))
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
@@ -146,18 +169,7 @@ export const messagingProjector = defineProjector<
       }));
       await db
         .insertInto('messages')
-        .values(
-          messageRow(e, {
-            direction: 'inbound',
-            status: 'received',
-            from_number: d.from,
-            to_number: d.to,
-            reply_to_message_id: null,
-            kind: 'message',
-            send_style: null,
-            created_at: d.receivedAt,
-          }),
-        )
+        .values(newMessage(e))
         .onConflict((oc) => oc.column('message_id').doNothing())
         .execute();
     },
@@ -256,3 +268,207 @@ export const messagingProjector = defineProjector<
     },
   },
 });
+
+type Handled = ConversationEvent | MessageEvent | ConsentEvent | Extract<AgentEvent, { type: 'AgentDeleted' }>;
+type ConversationRow = Selectable<ConversationsTable>;
+type MessageRow = Selectable<MessagesTable>;
+
+/** a jsonb value as the fold keeps it: JSON text, written back as it was read */
+const jsonText = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+const later = (stored: Date | string, at: string): Date | string => (Date.parse(at) > new Date(stored).getTime() ? at : stored);
+
+/**
+ * The handlers above, set-based for a batch (docs/messaging.md#the-read-models-in-batches): the conversations and
+ * messages the batch names are read once, the batch is folded over them in memory in log order with the handlers'
+ * rules (create once; move only while the row reflects an older revision of its stream), and the rows that changed
+ * are written back in one upsert per table, the new reactions and carrier ids in one insert each. An agent's
+ * deletion (which clears the agent of rows the batch may not have read) writes what was folded before it, runs its
+ * handler, and folds the rest afresh; opt-outs (their own table, rare) run their handlers in turn.
+ * test/projections/messaging-batch.spec.ts holds the batch to the handlers applied one by one.
+ */
+const conversationRows: ReadonlySet<string> = new Set<Handled['type']>([
+  'ConversationStarted',
+  'OutboundMessageAccepted',
+  'InboundMessageReceived',
+  'ConversationStateSet',
+  'GroupRenamed',
+]);
+
+async function messagingBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handled>[]): Promise<void> {
+  for (let from = 0; from < events.length; ) {
+    const cut = events.findIndex((e, i) => i >= from && e.type === 'AgentDeleted');
+    const to = cut === -1 ? events.length : cut;
+    await foldRun(db, events.slice(from, to));
+    if (cut === -1) break;
+    const deleted = events[cut] as RecordedEvent<Extract<AgentEvent, { type: 'AgentDeleted' }>>;
+    await messagingProjector.apply(db, deleted);
+    from = cut + 1;
+  }
+}
+
+async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handled>[]): Promise<void> {
+  if (events.length === 0) return;
+  const conversations = new RowFold<ConversationRow>(
+    'conversations',
+    'conversation_id',
+    [
+      'agent_id',
+      'message_count',
+      'inbound_count',
+      'outbound_since_reply',
+      'reengagement_locked',
+      'last_message_at',
+      'last_message_preview',
+      'conversation_state',
+      'group_name',
+    ],
+    { decode: (r) => ({ ...r, participants: jsonText(r.participants), conversation_state: jsonText(r.conversation_state) }) },
+  );
+  const messages = new RowFold<MessageRow>(
+    'messages',
+    'message_id',
+    ['status', 'updated_at', 'failure_reason', 'error_code', 'failure_category', 'retryable', 'delivered_at', 'read_at'],
+    { guard: 'message_revision', decode: (r) => ({ ...r, media_urls: jsonText(r.media_urls) }) },
+  );
+  // the conversations the batch's conversation events move, the messages any event names (created ones too: a replay)
+  await conversations.load(
+    db,
+    events.flatMap((e) => (conversationRows.has(e.type) && 'conversationId' in e.data ? [e.data.conversationId] : [])),
+  );
+  await messages.load(
+    db,
+    events.flatMap((e) => ('messageId' in e.data ? [e.data.messageId] : [])),
+  );
+  const reactions = new Map<string, MessageReactionsTable>();
+  const carrierIds = new Map<string, MessageCarrierIdsTable>();
+
+  for (const e of events) {
+    const revision = rowRevision(e);
+    const moveMessage = (patch: Partial<MessageRow>) => messages.move((e.data as { messageId: string }).messageId, revision, patch);
+    switch (e.type) {
+      case 'ConversationStarted':
+        conversations.create(conversationRow(e));
+        break;
+      case 'OutboundMessageAccepted': {
+        const d = e.data;
+        const c = conversations.get(d.conversationId);
+        if (c)
+          conversations.move(d.conversationId, revision, {
+            agent_id: d.agentId,
+            message_count: c.message_count + 1,
+            outbound_since_reply: d.kind === 'message' ? c.outbound_since_reply + 1 : c.outbound_since_reply,
+            reengagement_locked: d.reengagement ? true : c.reengagement_locked,
+            last_message_at: d.acceptedAt,
+            last_message_preview: preview(d.body, d.mediaUrls),
+          });
+        messages.create(newMessage(e));
+        break;
+      }
+      case 'InboundMessageReceived': {
+        const d = e.data;
+        const c = conversations.get(d.conversationId);
+        if (c)
+          conversations.move(d.conversationId, revision, {
+            agent_id: d.agentId,
+            message_count: c.message_count + 1,
+            inbound_count: c.inbound_count + 1,
+            outbound_since_reply: 0,
+            reengagement_locked: false,
+            last_message_at: later(c.last_message_at, d.receivedAt),
+            last_message_preview: preview(d.body, d.mediaUrls),
+          });
+        messages.create(newMessage(e));
+        break;
+      }
+      case 'ConversationStateSet':
+        conversations.move(e.data.conversationId, revision, {
+          conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state),
+        });
+        break;
+      case 'GroupRenamed':
+        conversations.move(e.data.conversationId, revision, { group_name: e.data.groupName });
+        break;
+      case 'MessageQueued':
+        moveMessage({ status: 'queued', updated_at: e.data.queuedAt });
+        break;
+      case 'MessageSubmitted': {
+        moveMessage({ status: 'sent', updated_at: e.data.submittedAt });
+        const m = messages.get(e.data.messageId);
+        // keyed by the message's channel, as the handler's insert reads it from the message's row
+        if (m)
+          for (const c of e.data.carrierMessageIds) {
+            const key = `${m.channel}\u0000${c}`;
+            if (!carrierIds.has(key))
+              carrierIds.set(key, {
+                channel: m.channel!,
+                carrier_message_id: c,
+                account_id: e.metadata.accountId,
+                message_id: e.data.messageId,
+              });
+          }
+        break;
+      }
+      case 'MessageFailed': {
+        const d = e.data;
+        moveMessage({
+          status: 'failed',
+          failure_reason: d.failureReason,
+          error_code: d.errorCode,
+          failure_category: d.failureCategory,
+          retryable: d.retryable,
+          updated_at: d.failedAt,
+        });
+        break;
+      }
+      case 'MessageReceiptRecorded':
+        moveMessage(e.data.outcome === 'applied' && e.data.status === 'sent' ? { status: 'sent', updated_at: e.data.at } : {});
+        break;
+      case 'MessageDelivered':
+        moveMessage({ status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt });
+        break;
+      case 'MessageRead':
+        moveMessage({ status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt });
+        break;
+      case 'MessageReactionAdded': {
+        const d = e.data;
+        if (!reactions.has(d.reactionId))
+          reactions.set(d.reactionId, {
+            reaction_id: d.reactionId,
+            account_id: e.metadata.accountId,
+            message_id: d.messageId,
+            reaction_type: d.reactionType,
+            from_number: d.fromNumber,
+            direction: d.direction,
+            created_at: d.createdAt,
+          });
+        moveMessage({});
+        break;
+      }
+      case 'MessageReceived':
+      case 'MessageSubmissionErrored':
+        moveMessage({});
+        break;
+      case 'RecipientOptedOut':
+      case 'RecipientOptedIn':
+        // their own table, which nothing else in the batch writes: in turn, with their handlers
+        await messagingProjector.apply(db, e);
+        break;
+      case 'AgentDeleted':
+        break;
+    }
+  }
+  await conversations.write(db);
+  await messages.write(db);
+  await insertNew(
+    db,
+    'message_reactions',
+    ['reaction_id'],
+    [...reactions.values()].map((r) => ({ ...r })),
+  );
+  await insertNew(
+    db,
+    'message_carrier_ids',
+    ['channel', 'carrier_message_id'],
+    [...carrierIds.values()].map((r) => ({ ...r })),
+  );
+}
