@@ -28,9 +28,46 @@ const message = guardedRow(
   'message_revision',
 );
 
-const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<MessageEvent>) => {
-  await message(db, e, {});
+type MessagePatch = {
+  status?: string;
+  updated_at?: string;
+  failure_reason?: string | null;
+  error_code?: string | null;
+  failure_category?: string | null;
+  retryable?: boolean | null;
+  delivered_at?: string;
+  read_at?: string;
 };
+type Moved<K extends MessageEvent['type']> = RecordedEvent<Extract<MessageEvent, { type: K }>>;
+/** What each event of a message's own stream sets on its row (with the revision; the handlers and the batch both). */
+const moves: { readonly [K in MessageEvent['type']]: (e: Moved<K>) => MessagePatch } = {
+  MessageQueued: (e) => ({ status: 'queued', updated_at: e.data.queuedAt }),
+  MessageReceived: () => ({}),
+  MessageSubmitted: (e) => ({ status: 'sent', updated_at: e.data.submittedAt }),
+  MessageSubmissionErrored: () => ({}),
+  MessageFailed: ({ data: d }) => ({
+    status: 'failed',
+    failure_reason: d.failureReason,
+    error_code: d.errorCode,
+    failure_category: d.failureCategory,
+    retryable: d.retryable,
+    updated_at: d.failedAt,
+  }),
+  MessageReceiptRecorded: ({ data: d }) => (d.outcome === 'applied' && d.status === 'sent' ? { status: 'sent', updated_at: d.at } : {}),
+  MessageDelivered: (e) => ({ status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt }),
+  MessageRead: (e) => ({ status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt }),
+  MessageReactionAdded: () => ({}),
+};
+
+const reactionRow = (e: Moved<'MessageReactionAdded'>): MessageReactionsTable => ({
+  reaction_id: e.data.reactionId,
+  account_id: e.metadata.accountId,
+  message_id: e.data.messageId,
+  reaction_type: e.data.reactionType,
+  from_number: e.data.fromNumber,
+  direction: e.data.direction,
+  created_at: e.data.createdAt,
+});
 
 type Recorded = RecordedEvent<Extract<ConversationEvent, { type: 'OutboundMessageAccepted' | 'InboundMessageReceived' }>>;
 type RowFacts = {
@@ -177,10 +214,10 @@ export const messagingProjector = defineProjector<
       conversation(db, e, { conversation_state: e.data.state === null ? null : JSON.stringify(e.data.state) }),
     GroupRenamed: (db, e) => conversation(db, e, { group_name: e.data.groupName }),
 
-    MessageQueued: (db, e) => message(db, e, { status: 'queued', updated_at: e.data.queuedAt }),
-    MessageReceived: revisionOnly,
+    MessageQueued: (db, e) => message(db, e, moves.MessageQueued(e)),
+    MessageReceived: (db, e) => message(db, e, moves.MessageReceived(e)),
     async MessageSubmitted(db, e) {
-      await message(db, e, { status: 'sent', updated_at: e.data.submittedAt });
+      await message(db, e, moves.MessageSubmitted(e));
       // keyed by the message's channel too (its row was written when it was accepted, earlier in this log)
       for (const c of e.data.carrierMessageIds)
         await db
@@ -200,40 +237,18 @@ export const messagingProjector = defineProjector<
           .onConflict((oc) => oc.columns(['channel', 'carrier_message_id']).doNothing())
           .execute();
     },
-    MessageSubmissionErrored: revisionOnly,
-    async MessageFailed(db, e) {
-      const d = e.data;
-      await message(db, e, {
-        status: 'failed',
-        failure_reason: d.failureReason,
-        error_code: d.errorCode,
-        failure_category: d.failureCategory,
-        retryable: d.retryable,
-        updated_at: d.failedAt,
-      });
-    },
-    async MessageReceiptRecorded(db, e) {
-      const sent = e.data.outcome === 'applied' && e.data.status === 'sent';
-      await message(db, e, { ...(sent ? { status: 'sent', updated_at: e.data.at } : {}) });
-    },
-    MessageDelivered: (db, e) => message(db, e, { status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt }),
-    MessageRead: (db, e) => message(db, e, { status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt }),
+    MessageSubmissionErrored: (db, e) => message(db, e, moves.MessageSubmissionErrored(e)),
+    MessageFailed: (db, e) => message(db, e, moves.MessageFailed(e)),
+    MessageReceiptRecorded: (db, e) => message(db, e, moves.MessageReceiptRecorded(e)),
+    MessageDelivered: (db, e) => message(db, e, moves.MessageDelivered(e)),
+    MessageRead: (db, e) => message(db, e, moves.MessageRead(e)),
     async MessageReactionAdded(db, e) {
-      const d = e.data;
       await db
         .insertInto('message_reactions')
-        .values({
-          reaction_id: d.reactionId,
-          account_id: e.metadata.accountId,
-          message_id: d.messageId,
-          reaction_type: d.reactionType,
-          from_number: d.fromNumber,
-          direction: d.direction,
-          created_at: d.createdAt,
-        })
+        .values(reactionRow(e))
         .onConflict((oc) => oc.column('reaction_id').doNothing())
         .execute();
-      await revisionOnly(db, e);
+      await message(db, e, moves.MessageReactionAdded(e));
     },
 
     async RecipientOptedOut(db, e) {
@@ -294,6 +309,30 @@ const conversationRows: ReadonlySet<string> = new Set<Handled['type']>([
   'GroupRenamed',
 ]);
 
+/** What a message recorded on its conversation does to the conversation's row (the handlers' updates, in memory). */
+const recordedOn = (c: ConversationRow, e: Recorded): Partial<ConversationRow> => {
+  const common = {
+    agent_id: e.data.agentId,
+    message_count: c.message_count + 1,
+    last_message_preview: preview(e.data.body, e.data.mediaUrls),
+  };
+  if (e.type === 'InboundMessageReceived')
+    return {
+      ...common,
+      inbound_count: c.inbound_count + 1,
+      outbound_since_reply: 0,
+      reengagement_locked: false,
+      last_message_at: later(c.last_message_at, e.data.receivedAt),
+    };
+  const d = e.data;
+  return {
+    ...common,
+    outbound_since_reply: d.kind === 'message' ? c.outbound_since_reply + 1 : c.outbound_since_reply,
+    reengagement_locked: d.reengagement ? true : c.reengagement_locked,
+    last_message_at: d.acceptedAt,
+  };
+};
+
 async function messagingBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handled>[]): Promise<void> {
   for (let from = 0; from < events.length; ) {
     const cut = events.findIndex((e, i) => i >= from && e.type === 'AgentDeleted');
@@ -344,39 +383,14 @@ async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handle
 
   for (const e of events) {
     const revision = rowRevision(e);
-    const moveMessage = (patch: Partial<MessageRow>) => messages.move((e.data as { messageId: string }).messageId, revision, patch);
     switch (e.type) {
       case 'ConversationStarted':
         conversations.create(conversationRow(e));
         break;
-      case 'OutboundMessageAccepted': {
-        const d = e.data;
-        const c = conversations.get(d.conversationId);
-        if (c)
-          conversations.move(d.conversationId, revision, {
-            agent_id: d.agentId,
-            message_count: c.message_count + 1,
-            outbound_since_reply: d.kind === 'message' ? c.outbound_since_reply + 1 : c.outbound_since_reply,
-            reengagement_locked: d.reengagement ? true : c.reengagement_locked,
-            last_message_at: d.acceptedAt,
-            last_message_preview: preview(d.body, d.mediaUrls),
-          });
-        messages.create(newMessage(e));
-        break;
-      }
+      case 'OutboundMessageAccepted':
       case 'InboundMessageReceived': {
-        const d = e.data;
-        const c = conversations.get(d.conversationId);
-        if (c)
-          conversations.move(d.conversationId, revision, {
-            agent_id: d.agentId,
-            message_count: c.message_count + 1,
-            inbound_count: c.inbound_count + 1,
-            outbound_since_reply: 0,
-            reengagement_locked: false,
-            last_message_at: later(c.last_message_at, d.receivedAt),
-            last_message_preview: preview(d.body, d.mediaUrls),
-          });
+        const c = conversations.get(e.data.conversationId);
+        if (c) conversations.move(e.data.conversationId, revision, recordedOn(c, e));
         messages.create(newMessage(e));
         break;
       }
@@ -388,11 +402,8 @@ async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handle
       case 'GroupRenamed':
         conversations.move(e.data.conversationId, revision, { group_name: e.data.groupName });
         break;
-      case 'MessageQueued':
-        moveMessage({ status: 'queued', updated_at: e.data.queuedAt });
-        break;
       case 'MessageSubmitted': {
-        moveMessage({ status: 'sent', updated_at: e.data.submittedAt });
+        messages.move(e.data.messageId, revision, moves.MessageSubmitted(e));
         const m = messages.get(e.data.messageId);
         // keyed by the message's channel, as the handler's insert reads it from the message's row
         if (m)
@@ -408,45 +419,18 @@ async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handle
           }
         break;
       }
-      case 'MessageFailed': {
-        const d = e.data;
-        moveMessage({
-          status: 'failed',
-          failure_reason: d.failureReason,
-          error_code: d.errorCode,
-          failure_category: d.failureCategory,
-          retryable: d.retryable,
-          updated_at: d.failedAt,
-        });
+      case 'MessageReactionAdded':
+        if (!reactions.has(e.data.reactionId)) reactions.set(e.data.reactionId, reactionRow(e));
+        messages.move(e.data.messageId, revision, moves.MessageReactionAdded(e));
         break;
-      }
-      case 'MessageReceiptRecorded':
-        moveMessage(e.data.outcome === 'applied' && e.data.status === 'sent' ? { status: 'sent', updated_at: e.data.at } : {});
-        break;
-      case 'MessageDelivered':
-        moveMessage({ status: 'delivered', delivered_at: e.data.deliveredAt, updated_at: e.data.deliveredAt });
-        break;
-      case 'MessageRead':
-        moveMessage({ status: 'read', read_at: e.data.readAt, updated_at: e.data.readAt });
-        break;
-      case 'MessageReactionAdded': {
-        const d = e.data;
-        if (!reactions.has(d.reactionId))
-          reactions.set(d.reactionId, {
-            reaction_id: d.reactionId,
-            account_id: e.metadata.accountId,
-            message_id: d.messageId,
-            reaction_type: d.reactionType,
-            from_number: d.fromNumber,
-            direction: d.direction,
-            created_at: d.createdAt,
-          });
-        moveMessage({});
-        break;
-      }
+      case 'MessageQueued':
       case 'MessageReceived':
       case 'MessageSubmissionErrored':
-        moveMessage({});
+      case 'MessageFailed':
+      case 'MessageReceiptRecorded':
+      case 'MessageDelivered':
+      case 'MessageRead':
+        messages.move(e.data.messageId, revision, (moves[e.type] as (x: typeof e) => MessagePatch)(e));
         break;
       case 'RecipientOptedOut':
       case 'RecipientOptedIn':

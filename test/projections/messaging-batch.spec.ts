@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { makeCheckpoint, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
+import { type Draft, draftedLog } from '../support/drafted-log.js';
 import { seededRandom } from '../support/fixtures.js';
 import { scratchSchemas } from '../support/scratch-schemas.js';
-
-type Draft = { stream: string; type: string; data: Record<string, unknown>; accountId: string };
 
 /**
  * A random log of what the messaging read models show: conversations (one-to-one and groups) with several messages
@@ -174,8 +173,7 @@ function history(seed: number): RecordedEvent[] {
     accountId: 'acc_0',
   };
 
-  const revisions = new Map<string, number>();
-  const log: RecordedEvent[] = [];
+  const { log, push } = draftedLog();
   const queues = things.filter((q) => q.length > 0);
   const deleteAt = Math.floor(queues.reduce((n, q) => n + q.length, 0) / 2);
   const logged = new Set<Draft>();
@@ -185,20 +183,7 @@ function history(seed: number): RecordedEvent[] {
     const d = log.length === deleteAt ? deleted : queues[qi]!.shift()!;
     if (d !== deleted && queues[qi]!.length === 0) queues.splice(qi, 1);
     logged.add(d);
-    const revision = revisions.get(d.stream) ?? 0;
-    revisions.set(d.stream, revision + 1);
-    const position = BigInt(log.length + 1);
-    log.push({
-      id: randomUUID(),
-      type: d.type,
-      data: d.data,
-      metadata: { accountId: d.accountId, correlationId: 'c', causationId: null, requestId: null, actor: 'system:test' },
-      streamName: d.stream,
-      streamRevision: BigInt(revision),
-      globalPosition: position,
-      checkpoint: makeCheckpoint(1000n + position, position),
-      createdAt: new Date(clock).toISOString(),
-    });
+    push(d, new Date(clock).toISOString());
   }
   return log;
 }
