@@ -345,14 +345,35 @@ async function messagingBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent
   }
 }
 
+/** The statements the handlers write for one event (a carrier id is an insert of its own). */
+const handlerStatements = (e: RecordedEvent<Handled>): number =>
+  e.type === 'OutboundMessageAccepted' || e.type === 'InboundMessageReceived' || e.type === 'MessageReactionAdded'
+    ? 2
+    : e.type === 'MessageSubmitted'
+      ? 1 + e.data.carrierMessageIds.length
+      : 1;
+
 /**
- * Below this many events the handlers one by one write fewer statements than the fold (its two reads and two
- * upserts): a text alone is three events at most (a new conversation, the text, the message's first event).
+ * The statements the fold writes at most: a read and an upsert of each table it moves, an insert of the new
+ * reactions and one of the carrier ids, and the opt-outs' own (their handlers, as one by one).
  */
-const FOLD_FROM = 4;
+const foldStatements = (events: readonly RecordedEvent<Handled>[]): number => {
+  const consent = (e: RecordedEvent<Handled>) => e.type === 'RecipientOptedOut' || e.type === 'RecipientOptedIn';
+  const has = (type: Handled['type']) => events.some((e) => e.type === type);
+  const conversationsMoved = events.some((e) => conversationRows.has(e.type));
+  const messagesMoved = events.some((e) => 'messageId' in e.data && !consent(e));
+  return (
+    (conversationsMoved ? 2 : 0) +
+    (messagesMoved ? 2 : 0) +
+    (has('MessageReactionAdded') ? 1 : 0) +
+    (has('MessageSubmitted') ? 1 : 0) +
+    events.filter(consent).length
+  );
+};
 
 async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handled>[]): Promise<void> {
-  if (events.length < FOLD_FROM) {
+  // a batch of a few events (a text alone, one at a time) costs fewer statements one by one
+  if (events.reduce((n, e) => n + handlerStatements(e), 0) <= foldStatements(events)) {
     for (const e of events) await messagingProjector.apply(db, e);
     return;
   }
