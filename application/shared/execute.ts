@@ -48,6 +48,14 @@ export type ExecuteOptions = Readonly<{
   accountId?: string;
   /** the event that caused this command (process managers), recorded as the events' causation id */
   causationId?: string | null;
+  /**
+   * The caller knows the stream is new: its id was just minted from the `Ids` port, or this command is the first the
+   * stream's process writes to it (docs/event-store.md#streams-known-to-be-new). The command is decided on the
+   * decider's initial state and appended with `no_stream`, reading nothing; only a decision that appends is taken so
+   * (a refusal or a no-op is checked on the stream as read), and a stream that exists after all answers a conflict,
+   * after which the command is decided on the stream as read (not counted against its attempts).
+   */
+  newStream?: boolean;
 }>;
 
 /**
@@ -90,15 +98,17 @@ export class CommandExecutor {
   ): Promise<ExecuteResult<E, S>> {
     const accountId = o.accountId ?? ctx.accountId;
     const metadata = metadataOf(ctx, o);
-    /** a conflict met by a decision on the cached state costs no attempt: the next one reads the stream */
+    /** a conflict met by a decision on the cached state, or on a stream taken as new, costs no attempt: the next one reads the stream */
     let staleCache = false;
+    let takenAsNew = o.newStream === true;
     for (let attempt = 1; ; attempt++) {
       staleCache = false;
       try {
         const result = await this.streamLock.run(stream, async () => {
           const command = { ...input, metadata: { now: this.now(), accountId } } as C;
           const mark = this.cache.mark();
-          const kept = this.decideOnKept(decider, stream, command);
+          const kept = this.decideOnKept(decider, stream, command) ?? (takenAsNew ? this.decideOnNew(decider, command) : null);
+          takenAsNew = false;
           const usedCache = kept !== null;
           const { state, revision } = kept ?? (await this.load(decider, stream));
           const newEvents = kept ? kept.events : decider.decide(command, state);
@@ -150,6 +160,23 @@ export class CommandExecutor {
     try {
       const events = decider.decide(command, state);
       return events.length > 0 ? { state, revision: kept.revision, events } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * A decision on the initial state of a stream the caller knows is new (`newStream`), taken only when it appends:
+   * its append names `no_stream`, which a stream that exists after all answers with a conflict.
+   */
+  private decideOnNew<C extends Command, E extends Event, S>(
+    decider: Decider<C, E, S>,
+    command: C,
+  ): { state: S; revision: 'no_stream'; events: E[] } | null {
+    const state = decider.initialState();
+    try {
+      const events = decider.decide(command, state);
+      return events.length > 0 ? { state, revision: 'no_stream', events } : null;
     } catch {
       return null;
     }

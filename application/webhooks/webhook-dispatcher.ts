@@ -13,7 +13,7 @@ import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
 import type { WebhookDescription, WebhookEventRegistry, WebhookMapping } from './registry.js';
-import { type ConversationContextPort, pickWebhook, type WebhookQueries, type WebhookView } from './webhook.port.js';
+import { type ConversationContextPort, type PayloadContext, pickWebhook, type WebhookQueries, type WebhookView } from './webhook.port.js';
 
 export const WEBHOOK_ACTOR = 'system:webhooks';
 
@@ -57,17 +57,13 @@ export class WebhookDispatcher implements Reactor {
   async handleBatch(batch: readonly RecordedEvent[]): Promise<void> {
     if (batch.length === 0) return;
     await this.configCaughtUp(batch.at(-1)!.checkpoint);
-    // the batch's webhooks are looked up once per account; its deliveries scheduled in one append
+    // the batch's webhooks are looked up once per account, its payloads' context in one go, its deliveries
+    // scheduled in one append
     const described = batch.flatMap((e) => {
       const x = this.describe(e);
       return x ? [x] : [];
     });
-    const lookup = await this.lookUpWebhooks(described);
-    const scheduled: Schedule[] = [];
-    await forEachLimited(described, this.o.concurrency ?? 8, async (x) => {
-      const s = await this.plan(x, lookup);
-      if (s) scheduled.push(s);
-    });
+    const scheduled = await this.plan(described, await this.lookUpWebhooks(described));
     await this.exec.executeMany(
       webhookDeliveryDecider,
       scheduled.map((s) => ({ stream: webhookDeliveryStream(s.input.data.deliveryId), input: s.input, ctx: s.ctx })),
@@ -113,7 +109,7 @@ export class WebhookDispatcher implements Reactor {
   /** Schedules the event's delivery on its own; returns the delivery id, or null when the event goes nowhere. */
   async dispatch(e: RecordedEvent): Promise<string | null> {
     const x = this.describe(e);
-    const s = x && (await this.plan(x, (accountId, agentId) => this.webhooks.candidates(accountId, agentId ? [agentId] : [])));
+    const [s] = x ? await this.plan([x], (accountId, agentId) => this.webhooks.candidates(accountId, agentId ? [agentId] : [])) : [];
     if (!s) return null;
     await this.exec.execute(webhookDeliveryDecider, webhookDeliveryStream(s.input.data.deliveryId), s.input, s.ctx);
     return s.input.data.deliveryId;
@@ -126,33 +122,41 @@ export class WebhookDispatcher implements Reactor {
     return mapping && d ? { e, mapping, d } : null;
   }
 
-  /** What the event's delivery is: the webhook it goes to and the envelope; null when it goes nowhere. */
-  private async plan({ e, mapping, d }: Described, lookup: Lookup): Promise<Schedule | null> {
-    const accountId = e.metadata.accountId;
-    const target = pickWebhook(await lookup(accountId, d.agentId), d.agentId, e.checkpoint);
-    if (!target || target.status === 'disabled') return null;
-    // a webhook receives only the events it lists (docs/webhooks.md#choosing-events)
-    if (!receives(target.events, mapping.event)) return null;
+  /**
+   * What the events' deliveries are: the webhook each goes to (none: it goes nowhere) and its envelope, with the
+   * context of every payload looked up at once.
+   */
+  private async plan(described: readonly Described[], lookup: Lookup): Promise<Schedule[]> {
+    const targeted: { x: Described; target: WebhookView }[] = [];
+    for (const x of described) {
+      const target = pickWebhook(await lookup(x.e.metadata.accountId, x.d.agentId), x.d.agentId, x.e.checkpoint);
+      // a webhook receives only the events it lists (docs/webhooks.md#choosing-events)
+      if (target && target.status !== 'disabled' && receives(target.events, x.mapping.event)) targeted.push({ x, target });
+    }
+    if (targeted.length === 0) return [];
+    const contexts = await this.context.contexts(
+      targeted.map(({ x: { e, d }, target }) => ({
+        accountId: e.metadata.accountId,
+        conversationId: d.conversationId,
+        limit: target.contextLimit,
+        excludeMessageId: d.messageId,
+        contactNumber: d.contactNumber ?? null,
+      })),
+    );
+    return targeted.map(({ x, target }, i) => this.schedule(x, target, contexts[i]!));
+  }
 
-    const limit = target.contextLimit;
-    const [recentHistory, conversationState] = d.conversationId
-      ? await Promise.all([
-          limit > 0
-            ? this.context.recentHistory({ accountId, conversationId: d.conversationId, limit, excludeMessageId: d.messageId })
-            : Promise.resolve([]),
-          this.context.conversationState({ accountId, conversationId: d.conversationId }),
-        ])
-      : [[], null];
-    const data = d.contactNumber ? { ...d.data, contact: await this.context.contact({ accountId, phoneNumber: d.contactNumber }) } : d.data;
+  /** The delivery of one event to its webhook. */
+  private schedule({ e, mapping, d }: Described, target: WebhookView, context: PayloadContext): Schedule {
     const body = buildEnvelope({
       event: mapping.event,
       channel: d.channel,
       timestamp: e.createdAt,
       agentId: d.agentId,
-      data,
-      conversationState,
-      recentHistory,
-      contextLimit: limit,
+      data: d.contactNumber ? { ...d.data, contact: context.contact } : d.data,
+      conversationState: context.conversationState,
+      recentHistory: context.recentHistory,
+      contextLimit: target.contextLimit,
     });
 
     const deliveryId = deliveryIdFor(e.id);
@@ -173,7 +177,13 @@ export class WebhookDispatcher implements Reactor {
           body,
         },
       },
-      ctx: { accountId, correlationId: e.metadata.correlationId, causationId: e.id, requestId: e.metadata.requestId, actor: WEBHOOK_ACTOR },
+      ctx: {
+        accountId: e.metadata.accountId,
+        correlationId: e.metadata.correlationId,
+        causationId: e.id,
+        requestId: e.metadata.requestId,
+        actor: WEBHOOK_ACTOR,
+      },
     };
   }
 }

@@ -132,12 +132,33 @@ export interface WebhookSecretsPort {
  * Conversation context for payloads (docs/webhooks.md#the-delivery-contract). The messaging capability binds its own adapter; until then
  * there is no history and no state.
  */
+/** What one payload asks of its conversation and participant (docs/webhooks.md#the-delivery-contract). */
+export type ContextQuery = Readonly<{
+  accountId: string;
+  /** when null, no history and no state */
+  conversationId: string | null;
+  /** at most this many recent messages (0: none) */
+  limit: number;
+  /** the message the payload is about, never part of its own history */
+  excludeMessageId: string | null;
+  /** when set, the account's contact with this phone number */
+  contactNumber: string | null;
+}>;
+
+/** What a payload carries of its conversation: recent messages (oldest first), the caller-written state, the contact. */
+export type PayloadContext = Readonly<{
+  recentHistory: HistoryItem[];
+  conversationState: Record<string, unknown> | null;
+  /** the account's contact with the query's number, as payloads show it; null when none (or none asked) */
+  contact: Readonly<Record<string, unknown>> | null;
+}>;
+
 export interface ConversationContextPort {
-  /** the most recent messages of the conversation, oldest first, at most `limit` */
-  recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }): Promise<HistoryItem[]>;
-  conversationState(q: { accountId: string; conversationId: string }): Promise<Record<string, unknown> | null>;
-  /** the account's contact with this phone number, as payloads show it */
-  contact(q: { accountId: string; phoneNumber: string }): Promise<Readonly<Record<string, unknown>> | null>;
+  /**
+   * The context of every payload of a dispatch batch, in the queries' order, looked up for all of them at once: a
+   * few statements per batch, not three per payload (docs/webhooks.md#payload-context).
+   */
+  contexts(queries: readonly ContextQuery[]): Promise<PayloadContext[]>;
 }
 
 /** An attempt that is due, claimed by one worker until `claimedUntil`. */

@@ -1,32 +1,35 @@
-import type { ConversationQueries } from '../../application/messaging/conversation-queries.port.js';
-import type { ConversationContextPort } from '../../application/webhooks/webhook.port.js';
-import type { HistoryItem } from '../../domain/webhook/webhook.js';
+import type { ContactLookupPort } from '../../application/contacts/contact-lookup.port.js';
+import type { ContextQuery, ConversationContextPort, PayloadContext } from '../../application/webhooks/webhook.port.js';
+import type { KyselyConversationQueries } from '../../projections/messaging/conversation.queries.js';
 
-export type ContactOf = (accountId: string, phoneNumber: string) => Promise<Readonly<Record<string, unknown>> | null>;
-
-/** What webhook payloads carry of a conversation: recent messages, the caller-written state, the participant's contact. */
+/**
+ * What webhook payloads carry of a conversation: recent messages, the caller-written state, the participant's
+ * contact; for a whole dispatch batch in three statements (docs/webhooks.md#payload-context).
+ */
 export class MessagingConversationContext implements ConversationContextPort {
   constructor(
-    private readonly queries: ConversationQueries & {
-      recentHistory(q: {
-        accountId: string;
-        conversationId: string;
-        limit: number;
-        excludeMessageId: string | null;
-      }): Promise<HistoryItem[]>;
-    },
-    private readonly contactOf: ContactOf,
+    private readonly queries: Pick<KyselyConversationQueries, 'recentHistories' | 'conversationStates'>,
+    private readonly contacts: ContactLookupPort,
   ) {}
 
-  recentHistory(q: { accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }) {
-    return this.queries.recentHistory(q);
-  }
-
-  async conversationState(q: { accountId: string; conversationId: string }) {
-    return (await this.queries.get(q.accountId, q.conversationId))?.conversationState ?? null;
-  }
-
-  contact(q: { accountId: string; phoneNumber: string }) {
-    return this.contactOf(q.accountId, q.phoneNumber);
+  async contexts(queries: readonly ContextQuery[]): Promise<PayloadContext[]> {
+    const inConversation = queries.flatMap((q) => (q.conversationId ? [{ ...q, conversationId: q.conversationId }] : []));
+    const withContact = queries.flatMap((q) => (q.contactNumber ? [{ accountId: q.accountId, phoneNumber: q.contactNumber }] : []));
+    const [histories, states, contacts] = await Promise.all([
+      this.queries.recentHistories(inConversation),
+      this.queries.conversationStates(inConversation),
+      this.contacts.byPhoneNumbers(withContact),
+    ]);
+    let h = 0;
+    let c = 0;
+    return queries.map((q) => {
+      const contact = q.contactNumber ? contacts[c++]! : null;
+      if (!q.conversationId) return { recentHistory: [], conversationState: null, contact };
+      return {
+        recentHistory: histories[h++]!,
+        conversationState: states.get(`${q.accountId}\u0000${q.conversationId}`) ?? null,
+        contact,
+      };
+    });
   }
 }

@@ -92,14 +92,7 @@ export const messaging = {
           r(PLATFORM.Logger),
         ),
     );
-    b.factory(
-      WEBHOOKS.ConversationContext,
-      (r) =>
-        new MessagingConversationContext(r(MESSAGING.KyselyQueries), async (accountId, phoneNumber) => {
-          const c = await r(CONTACTS.Lookup).byPhoneNumber(accountId, phoneNumber);
-          return c ? { id: c.id, name: c.name, email: c.email, phoneNumber: c.phoneNumber } : null;
-        }),
-    );
+    b.factory(WEBHOOKS.ConversationContext, (r) => new MessagingConversationContext(r(MESSAGING.KyselyQueries), r(CONTACTS.Lookup)));
   },
   routes: {
     v1: (api, r) =>

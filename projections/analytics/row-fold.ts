@@ -3,7 +3,7 @@ import type { ReadDb } from '../shared/read-db.js';
 
 /** Rows go to PostgreSQL in chunks, well inside its 65,535 parameters per statement. */
 const CHUNK = 500;
-const chunks = <T>(xs: readonly T[]): T[][] =>
+export const chunks = <T>(xs: readonly T[]): T[][] =>
   Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
 
 type Table = keyof ReadDb & string;
@@ -28,7 +28,17 @@ export class RowFold<R extends { revision: string | bigint }> {
     private readonly key: keyof R & string,
     /** the columns an event may move after the row was created */
     private readonly moving: readonly (keyof R & string)[],
+    private readonly o: {
+      /** the column holding the stream revision a move is guarded by, when it is not `revision` */
+      readonly guard?: keyof R & string;
+      /** a stored row as the fold keeps it (e.g. jsonb columns as JSON text, so that they are written back as they were) */
+      readonly decode?: (row: R) => R;
+    } = {},
   ) {}
+
+  private get guard(): keyof R & string {
+    return this.o.guard ?? 'revision';
+  }
 
   /** the key as the loose view names a column */
   private get column(): string {
@@ -44,7 +54,7 @@ export class RowFold<R extends { revision: string | bigint }> {
         // the rows of this fold's table are R: its typed users name the table and R together
         .$castTo<R>()
         .execute())
-        this.stored.set(String(r[this.key]), r);
+        this.stored.set(String(r[this.key]), this.o.decode ? this.o.decode(r) : r);
   }
 
   get(id: string): R | undefined {
@@ -60,8 +70,8 @@ export class RowFold<R extends { revision: string | bigint }> {
   /** Moves the row when it exists and reflects an older revision than `revision` (a guarded update). */
   move(id: string, revision: string, patch: Partial<R>): void {
     const current = this.get(id);
-    if (!current || BigInt(current.revision) >= BigInt(revision)) return;
-    this.changed.set(id, { ...current, ...patch, revision });
+    if (!current || BigInt(current[this.guard] as string | bigint) >= BigInt(revision)) return;
+    this.changed.set(id, { ...current, ...patch, [this.guard]: revision });
   }
 
   async write(db: Kysely<ReadDb>): Promise<void> {
@@ -72,7 +82,9 @@ export class RowFold<R extends { revision: string | bigint }> {
         .onConflict((oc) =>
           oc
             .column(this.key)
-            .doUpdateSet((eb) => Object.fromEntries([...this.moving, 'revision'].map((c) => [c, eb.ref(`excluded.${c}`)]))),
+            .doUpdateSet((eb) =>
+              Object.fromEntries([...new Set([...this.moving, 'revision', this.guard])].map((c) => [c, eb.ref(`excluded.${c}`)])),
+            ),
         )
         .execute();
   }

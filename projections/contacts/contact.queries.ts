@@ -46,13 +46,22 @@ export class KyselyContactQueries implements ContactQueries, ContactLookupPort {
     return r ? toContact(r) : null;
   }
 
-  async byPhoneNumber(accountId: string, phoneNumber: string): Promise<ContactSummary | null> {
-    const r = await this.live(accountId)
-      .select(['contact_id', 'name', 'email', 'phone_number'])
-      .where('phone_number', '=', phoneNumber)
+  async byPhoneNumbers(wanted: readonly Readonly<{ accountId: string; phoneNumber: string }>[]): Promise<(ContactSummary | null)[]> {
+    if (wanted.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('contacts')
+      .select(['account_id', 'contact_id', 'name', 'email', 'phone_number'])
+      .where('deleted_at', 'is', null)
+      .where('account_id', 'in', [...new Set(wanted.map((w) => w.accountId))])
+      .where('phone_number', 'in', [...new Set(wanted.map((w) => w.phoneNumber))])
       .orderBy('created_at')
       .orderBy('contact_id')
-      .executeTakeFirst();
-    return r ? { id: r.contact_id, name: r.name, email: r.email, phoneNumber: r.phone_number } : null;
+      .execute();
+    const first = new Map<string, ContactSummary>(); // the older of two contacts with one number (docs/contacts.md#lookup)
+    for (const r of rows) {
+      const key = `${r.account_id}\u0000${r.phone_number}`;
+      if (!first.has(key)) first.set(key, { id: r.contact_id, name: r.name, email: r.email, phoneNumber: r.phone_number });
+    }
+    return wanted.map((w) => first.get(`${w.accountId}\u0000${w.phoneNumber}`) ?? null);
   }
 }

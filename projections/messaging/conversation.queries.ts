@@ -196,26 +196,72 @@ export class KyselyConversationQueries implements ConversationQueries {
     return r?.phone_number_id ?? null;
   }
 
-  /** `recentHistory` of webhook payloads: the latest messages of the conversation, oldest first. */
-  async recentHistory(q: {
-    accountId: string;
-    conversationId: string;
-    limit: number;
-    excludeMessageId: string | null;
-  }): Promise<HistoryItem[]> {
-    let query = this.db
+  /**
+   * `recentHistory` of webhook payloads, for several at once: per query the latest `limit` messages of its
+   * conversation but its own, oldest first, in one statement for all (the latest `limit + 1` of each conversation,
+   * ranked in the database, leave the latest `limit` once its own is left out).
+   */
+  async recentHistories(
+    queries: readonly Readonly<{ accountId: string; conversationId: string; limit: number; excludeMessageId: string | null }>[],
+  ): Promise<HistoryItem[][]> {
+    const asked = queries.filter((q) => q.limit > 0);
+    if (asked.length === 0) return queries.map(() => []);
+    const ranked = this.db
       .selectFrom('messages')
-      .select(['message_id', 'body', 'direction', 'channel', 'created_at'])
-      .where('account_id', '=', q.accountId)
-      .where('conversation_id', '=', q.conversationId);
-    if (q.excludeMessageId) query = query.where('message_id', '!=', q.excludeMessageId);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('message_id', 'desc').limit(q.limit).execute();
-    return rows.reverse().map((r) => ({
-      messageId: r.message_id,
-      content: r.body,
-      direction: r.direction,
-      channel: r.channel ?? 'sms',
-      at: iso(r.created_at),
-    }));
+      .select(['account_id', 'conversation_id', 'message_id', 'body', 'direction', 'channel', 'created_at'])
+      .select((eb) =>
+        eb.fn
+          .agg<string>('row_number')
+          .over((ob) => ob.partitionBy(['account_id', 'conversation_id']).orderBy('created_at', 'desc').orderBy('message_id', 'desc'))
+          .as('rank'),
+      )
+      .where('account_id', 'in', [...new Set(asked.map((q) => q.accountId))])
+      .where('conversation_id', 'in', [...new Set(asked.map((q) => q.conversationId))]);
+    const rows = await this.db
+      .selectFrom(ranked.as('m'))
+      .selectAll()
+      .where('rank', '<=', String(Math.max(...asked.map((q) => q.limit)) + 1))
+      .orderBy('rank')
+      .execute();
+    const latest = new Map<string, typeof rows>(); // newest first, per conversation
+    for (const r of rows) {
+      const key = `${r.account_id}\u0000${r.conversation_id}`;
+      latest.set(key, [...(latest.get(key) ?? []), r]);
+    }
+    return queries.map((q) =>
+      q.limit <= 0
+        ? []
+        : (latest.get(`${q.accountId}\u0000${q.conversationId}`) ?? [])
+            .filter((r) => r.message_id !== q.excludeMessageId)
+            .slice(0, q.limit)
+            .reverse()
+            .map((r) => ({
+              messageId: r.message_id,
+              content: r.body,
+              direction: r.direction,
+              channel: r.channel ?? 'sms',
+              at: iso(r.created_at),
+            })),
+    );
+  }
+
+  /** The caller-written state of several conversations at once, by conversation id; an account's own only. */
+  async conversationStates(
+    wanted: readonly Readonly<{ accountId: string; conversationId: string }>[],
+  ): Promise<Map<string, Record<string, unknown> | null>> {
+    const out = new Map<string, Record<string, unknown> | null>();
+    if (wanted.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('conversations')
+      .select(['account_id', 'conversation_id', 'conversation_state'])
+      .where('account_id', 'in', [...new Set(wanted.map((w) => w.accountId))])
+      .where('conversation_id', 'in', [...new Set(wanted.map((w) => w.conversationId))])
+      .execute();
+    for (const r of rows)
+      out.set(
+        `${r.account_id}\u0000${r.conversation_id}`,
+        r.conversation_state === null ? null : json<Record<string, unknown>>(r.conversation_state),
+      );
+    return out;
   }
 }

@@ -64,9 +64,12 @@ describe('webhook dispatcher', () => {
     at: `2026-01-01T00:00:0${i}.000Z`,
   }));
   const context: ConversationContextPort = {
-    recentHistory: async (q) => history.slice(-q.limit),
-    conversationState: async () => ({ stage: 'greeting' }),
-    contact: async () => null,
+    contexts: async (qs) =>
+      qs.map((q) => ({
+        recentHistory: q.limit > 0 ? history.slice(-q.limit) : [],
+        conversationState: { stage: 'greeting' },
+        contact: null,
+      })),
   };
   const ids = {
     id: (p: string) => `${p}_x`,
@@ -74,13 +77,11 @@ describe('webhook dispatcher', () => {
     derived: (p: string, ...parts: string[]) => `${p}_${parts.join(':')}`,
   };
 
-  async function appendMessage(agentId = 'agt_1'): Promise<RecordedEvent> {
+  async function appendMessage(agentId = 'agt_1', messageId = 'msg_1', conversationId = 'conv_1'): Promise<RecordedEvent> {
     const stream = `test_message-${randomUUID()}`;
-    await sut.store.appendToStream(
-      stream,
-      [ev('TestMessageReceived', { messageId: 'msg_1', conversationId: 'conv_1', agentId, body: 'hi' })],
-      { expectedRevision: 'no_stream' },
-    );
+    await sut.store.appendToStream(stream, [ev('TestMessageReceived', { messageId, conversationId, agentId, body: 'hi' })], {
+      expectedRevision: 'no_stream',
+    });
     return (await sut.store.readStream(stream))[0]!;
   }
   const dispatcher = (w: WebhookView | null, seen: unknown[] = []) =>
@@ -146,6 +147,52 @@ describe('webhook dispatcher', () => {
     const webhookOf = async (e: RecordedEvent) =>
       ((await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`))[0]?.data as { webhookId: string } | undefined)?.webhookId;
     expect(await Promise.all(events.map(webhookOf))).to.deep.equal(['whk_1', 'whk_b', 'whk_1']);
+  });
+
+  it("looks up the context of a batch's payloads in one go: several texts of several conversations, each its own", async () => {
+    const events = [
+      await appendMessage('agt_1', 'msg_a1', 'conv_a'),
+      await appendMessage('agt_1', 'msg_b1', 'conv_b'),
+      await appendMessage('agt_1', 'msg_a2', 'conv_a'),
+    ];
+    const asked: unknown[] = [];
+    const own: ConversationContextPort = {
+      contexts: async (qs) => {
+        asked.push(qs);
+        return qs.map((q) => ({
+          recentHistory: [{ messageId: null, content: `before ${q.excludeMessageId}`, direction: 'inbound', channel: 'sms', at: '' }],
+          conversationState: { of: q.conversationId },
+          contact: null,
+        }));
+      },
+    };
+    const d = new WebhookDispatcher(
+      new CommandExecutor(sut.store, ids, new TestClock(), noReadModels),
+      sut.store,
+      new WebhookEventRegistry([messageReceived]),
+      queries(webhook(3)),
+      own,
+      silent,
+    );
+    await d.handleBatch(events);
+    const q = (excludeMessageId: string, conversationId: string) => ({
+      accountId: 'acc_test',
+      conversationId,
+      limit: 3,
+      excludeMessageId,
+      contactNumber: null,
+    });
+    expect(asked).to.deep.equal([[q('msg_a1', 'conv_a'), q('msg_b1', 'conv_b'), q('msg_a2', 'conv_a')]]);
+    const bodies = await Promise.all(
+      events.map(async (e) =>
+        JSON.parse(((await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`))[0]!.data as { body: string }).body),
+      ),
+    );
+    expect(bodies.map((b) => [b.data.messageId, b.conversationState.of, b.recentHistory[0].content])).to.deep.equal([
+      ['msg_a1', 'conv_a', 'before msg_a1'],
+      ['msg_b1', 'conv_b', 'before msg_b1'],
+      ['msg_a2', 'conv_a', 'before msg_a2'],
+    ]);
   });
 
   it('sends no history when contextLimit is 0', async () => {

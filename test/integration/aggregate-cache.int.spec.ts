@@ -112,6 +112,54 @@ describe('the aggregate cache of the command path', function () {
     expect((await sut.store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Added', 'Reset', 'Added', 'Reset', 'Added', 'Reset']);
   });
 
+  describe('a stream the caller knows is new (newStream)', () => {
+    const fresh = { newStream: true } as const;
+
+    it('is decided on the initial state and appended with no_stream, reading nothing', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, reads } = executor(0);
+      const r = await x.execute(tally, stream, add(4), ctx, fresh);
+      expect(reads()).to.equal(0);
+      expect(r).to.deep.include({ state: { total: 4 }, revision: 0n });
+      expect(await totalOf(stream)).to.equal(4);
+    });
+
+    it('that exists after all answers a conflict: the command is read and decided again, as without the hint', async () => {
+      for (const size of [0, 100]) {
+        const stream = `tally-${crypto.randomUUID()}`;
+        const other = executor(size);
+        await other.x.execute(tally, stream, add(4), ctx);
+        const { x, reads } = executor(size);
+        // fits on the state taken as new; on the stream as read too: written after it, once
+        const r = await x.execute(tally, stream, add(5), ctx, fresh);
+        expect(r).to.deep.include({ state: { total: 9 }, revision: 1n });
+        expect(reads()).to.equal(1);
+        // fits on the initial state, not on the stream (9 + 3): the stream's refusal stands
+        let refused: unknown = null;
+        await executor(size)
+          .x.execute(tally, stream, add(3), ctx, fresh)
+          .catch((e: unknown) => (refused = e));
+        expect(refused).to.be.instanceOf(DomainError);
+        expect((await sut.store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Added', 'Added']);
+      }
+    });
+
+    it('takes only a decision that appends: a refusal or a no-op on the initial state is checked on the stream as read', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      await executor(0).x.execute(tally, stream, add(4), ctx);
+      const { x, reads } = executor(0);
+      // a no-op on the initial state (nothing to reset); the stream holds 4, so the reset is written
+      expect((await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx, fresh)).events).to.have.length(1);
+      expect(reads()).to.equal(1);
+      // refused on the initial state (past the cap); the stream was reset, so it is still refused there
+      let refused: unknown = null;
+      await x.execute(tally, stream, add(CAP + 1), ctx, fresh).catch((e: unknown) => (refused = e));
+      expect(refused).to.be.instanceOf(DomainError);
+      expect(reads()).to.equal(2);
+      expect(await totalOf(stream)).to.equal(0);
+    });
+  });
+
   it('keeps at most its size, the least recently used going first', async () => {
     const { x, reads } = executor(2);
     const s = [1, 2, 3].map(() => `tally-${crypto.randomUUID()}`);
@@ -146,6 +194,22 @@ describe('the aggregate cache of the command path', function () {
       await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx);
       expect((await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx)).events).to.deep.equal([]);
       expect(reads()).to.equal(1);
+    });
+
+    it('takes a stream as new only where it keeps no state of it, and reads one that exists after all', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, reads } = exact();
+      await x.execute(tally, stream, add(3), ctx, { newStream: true });
+      // kept: decided on what it keeps (3 + 8 is past the cap), not on the initial state
+      let refused: unknown = null;
+      await x.execute(tally, stream, add(8), ctx, { newStream: true }).catch((e: unknown) => (refused = e));
+      expect(refused).to.be.instanceOf(DomainError);
+      expect(reads()).to.equal(0);
+      // another executor keeps nothing of it: its append as new meets the stream, which it reads
+      const other = exact();
+      expect((await other.x.execute(tally, stream, add(2), ctx, { newStream: true })).revision).to.equal(1n);
+      expect(other.reads()).to.equal(1);
+      expect((await sole.readStream(stream)).map((e) => e.data)).to.deep.equal([{ n: 3 }, { n: 2 }]);
     });
 
     it('drops a state whose stream the store appended to by another way', async () => {

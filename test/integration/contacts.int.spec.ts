@@ -281,16 +281,22 @@ describe('contacts over HTTP', () => {
     it('finds the live contact of an account by exact number, and nothing after delete', async () => {
       const lookup = app.rt.get(CONTACTS.Lookup);
       const phoneNumber = nextNumber();
+      const other = nextNumber();
       const c = await create({ phoneNumber, name: 'Lou', email: 'lou@example.com' });
-      expect(await lookup.byPhoneNumber(accountId, phoneNumber)).to.deep.equal({
-        id: c.body.id,
-        name: 'Lou',
-        email: 'lou@example.com',
-        phoneNumber,
-      });
-      expect(await lookup.byPhoneNumber('acc_someone_else', phoneNumber)).to.equal(null);
+      const d = await create({ phoneNumber: other, name: 'Max' });
+      const lou = { id: c.body.id, name: 'Lou', email: 'lou@example.com', phoneNumber };
+      // several at once, in the order asked, another account's and an unknown number as null
+      expect(
+        await lookup.byPhoneNumbers([
+          { accountId, phoneNumber: other },
+          { accountId: 'acc_someone_else', phoneNumber },
+          { accountId, phoneNumber },
+          { accountId, phoneNumber: nextNumber() },
+          { accountId, phoneNumber },
+        ]),
+      ).to.deep.equal([{ id: d.body.id, name: 'Max', email: null, phoneNumber: other }, null, lou, null, lou]);
       await app.call('DELETE', `/v1/contacts/${c.body.id}`, { key });
-      expect(await lookup.byPhoneNumber(accountId, phoneNumber)).to.equal(null);
+      expect(await lookup.byPhoneNumbers([{ accountId, phoneNumber }])).to.deep.equal([null]);
     });
   });
   describe('OpenAPI document', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { MESSAGING } from '../../infrastructure/messaging/tokens.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
+import { WEBHOOKS } from '../../infrastructure/webhooks/tokens.js';
 import { analyticsMessagesProjector } from '../../projections/analytics/analytics.projectors.js';
 import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
@@ -82,6 +83,77 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     const detail = await app.call('GET', `/v1/conversations/${first.body.conversation_id}`, { key: line.key });
     expect(detail.body.messages.map((m: { body: string }) => m.body)).to.deep.equal(['Your table is booked for 8pm.', 'Can we make it 9?']);
     expect(detail.body.messages[1]).to.include({ direction: 'inbound', status: 'received', fromNumber: from });
+  });
+
+  it("looks up the payloads' context of several texts of several conversations in one go, as each alone would see it", async () => {
+    // two conversations of this line with a few messages each, one with a caller-written state and a contact
+    const [a, b] = [recipient(), recipient()];
+    const sent = { a: [] as string[], b: [] as string[] };
+    for (const [who, list] of [
+      [a, sent.a],
+      [b, sent.b],
+    ] as const)
+      for (let i = 0; i < 3; i++) {
+        const r = await send(who, `to ${who} #${i}`);
+        expect(r.status, JSON.stringify(r.body)).to.equal(201);
+        list.push(r.body.id);
+      }
+    const conv = async (who: string) => (await eventually(async () => conversationWith(who), 'the conversation')).id;
+    const [ca, cb] = [await conv(a), await conv(b)];
+    await app.call('PATCH', `/v1/conversations/${ca}`, { key: line.key, body: { conversationState: { stage: 'a' } } });
+    const contact = await app.call('POST', '/v1/contacts', { key: line.key, body: { phoneNumber: b, name: 'Bea' } });
+    expect(contact.status, JSON.stringify(contact.body)).to.equal(201);
+    const texts = await Promise.all([a, b, a].map((from, i) => inbound(app, { from, to: line.phoneNumber, body: `from ${from} #${i}` })));
+    const [ia, ib, ia2] = texts.map((t) => t.body.messageId as string);
+    // what one conversation shows, oldest first, as the payloads' history items
+    const shown = async (id: string) => {
+      const r = await app.call('GET', `/v1/conversations/${id}?message_limit=200`, { key: line.key });
+      return r.body.messages.map((m: { id: string; body: string; direction: string; channel: string; receivedAt: string }) => ({
+        messageId: m.id,
+        content: m.body,
+        direction: m.direction,
+        channel: m.channel,
+        at: m.receivedAt,
+      })) as { messageId: string }[];
+    };
+    await eventually(
+      async () => ((await shown(ca)).length === 5 && (await shown(cb)).length === 4) || undefined,
+      'the texts in the read model',
+    );
+    const [ha, hb] = [await shown(ca), await shown(cb)];
+    const latest = (h: { messageId: string }[], own: string, limit: number) => h.filter((m) => m.messageId !== own).slice(-limit);
+
+    const q = (
+      conversationId: string | null,
+      excludeMessageId: string | null,
+      limit: number,
+      contactNumber: string | null,
+      accountId = line.accountId,
+    ) => ({
+      accountId,
+      conversationId,
+      limit,
+      excludeMessageId,
+      contactNumber,
+    });
+    const got = await app.rt.get(WEBHOOKS.ConversationContext).contexts([
+      q(ca, ia!, 2, a),
+      q(cb, ib!, 3, b),
+      q(ca, ia2!, 10, a),
+      q(cb, ib!, 0, null),
+      q(ca, ia!, 5, b, 'acc_someone_else'), // another account's conversation and contact: nothing
+      q(null, null, 5, b),
+    ]);
+    const bea = { id: contact.body.id, name: 'Bea', email: null, phoneNumber: b };
+    expect(got).to.deep.equal([
+      { recentHistory: latest(ha, ia!, 2), conversationState: { stage: 'a' }, contact: null },
+      { recentHistory: latest(hb, ib!, 3), conversationState: null, contact: bea },
+      { recentHistory: latest(ha, ia2!, 10), conversationState: { stage: 'a' }, contact: null },
+      { recentHistory: [], conversationState: null, contact: null },
+      { recentHistory: [], conversationState: null, contact: null },
+      { recentHistory: [], conversationState: null, contact: bea },
+    ]);
+    expect(got[2]!.recentHistory.map((h) => h.messageId)).to.include.members([...sent.a, ia!]);
   });
 
   it('stores a repeated carrier callback once, and drops a text for a number that is not active here', async () => {

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { makeCheckpoint, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import { analyticsProjectors } from '../../projections/analytics/analytics.projectors.js';
+import { type Draft, draftedLog } from '../support/drafted-log.js';
 import { seededRandom } from '../support/fixtures.js';
 import { scratchSchemas } from '../support/scratch-schemas.js';
-
-type Draft = { stream: string; type: string; data: Record<string, unknown>; accountId: string };
 
 /**
  * Random histories of what the analytics count, each thing's events in its own order (a message is accepted on
@@ -142,27 +140,13 @@ function history(seed: number): RecordedEvent[] {
     ]);
   }
 
-  const revisions = new Map<string, number>();
-  const log: RecordedEvent[] = [];
+  const { log, push } = draftedLog();
   const queues = things.filter((q) => q.length > 0);
   while (queues.length > 0) {
     const qi = Math.floor(rnd() * queues.length);
     const d = queues[qi]!.shift()!;
     if (queues[qi]!.length === 0) queues.splice(qi, 1);
-    const revision = revisions.get(d.stream) ?? 0;
-    revisions.set(d.stream, revision + 1);
-    const position = BigInt(log.length + 1);
-    log.push({
-      id: randomUUID(),
-      type: d.type,
-      data: d.data,
-      metadata: { accountId: d.accountId, correlationId: 'c', causationId: null, requestId: null, actor: 'system:test' },
-      streamName: d.stream,
-      streamRevision: BigInt(revision),
-      globalPosition: position,
-      checkpoint: makeCheckpoint(1000n + position, position),
-      createdAt: new Date(clock).toISOString(),
-    });
+    push(d, new Date(clock).toISOString());
   }
   return log;
 }

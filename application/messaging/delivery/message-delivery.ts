@@ -45,7 +45,8 @@ export class MessageDelivery extends ProcessManager<Handled> {
     switch (e.type) {
       case 'InboundMessageReceived': {
         const { keyword: _k, ...d } = e.data;
-        await this.exec.execute(messageDecider, messageStream(d.messageId), { type: 'Receive', data: d }, ctx);
+        // the message's record on its conversation is its first: its own stream starts here (a replay finds it, and reads)
+        await this.exec.execute(messageDecider, messageStream(d.messageId), { type: 'Receive', data: d }, ctx, { newStream: true });
         return;
       }
       case 'MessageReactionAdded': {
@@ -64,7 +65,8 @@ export class MessageDelivery extends ProcessManager<Handled> {
   private async deliver(t: MessageTransport, d: OutboundMessage, ctx: RequestContext): Promise<void> {
     const stream = messageStream(d.messageId);
     const { sendStyle: _s, reengagement: _r, template: _t, ...facts } = d;
-    const queued = await this.exec.execute(messageDecider, stream, { type: 'Queue', data: facts }, ctx);
+    // as for a received message, the stream starts with this command (docs/event-store.md#streams-known-to-be-new)
+    const queued = await this.exec.execute(messageDecider, stream, { type: 'Queue', data: facts }, ctx, { newStream: true });
     if (!queued.state.exists || queued.state.status !== 'queued') return;
     const fail = async (f: Failure) => {
       await this.exec.execute(messageDecider, stream, { type: 'Fail', data: { messageId: d.messageId, ...f } }, ctx);
