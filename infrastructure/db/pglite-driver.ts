@@ -1,4 +1,4 @@
-import { type PGlite, parse, protocol } from '@electric-sql/pglite';
+import { type PGlite, type parse, protocol } from '@electric-sql/pglite';
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -61,18 +61,60 @@ export function statementMessage(sql: string, params: readonly unknown[]): Uint8
       ]);
 }
 
+/** The rows a command's tag says it changed (`INSERT 0 3`, `UPDATE 2`…), as PGlite's `query` counts them. */
+const changedRows = (tag: string): number => {
+  const w = tag.split(' ');
+  return w[0] === 'INSERT' ? Number(w[2]) : ['UPDATE', 'DELETE', 'COPY', 'MERGE'].includes(w[0] ?? '') ? Number(w[1]) : 0;
+};
+
+type Field = { name: string; dataTypeID: number };
+
 /**
- * The rows of PGlite's raw answer, through PGlite's own parsers, as its `query` would give them; PostgreSQL's error
- * (PGlite's `DatabaseError`, with `code`, `constraint`, `detail`…) is thrown.
+ * The rows of PGlite's raw answer (of its last command), each column through PGlite's own parser of its type, as
+ * PGlite's `query` gives them; PostgreSQL's error (PGlite's `DatabaseError`, with `code`, `constraint`, `detail`…)
+ * is thrown. The rows are built here rather than by PGlite's generic result builder, which made an array of pairs
+ * per row and was the largest single cost on the process's thread (docs/event-store.md#pglite-on-its-own-thread).
  */
 export function statementResult(raw: Uint8Array, parsers: Parsers): StatementResult {
-  const messages: Parameters<typeof parse.parseResults>[0] = [];
-  new protocol.Parser().parse(raw, (m) => messages.push(m));
-  const failed = messages.find((m) => m.name === 'error');
+  let names: string[] = [];
+  let readers: ((text: string, type: number) => unknown)[] = [];
+  let types: number[] = [];
+  let rows: Record<string, unknown>[] = [];
+  let affected = 0;
+  let last: StatementResult = { rows: [] };
+  let failed: unknown = null;
+  new protocol.Parser().parse(raw, (m) => {
+    switch (m.name) {
+      case 'rowDescription': {
+        const fields = (m as unknown as { fields: Field[] }).fields;
+        names = fields.map((f) => f.name);
+        types = fields.map((f) => f.dataTypeID);
+        readers = types.map((t) => parsers[t] ?? ((text: string) => text));
+        rows = [];
+        break;
+      }
+      case 'dataRow': {
+        const values = (m as unknown as { fields: (string | null)[] }).fields;
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < values.length; i++) {
+          const v = values[i];
+          row[names[i]!] = v === null || v === undefined ? null : readers[i]!(v, types[i]!);
+        }
+        rows.push(row);
+        break;
+      }
+      case 'commandComplete':
+        affected += changedRows((m as unknown as { text: string }).text);
+        last = { rows, affectedRows: affected };
+        rows = [];
+        break;
+      case 'error':
+        failed ??= m;
+        break;
+    }
+  });
   if (failed) throw failed;
-  const last = parse.parseResults(messages, parsers).at(-1);
-  if (!last) return { rows: [] };
-  return { rows: last.rows as Record<string, unknown>[], ...(last.affectedRows !== undefined ? { affectedRows: last.affectedRows } : {}) };
+  return last;
 }
 
 /** PGlite in this thread. */
