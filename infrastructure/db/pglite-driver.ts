@@ -31,16 +31,6 @@ export interface PgliteRunner {
   close(): Promise<void>;
 }
 
-const joined = (parts: readonly Uint8Array[]): Uint8Array => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
-
 /**
  * One statement as one message of PostgreSQL's wire protocol (docs/event-store.md#pglite-on-its-own-thread): with
  * parameters, parse, bind, describe, execute and sync together, the parameters as node-postgres sends them to a
@@ -52,7 +42,7 @@ export function statementMessage(sql: string, params: readonly unknown[]): Uint8
   const { serialize } = protocol;
   return params.length === 0
     ? serialize.query(sql)
-    : joined([
+    : Buffer.concat([
         serialize.parse({ text: sql, types: [] }),
         serialize.bind({ values: params.map((v) => pgUtils.prepareValue(v)) as never }),
         serialize.describe({ type: 'P' }),
@@ -183,7 +173,7 @@ class SharedConnection {
   private async run(conn: object, message: Uint8Array): Promise<StatementResult> {
     const begin = this.owner === conn ? this.unsentBegin : null;
     if (begin) this.unsentBegin = null;
-    const raw = await this.runner.run(begin ? joined([begin, message]) : message);
+    const raw = await this.runner.run(begin ? Buffer.concat([begin, message]) : message);
     return statementResult(raw, this.runner.parsers());
   }
 
