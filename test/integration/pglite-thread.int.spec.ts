@@ -35,13 +35,16 @@ for (const thread of [false, true]) {
   describe(`PGlite ${thread ? 'on its own thread' : "in the process's thread"}`, function () {
     this.timeout(60_000);
     let h: DatabaseHandle;
-    beforeEach(async () => {
+    before(async () => {
       h = await openDatabase({ thread });
       await TABLE.execute(h.db);
       await sql`create table counter (id int primary key, n int not null)`.execute(h.db);
+    });
+    beforeEach(async () => {
+      await sql`truncate kinds, counter`.execute(h.db);
       await sql`insert into counter values (1, 0)`.execute(h.db);
     });
-    afterEach(async () => {
+    after(async () => {
       await h.close();
     });
 
