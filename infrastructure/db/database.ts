@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
-import { costMetrics } from '../observability/metrics.js';
+import { countStatement } from '../observability/metrics.js';
 import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
 import { PgliteThread } from './pglite-thread.js';
 
@@ -73,7 +73,7 @@ export async function openDatabase(o: {
     pool.on('connect', (client) => {
       client.on('error', lost);
     });
-    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }), log: countStatement });
+    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }), log: logStatement });
     const db = readDb.withTables<EventDb>();
     return { db, readDb, kind: 'postgres', close: () => db.destroy() };
   }
@@ -105,7 +105,7 @@ export async function openDatabase(o: {
       runner = inlineRunner(client);
     }
     // one driver, seen two ways: the read side's tables, and those plus the event store's
-    const readDb = new Kysely<ReadDb>({ dialect: new PgliteDialect(runner), log: countStatement });
+    const readDb = new Kysely<ReadDb>({ dialect: new PgliteDialect(runner), log: logStatement });
     const db = readDb.withTables<EventDb>();
     return {
       db,
@@ -164,15 +164,8 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
-/** Counts each statement and its time on `/metrics` (docs/operations.md#what-an-operation-costs). */
-function countStatement(e: LogEvent): void {
-  const text = e.query.sql;
-  let i = 0;
-  while (i < text.length && text.charCodeAt(i) <= 32) i++;
-  const m = /^[a-z]+/i.exec(text.slice(i, i + 12));
-  costMetrics.statements.inc({ verb: m ? m[0].toLowerCase() : 'other' });
-  costMetrics.statementSeconds.inc(e.queryDurationMillis / 1000);
-}
+/** The query builder's log: each statement it ran, counted (docs/operations.md#what-an-operation-costs). */
+const logStatement = (e: LogEvent): void => countStatement(e.query.sql, e.queryDurationMillis);
 
 export async function ping(db: Kysely<Db>): Promise<void> {
   await sql`select 1`.execute(db);

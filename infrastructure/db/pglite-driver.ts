@@ -14,7 +14,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import pgUtils from 'pg/lib/utils.js';
-import { costMetrics } from '../observability/metrics.js';
+import { countStatement } from '../observability/metrics.js';
 
 export type StatementResult = { rows: Record<string, unknown>[]; affectedRows?: number };
 /** How PGlite turns a column's text into a value, by the column's type oid. */
@@ -151,7 +151,8 @@ class SharedConnection {
     for (let wait = this.turn(conn); wait; wait = this.turn(conn)) await wait;
     this.owner = conn;
     this.unsentBegin = statementMessage(sql, []);
-    counted(sql, 0);
+    // counted as a statement, as the query builder counts the others; it travels with the first one
+    countStatement(sql, 0);
   }
 
   async end(conn: object, sql: 'commit' | 'rollback'): Promise<void> {
@@ -162,7 +163,7 @@ class SharedConnection {
       if (this.unsentBegin === null) {
         const t = performance.now();
         await this.run(conn, statementMessage(sql, []));
-        counted(sql, performance.now() - t);
+        countStatement(sql, performance.now() - t);
       }
     } finally {
       this.unsentBegin = null;
@@ -181,15 +182,6 @@ class SharedConnection {
     this.owner = null;
     for (const wake of this.waiting.splice(0)) wake();
   }
-}
-
-/**
- * `begin`, `commit` and `rollback` counted on `/metrics` as statements, as the query builder counts the others
- * (docs/operations.md#what-an-operation-costs); a `begin` travels with the transaction's first statement.
- */
-function counted(sql: string, ms: number): void {
-  costMetrics.statements.inc({ verb: sql.split(' ')[0] === 'start' ? 'start' : sql });
-  costMetrics.statementSeconds.inc(ms / 1000);
 }
 
 class Connection implements DatabaseConnection {

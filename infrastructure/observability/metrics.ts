@@ -49,3 +49,12 @@ export const costMetrics = {
       }),
   ),
 };
+
+/** Counts one statement, by its first keyword, and its time on `/metrics` (docs/operations.md#what-an-operation-costs). */
+export function countStatement(sql: string, ms: number): void {
+  let i = 0;
+  while (i < sql.length && sql.charCodeAt(i) <= 32) i++;
+  const m = /^[a-z]+/i.exec(sql.slice(i, i + 12));
+  costMetrics.statements.inc({ verb: m ? m[0].toLowerCase() : 'other' });
+  costMetrics.statementSeconds.inc(ms / 1000);
+}
