@@ -4,6 +4,7 @@ import { Sha256ApiKeySecrets } from '../adapters/api-key-secrets.js';
 import { RandomIds } from '../adapters/random-ids.js';
 import { SystemClock } from '../adapters/system-clock.js';
 import type { Capability } from '../capabilities/capability.js';
+import { EmbeddedMaintenance } from '../db/embedded-maintenance.js';
 import * as m001 from '../db/migrations/001-event-store.js';
 import * as m002 from '../db/migrations/002-read-models.js';
 import * as m022 from '../db/migrations/022-reactors.js';
@@ -91,6 +92,11 @@ export const platform = {
   start: async (r) => {
     if (r(PLATFORM.Config).DATABASE_URL) await r(PLATFORM.AppendSignals).start();
   },
+  // PGlite has no autovacuum of its own (docs/event-store.md#embedded-maintenance)
+  workers: (r, cfg) =>
+    r(PLATFORM.Database).kind === 'pglite' && cfg.PGLITE_MAINTENANCE_INTERVAL_MS > 0
+      ? [new EmbeddedMaintenance(r(PLATFORM.Database).db, r(PLATFORM.Logger), cfg.PGLITE_MAINTENANCE_INTERVAL_MS)]
+      : [],
   // 022 and 024 carry numbers of the numbers range for history's sake: released migrations keep their names
   migrations: {
     '001-event-store': m001,

@@ -1,0 +1,65 @@
+import { type QueryExecutorProvider, sql } from 'kysely';
+import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { IntervalWorker } from '../workers.js';
+
+/** What a table's activity counters say since it was last analyzed and vacuumed (`pg_stat_user_tables`). */
+type TableActivity = {
+  relname: string;
+  n_live_tup: string | number;
+  n_dead_tup: string | number;
+  n_mod_since_analyze: string | number;
+  n_ins_since_vacuum: string | number;
+};
+
+/** What one pass did: the tables analyzed (vacuumed ones are analyzed too) and vacuumed. */
+export type MaintenancePass = { analyzed: string[]; vacuumed: string[] };
+
+/**
+ * PostgreSQL's thresholds (docs/event-store.md#embedded-maintenance): a table is analyzed after 50 + 10% of its rows
+ * changed since its last analysis, and vacuumed once 50 + 20% of its rows are dead or 1,000 + 20% were inserted
+ * since its last vacuum.
+ */
+export function due(t: TableActivity): { analyze: boolean; vacuum: boolean } {
+  const live = Number(t.n_live_tup);
+  const vacuum = Number(t.n_dead_tup) > 50 + 0.2 * live || Number(t.n_ins_since_vacuum) > 1000 + 0.2 * live;
+  return { vacuum, analyze: vacuum || Number(t.n_mod_since_analyze) > 50 + 0.1 * live };
+}
+
+/**
+ * PostgreSQL's autovacuum for the embedded database (docs/event-store.md#embedded-maintenance). PGlite runs no
+ * background processes, so without this no table is ever analyzed (the planner then guesses at every table's size,
+ * and a query that suits a table of ten rows runs against one of ten thousand) nor vacuumed (dead rows of updated
+ * and deleted read-model rows pile up). Each pass flushes the activity counters, reads them, and analyzes or
+ * vacuums each table past PostgreSQL's own thresholds, one statement per table so that other statements run between.
+ */
+export class EmbeddedMaintenance extends IntervalWorker<MaintenancePass> {
+  readonly name = 'embedded-maintenance';
+
+  constructor(
+    private readonly db: QueryExecutorProvider,
+    log: LoggerPort,
+    intervalMs: number,
+  ) {
+    super(log, intervalMs);
+  }
+
+  async runOnce(): Promise<MaintenancePass> {
+    // the counters a statement adds are flushed to where pg_stat_user_tables reads them only now and then
+    await sql`select pg_stat_force_next_flush()`.execute(this.db);
+    const tables = await sql<TableActivity>`
+      select relname, n_live_tup, n_dead_tup, n_mod_since_analyze, n_ins_since_vacuum
+        from pg_stat_user_tables where schemaname = 'public' order by relname`.execute(this.db);
+    const pass: MaintenancePass = { analyzed: [], vacuumed: [] };
+    for (const t of tables.rows) {
+      const d = due(t);
+      if (!d.analyze) continue;
+      const started = performance.now();
+      const table = sql.table(t.relname);
+      await (d.vacuum ? sql`vacuum (analyze) ${table}` : sql`analyze ${table}`).execute(this.db);
+      if (d.vacuum) pass.vacuumed.push(t.relname);
+      pass.analyzed.push(t.relname);
+      this.log.debug({ table: t.relname, vacuum: d.vacuum, ms: Math.round(performance.now() - started) }, 'embedded maintenance');
+    }
+    return pass;
+  }
+}

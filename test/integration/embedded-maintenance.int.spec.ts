@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import type { DatabaseHandle } from '../../infrastructure/db/database.js';
+import { due, EmbeddedMaintenance } from '../../infrastructure/db/embedded-maintenance.js';
+import { createLogger } from '../../infrastructure/logger.js';
+import { freshDatabase } from '../support/stores.js';
+
+const activity = (live: number, dead: number, modified: number, inserted: number) => ({
+  relname: 't',
+  n_live_tup: live,
+  n_dead_tup: dead,
+  n_mod_since_analyze: modified,
+  n_ins_since_vacuum: inserted,
+});
+
+/** PostgreSQL's autovacuum thresholds, applied by the platform to PGlite (docs/event-store.md#embedded-maintenance). */
+describe('embedded maintenance', function () {
+  this.timeout(60_000);
+
+  describe('thresholds', () => {
+    it('analyzes after 50 + 10% of the rows changed', () => {
+      expect(due(activity(1000, 0, 150, 0))).to.deep.equal({ analyze: false, vacuum: false });
+      expect(due(activity(1000, 0, 151, 0))).to.deep.equal({ analyze: true, vacuum: false });
+    });
+
+    it('vacuums (and analyzes) once 50 + 20% are dead or 1,000 + 20% were inserted', () => {
+      expect(due(activity(1000, 250, 0, 0))).to.deep.equal({ analyze: false, vacuum: false });
+      expect(due(activity(1000, 251, 0, 0))).to.deep.equal({ analyze: true, vacuum: true });
+      expect(due(activity(1000, 0, 0, 1200))).to.deep.equal({ analyze: false, vacuum: false });
+      expect(due(activity(1000, 0, 0, 1201))).to.deep.equal({ analyze: true, vacuum: true });
+    });
+  });
+
+  describe('on PGlite', () => {
+    let h: DatabaseHandle;
+    let maintenance: EmbeddedMaintenance;
+    before(async function () {
+      // on a server, PostgreSQL's own autovacuum does this work, and its counters belong to other connections
+      if (process.env.DATABASE_URL) this.skip();
+      h = await freshDatabase();
+      maintenance = new EmbeddedMaintenance(h.db, createLogger('silent'), 60_000);
+    });
+    after(() => h?.close());
+
+    const planned = async () =>
+      Number(
+        (await sql<{ reltuples: number }>`select reltuples from pg_class where relname = 'sandbox_sms_receipts'`.execute(h.db)).rows[0]!
+          .reltuples,
+      );
+    const insert = (from: number, to: number) =>
+      sql`insert into sandbox_sms_receipts (receipt_id, copy, carrier_message_id, status, happened_at, due_at)
+          select 'r' || g, 0, 'm' || g, 'sent', now(), now() from generate_series(${from}::int, ${to}::int) g`.execute(h.db);
+
+    it('analyzes and vacuums a table that grew, then leaves it until it changes enough again', async () => {
+      await maintenance.runOnce(); // whatever the migrations left
+      await insert(1, 2000);
+      // never analyzed: the planner does not know the table's size
+      expect(await planned()).to.be.lessThan(1);
+
+      const first = await maintenance.runOnce();
+      expect(first.vacuumed).to.include('sandbox_sms_receipts');
+      expect(first.analyzed).to.include('sandbox_sms_receipts');
+      expect(await planned()).to.equal(2000);
+
+      await insert(2001, 2100); // 100 rows: under 50 + 10% of 2,000
+      const second = await maintenance.runOnce();
+      expect(second.analyzed).not.to.include('sandbox_sms_receipts');
+
+      // 1,000 rows updated: 1,000 dead rows, past 50 + 20% of 2,100
+      await sql`update sandbox_sms_receipts set reported_at = now() where receipt_id in (select 'r' || g from generate_series(1, 1000) g)`.execute(
+        h.db,
+      );
+      const third = await maintenance.runOnce();
+      expect(third.vacuumed).to.include('sandbox_sms_receipts');
+      const dead = await sql<{ n: string }>`select n_dead_tup as n from pg_stat_user_tables where relname = 'sandbox_sms_receipts'`.execute(
+        h.db,
+      );
+      expect(Number(dead.rows[0]!.n)).to.equal(0);
+    });
+  });
+});
