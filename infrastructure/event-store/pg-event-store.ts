@@ -98,6 +98,11 @@ export class PgEventStore implements EventStorePort {
       gatherAppends?: boolean;
       /** this instance is the log's only writer (embedded: docs/event-store.md#the-aggregate-cache) */
       soleWriter?: boolean;
+      /**
+       * the database is one session (PGlite): a transaction runs alone, so an append is visible to every reader once
+       * it returns, and a subscription never asks for the visibility horizon (docs/event-store.md#wake-ups)
+       */
+      oneSession?: boolean;
     } = {},
   ) {
     this.signals = o.signals ?? new InProcessSignals();
@@ -366,7 +371,7 @@ export class PgEventStore implements EventStorePort {
       pollIntervalMs: this.o.pollIntervalMs ?? 1000,
       filter: o.filter,
       read: (after, maxCount) => this.readLog(after, maxCount, o.filter),
-      horizon: () => this.horizon(),
+      ...(this.o.oneSession ? {} : { horizon: () => this.horizon() }),
       listen: (fn) => this.signals.listen(fn),
       handler,
       lingerMs: this.o.batchLingerMs ?? 0,

@@ -29,8 +29,11 @@ export function runSubscriptionLoop(o: {
   filter?: EventFilter | undefined;
   /** the events after a checkpoint; `through`: how far the log was looked at for them (past the last, when the filter skipped some) */
   read: (after: Checkpoint, maxCount: number) => Promise<{ events: RecordedEvent[]; through?: Checkpoint }>;
-  /** the checkpoint below which every event is visible now (`(xmin, 0)`) */
-  horizon: () => Promise<Checkpoint>;
+  /**
+   * the checkpoint below which every event is visible now (`(xmin, 0)`); absent where every notified event is
+   * visible once notified (PGlite: one session, docs/event-store.md#wake-ups)
+   */
+  horizon?: () => Promise<Checkpoint>;
   listen: (fn: (n: AppendNotice) => void) => () => void;
   handler: SubscriptionHandler;
   onError?: (err: unknown) => void;
@@ -93,7 +96,7 @@ export function runSubscriptionLoop(o: {
       return o.pollIntervalMs;
     }
     const seen = target;
-    if (compareCheckpoints(seen, await o.horizon()) < 0) {
+    if (!o.horizon || compareCheckpoints(seen, await o.horizon()) < 0) {
       // visible now: read once more; it is delivered or filtered out, either way nothing to wait for
       if (target === seen) target = null;
       retryMs = FIRST_RETRY_MS;

@@ -44,7 +44,7 @@ describe('subscription loop: linger after a batch', () => {
   }
 
   /** Appends one event, then two more while the first is handled and a fourth 5 ms after its handler returns. */
-  async function batchesWith(lingerMs: number): Promise<number[]> {
+  async function batchesWith(lingerMs: number, o: { horizon: boolean } = { horizon: true }): Promise<number[]> {
     const l = log();
     const sizes: number[] = [];
     let handled = 0;
@@ -53,7 +53,7 @@ describe('subscription loop: linger after a batch', () => {
       batchSize: 100,
       pollIntervalMs: 60_000,
       read: async (after, n) => ({ events: await l.read(after, n) }),
-      horizon: l.horizon,
+      ...(o.horizon ? { horizon: l.horizon } : {}),
       listen: l.listen,
       lingerMs,
       handler: async (batch) => {
@@ -80,5 +80,9 @@ describe('subscription loop: linger after a batch', () => {
 
   it('without a linger, reads again at once', async () => {
     expect(await batchesWith(0)).to.deep.equal([1, 2, 1]);
+  });
+
+  it('on one session (no horizon to ask), reads an event notified during a batch at once, not at the next poll', async () => {
+    expect(await batchesWith(0, { horizon: false })).to.deep.equal([1, 2, 1]);
   });
 });
