@@ -34,7 +34,8 @@ export type LedgerEntryView = Readonly<{
 }>;
 
 export interface AccountQueries {
-  keyByHash(keyHash: string): Promise<ApiKeyView | null>;
+  /** the key with this hash and the account it belongs to, in one look-up (every authenticated request makes it) */
+  keyWithAccount(keyHash: string): Promise<{ key: ApiKeyView; account: AccountView } | null>;
   key(accountId: string, keyId: string): Promise<ApiKeyView | null>;
   keys(accountId: string): Promise<ApiKeyView[]>;
   get(accountId: string): Promise<AccountView | null>;

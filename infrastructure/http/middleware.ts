@@ -65,10 +65,9 @@ export const authenticate =
     const header = req.header('authorization') ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) refuse(header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
-    const key = await accounts.keyByHash(secrets.hash(m![1]!));
-    if (!key || key.revoked) return refuse('Invalid API key');
-    const account = await accounts.get(key.accountId);
-    if (account?.status !== 'active') return refuse('Invalid API key');
+    const found = await accounts.keyWithAccount(secrets.hash(m![1]!));
+    if (!found || found.key.revoked || found.account.status !== 'active') return refuse('Invalid API key');
+    const { key, account } = found;
     let accountId = account.accountId;
     const sub = req.header('x-sub-account-id');
     if (sub !== undefined && sub !== '') {

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   AccountQueries,
   AccountView,
@@ -48,9 +48,14 @@ export class KyselyAccountQueries implements AccountQueries {
       .select('api_key_usage.last_used_at');
   }
 
-  async keyByHash(keyHash: string): Promise<ApiKeyView | null> {
-    const r = await this.keysQuery().where('key_hash', '=', keyHash).executeTakeFirst();
-    return r ? toKey(r) : null;
+  async keyWithAccount(keyHash: string): Promise<{ key: ApiKeyView; account: AccountView } | null> {
+    // one statement on every authenticated request: the account comes along as one json column
+    const r = await this.keysQuery()
+      .innerJoin('accounts', 'accounts.account_id', 'api_keys.account_id')
+      .select(sql<Selectable<AccountsTable>>`to_jsonb(accounts)`.as('account'))
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return r ? { key: toKey(r), account: toAccount(r.account) } : null;
   }
 
   async key(accountId: string, keyId: string): Promise<ApiKeyView | null> {

@@ -64,6 +64,17 @@ describe('accounts over HTTP: API keys, sub-accounts, usage, ledger', () => {
       );
     });
 
+    it("refuses the key of a closed sub-account with 401, and keeps its master's key working", async () => {
+      const made = (await app.call('POST', '/v1/sub-accounts', { key: acme.apiKey, body: { name: 'Short-lived' } })).body;
+      const headers = { 'x-sub-account-id': made.id };
+      const own = (await app.call('POST', '/v1/api-keys', { key: acme.apiKey, headers, body: { name: 'its own' } })).body;
+      const theirs = await app.call('GET', '/v1/agents', { key: own.key });
+      expect(theirs.status).to.equal(200);
+      expect((await app.call('DELETE', `/v1/sub-accounts/${made.id}`, { key: acme.apiKey })).status).to.equal(200);
+      expect((await app.call('GET', '/v1/agents', { key: own.key })).status).to.equal(401);
+      expect((await app.call('GET', '/v1/agents', { key: acme.apiKey })).status).to.equal(200);
+    });
+
     it("answers 404 for another master's sub-account, and 403 to a sub-account that manages sub-accounts", async () => {
       const other = await app.newAccount('Rival');
       const theirs = (await app.call('POST', '/v1/sub-accounts', { key: other.apiKey, body: { name: 'Theirs' } })).body;
