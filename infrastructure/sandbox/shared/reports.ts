@@ -116,8 +116,15 @@ export class ReportTimeline<Row extends Timed, C> {
 
   /** The platform side took the report: it is never made again (unless this worker's lease was lost). */
   async reported(c: Claimed<C>, workerId: string, now: Date): Promise<void> {
+    await this.reportedAll([c], workerId, now);
+  }
+
+  /** The platform side took these reports, in one statement (docs/sandbox.md#sms-receipts). */
+  async reportedAll(cs: readonly Claimed<C>[], workerId: string, now: Date): Promise<void> {
+    if (cs.length === 0) return;
+    const keys = sql.join(cs.map((c) => sql`(${sql.join(c.key.map((v) => sql`${v}`))})`));
     await sql`update ${sql.table(this.t.table)} set reported_at = ${now.toISOString()}::timestamptz, claimed_until = null
-      where ${this.keyIs(c.key)} and claimed_by = ${workerId}`.execute(this.db);
+      where (${sql.join(this.t.key.map((k) => sql.ref(k)))}) in (${keys}) and claimed_by = ${workerId}`.execute(this.db);
   }
 
   /** The report was not taken: make it again at `retryAt`. */
@@ -173,20 +180,24 @@ export class ReportWorker<Row extends Timed, C> extends IntervalWorker<number> {
         leaseMs: this.o.leaseMs,
       });
       if (claimed.length === 0) return n;
-      for (const c of claimed) if (await this.report(c)) n++;
+      // the reports taken are marked together once the batch is made: one statement per batch, not per report; a
+      // worker that dies before that makes them again (at least once, as before)
+      const taken: Claimed<C>[] = [];
+      for (const c of claimed) if (await this.report(c)) taken.push(c);
+      await this.timeline.reportedAll(taken, this.workerId, this.clock.now());
+      n += taken.length;
     }
   }
 
   private async report(c: Claimed<C>): Promise<boolean> {
     try {
       await this.make(c.report);
+      return true;
     } catch (err) {
       this.log.warn({ err, report: c.key }, `${this.name}: a report was not taken; made again later`);
       const retryAt = new Date(this.clock.now().getTime() + reportRetryDelayMs(c.attempts));
       await this.timeline.failed(c, this.workerId, retryAt, err instanceof Error ? err.message : String(err));
       return false;
     }
-    await this.timeline.reported(c, this.workerId, this.clock.now());
-    return true;
   }
 }
