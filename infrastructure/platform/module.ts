@@ -49,6 +49,8 @@ export const platform = {
         gatherAppends: embedded,
         // embedded, this process is the log's only writer: the command path's cache of aggregates is exact
         soleWriter: embedded,
+        // PGlite is one session: an append is visible to every reader once it returns
+        oneSession: embedded,
         // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
         appendConcurrency: embedded ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
         signals: r(PLATFORM.AppendSignals),
