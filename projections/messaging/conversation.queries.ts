@@ -65,7 +65,13 @@ const toMessage = (r: Selectable<MessagesTable>, reactions: ReactionView[]): Con
 });
 
 /** Conversations and messages from the messaging read models (docs/messaging.md#reading). */
+/** provider ids remembered (docs/messaging.md#receipts): a message's second receipt finds it without a statement */
+const PROVIDER_IDS_KEPT = 10_000;
+
 export class KyselyConversationQueries implements ConversationQueries {
+  /** provider id (and the channels asked) → its message: a row of `message_carrier_ids` never changes once written */
+  private readonly providerIds = new Map<string, { accountId: string; messageId: string }>();
+
   constructor(private readonly db: Kysely<ReadDb>) {}
 
   async list(accountId: string, page: Page, o: { agentId?: string } = {}): Promise<PageOf<ConversationView>> {
@@ -146,13 +152,20 @@ export class KyselyConversationQueries implements ConversationQueries {
 
   async messageIdByProviderId(channels: readonly string[], providerMessageId: string) {
     if (channels.length === 0) return null;
+    const key = `${channels.join(' ')}\u0000${providerMessageId}`;
+    const kept = this.providerIds.get(key);
+    if (kept) return kept;
     const r = await this.db
       .selectFrom('message_carrier_ids')
       .select(['account_id', 'message_id'])
       .where('channel', 'in', [...channels])
       .where('carrier_message_id', '=', providerMessageId)
       .executeTakeFirst();
-    return r ? { accountId: r.account_id, messageId: r.message_id } : null;
+    if (!r) return null;
+    const found = { accountId: r.account_id, messageId: r.message_id };
+    if (this.providerIds.size >= PROVIDER_IDS_KEPT) this.providerIds.delete(this.providerIds.keys().next().value!);
+    this.providerIds.set(key, found);
+    return found;
   }
 
   async optOuts(accountId: string, participant: string): Promise<OptOutView[]> {
