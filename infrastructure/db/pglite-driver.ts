@@ -31,24 +31,29 @@ export interface PgliteRunner {
   close(): Promise<void>;
 }
 
+/** The parameters as node-postgres sends them to a server: text, their types left to the server. */
+const bindOf = (statement: string, params: readonly unknown[]) =>
+  protocol.serialize.bind({ statement, values: params.map((v) => pgUtils.prepareValue(v)) as never });
+
 /**
  * One statement as one message of PostgreSQL's wire protocol (docs/event-store.md#pglite-on-its-own-thread): with
- * parameters, parse, bind, describe, execute and sync together, the parameters as node-postgres sends them to a
+ * parameters, (parse,) bind, describe, execute and sync together, the parameters as node-postgres sends them to a
  * server (text, their types left to the server; the same values give the same statement on both); without
  * parameters, a simple query. PGlite's own `query` makes six passes for the first, asking for the parameters'
- * types first.
+ * types first. `prepared`: the name of the session's prepared statement of this text, which is bound without
+ * parsing it again; `prepare`: parse it under that name, for the next times.
  */
-export function statementMessage(sql: string, params: readonly unknown[]): Uint8Array {
+export function statementMessage(sql: string, params: readonly unknown[], o: { prepared?: string; prepare?: string } = {}): Uint8Array {
   const { serialize } = protocol;
-  return params.length === 0
-    ? serialize.query(sql)
-    : Buffer.concat([
-        serialize.parse({ text: sql, types: [] }),
-        serialize.bind({ values: params.map((v) => pgUtils.prepareValue(v)) as never }),
-        serialize.describe({ type: 'P' }),
-        serialize.execute({}),
-        serialize.sync(),
-      ]);
+  if (params.length === 0) return serialize.query(sql);
+  const name = o.prepared ?? o.prepare ?? '';
+  return Buffer.concat([
+    ...(o.prepared ? [] : [serialize.parse({ name, text: sql, types: [] })]),
+    bindOf(name, params),
+    serialize.describe({ type: 'P' }),
+    serialize.execute({}),
+    serialize.sync(),
+  ]);
 }
 
 /** The rows a command's tag says it changed (`INSERT 0 3`, `UPDATE 2`…), as PGlite's `query` counts them. */
@@ -59,22 +64,29 @@ const changedRows = (tag: string): number => {
 
 type Field = { name: string; dataTypeID: number };
 
+/** PGlite's raw answer read: the result of its last command, PostgreSQL's error if any, and whether a parse took. */
+type Answer = { result: StatementResult; error: unknown; parsed: boolean };
+
 /**
  * The rows of PGlite's raw answer (of its last command), each column through PGlite's own parser of its type, as
- * PGlite's `query` gives them; PostgreSQL's error (PGlite's `DatabaseError`, with `code`, `constraint`, `detail`…)
- * is thrown. The rows are built here rather than by PGlite's generic result builder, which made an array of pairs
+ * PGlite's `query` gives them, and PostgreSQL's error (PGlite's `DatabaseError`, with `code`, `constraint`,
+ * `detail`…). The rows are built here rather than by PGlite's generic result builder, which made an array of pairs
  * per row and was the largest single cost on the process's thread (docs/event-store.md#pglite-on-its-own-thread).
  */
-export function statementResult(raw: Uint8Array, parsers: Parsers): StatementResult {
+export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
   let names: string[] = [];
   let readers: ((text: string, type: number) => unknown)[] = [];
   let types: number[] = [];
   let rows: Record<string, unknown>[] = [];
   let affected = 0;
   let last: StatementResult = { rows: [] };
-  let failed: unknown = null;
+  let error: unknown = null;
+  let parsed = false;
   new protocol.Parser().parse(raw, (m) => {
     switch (m.name) {
+      case 'parseComplete':
+        parsed = true;
+        break;
       case 'rowDescription': {
         const fields = (m as unknown as { fields: Field[] }).fields;
         names = fields.map((f) => f.name);
@@ -99,13 +111,27 @@ export function statementResult(raw: Uint8Array, parsers: Parsers): StatementRes
         rows = [];
         break;
       case 'error':
-        failed ??= m;
+        error ??= m;
         break;
     }
   });
-  if (failed) throw failed;
-  return last;
+  return { result: last, error, parsed };
 }
+
+/** Statements the session keeps prepared (docs/event-store.md#prepared-statements), and the longest text it prepares. */
+const PREPARED_KEPT = 500;
+const PREPARED_TEXT_MAX = 8_000;
+/** prepared statements' names, unique in the process (two drivers on one database never share one) */
+let preparedSeq = 0;
+
+/**
+ * A prepared statement the session no longer has as the text was planned: its table changed shape ("cached plan
+ * must not change result type") or it is gone. Prepared afresh, it runs.
+ */
+const stalePrepared = (err: unknown): boolean => {
+  const e = err as { code?: string; message?: string };
+  return e.code === '26000' || (e.code === '0A000' && /cached plan/.test(e.message ?? ''));
+};
 
 /** PGlite in this thread. */
 export const inlineRunner = (client: PGlite): PgliteRunner => ({
@@ -126,6 +152,12 @@ class SharedConnection {
   /** that transaction's `begin`, while no statement of it has been sent */
   private unsentBegin: Uint8Array | null = null;
   private readonly waiting: (() => void)[] = [];
+  /** statement text → the name it is prepared under in the session, least recently used first */
+  private readonly prepared = new Map<string, string>();
+  /** texts whose parse under a name is on its way (the same text meanwhile goes unnamed) */
+  private readonly preparing = new Set<string>();
+  /** prepared statements let go of, to close with the next message */
+  private closing: string[] = [];
 
   constructor(private readonly runner: PgliteRunner) {}
 
@@ -137,10 +169,52 @@ class SharedConnection {
     return this.owner === null || this.owner === conn ? null : new Promise<void>((r) => this.waiting.push(r));
   }
 
-  async query(conn: object, sql: string, params: readonly unknown[]): Promise<QueryResult<unknown>> {
+  async query(conn: object, sql: string, params: readonly unknown[], fresh = false): Promise<QueryResult<unknown>> {
     for (let wait = this.turn(conn); wait; wait = this.turn(conn)) await wait;
-    const r = await this.run(conn, statementMessage(sql, params));
+    // a statement with parameters is parsed and planned once per session, then bound by name
+    let prepared = params.length > 0 && !fresh ? this.prepared.get(sql) : undefined;
+    let prepare: string | undefined;
+    if (prepared) {
+      this.prepared.delete(sql);
+      this.prepared.set(sql, prepared);
+    } else if (params.length > 0 && !this.preparing.has(sql) && sql.length <= PREPARED_TEXT_MAX) {
+      prepare = `avp_${++preparedSeq}`;
+      this.preparing.add(sql);
+    }
+    const opts = prepared ? { prepared } : prepare ? { prepare } : {};
+    let answer: Answer;
+    try {
+      answer = await this.run(conn, statementMessage(sql, params, opts));
+    } finally {
+      if (prepare) this.preparing.delete(sql);
+    }
+    if (prepare && answer.parsed) this.keep(sql, prepare);
+    if (answer.error) {
+      if (prepared && stalePrepared(answer.error)) {
+        this.forget(sql);
+        prepared = undefined;
+        // outside a transaction nothing was done: the statement runs again, prepared afresh
+        if (this.owner !== conn) return this.query(conn, sql, params, true);
+      }
+      throw answer.error;
+    }
+    const r = answer.result;
     return r.affectedRows ? { rows: r.rows, numAffectedRows: BigInt(r.affectedRows) } : { rows: r.rows };
+  }
+
+  private keep(sql: string, name: string): void {
+    this.prepared.set(sql, name);
+    if (this.prepared.size <= PREPARED_KEPT) return;
+    const [oldest, oldestName] = this.prepared.entries().next().value!;
+    this.prepared.delete(oldest);
+    this.closing.push(oldestName);
+  }
+
+  private forget(sql: string): void {
+    const name = this.prepared.get(sql);
+    if (name === undefined) return;
+    this.prepared.delete(sql);
+    this.closing.push(name);
   }
 
   /**
@@ -162,8 +236,9 @@ class SharedConnection {
       // a transaction that sent nothing has nothing to end
       if (this.unsentBegin === null) {
         const t = performance.now();
-        await this.run(conn, statementMessage(sql, []));
+        const answer = await this.run(conn, statementMessage(sql, []));
         countStatement(sql, performance.now() - t);
+        if (answer.error) throw answer.error;
       }
     } finally {
       this.unsentBegin = null;
@@ -171,11 +246,22 @@ class SharedConnection {
     }
   }
 
-  private async run(conn: object, message: Uint8Array): Promise<StatementResult> {
+  private async run(conn: object, message: Uint8Array): Promise<Answer> {
+    const parts: Uint8Array[] = [];
+    if (this.closing.length > 0) {
+      // the statements let go of are closed first, in their own sync, whatever the message is
+      for (const name of this.closing) parts.push(protocol.serialize.close({ type: 'S', name }));
+      parts.push(protocol.serialize.sync());
+      this.closing = [];
+    }
     const begin = this.owner === conn ? this.unsentBegin : null;
-    if (begin) this.unsentBegin = null;
-    const raw = await this.runner.run(begin ? Buffer.concat([begin, message]) : message);
-    return statementResult(raw, this.runner.parsers());
+    if (begin) {
+      this.unsentBegin = null;
+      parts.push(begin);
+    }
+    parts.push(message);
+    const raw = await this.runner.run(parts.length === 1 ? message : Buffer.concat(parts));
+    return readAnswer(raw, this.runner.parsers());
   }
 
   private release(): void {

@@ -154,6 +154,64 @@ for (const thread of [false, true]) {
       expect((await db(h).selectFrom('counter').select('n').executeTakeFirstOrThrow()).n).to.equal(N);
     });
 
+    it('prepares a statement once and binds it after: the same text with other values answers their rows', async () => {
+      await db(h)
+        .insertInto('kinds')
+        .values([1, 2, 3].map((id) => ({ ...ROW, id, note: `n${id}` })))
+        .execute();
+      const note = async (id: number) => (await db(h).selectFrom('kinds').select('note').where('id', '=', id).executeTakeFirst())?.note;
+      for (let round = 0; round < 8; round++)
+        expect(await Promise.all([1, 2, 3, 4].map(note))).to.deep.equal(['n1', 'n2', 'n3', undefined]);
+      // more texts than the session keeps prepared: the oldest are closed, and every one still runs
+      for (let k = 0; k < 520; k++) {
+        const r = await sql<{
+          v: number;
+        }>`select ${k}::int + ${k % 7}::int as v, ${'x'.repeat(k % 3)} as pad, ${k} as k${sql.raw(String(k))}`.execute(h.db);
+        expect(r.rows[0]!.v).to.equal(k + (k % 7));
+      }
+      expect(await note(2)).to.equal('n2');
+    });
+
+    it('prepares afresh a statement whose table changed shape, at once outside a transaction', async () => {
+      await sql`create table shapes (id int primary key, a text)`.execute(h.db);
+      await sql`insert into shapes values (1, 'a')`.execute(h.db);
+      const all = () => db(h).selectFrom('shapes').selectAll().where('id', '=', 1).execute();
+      expect(await all()).to.deep.equal([{ id: 1, a: 'a' }]);
+      expect(await all()).to.deep.equal([{ id: 1, a: 'a' }]);
+      await sql`alter table shapes add column b text default 'b'`.execute(h.db);
+      expect(await all()).to.deep.equal([{ id: 1, a: 'a', b: 'b' }]);
+      await sql`alter table shapes add column c int default 3`.execute(h.db);
+      // in a transaction the stale statement fails it once (nothing else was done); the next one runs
+      const inTx = await h.db
+        .transaction()
+        .execute(async (trx) => (trx as unknown as Kysely<any>).selectFrom('shapes').selectAll().where('id', '=', 1).execute())
+        .then(
+          () => null,
+          (e: { code?: string }) => e.code,
+        );
+      expect(inTx).to.equal('0A000');
+      expect(await all()).to.deep.equal([{ id: 1, a: 'a', b: 'b', c: 3 }]);
+      await sql`drop table shapes`.execute(h.db);
+    });
+
+    it('keeps no statement that failed to parse in an aborted transaction', async () => {
+      await db(h).insertInto('kinds').values(ROW).execute();
+      const text = () => db(h).selectFrom('kinds').select(['id', 'flag']).where('id', '=', 1).where('flag', '=', true).execute();
+      await h.db
+        .transaction()
+        .execute(async (trx) => {
+          const t = trx as unknown as Kysely<any>;
+          await t
+            .insertInto('kinds')
+            .values(ROW)
+            .execute()
+            .catch(() => undefined); // the transaction is aborted now
+          await t.selectFrom('kinds').select(['id', 'flag']).where('id', '=', 1).where('flag', '=', true).execute();
+        })
+        .catch(() => undefined);
+      expect(await text()).to.deep.equal([{ id: 1, flag: true }]);
+    });
+
     it('dumps its data directory, and a database opened from the dump has the rows', async () => {
       await db(h).insertInto('kinds').values(ROW).execute();
       const image = await h.dump!();
