@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { InboundMessage } from '../../../application/messaging/delivery/transport.port.js';
 import {
   type OutboundSms,
@@ -66,7 +66,9 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
   async submit(m: OutboundSms): Promise<SubmittedSms> {
     // a lost race on the key (another process submitted it at the same moment) answers what that one stored
     for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await this.find(m.idempotencyKey);
+      // a new key is the usual case: the first attempt stores it straight away, and a key stored before is found
+      // by its conflict, then answered as it was the first time
+      const existing = attempt === 0 ? undefined : await this.find(m.idempotencyKey);
       if (existing) {
         const answered = await this.again(existing);
         if (answered) return answered;
@@ -150,15 +152,39 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
     return r !== undefined;
   }
 
-  /** Takes the text and schedules its receipts, in one transaction; null when the key was taken meanwhile. */
-  private accept(m: OutboundSms, receipts: readonly PlannedReceipt[]): Promise<string | null> {
+  /**
+   * Takes the text and schedules its receipts in one statement (one statement is one transaction): whether the
+   * sending number is over its rate, the submission, and the receipts of that outcome (the planned ones, or the
+   * rate limit's failure); null when the key was taken before.
+   */
+  private async accept(m: OutboundSms, receipts: readonly PlannedReceipt[]): Promise<string | null> {
     const id = this.ids.id('sm');
-    return this.db.transaction().execute(async (trx) => {
-      const rateLimited = await this.overRate(trx, m.from);
-      if (!(await this.insert(trx, m, { status: 'accepted', rate_limited: rateLimited, carrier_message_id: id }))) return null;
-      await this.schedule(trx, id, m.to, rateLimited ? failureReceipts('RATE_LIMITED', this.o.timing) : receipts);
-      return id;
-    });
+    const now = this.now().toISOString();
+    const since = new Date(this.now().getTime() - RATE_WINDOW_MS).toISOString();
+    const planned = [
+      ...this.receiptRows(id, m.to, receipts).map((r) => ({ ...r, limited: false })),
+      ...this.receiptRows(id, m.to, failureReceipts('RATE_LIMITED', this.o.timing)).map((r) => ({ ...r, limited: true })),
+    ];
+    const r = await sql<{ carrier_message_id: string }>`
+      with rate as (
+        select count(*) >= ${this.o.ratePerMinute} as limited from sandbox_sms_submissions
+         where from_number = ${m.from} and accepted_at > ${since}::timestamptz and rate_limited = false
+      ), taken as (
+        insert into sandbox_sms_submissions (idempotency_key, carrier_message_id, account_id, from_number, to_number, body,
+            media_urls, status, rate_limited, submitted_at, accepted_at)
+        select ${m.idempotencyKey}, ${id}, ${m.accountId}, ${m.from}, ${m.to}, ${m.body}, ${JSON.stringify(m.mediaUrls)}::jsonb,
+               'accepted', rate.limited, ${now}::timestamptz, ${now}::timestamptz from rate
+        on conflict (idempotency_key) do nothing
+        returning carrier_message_id, rate_limited
+      ), receipts as (
+        insert into sandbox_sms_receipts (receipt_id, copy, carrier_message_id, status, failure_reason, error_code, happened_at, due_at)
+        select p.receipt_id, p.copy, taken.carrier_message_id, p.status, p.failure_reason, p.error_code, p.happened_at, p.due_at
+          from taken join jsonb_to_recordset(${JSON.stringify(planned)}::jsonb) as p(limited boolean, receipt_id text, copy smallint,
+               status text, failure_reason text, error_code text, happened_at timestamptz, due_at timestamptz)
+            on p.limited = taken.rate_limited
+      )
+      select carrier_message_id from taken`.execute(this.db);
+    return r.rows[0]?.carrier_message_id ?? null;
   }
 
   /** Whether the sending number has used up its texts of the last minute (rate-limited ones do not count). */
@@ -180,8 +206,14 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
     to: string,
     receipts: readonly PlannedReceipt[],
   ) {
+    const rows = this.receiptRows(carrierMessageId, to, receipts);
+    if (rows.length) await trx.insertInto('sandbox_sms_receipts').values(rows).execute();
+  }
+
+  /** The rows of a text's receipts: each due at its time on the Clock from now, a repeated one a moment after the first. */
+  private receiptRows(carrierMessageId: string, to: string, receipts: readonly PlannedReceipt[]): SandboxSmsReceiptsTable[] {
     const now = this.now().getTime();
-    const rows: SandboxSmsReceiptsTable[] = receipts.flatMap((r) => {
+    return receipts.flatMap((r) => {
       const receiptId = this.ids.id('rcpt');
       const failureReason = r.failureCode ? this.text(r.failureCode, to) : null;
       return Array.from({ length: r.copies }, (_, copy) => ({
@@ -201,7 +233,6 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
         reported_at: null,
       }));
     });
-    if (rows.length) await trx.insertInto('sandbox_sms_receipts').values(rows).execute();
   }
 
   /** A reason's text for a text to `to`: the carrier named is the recipient's, the registration page the platform's. */
