@@ -5,7 +5,7 @@ import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kys
 import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { countStatement } from '../observability/metrics.js';
-import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
+import { inlineRunner, PgliteDialect, type PgliteRunner, type Pipeline } from './pglite-driver.js';
 import { PgliteThread } from './pglite-thread.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
@@ -49,6 +49,8 @@ export type DatabaseHandle = Readonly<{
   close: () => Promise<void>;
   /** PGlite only: its data directory as a tarball (a test's migrated template) */
   dump?: () => Promise<Blob | File>;
+  /** PGlite only: statements as one transaction in one message (docs/event-store.md#pipelined-batches) */
+  pipeline?: Pipeline;
 }>;
 
 export async function openDatabase(o: {
@@ -105,12 +107,14 @@ export async function openDatabase(o: {
       runner = inlineRunner(client);
     }
     // one driver, seen two ways: the read side's tables, and those plus the event store's
-    const readDb = new Kysely<ReadDb>({ dialect: new PgliteDialect(runner), log: logStatement });
+    const dialect = new PgliteDialect(runner);
+    const readDb = new Kysely<ReadDb>({ dialect, log: logStatement });
     const db = readDb.withTables<EventDb>();
     return {
       db,
       readDb,
       kind: 'pglite',
+      pipeline: dialect.pipeline,
       dump: () => runner.dump(),
       close: async () => {
         await db.destroy();

@@ -218,6 +218,32 @@ class SharedConnection {
   }
 
   /**
+   * Several statements as one transaction in one message (docs/event-store.md#pipelined-batches): `begin`, each
+   * statement (bound by name where prepared, else parsed unnamed), one sync, `commit`. PostgreSQL skips the rest of
+   * the message after an error and the `commit` then rolls the transaction back; the first error is thrown. The
+   * connection is never held open between round trips, as a transaction made statement by statement holds it.
+   */
+  async pipeline(statements: readonly { sql: string; parameters: readonly unknown[] }[]): Promise<void> {
+    const me = {};
+    for (let wait = this.turn(me); wait; wait = this.turn(me)) await wait;
+    const { serialize } = protocol;
+    const parts: Uint8Array[] = [serialize.query('begin')];
+    for (const q of statements) {
+      const prepared = this.prepared.get(q.sql);
+      if (!prepared) parts.push(serialize.parse({ text: q.sql, types: [] }));
+      parts.push(bindOf(prepared ?? '', q.parameters), serialize.describe({ type: 'P' }), serialize.execute({}));
+    }
+    parts.push(serialize.sync(), serialize.query('commit'));
+    // counted as the query builder counts the statements it runs itself
+    countStatement('begin', 0);
+    for (const q of statements) countStatement(q.sql, 0);
+    const t = performance.now();
+    const answer = await this.run(me, Buffer.concat(parts));
+    countStatement('commit', performance.now() - t);
+    if (answer.error) throw answer.error;
+  }
+
+  /**
    * Takes the connection for `conn`'s transaction. Its `begin` is not sent alone: it goes with the transaction's
    * first statement, in the same message (one round trip to PGlite's thread fewer per transaction).
    */
@@ -282,7 +308,7 @@ class Connection implements DatabaseConnection {
 }
 
 class PgliteDriver implements Driver {
-  private readonly shared: SharedConnection;
+  readonly shared: SharedConnection;
   constructor(runner: PgliteRunner) {
     this.shared = new SharedConnection(runner);
   }
@@ -304,14 +330,24 @@ class PgliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
+/** Several statements run as one transaction in one message; the first error is thrown and nothing stays. */
+export type Pipeline = (statements: readonly { sql: string; parameters: readonly unknown[] }[]) => Promise<void>;
+
 /** Kysely's PostgreSQL dialect over PGlite, in this thread or on its own. */
 export class PgliteDialect implements Dialect {
+  private driver: PgliteDriver | null = null;
   constructor(private readonly runner: PgliteRunner) {}
+  /** statements in one message, as one transaction (docs/event-store.md#pipelined-batches), on the driver's connection */
+  readonly pipeline: Pipeline = (statements) => {
+    if (!this.driver) throw new Error('the PGlite dialect has no driver yet');
+    return this.driver.shared.pipeline(statements);
+  };
   createAdapter(): DialectAdapter {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PgliteDriver(this.runner);
+    this.driver = new PgliteDriver(this.runner);
+    return this.driver;
   }
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();

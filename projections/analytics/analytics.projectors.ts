@@ -42,6 +42,8 @@ type MessageFacts = Extract<ConversationEvent, { type: 'OutboundMessageAccepted'
 export const analyticsMessagesProjector = defineProjector<MessageFacts>({
   name: 'analytics_messages_v1',
   lags: true,
+  // its batches read before they write (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['analytics_messages'],
   batch: messagesBatch,
   on: {
@@ -199,6 +201,8 @@ async function callsBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<Cal
 export const analyticsCallsProjector = defineProjector<CallFacts>({
   name: 'analytics_calls_v1',
   lags: true,
+  // its batches read before they write (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['analytics_calls', 'analytics_call_turns'],
   batch: callsBatch,
   on: {
@@ -364,6 +368,8 @@ async function webhooksBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent<
 export const analyticsWebhooksProjector = defineProjector<DeliveryFacts>({
   name: 'analytics_webhooks_v1',
   lags: true,
+  // its batches read before they write (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['analytics_webhook_deliveries', 'analytics_webhook_attempts'],
   batch: webhooksBatch,
   on: {
@@ -400,6 +406,8 @@ const chargeRow = (e: RecordedEvent<Charged>) => {
 export const analyticsSpendProjector = defineProjector<Charged>({
   name: 'analytics_spend_v1',
   lags: true,
+  // its batches read before they write (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['analytics_charges'],
   batch: (db, events) => insertNew(db, 'analytics_charges', ['charge_id'], events.map(chargeRow)),
   on: {

@@ -169,6 +169,8 @@ export const messagingProjector = defineProjector<
   name: 'messaging_v1',
   tables: ['conversations', 'messages', 'message_reactions', 'message_carrier_ids', 'opt_outs'],
   batch: messagingBatch,
+  // the batch reads its rows first, then writes them (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   on: {
     async ConversationStarted(db, e) {
       await db

@@ -11,6 +11,7 @@ import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CheckpointRunner, moveCheckpoint } from './checkpoint-runner.js';
+import { type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
 import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
@@ -19,10 +20,21 @@ export { CheckpointMovedError, ensureCheckpoint } from './checkpoint-runner.js';
 /** How long a projector's lease outlives a crashed holder when the caller sets none. */
 const DEFAULT_LEASE_TTL_MS = 15_000;
 
-/** Apply a batch and move the checkpoint in one transaction; the checkpoint update is a compare-and-set. */
-export async function runBatch(db: Kysely<ReadDb>, p: Projector, from: string, batch: readonly RecordedEvent[]): Promise<string> {
+/**
+ * Apply a batch and move the checkpoint in one transaction; the checkpoint update is a compare-and-set. Embedded, a
+ * projector that reads before it writes has its writes and the compare-and-set sent as one message
+ * (docs/event-store.md#pipelined-batches).
+ */
+export async function runBatch(
+  db: Kysely<ReadDb>,
+  p: Projector,
+  from: string,
+  batch: readonly RecordedEvent[],
+  pipeline?: BatchPipeline,
+): Promise<string> {
   const to = batch.at(-1)?.checkpoint;
   if (to === undefined) return from;
+  if (pipeline && p.pipelined && (await pipelinedBatch(db, pipeline, p, from, to, batch))) return to;
   await db.transaction().execute(async (trx) => {
     await p.applyBatch(trx, batch);
     await moveCheckpoint(trx, p.name, from, to);
@@ -45,7 +57,14 @@ export class ProjectionEngine {
     private readonly db: Kysely<ReadDb>,
     readonly projectors: readonly Projector[],
     private readonly log: LoggerPort,
-    private readonly o: { restartDelayMs?: number; batchSize?: number; leaseTtlMs?: number; lagMs?: number } = {},
+    private readonly o: {
+      restartDelayMs?: number;
+      batchSize?: number;
+      leaseTtlMs?: number;
+      lagMs?: number;
+      /** the embedded database's statements in one message (docs/event-store.md#pipelined-batches) */
+      pipeline?: BatchPipeline;
+    } = {},
   ) {
     this.advanced.setMaxListeners(0);
   }
@@ -66,7 +85,7 @@ export class ProjectionEngine {
             kind: 'projector',
             eventTypes: [...p.handles],
             commit: async (batch, from) => {
-              await runBatch(this.db, p, from, batch);
+              await runBatch(this.db, p, from, batch, this.o.pipeline);
             },
           },
           this.log,

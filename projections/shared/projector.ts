@@ -19,6 +19,12 @@ export interface Projector {
    * wait for it (docs/event-store.md#lagging-projectors).
    */
   readonly lags?: boolean;
+  /**
+   * Its batches read before they write and never use what a write answers, so embedded its writes and checkpoint
+   * can go as one message (docs/event-store.md#pipelined-batches); a batch that does otherwise is detected and
+   * applied the usual way.
+   */
+  readonly pipelined?: boolean;
   apply(db: Kysely<ReadDb>, event: RecordedEvent): Promise<void>;
   /**
    * Applies a batch (in log order) inside the batch's transaction, with the same result as `apply` on each
@@ -56,6 +62,8 @@ export function defineProjector<E extends Event>(d: {
   readonly on: ProjectorHandlers<E>;
   /** its read model may lag (see `Projector.lags`) */
   readonly lags?: boolean;
+  /** its batches read before they write (see `Projector.pipelined`) */
+  readonly pipelined?: boolean;
   /**
    * Optional set-based form of the handlers for a whole batch (docs/event-store.md#projectors-and-checkpoints):
    * a few statements per batch instead of a few per event. It must leave the tables exactly as the handlers
@@ -75,6 +83,7 @@ export function defineProjector<E extends Event>(d: {
     handles,
     tables: d.tables,
     ...(d.lags ? { lags: true } : {}),
+    ...(d.pipelined ? { pipelined: true } : {}),
     async apply(db, event) {
       if (!handles.has(event.type)) return;
       await handlers[event.type]!(db, event);

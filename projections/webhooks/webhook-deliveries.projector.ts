@@ -255,6 +255,8 @@ async function write(
 export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent>({
   name: 'webhook_deliveries_v1',
   tables: ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_due_attempts'],
+  // its batches read before they write (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   on: {
     WebhookDeliveryScheduled: (db, e) => applyDeliveries(db, [e]),
     WebhookAttemptSucceeded: (db, e) => applyDeliveries(db, [e]),

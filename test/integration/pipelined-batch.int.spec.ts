@@ -1,0 +1,128 @@
+import { expect } from 'chai';
+import { type Kysely, sql } from 'kysely';
+import { makeCheckpoint, type RecordedEvent, START } from '../../application/ports/event-store.port.js';
+import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
+import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import { CheckpointMovedError, ensureCheckpoint, runBatch } from '../../projections/shared/engine.js';
+import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
+import type { Projector } from '../../projections/shared/projector.js';
+import type { ReadDb } from '../../projections/shared/read-db.js';
+
+// Embedded, a projector whose batches read before they write sends its writes and its checkpoint as one message
+// (docs/event-store.md#pipelined-batches); anything else it does falls back to the usual transaction.
+
+type Tally = { id: string; n: number };
+const loose = (db: Kysely<ReadDb>) => db as unknown as Kysely<{ tallies: Tally }>;
+
+const event = (i: number, id: string): RecordedEvent =>
+  ({
+    id: `e${i}`,
+    type: 'Counted',
+    streamName: `tally-${id}`,
+    streamRevision: BigInt(i),
+    checkpoint: makeCheckpoint(BigInt(i + 1), BigInt(i + 1)),
+    data: { id },
+    metadata: { accountId: 'acc', correlationId: 'c', causationId: null, requestId: null, actor: 't' },
+    createdAt: new Date(0).toISOString(),
+  }) as unknown as RecordedEvent;
+
+/** Counts events per id: reads the tallies it will move, then writes them; `readAfterWrite` reads once more at the end. */
+function tallyProjector(name: string, o: { readAfterWrite?: boolean } = {}): Projector {
+  const applyBatch = async (db: Kysely<ReadDb>, events: readonly RecordedEvent[]) => {
+    const ids = [...new Set(events.map((e) => (e.data as { id: string }).id))];
+    const rows = await loose(db).selectFrom('tallies').selectAll().where('id', 'in', ids).execute();
+    const n = new Map(rows.map((r) => [r.id, r.n]));
+    for (const e of events) {
+      const id = (e.data as { id: string }).id;
+      n.set(id, (n.get(id) ?? 0) + 1);
+    }
+    for (const [id, count] of n)
+      await loose(db)
+        .insertInto('tallies')
+        .values({ id, n: count })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ n: count }))
+        .execute();
+    if (o.readAfterWrite) await loose(db).selectFrom('tallies').select('id').execute();
+  };
+  return { name, handles: new Set(['Counted']), tables: [], pipelined: true, apply: (db, e) => applyBatch(db, [e]), applyBatch };
+}
+
+describe('pipelined projector batches (embedded)', function () {
+  this.timeout(60_000);
+  let h: DatabaseHandle;
+  let sent: number;
+  let pipeline: BatchPipeline;
+  before(async function () {
+    if (process.env.DATABASE_URL || process.env.EVENTSTORE_URL) this.skip(); // PGlite's own: a server has no pipeline here
+    h = await openDatabase({ thread: process.env.PGLITE_THREAD === 'true' });
+    await migrateToLatest(h.db as never);
+    await sql`create table tallies (id text primary key, n int not null check (n < 100))`.execute(h.db);
+    pipeline = async (statements) => {
+      sent++;
+      await h.pipeline!(statements);
+    };
+  });
+  beforeEach(async () => {
+    sent = 0;
+    if (h) await sql`truncate tallies`.execute(h.db);
+  });
+  after(() => h?.close());
+
+  const tallies = async () =>
+    Object.fromEntries((await loose(h.readDb).selectFrom('tallies').selectAll().orderBy('id').execute()).map((r) => [r.id, r.n]));
+  const checkpoint = async (name: string) =>
+    (await h.readDb.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', name).executeTakeFirstOrThrow())
+      .checkpoint;
+
+  it('writes the rows and moves the checkpoint in one message', async () => {
+    const p = tallyProjector('tally_one');
+    const from = await ensureCheckpoint(h.readDb, p.name);
+    const batch = [event(0, 'a'), event(1, 'b'), event(2, 'a')];
+    const to = await runBatch(h.readDb, p, from, batch, pipeline);
+    expect(sent).to.equal(1);
+    expect(to).to.equal(batch[2]!.checkpoint);
+    expect(await tallies()).to.deep.equal({ a: 2, b: 1 });
+    expect(await checkpoint(p.name)).to.equal(to);
+    await runBatch(h.readDb, p, to, [event(3, 'b')], pipeline);
+    expect(await tallies()).to.deep.equal({ a: 2, b: 2 });
+  });
+
+  it('applies a batch that reads after it wrote the usual way, with the same result', async () => {
+    const p = tallyProjector('tally_reads_after', { readAfterWrite: true });
+    const from = await ensureCheckpoint(h.readDb, p.name);
+    const to = await runBatch(h.readDb, p, from, [event(0, 'a'), event(1, 'a')], pipeline);
+    expect(sent).to.equal(0);
+    expect(await tallies()).to.deep.equal({ a: 2 });
+    expect(await checkpoint(p.name)).to.equal(to);
+  });
+
+  it('writes nothing when the checkpoint moved elsewhere', async () => {
+    const p = tallyProjector('tally_moved');
+    await ensureCheckpoint(h.readDb, p.name);
+    const err = await runBatch(h.readDb, p, makeCheckpoint(7n, 7n), [event(0, 'a')], pipeline).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(CheckpointMovedError);
+    expect(sent).to.equal(1);
+    expect(await tallies()).to.deep.equal({});
+    expect(await checkpoint(p.name)).to.equal(START);
+  });
+
+  it('keeps none of the batch when one of its writes fails', async () => {
+    const p = tallyProjector('tally_fails');
+    const from = await ensureCheckpoint(h.readDb, p.name);
+    // 'b' passes the check's limit of 100, 'a' comes first and would be written
+    const batch = [event(0, 'a'), ...Array.from({ length: 100 }, (_, i) => event(i + 1, 'b'))];
+    const err = await runBatch(h.readDb, p, from, batch, pipeline).then(
+      () => null,
+      (e: { code?: string }) => e,
+    );
+    expect((err as { code?: string }).code).to.equal('23514');
+    expect(await tallies()).to.deep.equal({});
+    expect(await checkpoint(p.name)).to.equal(START);
+    // and the connection goes on
+    await runBatch(h.readDb, p, from, [event(0, 'a')], pipeline);
+    expect(await tallies()).to.deep.equal({ a: 1 });
+  });
+});
