@@ -31,6 +31,8 @@ const template = guardedRow(
  */
 export const chatappProjector = defineProjector<ChatappProjected>({
   name: 'chatapp_v1',
+  // it writes without reading first; on a text's path its batches are the checkpoint alone (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['chatapp_connections', 'chatapp_numbers', 'chatapp_templates', 'chatapp_windows'],
   on: {
     async ChatappConnectionRequested(db, e) {
