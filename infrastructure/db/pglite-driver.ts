@@ -14,6 +14,7 @@ import {
   type QueryResult,
 } from 'kysely';
 import pgUtils from 'pg/lib/utils.js';
+import { Parser } from 'pg-protocol/dist/parser.js';
 import { countStatement } from '../observability/metrics.js';
 
 export type StatementResult = { rows: Record<string, unknown>[]; affectedRows?: number };
@@ -82,7 +83,8 @@ export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
   let last: StatementResult = { rows: [] };
   let error: unknown = null;
   let parsed = false;
-  new protocol.Parser().parse(raw, (m) => {
+  // node-postgres's parser reads each field straight from the bytes (PGlite's copies every field out first)
+  new Parser().parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), (m) => {
     switch (m.name) {
       case 'parseComplete':
         parsed = true;
