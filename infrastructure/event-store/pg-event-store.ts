@@ -25,6 +25,7 @@ import { categoryOf } from '../../domain/shared/streams.js';
 import type { Db, EventsTable } from '../db/database.js';
 import { costMetrics } from '../observability/metrics.js';
 import { type AppendSignals, InProcessSignals } from './append-signals.js';
+import { KnownStreams } from './known-streams.js';
 import { LogTail } from './log-tail.js';
 import { runSubscriptionLoop } from './subscription-loop.js';
 import { upcast } from './upcasters.js';
@@ -85,6 +86,7 @@ export class PgEventStore implements EventStorePort {
   private pumpScheduled = false;
   private readonly maxInFlight: number;
   private readonly tail: LogTail;
+  private readonly known: KnownStreams | null;
 
   constructor(
     private readonly db: Kysely<Db>,
@@ -103,6 +105,11 @@ export class PgEventStore implements EventStorePort {
        * it returns, and a subscription never asks for the visibility horizon (docs/event-store.md#wake-ups)
        */
       oneSession?: boolean;
+      /**
+       * with `soleWriter`: keep a filter of the streams that exist, so a stream that does not is not read
+       * (docs/event-store.md#streams-known-to-be-new)
+       */
+      knowsStreams?: boolean;
     } = {},
   ) {
     this.signals = o.signals ?? new InProcessSignals();
@@ -113,6 +120,7 @@ export class PgEventStore implements EventStorePort {
       undefined,
       o.soleWriter ? { stalestMs: o.pollIntervalMs ?? 1000, now: () => performance.now() } : undefined,
     );
+    this.known = o.soleWriter && o.knowsStreams ? new KnownStreams() : null;
     this.soleWriter = o.soleWriter
       ? {
           onAppended: (fn) => {
@@ -190,6 +198,7 @@ export class PgEventStore implements EventStorePort {
       }
       // a cache of states hears of the append before its writer does (docs/event-store.md#the-aggregate-cache)
       for (const fn of this.appended) fn(q.stream, r.nextRevision);
+      this.known?.add(q.stream);
       q.resolve({ nextRevision: r.nextRevision, checkpoint: r.checkpoint });
       if (r.fresh) {
         written.push(q);
@@ -286,7 +295,19 @@ export class PgEventStore implements EventStorePort {
     return row ? BigInt(row.revision) : 'no_stream';
   }
 
+  /** False when no stream of this name exists, as far as this sole writer knows (docs/event-store.md#streams-known-to-be-new). */
+  private mayExist(stream: string): boolean {
+    if (!this.known) return true;
+    void this.known.fill(async (after, limit) => {
+      let q = this.db.selectFrom('streams').select('stream_name').orderBy('stream_name').limit(limit);
+      if (after !== null) q = q.where('stream_name', '>', after);
+      return (await q.execute()).map((r) => r.stream_name);
+    });
+    return this.known.mayExist(stream);
+  }
+
   async readStream(stream: string, o: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    if (!this.mayExist(stream)) return [];
     const backwards = o.direction === 'backwards';
     let q = this.db.selectFrom('events').select(COLUMNS).where('stream_name', '=', stream);
     if (o.fromRevision !== undefined) q = q.where('stream_revision', backwards ? '<=' : '>=', String(o.fromRevision));
@@ -297,11 +318,12 @@ export class PgEventStore implements EventStorePort {
 
   async readStreams(names: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
     const out = new Map<string, RecordedEvent[]>(names.map((n) => [n, []]));
-    if (names.length === 0) return out;
+    const existing = [...new Set(names)].filter((n) => this.mayExist(n));
+    if (existing.length === 0) return out;
     const rows = await this.db
       .selectFrom('events')
       .select(COLUMNS)
-      .where('stream_name', 'in', [...new Set(names)])
+      .where('stream_name', 'in', existing)
       .orderBy('stream_name')
       .orderBy('stream_revision')
       .execute();

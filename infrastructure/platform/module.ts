@@ -52,6 +52,8 @@ export const platform = {
         soleWriter: embedded,
         // PGlite is one session: an append is visible to every reader once it returns
         oneSession: embedded,
+        // and the only writer knows which streams exist: one that does not is not read
+        knowsStreams: embedded,
         // PGlite runs one statement at a time anyway: appends that wait behind it go together in the next
         appendConcurrency: embedded ? 1 : cfg.EVENT_APPEND_CONCURRENCY,
         signals: r(PLATFORM.AppendSignals),
