@@ -170,8 +170,10 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
       group: null,
       reaction: null,
     };
-    const a = await handler.message(sms);
-    const b = await handler.message(sms);
+    // each waits for the read models to show what it appended: a conversation row can be read before its first
+    // text is counted (the projector may take the two events in separate batches)
+    const a = await handler.message(sms, { readYourWrites: true });
+    const b = await handler.message(sms, { readYourWrites: true });
     expect(b).to.deep.equal(a);
     const conv = await eventually(() => conversationWith(from), 'conversation');
     const detail = await app.call('GET', `/v1/conversations/${conv.id}`, { key: line.key });
