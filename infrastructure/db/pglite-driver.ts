@@ -225,14 +225,16 @@ class SharedConnection {
    * the message after an error and the `commit` then rolls the transaction back; the first error is thrown. The
    * connection is never held open between round trips, as a transaction made statement by statement holds it.
    */
-  async pipeline(statements: readonly { sql: string; parameters: readonly unknown[] }[]): Promise<void> {
+  async pipeline(statements: readonly { sql: string; parameters: readonly unknown[] }[], fresh = false): Promise<void> {
     const me = {};
     for (let wait = this.turn(me); wait; wait = this.turn(me)) await wait;
     const { serialize } = protocol;
     const parts: Uint8Array[] = [serialize.query('begin')];
+    const bound: string[] = [];
     for (const q of statements) {
-      const prepared = this.prepared.get(q.sql);
-      if (!prepared) parts.push(serialize.parse({ text: q.sql, types: [] }));
+      const prepared = fresh ? undefined : this.prepared.get(q.sql);
+      if (prepared) bound.push(q.sql);
+      else parts.push(serialize.parse({ text: q.sql, types: [] }));
       parts.push(bindOf(prepared ?? '', q.parameters), serialize.describe({ type: 'P' }), serialize.execute({}));
     }
     parts.push(serialize.sync(), serialize.query('commit'));
@@ -242,6 +244,11 @@ class SharedConnection {
     const t = performance.now();
     const answer = await this.run(me, Buffer.concat(parts));
     countStatement('commit', performance.now() - t);
+    if (answer.error && bound.length > 0 && stalePrepared(answer.error)) {
+      // nothing of it stayed: its prepared statements are let go of, and it runs again, every statement parsed
+      for (const sql of bound) this.forget(sql);
+      return this.pipeline(statements, true);
+    }
     if (answer.error) throw answer.error;
   }
 

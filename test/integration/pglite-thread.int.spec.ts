@@ -191,6 +191,10 @@ for (const thread of [false, true]) {
         );
       expect(inTx).to.equal('0A000');
       expect(await all()).to.deep.equal([{ id: 1, a: 'a', b: 'b', c: 3 }]);
+      // a pipeline that binds the stale statement runs again, parsed afresh, instead of failing every time
+      await sql`alter table shapes add column d int default 4`.execute(h.db);
+      await h.pipeline!([db(h).selectFrom('shapes').selectAll().where('id', '=', 1).compile()]);
+      expect(await all()).to.deep.equal([{ id: 1, a: 'a', b: 'b', c: 3, d: 4 }]);
       await sql`drop table shapes`.execute(h.db);
     });
 
