@@ -6,7 +6,7 @@ import type { TurnAction, TurnLatency } from '../../domain/call/call.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
-import { guardedRow } from '../shared/guarded.js';
+import { guarded, guardedRow } from '../shared/guarded.js';
 
 /** The list's `lastTranscriptSnippet` keeps at most this many characters of the latest words. */
 export const SNIPPET_LENGTH = 200;
@@ -34,9 +34,15 @@ const latencyColumns = (l: TurnLatency | null) => ({
 
 type Turn = Extract<CallEvent, { type: 'CallerTurnRecorded' | 'AgentTurnRecorded' }>;
 
+/** A value of the turn's row as a column of the select it is inserted from, cast to the column's type. */
+const as = <T>(value: unknown, type: 'text' | 'boolean' | 'integer' | 'double precision' | 'jsonb' | 'timestamptz' | 'bigint') =>
+  sql<T>`cast(${value} as ${sql.raw(type)})`;
+
 /**
- * Records a turn: the call's row takes the next sequence number (guarded by the revision, so a replayed turn
- * matches no row and inserts nothing), then the turn's row is written with it.
+ * Records a turn, in one statement: the call's row takes the next sequence number (guarded by the revision, so a
+ * replayed turn matches no row and inserts nothing), and the turn's row is inserted with it from what the update
+ * answered. One statement and no answer read back, so a batch of turns goes as one message embedded
+ * (docs/event-store.md#pipelined-batches).
  */
 async function turn(
   db: Kysely<ReadDb>,
@@ -55,34 +61,71 @@ async function turn(
   }>,
 ) {
   const d = e.data;
-  const moved = await call
-    .where(db, e)
-    .set((eb) => ({
-      turn_count: eb('turn_count', '+', 1),
-      // a turn that said nothing leaves the latest words as they were
-      ...(row.spoken.trim() ? { last_transcript_snippet: snippet(row.spoken) } : {}),
-      updated_at: d.endedAt,
-      last_activity_at: d.endedAt,
-      revision: rowRevision(e),
-    }))
-    .returning(['turn_count', 'account_id'])
-    .executeTakeFirst();
-  if (!moved) return;
-  const { latency, actions, ...rest } = row;
+  const l = latencyColumns(row.latency);
   await db
+    .with('moved', (qb) =>
+      guarded(qb.updateTable('calls'), { call_id: d.callId }, e)
+        .set((eb) => ({
+          turn_count: eb('turn_count', '+', 1),
+          // a turn that said nothing leaves the latest words as they were
+          ...(row.spoken.trim() ? { last_transcript_snippet: snippet(row.spoken) } : {}),
+          updated_at: d.endedAt,
+          last_activity_at: d.endedAt,
+          revision: rowRevision(e),
+        }))
+        .returning(['turn_count', 'account_id']),
+    )
     .insertInto('call_turns')
-    .values({
-      account_id: moved.account_id,
-      call_id: d.callId,
-      seq: moved.turn_count,
-      turn_id: d.turnId,
-      ...rest,
-      ...latencyColumns(latency),
-      actions: JSON.stringify(actions),
-      started_at: d.startedAt,
-      ended_at: d.endedAt,
-      revision: rowRevision(e),
-    })
+    .columns([
+      'account_id',
+      'call_id',
+      'seq',
+      'turn_id',
+      'role',
+      'text',
+      'spoken',
+      'interrupted',
+      'source',
+      'confidence',
+      'reply_to',
+      'silent_reason',
+      'recognition_ms',
+      'request_ms',
+      'first_byte_ms',
+      'speech_start_ms',
+      'synthesis_ms',
+      'actions',
+      'started_at',
+      'ended_at',
+      'revision',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('moved')
+        .select([
+          'moved.account_id',
+          as<string>(d.callId, 'text').as('call_id'),
+          'moved.turn_count',
+          as<string>(d.turnId, 'text').as('turn_id'),
+          as<string>(row.role, 'text').as('role'),
+          as<string>(row.text, 'text').as('text'),
+          as<string>(row.spoken, 'text').as('spoken'),
+          as<boolean>(row.interrupted, 'boolean').as('interrupted'),
+          as<string | null>(row.source, 'text').as('source'),
+          as<number | null>(row.confidence, 'double precision').as('confidence'),
+          as<string | null>(row.reply_to, 'text').as('reply_to'),
+          as<string | null>(row.silent_reason, 'text').as('silent_reason'),
+          as<number | null>(l.recognition_ms, 'integer').as('recognition_ms'),
+          as<number | null>(l.request_ms, 'integer').as('request_ms'),
+          as<number | null>(l.first_byte_ms, 'integer').as('first_byte_ms'),
+          as<number | null>(l.speech_start_ms, 'integer').as('speech_start_ms'),
+          as<number | null>(l.synthesis_ms, 'integer').as('synthesis_ms'),
+          as<unknown>(JSON.stringify(row.actions), 'jsonb').as('actions'),
+          as<string>(d.startedAt, 'timestamptz').as('started_at'),
+          as<string>(d.endedAt, 'timestamptz').as('ended_at'),
+          as<string>(rowRevision(e), 'bigint').as('revision'),
+        ]),
+    )
     .onConflict((oc) => oc.columns(['call_id', 'seq']).doNothing())
     .execute();
 }
@@ -97,6 +140,8 @@ type Handled = CallEvent | Extract<AgentEvent, { type: 'AgentDeleted' }>;
 export const callsProjector = defineProjector<Handled>({
   name: 'calls_v1',
   tables: ['calls', 'call_turns'],
+  // every write is one statement whose answer is not read (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   on: {
     async CallPlaced(db, e) {
       const d = e.data;

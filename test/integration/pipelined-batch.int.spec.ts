@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { makeCheckpoint, type RecordedEvent, START } from '../../application/ports/event-store.port.js';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
+import { callsProjector } from '../../projections/calls/calls.projector.js';
 import { CheckpointMovedError, ensureCheckpoint, runBatch } from '../../projections/shared/engine.js';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import type { Projector } from '../../projections/shared/projector.js';
@@ -124,5 +125,95 @@ describe('pipelined projector batches (embedded)', function () {
     // and the connection goes on
     await runBatch(h.readDb, p, from, [event(0, 'a')], pipeline);
     expect(await tallies()).to.deep.equal({ a: 1 });
+  });
+  it('calls_v1: a call, its turns and its end go as one message, the same rows as applied event by event', async () => {
+    const callId = 'call_pipelined';
+    let position = 100;
+    const e = (type: string, data: Record<string, unknown>, revision: number): RecordedEvent =>
+      ({
+        id: `${callId}-${revision}`,
+        type,
+        streamName: `call-${callId}`,
+        streamRevision: BigInt(revision),
+        checkpoint: makeCheckpoint(BigInt(++position), BigInt(position)),
+        data: { callId, ...data },
+        metadata: { accountId: 'acc_calls', correlationId: 'c', causationId: null, requestId: null, actor: 't' },
+        createdAt: new Date(0).toISOString(),
+      }) as unknown as RecordedEvent;
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 28, 12, 0, s)).toISOString();
+    const settings = { recording: false, mode: 'webhook', voice: 'alloy', unknownVariables: [], metadata: { team: 'a' } };
+    const placed = { accountId: 'acc_calls', agentId: 'agt_1', numberId: 'num_1', direction: 'inbound', settings };
+    const caller = (k: number, words: string) => ({
+      turnId: `t${k}`,
+      transcript: words,
+      confidence: 0.9,
+      startedAt: at(k),
+      endedAt: at(k + 1),
+    });
+    const agent = (k: number, words: string, spoken: string) => ({
+      turnId: `t${k}`,
+      text: words,
+      spoken,
+      interrupted: spoken !== words,
+      source: 'webhook',
+      replyTo: `t${k - 1}`,
+      silentReason: null,
+      latency: { requestMs: 3.4, firstByteMs: 12.6, speechStartMs: 0.4, recognitionMs: null, synthesisMs: null },
+      actions: [{ type: 'transfer', value: '+15550100', outcome: 'refused', detail: 'no' }],
+      startedAt: at(k),
+      endedAt: at(k + 1),
+    });
+    const batch = [
+      e('CallPlaced', { ...placed, from: '+15550001', to: '+15550002', placedAt: at(0) }, 0),
+      e('CallAnswered', { at: at(1), answeredBy: 'human', engineCallId: 'eng_1' }, 1),
+      e('CallerTurnRecorded', caller(2, 'Hello there'), 2),
+      e('AgentTurnRecorded', agent(3, 'Hi, how can I help?', 'Hi, how'), 3),
+      e('CallerTurnRecorded', caller(4, '   '), 4),
+      e(
+        'CallEnded',
+        {
+          endedAt: at(9),
+          durationSeconds: 8,
+          reason: 'user_hangup',
+          detail: null,
+          answeredAt: at(1),
+          answeredBy: 'human',
+          summary: null,
+          userSentiment: null,
+          callSuccessful: null,
+          recording: false,
+        },
+        5,
+      ),
+    ];
+    const rows = async () => ({
+      calls: await h.readDb.selectFrom('calls').selectAll().where('call_id', '=', callId).execute(),
+      turns: await h.readDb.selectFrom('call_turns').selectAll().where('call_id', '=', callId).orderBy('seq').execute(),
+    });
+    const clear = async () => {
+      await h.readDb.deleteFrom('call_turns').where('call_id', '=', callId).execute();
+      await h.readDb.deleteFrom('calls').where('call_id', '=', callId).execute();
+    };
+
+    await ensureCheckpoint(h.readDb, callsProjector.name);
+    const from = (await checkpoint(callsProjector.name)) as string;
+    await runBatch(h.readDb, callsProjector, from, batch, pipeline);
+    expect(sent).to.equal(1);
+    const piped = await rows();
+    expect(piped.turns.map((t) => [t.seq, t.turn_id, t.role, t.spoken])).to.deep.equal([
+      [1, 't2', 'user', 'Hello there'],
+      [2, 't3', 'agent', 'Hi, how'],
+      [3, 't4', 'user', '   '],
+    ]);
+    expect(piped.calls[0]).to.include({ turn_count: 3, last_transcript_snippet: 'Hi, how', status: 'completed' });
+    // a replay of the batch (its checkpoint put back) matches no row: nothing changes
+    await h.readDb.updateTable('projection_checkpoints').set({ checkpoint: from }).where('name', '=', callsProjector.name).execute();
+    await runBatch(h.readDb, callsProjector, from, batch, pipeline);
+    expect(await rows()).to.deep.equal(piped);
+
+    await clear();
+    for (const ev of batch) await callsProjector.apply(h.readDb, ev);
+    expect(await rows()).to.deep.equal(piped);
+    await clear();
   });
 });
