@@ -79,6 +79,8 @@ export const platform = {
           (fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector, n.checkpoint)),
           {
             timeoutMs: cfg.READ_MODEL_TIMEOUT_MS,
+            // embedded, every projector runs here and tells each batch it commits: a wait need not read their checkpoints
+            hearsEveryAdvance: !cfg.DATABASE_URL && (cfg.ROLE === 'all' || cfg.ROLE === 'worker'),
           },
         ),
     );

@@ -120,7 +120,9 @@ export class ProjectionEngine {
  * process, or on a server in any process, docs/event-store.md#wake-ups), and keeps the furthest checkpoint heard of
  * each: a wait that those already answer costs no statement. Otherwise it reads the stored checkpoints once, then
  * answers from what it hears, and reads them again every `pollMs` in case such word was lost. Gives up after
- * `timeoutMs` with READ_MODEL_TIMEOUT (503).
+ * `timeoutMs` with READ_MODEL_TIMEOUT (503). With `hearsEveryAdvance` (embedded: every projector runs in this
+ * process and tells each batch it commits), what it heard since it was made is what is stored, so a wait reads
+ * nothing first; it still reads every `pollMs` without word.
  */
 export class ReadModelWaiter implements ReadModelsPort {
   /** the furthest checkpoint heard of, per projector */
@@ -131,8 +133,16 @@ export class ReadModelWaiter implements ReadModelsPort {
     private readonly db: Kysely<ReadDb>,
     private readonly projectors: readonly Pick<Projector, 'name' | 'handles' | 'tables' | 'lags'>[],
     private readonly advanced: ((fn: (projector: string, checkpoint: Checkpoint) => void) => () => void) | null,
-    private readonly o: { timeoutMs: number; pollMs?: number },
-  ) {}
+    private readonly o: { timeoutMs: number; pollMs?: number; hearsEveryAdvance?: boolean },
+  ) {
+    if (o.hearsEveryAdvance && advanced) this.listen();
+  }
+
+  private listen(): void {
+    if (this.listening || !this.advanced) return;
+    this.listening = true;
+    this.advanced((projector, at) => this.hear(projector, at));
+  }
 
   private hear(projector: string, checkpoint: Checkpoint): void {
     const was = this.heard.get(projector);
@@ -146,16 +156,15 @@ export class ReadModelWaiter implements ReadModelsPort {
       .filter((p) => !o.tables || p.tables.some((t) => o.tables?.includes(t)))
       .map((p) => p.name);
     if (names.length === 0) return;
-    if (!this.listening && this.advanced) {
-      this.listening = true;
-      this.advanced((projector, at) => this.hear(projector, at));
-    }
+    this.listen();
     const behind = () => names.filter((n) => compareCheckpoints(this.heard.get(n) ?? START, checkpoint) < 0);
     if (behind().length === 0) return;
-    let read = false;
+    let first = true;
     await this.poll(names, this.o.timeoutMs, async (last, woken) => {
-      if (!read || !woken || last) {
-        read = true;
+      // the stored checkpoints are read first (unless every advance is heard), when no word came in `pollMs`, and last
+      const read = last || (first ? !this.o.hearsEveryAdvance || !this.advanced : !woken);
+      first = false;
+      if (read) {
         const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
         for (const r of rows) this.hear(r.name, r.checkpoint);
       }

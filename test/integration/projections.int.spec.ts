@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
-import type { EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { Checkpoint, EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
 import { accountsProjector } from '../../projections/accounts/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents/agents.projector.js';
 import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
@@ -125,6 +125,43 @@ describe('projection engine', () => {
     await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced(fn), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
     await engine.stop();
     await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
+  });
+
+  it('reads no stored checkpoint when it hears every advance (embedded), and still reads when no word comes', async () => {
+    const type = `Heard${randomUUID().slice(0, 8)}`;
+    const p = countingProjector(`heard_${randomUUID().slice(0, 8)}`, type, { atEvent: 0, times: 0 });
+    let reads = 0;
+    const counting = {
+      selectFrom: (t: 'projection_checkpoints') => {
+        reads++;
+        return db.selectFrom(t);
+      },
+    } as unknown as Kysely<ReadDb>;
+    const listeners = new Set<(projector: string, checkpoint: Checkpoint) => void>();
+    const advanced = (fn: (projector: string, checkpoint: Checkpoint) => void) => {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    };
+    const tell = (checkpoint: Checkpoint) => setTimeout(() => listeners.forEach((fn) => fn(p.name, checkpoint)), 20);
+    const append = () => store.appendToStream(`heard-${randomUUID()}`, [ev(type)], { expectedRevision: 'no_stream' });
+
+    const hearing = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 5000, pollMs: 60_000, hearsEveryAdvance: true });
+    const first = await append();
+    tell(first.checkpoint);
+    await hearing.waitFor(first.checkpoint, [type]);
+    expect(reads, 'answered by word alone').to.equal(0);
+
+    const asking = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 5000, pollMs: 60_000 });
+    const second = await append();
+    tell(second.checkpoint);
+    await asking.waitFor(second.checkpoint, [type]);
+    expect(reads, 'without the option, a wait reads the stored checkpoints first').to.equal(1);
+
+    const unheard = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 300, pollMs: 20, hearsEveryAdvance: true });
+    const third = await append();
+    const err = await unheard.waitFor(third.checkpoint, [type]).catch((e: unknown) => e);
+    expect(err).to.have.property('code', 'READ_MODEL_TIMEOUT');
+    expect(reads, 'no word: it reads every pollMs').to.be.greaterThan(2);
   });
 });
 
