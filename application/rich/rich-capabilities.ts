@@ -43,8 +43,10 @@ export class RichCapabilities {
   }
 
   async activeLine(accountId: string, numberId: string): Promise<RichLineView | null> {
-    const [line, number] = await Promise.all([this.queries.line(accountId, numberId), this.numbers.get(accountId, numberId)]);
-    return line && number?.status === 'active' ? line : null;
+    // most lines are not rich ones: the number is looked up only for a line that is (one statement on every send)
+    const line = await this.queries.line(accountId, numberId);
+    if (!line) return null;
+    return (await this.numbers.get(accountId, numberId))?.status === 'active' ? line : null;
   }
 
   /** `GET /v1/contacts/capabilities`: through the account's first rich line; refused when it has none. */
