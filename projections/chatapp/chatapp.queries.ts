@@ -3,7 +3,7 @@ import type { ChatappNumberView, ChatappQueries, ConnectionView, TemplateView } 
 import type { Page, PageOf } from '../../application/shared/page.js';
 import type { TemplateButton, TemplateCategory } from '../../domain/chatapp/template.decider.js';
 import type { TemplateVariables } from '../../domain/chatapp/template-body.js';
-import type { ReadDb } from '../shared/read-db.js';
+import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { ChatappConnectionsTable, ChatappNumbersTable, ChatappTemplatesTable } from './tables.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -119,7 +119,7 @@ export class KyselyChatappQueries implements ChatappQueries {
       .selectAll()
       .where('account_id', '=', accountId)
       .where('line_id', '=', lineId)
-      .where('status', '=', 'bound')
+      .where('status', '=', indexed('bound'))
       .executeTakeFirst();
     return r ? toNumber(r) : null;
   }
@@ -130,7 +130,7 @@ export class KyselyChatappQueries implements ChatappQueries {
       .selectAll()
       .where('account_id', '=', accountId)
       .where('phone_number', '=', phoneNumber)
-      .where('status', '=', 'bound')
+      .where('status', '=', indexed('bound'))
       .where('native_number_id', 'is', null)
       .executeTakeFirst();
     return r ? toNumber(r) : null;
@@ -141,7 +141,7 @@ export class KyselyChatappQueries implements ChatappQueries {
       .selectFrom('chatapp_numbers')
       .selectAll()
       .where('account_id', '=', accountId)
-      .where('status', '=', 'bound')
+      .where('status', '=', indexed('bound'))
       .where((eb) =>
         eb.or([
           eb.and([eb('native_number_id', 'is', null), eb('agent_id', '=', o.agentId)]),

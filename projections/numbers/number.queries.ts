@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
 import type { NumberQueries, PhoneNumberView } from '../../application/numbers/number-queries.port.js';
-import type { ReadDb } from '../shared/read-db.js';
+import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { PhoneNumbersTable } from './tables.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -45,7 +45,7 @@ export class KyselyNumberQueries implements NumberQueries {
       .selectFrom('phone_numbers')
       .selectAll()
       .where('phone_number', '=', phoneNumber)
-      .where('status', '=', 'active')
+      .where('status', '=', indexed('active'))
       .orderBy('active_order', 'desc')
       .limit(1)
       .executeTakeFirst();

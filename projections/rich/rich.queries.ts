@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CapabilityView, ContactCardView, LocationView, RichLineView, RichQueries } from '../../application/rich/rich-queries.port.js';
-import type { ReadDb } from '../shared/read-db.js';
+import { indexed, type ReadDb } from '../shared/read-db.js';
 import './tables.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -14,7 +14,7 @@ export class KyselyRichQueries implements RichQueries {
       .selectFrom('rich_lines')
       .select(['number_id', 'phone_number', 'activated_at'])
       .where('account_id', '=', accountId)
-      .where('status', '=', 'active')
+      .where('status', '=', indexed('active'))
       .orderBy('activated_at')
       .orderBy('number_id')
       .execute();

@@ -1,5 +1,13 @@
 /** Kysely types of the read-model tables (the tables themselves are created by infrastructure migrations). */
-import type { ColumnType } from 'kysely';
+import { type ColumnType, type RawBuilder, sql } from 'kysely';
+
+/**
+ * A constant that a partial index is defined by (`where status = 'active'`), written into the statement as a
+ * literal: embedded statements are prepared (docs/event-store.md#prepared-statements), and a prepared statement's
+ * generic plan cannot use a partial index whose condition compares with a parameter, so PostgreSQL planned such a
+ * look-up again on every run.
+ */
+export const indexed = <T extends string>(value: T): RawBuilder<T> => sql.lit(value);
 
 /** The checkpoints of projectors and reactors alike (`kind`: projector | reactor; reactors' since migration 024). */
 export interface ProjectionCheckpointsTable {
