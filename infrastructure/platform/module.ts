@@ -13,6 +13,7 @@ import * as m140 from '../db/migrations/140-append-function.js';
 import * as m141 from '../db/migrations/141-aggregate-snapshots.js';
 import * as m143 from '../db/migrations/143-isolated-work.js';
 import * as m145 from '../db/migrations/145-events-statistics.js';
+import * as m146 from '../db/migrations/146-append-many-one-pass.js';
 import { InProcessSignals, PgNotifySignals } from '../event-store/append-signals.js';
 import { EsdbEventStore } from '../event-store/esdb-event-store.js';
 import { KyselySnapshotStore } from '../event-store/kysely-snapshot-store.js';
@@ -115,5 +116,6 @@ export const platform = {
     '141-aggregate-snapshots': m141,
     '143-isolated-work': m143,
     '145-events-statistics': m145,
+    '146-append-many-one-pass': m146,
   },
 } as const satisfies Capability;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { parseCheckpoint } from '../../application/ports/event-store.port.js';
+import { parseCheckpoint, WrongExpectedRevisionError } from '../../application/ports/event-store.port.js';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
@@ -35,5 +35,62 @@ describe('PostgreSQL event store: appends gathered per event-loop turn', () => {
 
   it('without gathering, the first goes alone and the others wait for it', async () => {
     expect(await transactionsOf(false)).to.equal(2);
+  });
+
+  it('answers every expectation in a gathered statement as an append alone would (append_events_many)', async () => {
+    const store = new PgEventStore(handle.db, new TestClock(), { appendConcurrency: 1, gatherAppends: true });
+    const s = (k: string) => `gathered-${k}-${randomUUID()}`;
+    const [old, exact, stale, taken, anyNew, exists] = ['old', 'exact', 'stale', 'taken', 'any', 'exists'].map(s) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    await Promise.all(
+      [old, exact, stale, taken, exists].map((name) =>
+        store.appendToStream(name, [ev('Seeded'), ev('Seeded')], { expectedRevision: 'no_stream' }),
+      ),
+    );
+    const replayed = [ev('Replayed')];
+    const first = await store.appendToStream(old, replayed, { expectedRevision: 1n });
+    const fresh = s('new');
+    const out = await Promise.all([
+      store.appendToStream(fresh, [ev('A'), ev('B'), ev('C')], { expectedRevision: 'no_stream' }),
+      store.appendToStream(exact, [ev('A')], { expectedRevision: 1n }),
+      store.appendToStream(stale, [ev('A')], { expectedRevision: 0n }).catch((e: unknown) => e),
+      store.appendToStream(taken, [ev('A')], { expectedRevision: 'no_stream' }).catch((e: unknown) => e),
+      store.appendToStream(anyNew, [ev('A'), ev('B')], { expectedRevision: 'any' }),
+      store.appendToStream(exists, [ev('A')], { expectedRevision: 'stream_exists' }),
+      // a client's retry of an append already stored answers as the first time, writing nothing
+      store.appendToStream(old, replayed, { expectedRevision: 1n }),
+    ]);
+    const [made, moved, conflict, refused, anyMade, existed, replay] = out as [
+      { nextRevision: bigint; checkpoint: string },
+      { nextRevision: bigint; checkpoint: string },
+      unknown,
+      unknown,
+      { nextRevision: bigint; checkpoint: string },
+      { nextRevision: bigint; checkpoint: string },
+      { nextRevision: bigint; checkpoint: string },
+    ];
+    expect(new Set([made, moved, anyMade, existed].map((r) => parseCheckpoint(r.checkpoint)[0])).size, 'one statement').to.equal(1);
+    expect(made.nextRevision).to.equal(2n);
+    expect(moved.nextRevision).to.equal(2n);
+    expect(conflict).to.be.instanceOf(WrongExpectedRevisionError);
+    expect((conflict as WrongExpectedRevisionError).actual).to.equal(1n);
+    expect(refused).to.be.instanceOf(WrongExpectedRevisionError);
+    expect(anyMade.nextRevision).to.equal(1n);
+    expect(existed.nextRevision).to.equal(2n);
+    expect(replay).to.deep.equal(first);
+    expect((await store.readStream(fresh)).map((e) => [e.type, e.streamRevision])).to.deep.equal([
+      ['A', 0n],
+      ['B', 1n],
+      ['C', 2n],
+    ]);
+    expect((await store.readStream(old)).map((e) => e.type)).to.deep.equal(['Seeded', 'Seeded', 'Replayed']);
+    expect((await store.readStream(stale)).map((e) => e.type)).to.deep.equal(['Seeded', 'Seeded']);
+    await store.close();
   });
 });
