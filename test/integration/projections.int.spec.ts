@@ -142,7 +142,10 @@ describe('projection engine', () => {
       listeners.add(fn);
       return () => listeners.delete(fn);
     };
-    const tell = (checkpoint: Checkpoint) => setTimeout(() => listeners.forEach((fn) => fn(p.name, checkpoint)), 20);
+    const tell = (checkpoint: Checkpoint) =>
+      setTimeout(() => {
+        for (const fn of listeners) fn(p.name, checkpoint);
+      }, 20);
     const append = () => store.appendToStream(`heard-${randomUUID()}`, [ev(type)], { expectedRevision: 'no_stream' });
 
     const hearing = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 5000, pollMs: 60_000, hearsEveryAdvance: true });
