@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { up as first } from './140-append-function.js';
 
 /**
  * `append_events_many` in one pass per stream (docs/event-store.md#appending): each stream's document is read once,
@@ -67,29 +68,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     $fn$`.execute(db);
 }
 
-/** The first version (migration 140's). */
+/** Back to the first version: migration 140 made both functions with `create or replace`, so it makes them again. */
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    create or replace function append_events_many(p_appends jsonb, p_created_at timestamptz)
-    returns table (idx int, outcome text, revision bigint, global_position bigint, transaction_id text)
-    language plpgsql as $fn$
-    #variable_conflict use_column
-    declare
-      a record;
-    begin
-      for a in
-        select (x.ord - 1)::int as i, x.v from jsonb_array_elements(p_appends) with ordinality as x(v, ord)
-         order by x.v->>'stream', x.ord
-      loop
-        return query select a.i, r.outcome, r.revision, r.global_position, r.transaction_id
-          from append_events(
-            a.v->>'stream', a.v->>'category', a.v->>'mode', (a.v->>'expected')::bigint,
-            array(select (e.v->>'id')::uuid from jsonb_array_elements(a.v->'events') with ordinality e(v, o) order by e.o),
-            array(select e.v->>'type' from jsonb_array_elements(a.v->'events') with ordinality e(v, o) order by e.o),
-            array(select e.v->'data' from jsonb_array_elements(a.v->'events') with ordinality e(v, o) order by e.o),
-            array(select e.v->'metadata' from jsonb_array_elements(a.v->'events') with ordinality e(v, o) order by e.o),
-            p_created_at) r;
-      end loop;
-    end
-    $fn$`.execute(db);
+  await first(db);
 }
