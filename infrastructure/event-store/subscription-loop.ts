@@ -117,7 +117,9 @@ export function runSubscriptionLoop(o: {
         if (batch.length > 0) {
           await o.handler(batch);
           cursor = batch[batch.length - 1]!.checkpoint;
-          if (batch.length < o.batchSize && afterBatchMs) await new Promise((r) => setTimeout(r, afterBatchMs));
+          // a lone event means the subscription keeps up: it lingers only once events come faster than it handles them
+          const busy = batch.length > 1 || lagMs > 0;
+          if (busy && batch.length < o.batchSize && afterBatchMs) await new Promise((r) => setTimeout(r, afterBatchMs));
         }
         // nothing of this filter lies up to where the log was looked at: the next read starts there
         if (through && compareCheckpoints(through, cursor) > 0) cursor = through;

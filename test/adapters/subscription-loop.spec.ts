@@ -43,7 +43,10 @@ describe('subscription loop: linger after a batch', () => {
     };
   }
 
-  /** Appends one event, then two more while the first is handled and a fourth 5 ms after its handler returns. */
+  /**
+   * Appends one event; while it is handled, two more; while those are handled, two more and a last one 5 ms after
+   * their handler returns.
+   */
   async function batchesWith(lingerMs: number, o: { horizon: boolean } = { horizon: true }): Promise<number[]> {
     const l = log();
     const sizes: number[] = [];
@@ -59,30 +62,54 @@ describe('subscription loop: linger after a batch', () => {
       handler: async (batch) => {
         sizes.push(batch.length);
         handled += batch.length;
-        if (sizes.length === 1) {
+        if (sizes.length <= 2) {
           l.append();
           l.append();
-          setTimeout(() => l.append(), 5);
         }
+        if (sizes.length === 2) setTimeout(() => l.append(), 5);
       },
     });
     await sub.caughtUp;
     l.append();
     const deadline = Date.now() + 2000;
-    while (handled < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    while (handled < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
     await sub.stop();
     return sizes;
   }
 
-  it('takes the events that come within lingerMs of a batch in the next batch', async () => {
-    expect(await batchesWith(200)).to.deep.equal([1, 3]);
+  it('after a batch of several, takes the events that come within lingerMs in the next batch; after a lone one, reads at once', async () => {
+    expect(await batchesWith(200)).to.deep.equal([1, 2, 3]);
+  });
+
+  it('does not linger after a lone event: the next one is read as it comes', async () => {
+    const l = log();
+    const at: number[] = [];
+    const sub = runSubscriptionLoop({
+      after: START,
+      batchSize: 100,
+      pollIntervalMs: 60_000,
+      read: async (after, n) => ({ events: await l.read(after, n) }),
+      horizon: l.horizon,
+      listen: l.listen,
+      lingerMs: 5_000,
+      handler: async (batch) => {
+        at.push(Date.now());
+        if (at.length === 1 && batch.length === 1) setTimeout(() => l.append(), 5);
+      },
+    });
+    await sub.caughtUp;
+    l.append();
+    const deadline = Date.now() + 4_000;
+    while (at.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    await sub.stop();
+    expect(at, 'the second event was handled well before the linger would have ended').to.have.length(2);
   });
 
   it('without a linger, reads again at once', async () => {
-    expect(await batchesWith(0)).to.deep.equal([1, 2, 1]);
+    expect(await batchesWith(0)).to.deep.equal([1, 2, 2, 1]);
   });
 
   it('on one session (no horizon to ask), reads an event notified during a batch at once, not at the next poll', async () => {
-    expect(await batchesWith(0, { horizon: false })).to.deep.equal([1, 2, 1]);
+    expect(await batchesWith(0, { horizon: false })).to.deep.equal([1, 2, 2, 1]);
   });
 });
