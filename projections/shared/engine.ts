@@ -196,16 +196,25 @@ export class ReadModelWaiter implements ReadModelsPort {
     const deadline = Date.now() + withinMs;
     let wake: (() => void) | null = null;
     let woken = false;
+    /** word that came while `look` ran, when nothing was waiting for it yet */
+    let unheard = false;
     const off =
       this.advanced?.((projector) => {
-        if (names.includes(projector)) wake?.();
+        if (!names.includes(projector)) return;
+        if (wake) wake();
+        else unheard = true;
       }) ?? (() => undefined);
     try {
       for (;;) {
         const left = deadline - Date.now();
+        unheard = false;
         const found = await look(left <= 0, woken);
         if (found !== null) return found;
         if (left <= 0) return null;
+        if (unheard) {
+          woken = true;
+          continue;
+        }
         woken = await new Promise<boolean>((resolve) => {
           const t = setTimeout(() => done(false), Math.min(left, this.o.pollMs ?? 250));
           function done(byWord: boolean) {

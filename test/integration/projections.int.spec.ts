@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
-import type { Checkpoint, EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
+import { type Checkpoint, type EventStorePort, type RecordedEvent, START } from '../../application/ports/event-store.port.js';
 import { accountsProjector } from '../../projections/accounts/accounts.projector.js';
 import { agentsProjector } from '../../projections/agents/agents.projector.js';
 import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
@@ -125,6 +125,29 @@ describe('projection engine', () => {
     await new ReadModelWaiter(db, [p], (fn) => engine.onAdvanced(fn), { timeoutMs: 5000 }).waitFor(r.checkpoint, [type]);
     await engine.stop();
     await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
+  });
+
+  it('looks again at once when word of an advance comes while it is looking', async () => {
+    const p = countingProjector(`word_${randomUUID().slice(0, 8)}`, 'Worded', { atEvent: 0, times: 0 });
+    const listeners = new Set<(projector: string, checkpoint: Checkpoint) => void>();
+    const advanced = (fn: (projector: string, checkpoint: Checkpoint) => void) => {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    };
+    const waiter = new ReadModelWaiter(db, [p], advanced, { timeoutMs: 60_000, pollMs: 60_000 });
+    let looks = 0;
+    const find = async () => {
+      looks++;
+      if (looks > 1) return 'found';
+      // the projector advances while this look is on its way: nothing waits for word yet
+      for (const fn of listeners) fn(p.name, START);
+      return null;
+    };
+    const outcome = await Promise.race([
+      waiter.waitForRow(find, { tables: [...p.tables], withinMs: 60_000 }),
+      new Promise((r) => setTimeout(() => r('still waiting after 5 s'), 5_000)),
+    ]);
+    expect(outcome).to.equal('found');
   });
 
   it('reads no stored checkpoint when it hears every advance (embedded), and still reads when no word comes', async () => {
