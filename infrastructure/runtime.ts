@@ -69,6 +69,12 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
   // embedded there is one process and one connection: partitions would only add subscriptions
   const partitions = get(PLATFORM.Database).kind === 'pglite' ? 1 : cfg.REACTOR_PARTITIONS;
   const membership = partitions > 1 ? new ProcessMembership(db, cfg.REACTOR_LEASE_TTL_MS) : null;
+  // a partition given back is told to the other processes, which take it at once (docs/event-store.md#partitioned-reactors)
+  const signals = get(PLATFORM.AppendSignals);
+  const freed = {
+    publish: (lease: string) => signals.publishFreed(lease),
+    listen: (fn: (lease: string) => void) => signals.listenFreed(fn),
+  };
   return [
     ...(membership ? [membership] : []), // started first, stopped last
     ...capabilities.flatMap((m) => [
@@ -78,7 +84,7 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
             leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
             checkpointEveryMs: cfg.REACTOR_CHECKPOINT_EVERY_MS,
             partitions,
-            ...(membership ? { membership } : {}),
+            ...(membership ? { membership, freed } : {}),
           }),
       ),
       ...(m.workers?.(get, cfg) ?? []),

@@ -36,6 +36,12 @@ export interface AppendSignals {
   /** a projector of this process advanced: what waits on read models (read-your-writes, the delivery worker) */
   publishProjected(n: ProjectedNotice): void;
   listenProjected(fn: (n: ProjectedNotice) => void): () => void;
+  /**
+   * a lease this process gave back to share the work (a reactor's partition): the other processes try it at once
+   * instead of at their next try (docs/event-store.md#partitioned-reactors)
+   */
+  publishFreed(lease: string): void;
+  listenFreed(fn: (lease: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -60,6 +66,13 @@ export class InProcessSignals implements AppendSignals {
     this.emitter.on('projected', fn);
     return () => this.emitter.off('projected', fn);
   }
+  publishFreed(lease: string): void {
+    this.emitter.emit('freed', lease);
+  }
+  listenFreed(fn: (lease: string) => void): () => void {
+    this.emitter.on('freed', fn);
+    return () => this.emitter.off('freed', fn);
+  }
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
   }
@@ -75,9 +88,10 @@ const encode = (n: AppendNotice): string => {
   const s = JSON.stringify({ c: n.checkpoint, t: n.types, s: n.categories });
   return s.length <= MAX_PAYLOAD ? s : JSON.stringify({ c: n.checkpoint, t: null, s: null });
 };
-const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | null => {
+const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | { freed: string[] } | null => {
   try {
-    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown };
+    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown; f?: unknown };
+    if (Array.isArray(o.f)) return { freed: o.f.filter((x): x is string => typeof x === 'string') };
     if (o.p && typeof o.p === 'object')
       return Object.entries(o.p as Record<string, unknown>).flatMap(([projector, c]) =>
         typeof c === 'string' && /^\d+\/\d+$/.test(c) ? [{ projector, checkpoint: c }] : [],
@@ -114,6 +128,7 @@ export class PgNotifySignals implements AppendSignals {
   private client: pg.Client | null = null;
   private pending: AppendNotice | null = null;
   private pendingProjected = new Map<string, Checkpoint>();
+  private pendingFreed = new Set<string>();
   private sending = false;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
@@ -137,6 +152,7 @@ export class PgNotifySignals implements AppendSignals {
       if (m.channel !== CHANNEL) return;
       const n = decode(m.payload);
       if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
+      else if (n && 'freed' in n) for (const lease of n.freed) this.local.publishFreed(lease);
       else if (n) this.local.publish(n);
     });
     client.on('error', (err) => this.lost(client, err));
@@ -186,12 +202,14 @@ export class PgNotifySignals implements AppendSignals {
     if (this.sending) return;
     this.sending = true;
     try {
-      while ((this.pending || this.pendingProjected.size > 0) && this.client && !this.closed) {
+      while ((this.pending || this.pendingProjected.size > 0 || this.pendingFreed.size > 0) && this.client && !this.closed) {
         const payloads: string[] = [];
         if (this.pending) payloads.push(encode(this.pending));
         if (this.pendingProjected.size > 0) payloads.push(JSON.stringify({ p: Object.fromEntries(this.pendingProjected) }));
+        if (this.pendingFreed.size > 0) payloads.push(JSON.stringify({ f: [...this.pendingFreed] }));
         this.pending = null;
         this.pendingProjected = new Map();
+        this.pendingFreed = new Set();
         try {
           for (const payload of payloads) await this.client.query('select pg_notify($1, $2)', [CHANNEL, payload]);
         } catch {
@@ -217,6 +235,16 @@ export class PgNotifySignals implements AppendSignals {
 
   listenProjected(fn: (n: ProjectedNotice) => void): () => void {
     return this.local.listenProjected(fn);
+  }
+
+  publishFreed(lease: string): void {
+    this.local.publishFreed(lease);
+    this.pendingFreed.add(lease);
+    void this.flush();
+  }
+
+  listenFreed(fn: (lease: string) => void): () => void {
+    return this.local.listenFreed(fn);
   }
 
   async close(): Promise<void> {

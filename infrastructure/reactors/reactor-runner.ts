@@ -3,7 +3,7 @@ import type { EventStorePort, RecordedEvent } from '../../application/ports/even
 import { type Checkpoint, compareCheckpoints, START } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { Reactor } from '../../application/shared/process-manager.js';
-import { CheckpointRunner, moveCheckpoint } from '../../projections/shared/checkpoint-runner.js';
+import { CheckpointRunner, type CheckpointRunnerOptions, moveCheckpoint } from '../../projections/shared/checkpoint-runner.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { BackgroundWorker } from '../workers.js';
 import { isTransient, WorkIsolation } from './isolation.js';
@@ -46,6 +46,8 @@ export class ReactorRunner implements BackgroundWorker {
       triesBeforeIsolation?: number;
       /** a partition stores its checkpoint at most this often (docs/event-store.md#reactors-and-leases); 0: after every batch */
       checkpointEveryMs?: number;
+      /** word of partitions given back, between the processes (docs/event-store.md#partitioned-reactors) */
+      freed?: CheckpointRunnerOptions['freed'];
     },
   ) {
     this.name = `reactor:${reactor.name}`;
@@ -82,6 +84,7 @@ export class ReactorRunner implements BackgroundWorker {
         {
           ...options,
           ...(share ? { admission: share } : {}),
+          ...(share && o.freed ? { freed: o.freed } : {}),
           ...(partitions > 1 || reactor.replaces?.length ? { seed: () => seedOf(db, reactor, partitions) } : {}),
         },
       );

@@ -102,6 +102,11 @@ export type CheckpointRunnerOptions = Readonly<{
   onAdvanced?: (checkpoint: Checkpoint) => void;
   /** for a partition: whether this process takes its lease now, and gives it back when over its share */
   admission?: Admission;
+  /**
+   * Word of leases given back (docs/event-store.md#partitioned-reactors): this runner tells when it gives its lease
+   * back, and tries at once when another runner of the same name gives it back, instead of at its next try.
+   */
+  freed?: Readonly<{ publish(lease: string): void; listen(fn: (lease: string) => void): () => void }>;
   /** where a new checkpoint starts (default START) */
   seed?: () => Promise<Checkpoint>;
 }>;
@@ -181,41 +186,53 @@ export class CheckpointRunner {
   private async run(): Promise<void> {
     const { name, kind } = this.consumer;
     let failures = 0;
-    while (!this.stopped) {
-      const admission = this.o.admission;
-      if (admission && !admission.mayAcquire()) {
-        this.markReady(); // this process holds its share of the group already
-        await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
-        continue;
+    // while this runner lets the lease it gave back go to another process, word of it (its own) does not wake it
+    let givingBack = false;
+    const unlisten = this.o.freed?.listen((lease) => {
+      if (lease === name && !givingBack) this.wake?.();
+    });
+    try {
+      while (!this.stopped) {
+        const admission = this.o.admission;
+        if (admission && !admission.mayAcquire()) {
+          this.markReady(); // this process holds its share of the group already
+          await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
+          continue;
+        }
+        let leased = false;
+        try {
+          leased = await this.tryLease();
+        } catch (err) {
+          this.log.warn({ err, [kind]: name }, `${kind} lease check failed`);
+        }
+        if (!leased) {
+          this.markReady(); // another process drives it (or the database is away): nothing to wait for here
+          await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
+          continue;
+        }
+        admission?.acquired();
+        const err = await this.runLeased(() => {
+          failures = 0;
+        });
+        admission?.released();
+        this.markReady();
+        if (this.stopped) break;
+        if (err instanceof YieldedError) {
+          await this.releaseLease();
+          this.log.info({ [kind]: name }, `${kind} partition given back to share the work`);
+          givingBack = true;
+          this.o.freed?.publish(name);
+          await this.sleep(this.o.leaseTtlMs); // let the other process take it before trying again
+          givingBack = false;
+          continue;
+        }
+        failures++;
+        const delay = Math.min((this.o.retryDelayMs ?? 500) * 2 ** Math.min(failures - 1, 6), 30_000);
+        this.log.error({ err, [kind]: name, retryInMs: delay }, `${kind} stopped; restarting from its checkpoint`);
+        await this.sleep(delay);
       }
-      let leased = false;
-      try {
-        leased = await this.tryLease();
-      } catch (err) {
-        this.log.warn({ err, [kind]: name }, `${kind} lease check failed`);
-      }
-      if (!leased) {
-        this.markReady(); // another process drives it (or the database is away): nothing to wait for here
-        await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
-        continue;
-      }
-      admission?.acquired();
-      const err = await this.runLeased(() => {
-        failures = 0;
-      });
-      admission?.released();
-      this.markReady();
-      if (this.stopped) break;
-      if (err instanceof YieldedError) {
-        await this.releaseLease();
-        this.log.info({ [kind]: name }, `${kind} partition given back to share the work`);
-        await this.sleep(this.o.leaseTtlMs); // let the other process take it before trying again
-        continue;
-      }
-      failures++;
-      const delay = Math.min((this.o.retryDelayMs ?? 500) * 2 ** Math.min(failures - 1, 6), 30_000);
-      this.log.error({ err, [kind]: name, retryInMs: delay }, `${kind} stopped; restarting from its checkpoint`);
-      await this.sleep(delay);
+    } finally {
+      unlisten?.();
     }
   }
 

@@ -26,6 +26,8 @@ const deaf: AppendSignals = {
   listen: () => () => undefined,
   publishProjected: () => undefined,
   listenProjected: () => () => undefined,
+  publishFreed: () => undefined,
+  listenFreed: () => () => undefined,
   close: async () => undefined,
 };
 

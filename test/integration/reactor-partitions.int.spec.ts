@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
+import { InProcessSignals } from '../../infrastructure/event-store/append-signals.js';
 import { ProcessMembership } from '../../infrastructure/reactors/membership.js';
 import { type Reactor, ReactorRunner } from '../../infrastructure/reactors/reactor-runner.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
@@ -24,8 +25,15 @@ describe('partitioned reactors', function () {
   const type = () => `Parted${randomUUID().replace(/-/g, '').slice(0, 8)}`;
 
   /** A "worker process": its own membership and runner; records which events it handled. */
-  const proc = (name: string, eventType: string, seen: Map<string, string[]>, label: string) => {
-    const membership = new ProcessMembership(db(), TTL);
+  const proc = (
+    name: string,
+    eventType: string,
+    seen: Map<string, string[]>,
+    label: string,
+    o: { ttl?: number; freed?: ConstructorParameters<typeof ReactorRunner>[4]['freed'] } = {},
+  ) => {
+    const ttl = o.ttl ?? TTL;
+    const membership = new ProcessMembership(db(), ttl);
     const reactor: Reactor = {
       name,
       handles: [eventType],
@@ -33,7 +41,12 @@ describe('partitioned reactors', function () {
         for (const e of batch) seen.set(e.id, [...(seen.get(e.id) ?? []), label]);
       },
     };
-    const runner = new ReactorRunner(s.store, db(), reactor, silent, { leaseTtlMs: TTL, partitions: 4, membership });
+    const runner = new ReactorRunner(s.store, db(), reactor, silent, {
+      leaseTtlMs: ttl,
+      partitions: 4,
+      membership,
+      ...(o.freed ? { freed: o.freed } : {}),
+    });
     return {
       start: async () => {
         await membership.start();
@@ -86,6 +99,40 @@ describe('partitioned reactors', function () {
       expect(by('b')).to.be.greaterThan(0);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('hands a partition given back to the other process at once, told by word of the freed lease', async () => {
+    const t = type();
+    const name = `freed_${t}`;
+    const seen = new Map<string, string[]>();
+    const signals = new InProcessSignals();
+    const freed = {
+      publish: (lease: string) => signals.publishFreed(lease),
+      listen: (fn: (lease: string) => void) => signals.listenFreed(fn),
+    };
+    const a = proc(name, t, seen, 'a', { freed });
+    // b tries a lease held elsewhere again only every 40 s by itself: only word of the freed lease can hand it one sooner
+    const b = proc(name, t, seen, 'b', { ttl: 120_000, freed });
+    try {
+      await a.start();
+      await eventually(async () => (await holders(name)).length === 4, 'a holds all four partitions alone');
+      const ofA = new Set((await holders(name)).map((h) => h.holder));
+      await b.start();
+      await eventually(
+        async () => {
+          const h = await holders(name);
+          return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
+        },
+        'a gave two partitions to b',
+        15_000,
+      );
+      const ids = await append(t, 40);
+      await eventually(async () => ids.every((id) => seen.has(id)), 'every event handled');
+      expect(ids.every((id) => seen.get(id)!.length === 1)).to.equal(true);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await signals.close();
     }
   });
 
