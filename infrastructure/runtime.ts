@@ -70,11 +70,7 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
   const partitions = get(PLATFORM.Database).kind === 'pglite' ? 1 : cfg.REACTOR_PARTITIONS;
   const membership = partitions > 1 ? new ProcessMembership(db, cfg.REACTOR_LEASE_TTL_MS) : null;
   // a partition given back is told to the other processes, which take it at once (docs/event-store.md#partitioned-reactors)
-  const signals = get(PLATFORM.AppendSignals);
-  const freed = {
-    publish: (lease: string) => signals.publishFreed(lease),
-    listen: (fn: (lease: string) => void) => signals.listenFreed(fn),
-  };
+  const freed = get(PLATFORM.AppendSignals);
   return [
     ...(membership ? [membership] : []), // started first, stopped last
     ...capabilities.flatMap((m) => [

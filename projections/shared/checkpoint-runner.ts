@@ -106,7 +106,7 @@ export type CheckpointRunnerOptions = Readonly<{
    * Word of leases given back (docs/event-store.md#partitioned-reactors): this runner tells when it gives its lease
    * back, and tries at once when another runner of the same name gives it back, instead of at its next try.
    */
-  freed?: Readonly<{ publish(lease: string): void; listen(fn: (lease: string) => void): () => void }>;
+  freed?: Readonly<{ publishFreed(lease: string): void; listenFreed(fn: (lease: string) => void): () => void }>;
   /** where a new checkpoint starts (default START) */
   seed?: () => Promise<Checkpoint>;
 }>;
@@ -130,6 +130,9 @@ export class CheckpointRunner {
   private renewTimer: NodeJS.Timeout | null = null;
   private endCurrent: ((reason: unknown) => void) | null = null;
   private markReady: () => void = () => undefined;
+  /** while this runner lets the lease it gave back go to another process, word of it (its own) does not wake it */
+  private givingBack = false;
+  private unlistenFreed: (() => void) | null = null;
   /** Resolves once the consumer has caught up with the log, or found its lease held elsewhere, or failed once, or stopped. */
   ready: Promise<void> = Promise.resolve();
 
@@ -147,11 +150,17 @@ export class CheckpointRunner {
     this.ready = new Promise<void>((resolve) => {
       this.markReady = resolve;
     });
+    this.unlistenFreed =
+      this.o.freed?.listenFreed((lease) => {
+        if (lease === this.consumer.name && !this.givingBack) this.wake?.();
+      }) ?? null;
     this.main = this.run();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unlistenFreed?.();
+    this.unlistenFreed = null;
     this.markReady();
     this.wake?.();
     this.endCurrent?.(null);
@@ -186,53 +195,44 @@ export class CheckpointRunner {
   private async run(): Promise<void> {
     const { name, kind } = this.consumer;
     let failures = 0;
-    // while this runner lets the lease it gave back go to another process, word of it (its own) does not wake it
-    let givingBack = false;
-    const unlisten = this.o.freed?.listen((lease) => {
-      if (lease === name && !givingBack) this.wake?.();
-    });
-    try {
-      while (!this.stopped) {
-        const admission = this.o.admission;
-        if (admission && !admission.mayAcquire()) {
-          this.markReady(); // this process holds its share of the group already
-          await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
-          continue;
-        }
-        let leased = false;
-        try {
-          leased = await this.tryLease();
-        } catch (err) {
-          this.log.warn({ err, [kind]: name }, `${kind} lease check failed`);
-        }
-        if (!leased) {
-          this.markReady(); // another process drives it (or the database is away): nothing to wait for here
-          await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
-          continue;
-        }
-        admission?.acquired();
-        const err = await this.runLeased(() => {
-          failures = 0;
-        });
-        admission?.released();
-        this.markReady();
-        if (this.stopped) break;
-        if (err instanceof YieldedError) {
-          await this.releaseLease();
-          this.log.info({ [kind]: name }, `${kind} partition given back to share the work`);
-          givingBack = true;
-          this.o.freed?.publish(name);
-          await this.sleep(this.o.leaseTtlMs); // let the other process take it before trying again
-          givingBack = false;
-          continue;
-        }
-        failures++;
-        const delay = Math.min((this.o.retryDelayMs ?? 500) * 2 ** Math.min(failures - 1, 6), 30_000);
-        this.log.error({ err, [kind]: name, retryInMs: delay }, `${kind} stopped; restarting from its checkpoint`);
-        await this.sleep(delay);
+    while (!this.stopped) {
+      const admission = this.o.admission;
+      if (admission && !admission.mayAcquire()) {
+        this.markReady(); // this process holds its share of the group already
+        await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
+        continue;
       }
-    } finally {
-      unlisten?.();
+      let leased = false;
+      try {
+        leased = await this.tryLease();
+      } catch (err) {
+        this.log.warn({ err, [kind]: name }, `${kind} lease check failed`);
+      }
+      if (!leased) {
+        this.markReady(); // another process drives it (or the database is away): nothing to wait for here
+        await this.sleep(Math.max(200, this.o.leaseTtlMs / 3));
+        continue;
+      }
+      admission?.acquired();
+      const err = await this.runLeased(() => {
+        failures = 0;
+      });
+      admission?.released();
+      this.markReady();
+      if (this.stopped) break;
+      if (err instanceof YieldedError) {
+        await this.releaseLease();
+        this.log.info({ [kind]: name }, `${kind} partition given back to share the work`);
+        this.givingBack = true;
+        this.o.freed?.publishFreed(name);
+        await this.sleep(this.o.leaseTtlMs); // let the other process take it before trying again
+        this.givingBack = false;
+        continue;
+      }
+      failures++;
+      const delay = Math.min((this.o.retryDelayMs ?? 500) * 2 ** Math.min(failures - 1, 6), 30_000);
+      this.log.error({ err, [kind]: name, retryInMs: delay }, `${kind} stopped; restarting from its checkpoint`);
+      await this.sleep(delay);
     }
   }
 

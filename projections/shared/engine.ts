@@ -135,7 +135,7 @@ export class ReadModelWaiter implements ReadModelsPort {
     private readonly advanced: ((fn: (projector: string, checkpoint: Checkpoint) => void) => () => void) | null,
     private readonly o: { timeoutMs: number; pollMs?: number; hearsEveryAdvance?: boolean },
   ) {
-    if (o.hearsEveryAdvance && advanced) this.listen();
+    if (o.hearsEveryAdvance) this.listen();
   }
 
   private listen(): void {

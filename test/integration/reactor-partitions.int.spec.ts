@@ -107,13 +107,9 @@ describe('partitioned reactors', function () {
     const name = `freed_${t}`;
     const seen = new Map<string, string[]>();
     const signals = new InProcessSignals();
-    const freed = {
-      publish: (lease: string) => signals.publishFreed(lease),
-      listen: (fn: (lease: string) => void) => signals.listenFreed(fn),
-    };
-    const a = proc(name, t, seen, 'a', { freed });
+    const a = proc(name, t, seen, 'a', { freed: signals });
     // b tries a lease held elsewhere again only every 40 s by itself: only word of the freed lease can hand it one sooner
-    const b = proc(name, t, seen, 'b', { ttl: 120_000, freed });
+    const b = proc(name, t, seen, 'b', { ttl: 120_000, freed: signals });
     try {
       await a.start();
       await eventually(async () => (await holders(name)).length === 4, 'a holds all four partitions alone');
