@@ -5,7 +5,9 @@ import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kys
 import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { countStatement } from '../observability/metrics.js';
-import { inlineRunner, PgliteDialect, type PgliteRunner, type Pipeline } from './pglite-driver.js';
+import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
+import { serverPipeline } from './server-pipeline.js';
+import type { Pipeline } from './wire.js';
 import { PgliteThread } from './pglite-thread.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
@@ -49,8 +51,8 @@ export type DatabaseHandle = Readonly<{
   close: () => Promise<void>;
   /** PGlite only: its data directory as a tarball (a test's migrated template) */
   dump?: () => Promise<Blob | File>;
-  /** PGlite only: statements as one transaction in one message (docs/event-store.md#pipelined-batches) */
-  pipeline?: Pipeline;
+  /** statements as one transaction in one message (docs/event-store.md#pipelined-batches) */
+  pipeline: Pipeline;
 }>;
 
 export async function openDatabase(o: {
@@ -77,7 +79,7 @@ export async function openDatabase(o: {
     });
     const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }), log: logStatement });
     const db = readDb.withTables<EventDb>();
-    return { db, readDb, kind: 'postgres', close: () => db.destroy() };
+    return { db, readDb, kind: 'postgres', pipeline: serverPipeline(pool), close: () => db.destroy() };
   }
   // PGlite: embedded PostgreSQL in WebAssembly; in memory when no data directory (or `memory://`) is given.
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');

@@ -13,10 +13,10 @@ import {
   type QueryCompiler,
   type QueryResult,
 } from 'kysely';
-import pgUtils from 'pg/lib/utils.js';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
 import { countStatement } from '../observability/metrics.js';
+import { bindOf, DESCRIBE_EXECUTE, type Pipeline, SYNC } from './wire.js';
 
 export type StatementResult = { rows: Record<string, unknown>[]; affectedRows?: number };
 /** How PGlite turns a column's text into a value, by the column's type oid. */
@@ -33,16 +33,6 @@ export interface PgliteRunner {
   close(): Promise<void>;
 }
 
-/**
- * The parameters as node-postgres sends them to a server: text, their types left to the server. Messages are written
- * with node-postgres's serializer (pg-protocol), which binds a statement's parameters in about a tenth of the time
- * PGlite's own copy of it takes.
- */
-const bindOf = (statement: string, params: readonly unknown[]) =>
-  serialize.bind({ statement, values: params.map((v) => pgUtils.prepareValue(v)) as never });
-/** the parts of every statement's message that never change */
-const DESCRIBE_EXECUTE = Buffer.concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
-const SYNC = serialize.sync();
 
 /**
  * One statement as one message of PostgreSQL's wire protocol (docs/event-store.md#pglite-on-its-own-thread): with
@@ -340,9 +330,6 @@ class PgliteDriver implements Driver {
   /** the runner is closed by its opener (Kysely destroys only a driver that ran a statement) */
   async destroy(): Promise<void> {}
 }
-
-/** Several statements run as one transaction in one message; the first error is thrown and nothing stays. */
-export type Pipeline = (statements: readonly { sql: string; parameters: readonly unknown[] }[]) => Promise<void>;
 
 /** Kysely's PostgreSQL dialect over PGlite, in this thread or on its own. */
 export class PgliteDialect implements Dialect {

@@ -64,7 +64,7 @@ export const platform = {
       const engine = new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
         leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
         lagMs: cfg.PROJECTION_LAG_MS,
-        ...(r(PLATFORM.Database).pipeline ? { pipeline: r(PLATFORM.Database).pipeline } : {}),
+        pipeline: r(PLATFORM.Database).pipeline,
       });
       // every committed batch is told to whatever waits on read models, in this process and the others
       const signals = r(PLATFORM.AppendSignals);

@@ -9,8 +9,8 @@ import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js'
 import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
-// Embedded, a projector whose batches read before they write sends its writes and its checkpoint as one message
-// (docs/event-store.md#pipelined-batches); anything else it does falls back to the usual transaction.
+// A projector whose batches read before they write sends its writes and its checkpoint as one message, embedded and
+// on a server (docs/event-store.md#pipelined-batches); anything else it does falls back to the usual transaction.
 
 type Tally = { id: string; n: number };
 const loose = (db: Kysely<ReadDb>) => db as unknown as Kysely<{ tallies: Tally }>;
@@ -48,15 +48,18 @@ function tallyProjector(name: string, o: { readAfterWrite?: boolean } = {}): Pro
   return { name, handles: new Set(['Counted']), tables: [], pipelined: true, apply: (db, e) => applyBatch(db, [e]), applyBatch };
 }
 
-describe('pipelined projector batches (embedded)', function () {
+describe('pipelined projector batches', function () {
   this.timeout(60_000);
   let h: DatabaseHandle;
   let sent: number;
   let pipeline: BatchPipeline;
   before(async function () {
-    if (process.env.DATABASE_URL || process.env.EVENTSTORE_URL) this.skip(); // PGlite's own: a server has no pipeline here
-    h = await openDatabase({ thread: process.env.PGLITE_THREAD === 'true' });
+    if (process.env.EVENTSTORE_URL) this.skip(); // the read models' database is the same as in (b)
+    const url = process.env.DATABASE_URL;
+    h = await openDatabase(url ? { databaseUrl: url, poolSize: 1 } : { thread: process.env.PGLITE_THREAD === 'true' });
     await migrateToLatest(h.db as never);
+    await sql`drop table if exists tallies`.execute(h.db);
+    await h.readDb.deleteFrom('projection_checkpoints').where('name', 'like', 'tally_%').execute();
     await sql`create table tallies (id text primary key, n int not null check (n < 100))`.execute(h.db);
     pipeline = async (statements) => {
       sent++;
@@ -67,7 +70,11 @@ describe('pipelined projector batches (embedded)', function () {
     sent = 0;
     if (h) await sql`truncate tallies`.execute(h.db);
   });
-  after(() => h?.close());
+  after(async () => {
+    if (!h) return;
+    await sql`drop table if exists tallies`.execute(h.db);
+    await h.close();
+  });
 
   const tallies = async () =>
     Object.fromEntries((await loose(h.readDb).selectFrom('tallies').selectAll().orderBy('id').execute()).map((r) => [r.id, r.n]));
