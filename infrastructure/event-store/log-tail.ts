@@ -30,7 +30,8 @@ export class LogTail {
   private lastRefreshAt = 0;
 
   constructor(
-    private readonly readTable: (after: Checkpoint, maxCount: number) => Promise<RecordedEvent[]>,
+    /** the log from the table after a checkpoint, in order: of a filter, and up to a checkpoint (inclusive), when given */
+    private readonly readTable: (after: Checkpoint, maxCount: number, o?: { filter?: EventFilter; upTo?: Checkpoint }) => Promise<RecordedEvent[]>,
     private readonly head: () => Promise<Checkpoint>,
     private readonly keep: number = TAIL_EVENTS,
     /**
@@ -69,6 +70,26 @@ export class LogTail {
       if (matches(e, filter)) out.push(e);
     }
     return { events: out, through: out.length < maxCount ? this.end! : out[out.length - 1]!.checkpoint };
+  }
+
+  /**
+   * For a reader behind the tail (a subscription whose cursor the tail dropped, or one catching up): the events after
+   * `after` matching `filter` up to the tail's start, from the table; null when `after` is not behind the tail. When
+   * fewer than `maxCount` match there, `through` is the tail's start: nothing of the filter lies between, so the reader
+   * moves its cursor there and reads from memory next (docs/event-store.md#the-log-tail). `behind`: the reader is not
+   * caught up, whatever it got: the log goes on after `through`. Without this, a reader whose
+   * events are rare stayed behind for good, and each of its reads scanned the table from its old cursor to the head.
+   */
+  async behind(
+    after: Checkpoint,
+    maxCount: number,
+    filter: EventFilter | undefined,
+  ): Promise<{ events: RecordedEvent[]; through: Checkpoint; behind: true } | null> {
+    await this.open();
+    const upTo = this.start!;
+    if (compareCheckpoints(after, upTo) >= 0) return null;
+    const events = await this.readTable(after, maxCount, { ...(filter ? { filter } : {}), upTo });
+    return { events, through: events.length < maxCount ? upTo : events[events.length - 1]!.checkpoint, behind: true };
   }
 
   /** The tail starts at the head of the log when first used: it holds what is appended from then on. */

@@ -115,7 +115,7 @@ export class PgEventStore implements EventStorePort {
     this.signals = o.signals ?? new InProcessSignals();
     this.maxInFlight = o.appendConcurrency ?? 4;
     this.tail = new LogTail(
-      (after, maxCount) => this.readTable(after, maxCount),
+      (after, maxCount, r) => this.readTable(after, maxCount, r?.filter, r?.upTo),
       () => this.headCheckpoint(),
       undefined,
       o.soleWriter ? { stalestMs: o.pollIntervalMs ?? 1000, now: () => performance.now() } : undefined,
@@ -346,15 +346,34 @@ export class PgEventStore implements EventStorePort {
     return (await this.tail.read(after, maxCount, filter)) ?? { events: await this.readTable(after, maxCount, filter) };
   }
 
-  /** The log from the table: visible events after a checkpoint, in checkpoint order (docs/event-store.md). */
-  private async readTable(after: Checkpoint, maxCount: number, filter?: EventFilter): Promise<RecordedEvent[]> {
+  /**
+   * A subscription's read: as `readLog`, but a subscription behind the tail reads the table only up to the tail's
+   * start, and then moves on to it (docs/event-store.md#the-log-tail).
+   */
+  private async readForSubscription(
+    after: Checkpoint,
+    maxCount: number,
+    filter?: EventFilter,
+  ): Promise<{ events: RecordedEvent[]; through?: Checkpoint; behind?: boolean }> {
+    return (
+      (await this.tail.read(after, maxCount, filter)) ??
+      (await this.tail.behind(after, maxCount, filter)) ?? { events: await this.readTable(after, maxCount, filter) }
+    );
+  }
+
+  /** The log from the table: visible events after a checkpoint (up to `upTo`, inclusive), in checkpoint order (docs/event-store.md). */
+  private async readTable(after: Checkpoint, maxCount: number, filter?: EventFilter, upTo?: Checkpoint): Promise<RecordedEvent[]> {
     const [txId, pos] = parseCheckpoint(after);
-    const q = this.db
+    let q = this.db
       .selectFrom('events')
       .select(COLUMNS)
       .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
       .where(sql<boolean>`(transaction_id, global_position) > (${String(txId)}::xid8, ${String(pos)}::bigint)`)
       .where(filterCondition(filter));
+    if (upTo) {
+      const [upToTx, upToPos] = parseCheckpoint(upTo);
+      q = q.where(sql<boolean>`(transaction_id, global_position) <= (${String(upToTx)}::xid8, ${String(upToPos)}::bigint)`);
+    }
     const rows = await q.orderBy(sql`events.transaction_id`).orderBy('global_position').limit(maxCount).execute();
     return rows.map(toRecorded);
   }
@@ -392,7 +411,7 @@ export class PgEventStore implements EventStorePort {
       batchSize: o.batchSize ?? 500,
       pollIntervalMs: this.o.pollIntervalMs ?? 1000,
       filter: o.filter,
-      read: (after, maxCount) => this.readLog(after, maxCount, o.filter),
+      read: (after, maxCount) => this.readForSubscription(after, maxCount, o.filter),
       ...(this.o.oneSession ? {} : { horizon: () => this.horizon() }),
       listen: (fn) => this.signals.listen(fn),
       handler,

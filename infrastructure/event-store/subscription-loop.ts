@@ -27,8 +27,12 @@ export function runSubscriptionLoop(o: {
   batchSize: number;
   pollIntervalMs: number;
   filter?: EventFilter | undefined;
-  /** the events after a checkpoint; `through`: how far the log was looked at for them (past the last, when the filter skipped some) */
-  read: (after: Checkpoint, maxCount: number) => Promise<{ events: RecordedEvent[]; through?: Checkpoint }>;
+  /**
+   * the events after a checkpoint; `through`: how far the log was looked at for them (past the last, when the filter
+   * skipped some); `behind`: the log goes on after `through` however few events came (a read up to the log tail's
+   * start, docs/event-store.md#the-log-tail)
+   */
+  read: (after: Checkpoint, maxCount: number) => Promise<{ events: RecordedEvent[]; through?: Checkpoint; behind?: boolean }>;
   /**
    * the checkpoint below which every event is visible now (`(xmin, 0)`); absent where every notified event is
    * visible once notified (PGlite: one session, docs/event-store.md#wake-ups)
@@ -111,7 +115,7 @@ export function runSubscriptionLoop(o: {
     try {
       while (!stopped) {
         pendingWake = false;
-        const { events: batch, through } = await o.read(cursor, o.batchSize);
+        const { events: batch, through, behind } = await o.read(cursor, o.batchSize);
         if (stopped) break;
         (batch.length > 0 ? found : empty).inc();
         if (batch.length > 0) {
@@ -123,7 +127,7 @@ export function runSubscriptionLoop(o: {
         }
         // nothing of this filter lies up to where the log was looked at: the next read starts there
         if (through && compareCheckpoints(through, cursor) > 0) cursor = through;
-        if (batch.length < o.batchSize) {
+        if (batch.length < o.batchSize && !behind) {
           resolveCaughtUp();
           const ms = await nextSleep();
           if (ms > 0) await sleep(ms);

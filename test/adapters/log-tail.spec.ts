@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import {
   type Checkpoint,
   compareCheckpoints,
+  type EventFilter,
   makeCheckpoint,
   type RecordedEvent,
   START,
@@ -21,14 +22,17 @@ describe('the log tail', () => {
       log.push({ type: `E${k}`, data: {}, checkpoint: makeCheckpoint(BigInt(k), 0n) } as unknown as RecordedEvent);
     }
   };
-  const readTable = async (after: Checkpoint, maxCount: number) =>
-    log.filter((e) => compareCheckpoints(e.checkpoint, after) > 0).slice(0, maxCount);
+  const readTable = async (after: Checkpoint, maxCount: number, o: { filter?: EventFilter; upTo?: Checkpoint } = {}) =>
+    log
+      .filter((e) => compareCheckpoints(e.checkpoint, after) > 0 && (!o.upTo || compareCheckpoints(e.checkpoint, o.upTo) <= 0))
+      .filter((e) => !o.filter || ('eventTypes' in o.filter && o.filter.eventTypes.includes(e.type)))
+      .slice(0, maxCount);
   const head = async () => log.at(-1)?.checkpoint ?? START;
   const types = (r: { events: readonly RecordedEvent[] } | null) => r?.events.map((e) => e.type) ?? null;
   let tableReads = 0;
-  const counted = async (after: Checkpoint, maxCount: number) => {
+  const counted = async (after: Checkpoint, maxCount: number, o?: { filter?: EventFilter; upTo?: Checkpoint }) => {
     tableReads++;
-    return readTable(after, maxCount);
+    return readTable(after, maxCount, o);
   };
 
   beforeEach(() => {
@@ -98,5 +102,33 @@ describe('the log tail', () => {
     expect(got).to.equal(null);
     // a reader at the tail's new start still reads from memory
     expect(types(await tail.read(log[2]!.checkpoint, 100, undefined))).to.deep.equal(['E4', 'E5', 'E6']);
+  });
+
+  it('moves a reader behind it on to its start once the table holds nothing more of its filter up to there', async () => {
+    append(2);
+    const tail = new LogTail(counted, head, 3);
+    await tail.read(log[1]!.checkpoint, 100, undefined);
+    append(6); // E3-E8: the tail keeps E6-E8, its start is E5
+    await tail.read(log[1]!.checkpoint, 100, undefined);
+    const start = log[4]!.checkpoint;
+    const rare = { eventTypes: ['E1', 'E7'] };
+    // a reader at E1, whose filter matches nothing up to the start: the table up to there, then the start
+    tableReads = 0;
+    // (not caught up: the log goes on after the start)
+    expect(await tail.behind(log[0]!.checkpoint, 100, rare)).to.deep.equal({ events: [], through: start, behind: true });
+    expect(tableReads).to.equal(1);
+    // from there the tail answers, from memory
+    expect(types(await tail.read(start, 100, rare))).to.deep.equal(['E7']);
+    // a reader whose events lie before the start gets them, capped, and moves only as far as the last
+    const some = await tail.behind(START, 1, { eventTypes: ['E2', 'E4'] });
+    expect(types(some)).to.deep.equal(['E2']);
+    expect(some?.through).to.equal(log[1]!.checkpoint);
+    expect(await tail.behind(START, 100, { eventTypes: ['E2', 'E4'] })).to.deep.equal({
+      events: [log[1]!, log[3]!],
+      through: start,
+      behind: true,
+    });
+    // not behind: the tail itself answers
+    expect(await tail.behind(start, 100, rare)).to.equal(null);
   });
 });

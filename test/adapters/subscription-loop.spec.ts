@@ -35,6 +35,7 @@ describe('subscription loop: linger after a batch', () => {
       },
       read: async (after: Checkpoint, maxCount: number) =>
         events.filter((e) => compareCheckpoints(e.checkpoint, after) > 0).slice(0, maxCount),
+      events: () => events,
       horizon: async () => makeCheckpoint(BigInt(events.length + 1), 0n),
       listen: (fn: (n: AppendNotice) => void) => {
         listeners.add(fn);
@@ -111,5 +112,27 @@ describe('subscription loop: linger after a batch', () => {
 
   it('on one session (no horizon to ask), reads an event notified during a batch at once, not at the next poll', async () => {
     expect(await batchesWith(0, { horizon: false })).to.deep.equal([1, 2, 2, 1]);
+  });
+
+  it('is not caught up after a read that stopped short of the log (behind the tail), and reads on at once', async () => {
+    const l = log();
+    for (let i = 0; i < 5; i++) l.append();
+    const third = l.events()[2]!.checkpoint;
+    const seen: number[] = [];
+    const sub = runSubscriptionLoop({
+      after: START,
+      batchSize: 100,
+      pollIntervalMs: 60_000,
+      // up to the third event, nothing of this reader's; then the rest
+      read: async (after, n) =>
+        compareCheckpoints(after, third) < 0 ? { events: [], through: third, behind: true } : { events: await l.read(after, n) },
+      listen: l.listen,
+      handler: async (batch) => {
+        seen.push(batch.length);
+      },
+    });
+    await sub.caughtUp;
+    await sub.stop();
+    expect(seen).to.deep.equal([2]);
   });
 });
