@@ -5,7 +5,7 @@ import {
   webhookDeliveryDecider,
   webhookDeliveryStream,
 } from '../../domain/webhook/webhook-delivery.decider.js';
-import type { EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
+import type { Checkpoint, EventStorePort, RecordedEvent } from '../ports/event-store.port.js';
 import { compareCheckpoints } from '../ports/event-store.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { RequestContext } from '../shared/context.js';
@@ -39,6 +39,13 @@ export async function forEachLimited<T>(items: readonly T[], limit: number, fn: 
  */
 export class WebhookDispatcher implements Reactor {
   readonly name = 'webhook_dispatch';
+  /**
+   * What the last look found: with the webhooks projected up to `projected`, no configuration event lay after it up
+   * to `clearTo`. Every event up to a batch's checkpoint was visible when the batch was read, so none can appear there
+   * later, and the next look starts at `clearTo` instead of at the projector's checkpoint (which stays where the
+   * last configuration change was while nothing else moves it: reading from it scanned the whole log since).
+   */
+  private clear: { projected: Checkpoint; clearTo: Checkpoint } | null = null;
 
   constructor(
     private readonly exec: CommandExecutor,
@@ -99,8 +106,15 @@ export class WebhookDispatcher implements Reactor {
     const deadline = Date.now() + (this.o.configWaitMs ?? 10_000);
     for (;;) {
       const projected = await this.webhooks.configCheckpoint();
-      const [next] = await this.store.readAll({ after: projected, maxCount: 1, filter: { eventTypes: webhookEventTypes } });
-      if (!next || compareCheckpoints(next.checkpoint, checkpoint) > 0) return;
+      // a projector rebuilt since (its checkpoint went back) has to be looked at from where it is
+      const c = this.clear;
+      const from =
+        c && compareCheckpoints(projected, c.projected) >= 0 && compareCheckpoints(c.clearTo, projected) > 0 ? c.clearTo : projected;
+      const [next] = await this.store.readAll({ after: from, maxCount: 1, filter: { eventTypes: webhookEventTypes } });
+      if (!next || compareCheckpoints(next.checkpoint, checkpoint) > 0) {
+        if (compareCheckpoints(checkpoint, from) > 0) this.clear = { projected, clearTo: checkpoint };
+        return;
+      }
       if (Date.now() > deadline) throw new Error('webhook configurations are not projected up to the events to dispatch');
       await new Promise((r) => setTimeout(r, 20));
     }

@@ -208,4 +208,54 @@ describe('webhook dispatcher', () => {
     await dispatcher({ ...webhook(2), status: 'disabled' }).handleBatch([e]);
     expect(await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`)).to.deep.equal([]);
   });
+
+  it('waits for webhook changes logged before its batch, and looks for them from where its last look found none', async () => {
+    // the webhooks projector's checkpoint stays at the last change while nothing else moves it
+    const configStream = `webhook-${randomUUID()}`;
+    await sut.store.appendToStream(configStream, [ev('WebhookCreated', { webhookId: 'whk_cfg' })], { expectedRevision: 'no_stream' });
+    let projected = await sut.store.headCheckpoint();
+    const looks: string[] = [];
+    const store = Object.create(sut.store) as typeof sut.store;
+    store.readAll = (o) => {
+      looks.push(o?.after ?? 'start');
+      return sut.store.readAll(o);
+    };
+    const d = new WebhookDispatcher(
+      new CommandExecutor(sut.store, ids, new TestClock(), noReadModels),
+      store,
+      new WebhookEventRegistry([messageReceived]),
+      { ...queries(webhook(0)), configCheckpoint: async () => projected } as unknown as WebhookQueries,
+      context,
+      silent,
+      { configWaitMs: 100 },
+    );
+    const first = await appendMessage('agt_1', 'msg_c1', 'conv_c');
+    await d.handleBatch([first]);
+    const second = await appendMessage('agt_1', 'msg_c2', 'conv_c');
+    await d.handleBatch([second]);
+    expect(looks).to.deep.equal([projected, first.checkpoint]);
+
+    // a change logged after the last look and not projected yet: the batch after it waits, then gives up
+    await sut.store.appendToStream(configStream, [ev('WebhookUpdated', { webhookId: 'whk_cfg' })], { expectedRevision: 0n });
+    const changed = await sut.store.headCheckpoint();
+    const third = await appendMessage('agt_1', 'msg_c3', 'conv_c');
+    const err = await d.handleBatch([third]).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).to.match(/not projected/);
+    // once projected, it goes on
+    projected = changed;
+    await d.handleBatch([third]);
+
+    // the projector rebuilt (its checkpoint went back): looked at from there again
+    looks.length = 0;
+    projected = first.checkpoint;
+    const err2 = await d.handleBatch([await appendMessage('agt_1', 'msg_c4', 'conv_c')]).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(looks[0]).to.equal(first.checkpoint);
+    expect(err2?.message).to.match(/not projected/);
+  });
 });
