@@ -6,9 +6,9 @@ import pg from 'pg';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { countStatement } from '../observability/metrics.js';
 import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
+import { PgliteThread } from './pglite-thread.js';
 import { serverPipeline } from './server-pipeline.js';
 import type { Pipeline } from './wire.js';
-import { PgliteThread } from './pglite-thread.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
 export interface EventsTable {

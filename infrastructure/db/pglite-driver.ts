@@ -33,7 +33,6 @@ export interface PgliteRunner {
   close(): Promise<void>;
 }
 
-
 /**
  * One statement as one message of PostgreSQL's wire protocol (docs/event-store.md#pglite-on-its-own-thread): with
  * parameters, (parse,) bind, describe, execute and sync together, the parameters as node-postgres sends them to a

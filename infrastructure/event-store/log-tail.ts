@@ -31,7 +31,11 @@ export class LogTail {
 
   constructor(
     /** the log from the table after a checkpoint, in order: of a filter, and up to a checkpoint (inclusive), when given */
-    private readonly readTable: (after: Checkpoint, maxCount: number, o?: { filter?: EventFilter; upTo?: Checkpoint }) => Promise<RecordedEvent[]>,
+    private readonly readTable: (
+      after: Checkpoint,
+      maxCount: number,
+      o?: { filter?: EventFilter; upTo?: Checkpoint },
+    ) => Promise<RecordedEvent[]>,
     private readonly head: () => Promise<Checkpoint>,
     private readonly keep: number = TAIL_EVENTS,
     /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
-import { compareCheckpoints, type EventStorePort, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import type { EventStorePort, RecordedEvent } from '../../application/ports/event-store.port.js';
 import { allProjectors } from '../../infrastructure/capabilities/index.js';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
