@@ -13,6 +13,8 @@ const agent = guardedRow(
 /** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
 export const agentsProjector = defineProjector<AgentEvent>({
   name: 'agents_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['agents'],
   on: {
     async AgentCreated(db, e) {

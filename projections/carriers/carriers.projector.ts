@@ -13,6 +13,8 @@ const carrier = guardedRow(
 /** `sip_carriers`: each carrier's settings as recorded (passwords sealed); deleted carriers are kept, marked. */
 export const carriersProjector = defineProjector<CarrierEvent>({
   name: 'sip_carriers_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['sip_carriers'],
   on: {
     async CarrierCreated(db, e) {

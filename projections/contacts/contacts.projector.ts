@@ -15,6 +15,8 @@ const contact = guardedRow(
  */
 export const contactsProjector = defineProjector<ContactEvent>({
   name: 'contacts_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['contacts'],
   on: {
     async ContactCreated(db, e) {

@@ -30,6 +30,8 @@ const revisionOnly = async (db: Kysely<ReadDb>, e: RecordedEvent<PhoneNumberEven
  */
 export const phoneNumbersProjector = defineProjector<PhoneNumberEvent>({
   name: 'phone_numbers_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['phone_numbers'],
   on: {
     async NumberProvisioningRequested(db, e) {

@@ -36,6 +36,8 @@ const paidPeriod = (
  */
 export const recordingAddOnProjector = defineProjector<RecordingAddOnEvent>({
   name: 'recording_addon_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['recording_addons', 'recording_addon_periods'],
   on: {
     async RecordingAddOnEnabled(db, e) {

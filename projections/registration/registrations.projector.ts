@@ -15,6 +15,8 @@ const row = guardedRow(
  */
 export const registrationsProjector = defineProjector<RegistrationEvent>({
   name: 'registrations_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['registrations'],
   on: {
     async RegistrationSubmitted(db, e) {

@@ -40,6 +40,8 @@ const putContactCard = (
  */
 export const richProjector = defineProjector<RichProjected>({
   name: 'rich_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['rich_lines', 'rich_capabilities', 'rich_contact_cards', 'rich_locations'],
   on: {
     async RichLineActivated(db, e) {

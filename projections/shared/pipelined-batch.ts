@@ -11,7 +11,7 @@ import {
 } from 'kysely';
 import type { Checkpoint, RecordedEvent } from '../../application/ports/event-store.port.js';
 import { CheckpointMovedError } from './checkpoint-runner.js';
-import type { Projector } from './projector.js';
+import { NotPipelined, type Projector, UNANSWERED } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
 /**
@@ -19,9 +19,6 @@ import type { ReadDb } from './read-db.js';
  * and nothing of them stays (docs/event-store.md#pipelined-batches).
  */
 export type BatchPipeline = (statements: readonly { sql: string; parameters: readonly unknown[] }[]) => Promise<void>;
-
-/** What a batch did that a pipeline cannot carry: the batch is applied the usual way, in a transaction. */
-class NotPipelined extends Error {}
 
 const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode']);
 
@@ -42,7 +39,7 @@ function recording(db: Kysely<ReadDb>): { view: Kysely<ReadDb>; writes: Compiled
       }
       if (WRITES.has(kind) && !(q.query as { returning?: unknown }).returning) {
         writes.push(q);
-        return { rows: [] };
+        return { rows: [], numAffectedRows: UNANSWERED };
       }
       throw new NotPipelined(kind);
     },

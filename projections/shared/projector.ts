@@ -100,6 +100,19 @@ export function defineProjector<E extends Event>(d: {
 /** A row's `revision` column value for an event: the stream revision the row reflects after it. */
 export const rowRevision = (e: RecordedEvent): string => String(e.streamRevision);
 
+/** What a batch did that a pipeline cannot carry: the batch is applied the usual way, in a transaction. */
+export class NotPipelined extends Error {}
+
+/**
+ * The count of rows a write kept by a pipelined batch answers (it has not run): a handler that asks how many rows a
+ * write moved (`matched`) finds this and ends the recording, instead of reading 0 and going on as if nothing matched.
+ */
+export const UNANSWERED = -1n;
+
 /** Runs a guarded update; true when it matched a row, false when the row is missing or already past the event. */
-export const matched = async (q: { executeTakeFirst(): Promise<{ numUpdatedRows: bigint }> }): Promise<boolean> =>
-  (await q.executeTakeFirst()).numUpdatedRows > 0n;
+export const matched = async (q: { executeTakeFirst(): Promise<{ numUpdatedRows: bigint }> }): Promise<boolean> => {
+  const n = (await q.executeTakeFirst()).numUpdatedRows;
+  // a write kept by a pipelined batch has not run: what it matched is not known, so the batch goes the usual way
+  if (n === UNANSWERED) throw new NotPipelined('a write whose answer is used');
+  return n > 0n;
+};

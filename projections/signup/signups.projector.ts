@@ -12,6 +12,8 @@ const signup = guardedRow(
 /** One row per sign-up process: what the throttles count and what recovery resumes. No codes, no keys. */
 export const signupsProjector = defineProjector<SignUpEvent>({
   name: 'signups_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['signups'],
   on: {
     async SignUpRequested(db, e) {

@@ -31,6 +31,8 @@ const configColumns = (c: SipTrunkChanges) => ({
  */
 export const sipTrunksProjector = defineProjector<SipTrunkEvent>({
   name: 'sip_trunks_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['sip_trunks'],
   on: {
     async SipTrunkCreated(db, e) {

@@ -46,6 +46,8 @@ const addNotice = (
  */
 export const webhookNoticesProjector = defineProjector<Noticed>({
   name: 'webhook_notices_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['webhook_notices'],
   on: {
     async WebhookDisableWarned(db, e) {

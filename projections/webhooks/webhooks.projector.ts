@@ -19,6 +19,8 @@ const scope = guardedRow(
  */
 export const webhooksProjector = defineProjector<WebhookEvent>({
   name: 'webhooks_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
   tables: ['webhooks'],
   on: {
     async WebhookCreated(db, e) {

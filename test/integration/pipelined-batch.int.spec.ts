@@ -6,7 +6,7 @@ import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { callsProjector } from '../../projections/calls/calls.projector.js';
 import { CheckpointMovedError, ensureCheckpoint, runBatch } from '../../projections/shared/engine.js';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
-import type { Projector } from '../../projections/shared/projector.js';
+import { matched, type Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 
 // A projector whose batches read before they write sends its writes and its checkpoint as one message, embedded and
@@ -101,6 +101,27 @@ describe('pipelined projector batches', function () {
     const to = await runBatch(h.readDb, p, from, [event(0, 'a'), event(1, 'a')], pipeline);
     expect(sent).to.equal(0);
     expect(await tallies()).to.deep.equal({ a: 2 });
+    expect(await checkpoint(p.name)).to.equal(to);
+  });
+
+  it('applies a batch that asks what a write matched (`matched`) the usual way, never as if it matched nothing', async () => {
+    await loose(h.readDb).insertInto('tallies').values({ id: 'a', n: 1 }).execute();
+    const p: Projector = {
+      name: 'tally_matched',
+      handles: new Set(['Counted']),
+      tables: [],
+      pipelined: true,
+      apply: async () => undefined,
+      // moves 'a', and only if that matched a row, writes 'b'
+      applyBatch: async (db) => {
+        if (await matched(loose(db).updateTable('tallies').set({ n: 2 }).where('id', '=', 'a')))
+          await loose(db).insertInto('tallies').values({ id: 'b', n: 1 }).execute();
+      },
+    };
+    const from = await ensureCheckpoint(h.readDb, p.name);
+    const to = await runBatch(h.readDb, p, from, [event(0, 'a')], pipeline);
+    expect(sent).to.equal(0);
+    expect(await tallies()).to.deep.equal({ a: 2, b: 1 });
     expect(await checkpoint(p.name)).to.equal(to);
   });
 
