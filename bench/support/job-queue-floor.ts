@@ -38,6 +38,9 @@ function post(agent: Agent, url: URL, id: string, body: string): Promise<number>
 export async function jobQueueFloor(databaseUrl: string, receiverUrl: string, jobs: number, workers: number): Promise<number> {
   return withScratchDatabase(databaseUrl, async (url) => {
     const pool = new pg.Pool({ connectionString: url, max: workers + 1 });
+    // the scratch database is dropped (with force) as soon as the pool has ended: a connection whose goodbye the
+    // server has not processed yet is then terminated, and the pool's 'error' without a listener ended the bench
+    pool.on('error', () => undefined);
     try {
       await pool.query('create table jobs (id bigserial primary key, body text not null, status int, sent_at timestamptz)');
       await pool.query(`insert into jobs (body) select '{"event":"agent.created","n":' || n || '}' from generate_series(1, $1) n`, [jobs]);
