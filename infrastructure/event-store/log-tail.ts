@@ -81,8 +81,8 @@ export class LogTail {
    * `after` matching `filter` up to the tail's start, from the table; null when `after` is not behind the tail. When
    * fewer than `maxCount` match there, `through` is the tail's start: nothing of the filter lies between, so the reader
    * moves its cursor there and reads from memory next (docs/event-store.md#the-log-tail). `behind`: the reader is not
-   * caught up, whatever it got: the log goes on after `through`. Without this, a reader whose
-   * events are rare stayed behind for good, and each of its reads scanned the table from its old cursor to the head.
+   * caught up, whatever it got: the log goes on after `through`. Without this, a reader whose events are rare stayed
+   * behind for good, and each of its reads scanned the table from its old cursor to the head.
    */
   async behind(
     after: Checkpoint,
