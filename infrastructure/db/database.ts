@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { countStatement } from '../observability/metrics.js';
 import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
 import { PgliteThread } from './pglite-thread.js';
 import { serverPipeline } from './server-pipeline.js';
-import type { Pipeline } from './wire.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
 export interface EventsTable {
@@ -52,7 +52,7 @@ export type DatabaseHandle = Readonly<{
   /** PGlite only: its data directory as a tarball (a test's migrated template) */
   dump?: () => Promise<Blob | File>;
   /** statements as one transaction in one message (docs/event-store.md#pipelined-batches) */
-  pipeline: Pipeline;
+  pipeline: BatchPipeline;
 }>;
 
 export async function openDatabase(o: {

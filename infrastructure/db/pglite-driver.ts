@@ -15,8 +15,9 @@ import {
 } from 'kysely';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
+import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import { countStatement } from '../observability/metrics.js';
-import { bindOf, DESCRIBE_EXECUTE, type Pipeline, SYNC } from './wire.js';
+import { bindOf, DESCRIBE_EXECUTE, SYNC } from './wire.js';
 
 export type StatementResult = { rows: Record<string, unknown>[]; affectedRows?: number };
 /** How PGlite turns a column's text into a value, by the column's type oid. */
@@ -335,7 +336,7 @@ export class PgliteDialect implements Dialect {
   private driver: PgliteDriver | null = null;
   constructor(private readonly runner: PgliteRunner) {}
   /** statements in one message, as one transaction (docs/event-store.md#pipelined-batches), on the driver's connection */
-  readonly pipeline: Pipeline = (statements) => {
+  readonly pipeline: BatchPipeline = (statements) => {
     if (!this.driver) throw new Error('the PGlite dialect has no driver yet');
     return this.driver.shared.pipeline(statements);
   };

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { DatabaseError, serialize } from 'pg-protocol';
+import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import { countStatement } from '../observability/metrics.js';
-import { bindOf, DESCRIBE_EXECUTE, type Pipeline, SYNC } from './wire.js';
+import { bindOf, DESCRIBE_EXECUTE, SYNC } from './wire.js';
 
 /** The part of node-postgres's connection a batch writes to (its own queries write through the same method). */
 type Wire = { _send(message: Buffer): void };
@@ -50,7 +51,7 @@ class Batch implements pg.Submittable {
  * is skipped and nothing of it stays. One round trip and one write instead of a `begin`, each statement, and a
  * `commit`, each waiting for the one before.
  */
-export function serverPipeline(pool: pg.Pool): Pipeline {
+export function serverPipeline(pool: pg.Pool): BatchPipeline {
   return async (statements) => {
     if (statements.length === 0) return;
     const parts: Buffer[] = [];

@@ -6,9 +6,6 @@ import { serialize } from 'pg-protocol';
  * driver and the server's pipelined batches (docs/event-store.md#pipelined-batches).
  */
 
-/** Several statements run as one transaction in one message; the first error is thrown and nothing stays. */
-export type Pipeline = (statements: readonly { sql: string; parameters: readonly unknown[] }[]) => Promise<void>;
-
 /**
  * The parameters as node-postgres sends them to a server: text, their types left to the server. pg-protocol binds a
  * statement's parameters in about a tenth of the time PGlite's own copy of it takes.
