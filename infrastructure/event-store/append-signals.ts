@@ -148,8 +148,10 @@ export class PgNotifySignals implements AppendSignals {
   private async connect(): Promise<void> {
     if (this.closed) return;
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000, application_name: APPLICATION_NAME });
+    /** this connection's server process: its own NOTIFY comes back to it, and local listeners heard that already */
+    let self: number | null = null;
     client.on('notification', (m) => {
-      if (m.channel !== CHANNEL) return;
+      if (m.channel !== CHANNEL || m.processId === self) return;
       const n = decode(m.payload);
       if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
       else if (n && 'freed' in n) for (const lease of n.freed) this.local.publishFreed(lease);
@@ -159,6 +161,7 @@ export class PgNotifySignals implements AppendSignals {
     client.on('end', () => this.lost(client, new Error('connection ended')));
     try {
       await client.connect();
+      self = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid ?? null;
       await client.query(`listen ${CHANNEL}`);
     } catch (err) {
       this.lost(client, err);

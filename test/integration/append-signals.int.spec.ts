@@ -9,6 +9,7 @@ import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js
 import { createLogger } from '../../infrastructure/logger.js';
 import { ev, TestClock } from '../support/fixtures.js';
 import { freshDatabase } from '../support/stores.js';
+import { eventually } from '../support/webhook-receiver.js';
 
 /**
  * Append notices wake subscriptions at once; the poll is only the safety net (docs/event-store.md#wake-ups).
@@ -157,6 +158,33 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
       } finally {
         await admin.end();
         await sub.stop();
+      }
+    });
+
+    it('hears its own append once: the notice its connection gets back from PostgreSQL is dropped', async () => {
+      a = await proc(NEVER_MS);
+      b = await proc(NEVER_MS);
+      const heardByA: string[] = [];
+      const offA = a.signals.listen((n) => heardByA.push(n.checkpoint));
+      const hears = (signals: PgNotifySignals, checkpoint: string) =>
+        new Promise<void>((resolve) => {
+          const off = signals.listen((n) => {
+            if (n.checkpoint === checkpoint) {
+              off();
+              resolve();
+            }
+          });
+        });
+      try {
+        const stream = `call-${randomUUID()}`;
+        const bHearsIt = (await a.store.appendToStream(stream, [ev('CallEnded', { n: 1 })], { expectedRevision: 'no_stream' })).checkpoint;
+        await hears(b.signals, bHearsIt);
+        // notices reach a listener in the order their NOTIFYs committed: once a hears b's, its own would have come back
+        const reply = await b.store.appendToStream(`call-${randomUUID()}`, [ev('CallEnded', { n: 2 })], { expectedRevision: 'no_stream' });
+        await eventually(() => heardByA.includes(reply.checkpoint), 10_000, "a hears b's append");
+        expect(heardByA.filter((c) => c === bHearsIt)).to.have.length(1);
+      } finally {
+        offA();
       }
     });
 
