@@ -25,8 +25,10 @@ export class LogTail {
   private events: RecordedEvent[] = [];
   private refreshing: Promise<void> | null = null;
   private opening: Promise<void> | null = null;
-  /** an append was heard of since the last refresh began (sole writer only) */
+  /** an append was heard of since the last refresh began */
   private appended = true;
+  /** the newest checkpoint an append notice named (docs/event-store.md#the-log-tail) */
+  private newestHeard: Checkpoint | null = null;
   private lastRefreshAt = 0;
 
   constructor(
@@ -39,16 +41,20 @@ export class LogTail {
     private readonly head: () => Promise<Checkpoint>,
     private readonly keep: number = TAIL_EVENTS,
     /**
-     * Where the process is the log's only writer and hears of every append at once (embedded), a refresh reads the
-     * table only when an append was heard of since the last one began, or when the last is this old: nothing else
-     * can have become visible (docs/event-store.md#the-log-tail). Unset: every refresh reads.
+     * When a refresh may be left out (docs/event-store.md#the-log-tail): it reads the table only when an append was
+     * heard of since the last one began, when a notice named an event the tail does not hold yet, or when the last
+     * is `stalestMs` old. `soleWriter` (embedded): the process hears of every append at once, so every read may
+     * leave it out. Otherwise (a server, where a notice of another process's append comes after its commit, or is
+     * lost) only a subscription's read may, since a subscription takes notices as hints and polls. Unset: every
+     * refresh reads.
      */
-    private readonly soleWriter?: { stalestMs: number; now: () => number },
+    private readonly freshness?: { stalestMs: number; now: () => number; soleWriter: boolean },
   ) {}
 
-  /** The store appended (sole writer): the next refresh reads the table. */
-  heard(): void {
+  /** An append was heard of (the store's own, or another process's notice naming its newest checkpoint). */
+  heard(at?: Checkpoint): void {
     this.appended = true;
+    if (at && (this.newestHeard === null || compareCheckpoints(at, this.newestHeard) > 0)) this.newestHeard = at;
   }
 
   /**
@@ -60,10 +66,18 @@ export class LogTail {
     after: Checkpoint,
     maxCount: number,
     filter: EventFilter | undefined,
+    /** a subscription's read, which may be answered from the tail as it is when nothing was heard since */
+    hinted = false,
   ): Promise<{ events: RecordedEvent[]; through: Checkpoint } | null> {
     await this.open();
     if (compareCheckpoints(after, this.start!) < 0) return null;
-    await this.refresh();
+    const mayReuse = this.freshness !== undefined && (this.freshness.soleWriter || hinted);
+    if (!mayReuse || this.stale()) {
+      const joined = this.refreshing !== null;
+      await this.refresh();
+      // the refresh it joined had begun before a notice that came meanwhile: read what that notice named
+      if (joined && mayReuse && this.appended) await this.refresh();
+    }
     // the refresh (this reader's or one it joined) may have dropped the oldest events, the cursor's among them:
     // the events after the cursor are then no longer all here, and the table answers
     if (compareCheckpoints(after, this.start!) < 0) return null;
@@ -105,13 +119,19 @@ export class LogTail {
     return this.opening;
   }
 
+  /** Whether a refresh that may be left out must read: see `freshness`. */
+  private stale(): boolean {
+    const f = this.freshness!;
+    if (this.refreshing || this.appended) return true;
+    if (this.newestHeard !== null && compareCheckpoints(this.newestHeard, this.end!) > 0) return true;
+    return f.now() - this.lastRefreshAt >= f.stalestMs;
+  }
+
   /** Reads what became visible after `end`; callers that come while a refresh runs share it. */
   private refresh(): Promise<void> {
-    const sole = this.soleWriter;
-    if (!this.refreshing && sole && !this.appended && sole.now() - this.lastRefreshAt < sole.stalestMs) return Promise.resolve();
     this.refreshing ??= (async () => {
       this.appended = false;
-      if (sole) this.lastRefreshAt = sole.now();
+      if (this.freshness) this.lastRefreshAt = this.freshness.now();
       try {
         for (;;) {
           const page = await this.readTable(this.end!, PAGE);

@@ -118,8 +118,10 @@ export class PgEventStore implements EventStorePort {
       (after, maxCount, r) => this.readTable(after, maxCount, r?.filter, r?.upTo),
       () => this.headCheckpoint(),
       undefined,
-      o.soleWriter ? { stalestMs: o.pollIntervalMs ?? 1000, now: () => performance.now() } : undefined,
+      { stalestMs: o.pollIntervalMs ?? 1000, now: () => performance.now(), soleWriter: o.soleWriter === true },
     );
+    // the tail hears every notice first, the store's own appends and (on a server) the other processes'
+    this.signals.listen((n) => this.tail.heard(n.checkpoint));
     this.known = o.soleWriter && o.knowsStreams ? new KnownStreams() : null;
     this.soleWriter = o.soleWriter
       ? {
@@ -208,7 +210,6 @@ export class PgEventStore implements EventStorePort {
     costMetrics.appends.inc(written.length);
     costMetrics.events.inc(written.reduce((n, q) => n + q.events.length, 0));
     if (newest !== null) {
-      this.tail.heard();
       this.signals.publish({
         checkpoint: newest,
         types: [...new Set(written.flatMap((q) => q.events.map((e) => e.type)))],
@@ -356,7 +357,7 @@ export class PgEventStore implements EventStorePort {
     filter?: EventFilter,
   ): Promise<{ events: RecordedEvent[]; through?: Checkpoint; behind?: boolean }> {
     return (
-      (await this.tail.read(after, maxCount, filter)) ??
+      (await this.tail.read(after, maxCount, filter, true)) ??
       (await this.tail.behind(after, maxCount, filter)) ?? { events: await this.readTable(after, maxCount, filter) }
     );
   }

@@ -66,7 +66,7 @@ describe('the log tail', () => {
     let clock = 0;
     tableReads = 0;
     append(1);
-    const tail = new LogTail(counted, head, 10, { stalestMs: 1000, now: () => clock });
+    const tail = new LogTail(counted, head, 10, { stalestMs: 1000, now: () => clock, soleWriter: true });
     await tail.read(log[0]!.checkpoint, 100, undefined);
     const first = tableReads;
     append(2);
@@ -82,6 +82,69 @@ describe('the log tail', () => {
     append(1);
     clock += 1000;
     expect(types(await tail.read(log[2]!.checkpoint, 100, undefined))).to.deep.equal(['E4']);
+  });
+
+  it("on a server, leaves a subscription's refresh out until a notice, or an event named and not yet held, or the last is old", async () => {
+    let clock = 0;
+    append(1);
+    const tail = new LogTail(counted, head, 10, { stalestMs: 1000, now: () => clock, soleWriter: false });
+    await tail.read(log[0]!.checkpoint, 100, undefined, true);
+    tableReads = 0;
+    append(1);
+    // a read that is not a subscription's (read-your-writes across processes) always reads the table
+    expect(types(await tail.read(log[0]!.checkpoint, 100, undefined))).to.deep.equal(['E2']);
+    expect(tableReads).to.equal(1);
+    // a subscription's, with nothing heard since: from memory
+    append(1);
+    expect(types(await tail.read(log[1]!.checkpoint, 100, undefined, true))).to.deep.equal([]);
+    expect(tableReads).to.equal(1);
+    // a notice naming E4, which is not visible yet (an older transaction is open): read, and read again while it is not held
+    tail.heard(makeCheckpoint(4n, 0n));
+    expect(types(await tail.read(log[1]!.checkpoint, 100, undefined, true))).to.deep.equal(['E3']);
+    expect(types(await tail.read(log[1]!.checkpoint, 100, undefined, true))).to.deep.equal(['E3']);
+    expect(tableReads).to.equal(3);
+    append(1);
+    expect(types(await tail.read(log[2]!.checkpoint, 100, undefined, true))).to.deep.equal(['E4']);
+    expect(tableReads).to.equal(4);
+    // held now: nothing more is read until the last read is old (a lost notice)
+    append(1);
+    expect(types(await tail.read(log[3]!.checkpoint, 100, undefined, true))).to.deep.equal([]);
+    expect(tableReads).to.equal(4);
+    clock += 1000;
+    expect(types(await tail.read(log[3]!.checkpoint, 100, undefined, true))).to.deep.equal(['E5']);
+    expect(tableReads).to.equal(5);
+  });
+
+  it('reads again for a notice heard while the refresh a reader joined was running', async () => {
+    append(1);
+    let release: () => void = () => undefined;
+    let heldNow: () => void = () => undefined;
+    const held = new Promise<void>((r) => (heldNow = r));
+    let hold = false;
+    const slow = async (after: Checkpoint, maxCount: number, o?: { filter?: EventFilter; upTo?: Checkpoint }) => {
+      tableReads++;
+      const rows = await readTable(after, maxCount, o);
+      if (hold) {
+        hold = false;
+        heldNow();
+        await new Promise<void>((r) => (release = r));
+      }
+      return rows;
+    };
+    const tail = new LogTail(slow, head, 10, { stalestMs: 1000, now: () => 0, soleWriter: false });
+    await tail.read(log[0]!.checkpoint, 100, undefined, true);
+    tableReads = 0;
+    hold = true;
+    tail.heard(makeCheckpoint(1n, 0n));
+    const first = tail.read(log[0]!.checkpoint, 100, undefined, true); // starts a refresh, held
+    await held;
+    append(1);
+    tail.heard(log[1]!.checkpoint); // E2 committed after that refresh read the table
+    const second = tail.read(log[0]!.checkpoint, 100, undefined, true); // joins it, then reads again
+    release();
+    expect(types(await first)).to.deep.equal([]);
+    expect(types(await second)).to.deep.equal(['E2']);
+    expect(tableReads).to.equal(2);
   });
 
   it('sends a reader before its start to the table', async () => {
