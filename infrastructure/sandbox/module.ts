@@ -13,6 +13,7 @@ import * as m060 from '../db/migrations/060-sandbox-sms.js';
 import * as m101 from '../db/migrations/101-sandbox-chatapp.js';
 import * as m111 from '../db/migrations/111-sandbox-rich.js';
 import * as m112 from '../db/migrations/112-sandbox-rich-report-order.js';
+import * as m162 from '../db/migrations/162-sandbox-report-subjects.js';
 import { httpError } from '../http/errors.js';
 import { MESSAGING } from '../messaging/tokens.js';
 import { PLATFORM } from '../platform/tokens.js';
@@ -245,6 +246,7 @@ export const sandbox = {
     '101-sandbox-chatapp': m101,
     '111-sandbox-rich': m111,
     '112-sandbox-rich-report-order': m112,
+    '162-sandbox-report-subjects': m162,
   },
   errors: {
     SANDBOX_CALL_REFUSED: {
