@@ -1,4 +1,4 @@
-import { type QueryExecutorProvider, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import { IntervalWorker } from '../workers.js';
 
@@ -9,6 +9,14 @@ type TableActivity = {
   n_dead_tup: string | number;
   n_mod_since_analyze: string | number;
 };
+
+/**
+ * The tables an analysis samples less of than PostgreSQL's default (`default_statistics_target` 100: 30,000 rows), and
+ * the target it uses for them (docs/event-store.md#embedded-maintenance). The events table is the largest and grows
+ * with every write; its filtered columns (type, category, stream) have few common values. Sampling 3,000 rows took
+ * 12 ms instead of 82-98 ms over 40,000 events, and an analysis holds the one session while it runs.
+ */
+export const SAMPLED_TABLES: Readonly<Record<string, number>> = { events: 10 };
 
 /** What one pass did: the tables analyzed (vacuumed ones are analyzed too) and vacuumed. */
 export type MaintenancePass = { analyzed: string[]; vacuumed: string[] };
@@ -32,11 +40,11 @@ export function due(t: TableActivity): { analyze: boolean; vacuum: boolean } {
  * and deleted read-model rows pile up). Each pass flushes the activity counters, reads them, and analyzes or
  * vacuums each table past PostgreSQL's own thresholds, one statement per table so that other statements run between.
  */
-export class EmbeddedMaintenance extends IntervalWorker<MaintenancePass> {
+export class EmbeddedMaintenance<DB> extends IntervalWorker<MaintenancePass> {
   readonly name = 'embedded-maintenance';
 
   constructor(
-    private readonly db: QueryExecutorProvider,
+    private readonly db: Kysely<DB>,
     log: LoggerPort,
     intervalMs: number,
   ) {
@@ -55,7 +63,14 @@ export class EmbeddedMaintenance extends IntervalWorker<MaintenancePass> {
       if (!d.analyze) continue;
       const started = performance.now();
       const table = sql.table(t.relname);
-      await (d.vacuum ? sql`vacuum (analyze) ${table}` : sql`analyze ${table}`).execute(this.db);
+      const target = SAMPLED_TABLES[t.relname];
+      if (target !== undefined && !d.vacuum)
+        // `set local` lasts as long as the transaction; a vacuum cannot run in one, so a table due for it is sampled as usual
+        await this.db.transaction().execute(async (trx) => {
+          await sql`set local default_statistics_target = ${sql.lit(target)}`.execute(trx);
+          await sql`analyze ${table}`.execute(trx);
+        });
+      else await (d.vacuum ? sql`vacuum (analyze) ${table}` : sql`analyze ${table}`).execute(this.db);
       if (d.vacuum) pass.vacuumed.push(t.relname);
       pass.analyzed.push(t.relname);
       this.log.debug({ table: t.relname, vacuum: d.vacuum, ms: Math.round(performance.now() - started) }, 'embedded maintenance');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import type { DatabaseHandle } from '../../infrastructure/db/database.js';
-import { due, EmbeddedMaintenance } from '../../infrastructure/db/embedded-maintenance.js';
+import type { DatabaseHandle, Db } from '../../infrastructure/db/database.js';
+import { due, EmbeddedMaintenance, SAMPLED_TABLES } from '../../infrastructure/db/embedded-maintenance.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { freshDatabase } from '../support/stores.js';
 
@@ -31,7 +31,7 @@ describe('embedded maintenance', function () {
 
   describe('on PGlite', () => {
     let h: DatabaseHandle;
-    let maintenance: EmbeddedMaintenance;
+    let maintenance: EmbeddedMaintenance<Db>;
     before(async function () {
       // on a server, PostgreSQL's own autovacuum does this work, and its counters belong to other connections
       if (process.env.DATABASE_URL) this.skip();
@@ -74,6 +74,28 @@ describe('embedded maintenance', function () {
         h.db,
       );
       expect(Number(dead.rows[0]!.n)).to.equal(0);
+    });
+
+    it('analyzes the events table from a smaller sample, which keeps fewer common values', async () => {
+      // 40 event types, the first 20 common: the default sample would keep all 40 as common values
+      await sql`insert into events (transaction_id, event_id, stream_name, stream_category, stream_revision, event_type, data, metadata, created_at)
+          select pg_current_xact_id(), gen_random_uuid(), 'bench-' || g, 'bench', 0, 'Type' || (g % 40), '{}'::jsonb, '{}'::jsonb, now()
+            from generate_series(1, 4000) g`.execute(h.db);
+      const pass = await maintenance.runOnce();
+      expect(pass.analyzed).to.include('events');
+      const stats = await sql<{ common: number; bounds: number }>`
+        select coalesce(array_length(most_common_vals::text::text[], 1), 0) as common,
+               coalesce(array_length(histogram_bounds::text::text[], 1), 0) as bounds
+          from pg_stats where tablename = 'events' and attname = 'event_type'`.execute(h.db);
+      const { common, bounds } = stats.rows[0]!;
+      expect(common + bounds).to.be.greaterThan(0);
+      // a statistics target of 10: at most 10 common values and 11 histogram bounds (the default's 100 keeps all 40)
+      expect(SAMPLED_TABLES.events).to.equal(10);
+      expect(common).to.be.at.most(10);
+      expect(bounds).to.be.at.most(11);
+      // the target was the transaction's own: a later analysis of another table samples as usual
+      const after = await sql<{ t: string }>`select current_setting('default_statistics_target') as t`.execute(h.db);
+      expect(after.rows[0]!.t).to.equal('100');
     });
   });
 });
