@@ -75,8 +75,9 @@ export class LogTail {
     if (!mayReuse || this.stale()) {
       const joined = this.refreshing !== null;
       await this.refresh();
-      // the refresh it joined had begun before a notice that came meanwhile: read what that notice named
-      if (joined && mayReuse && this.appended) await this.refresh();
+      // on a server, the refresh it joined may have begun before the commit of an event a notice named meanwhile:
+      // read it now, rather than the subscription asking for the visibility horizon and then reading again
+      if (joined && hinted && !this.freshness?.soleWriter && this.namedNotHeld()) await this.refresh();
     }
     // the refresh (this reader's or one it joined) may have dropped the oldest events, the cursor's among them:
     // the events after the cursor are then no longer all here, and the table answers
@@ -122,9 +123,13 @@ export class LogTail {
   /** Whether a refresh that may be left out must read: see `freshness`. */
   private stale(): boolean {
     const f = this.freshness!;
-    if (this.refreshing || this.appended) return true;
-    if (this.newestHeard !== null && compareCheckpoints(this.newestHeard, this.end!) > 0) return true;
+    if (this.refreshing || this.appended || this.namedNotHeld()) return true;
     return f.now() - this.lastRefreshAt >= f.stalestMs;
+  }
+
+  /** A notice named an event the tail does not hold yet (not visible yet, or not read yet). */
+  private namedNotHeld(): boolean {
+    return this.newestHeard !== null && compareCheckpoints(this.newestHeard, this.end!) > 0;
   }
 
   /** Reads what became visible after `end`; callers that come while a refresh runs share it. */
