@@ -140,11 +140,12 @@ async function emmettIn(url: string, writers: number, seconds: number): Promise<
   });
 }
 
-/** This project's store as the platform makes it on a server: EVENT_APPEND_CONCURRENCY's default (4), or `concurrency`. */
-async function ours(url: string, writers: number, seconds: number, concurrency?: number): Promise<PeerRow> {
+/** This project's store as the platform makes it on a server (EVENT_APPEND_CONCURRENCY's default, 4). */
+async function ours(url: string, writers: number, seconds: number): Promise<PeerRow> {
   return withScratchDatabase(url, async (scoped) => {
     const handle = await openDatabase({ databaseUrl: scoped, poolSize: writers });
-    const store = new PgEventStore(handle.db, clock, concurrency ? { appendConcurrency: concurrency } : {});
+    // as the platform makes it (infrastructure/platform/module.ts): appends of one turn of the event loop go together
+    const store = new PgEventStore(handle.db, clock, { gatherAppends: true });
     try {
       await migrateToLatest(handle.db as never);
       const run = randomUUID().slice(0, 8);
@@ -153,21 +154,13 @@ async function ours(url: string, writers: number, seconds: number, concurrency?:
           expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1),
         });
       });
-      return row(writers, concurrency ? `${OURS_WITH} ${concurrency}` : 'this project (PgEventStore)', r);
+      return row(writers, 'this project (PgEventStore)', r);
     } finally {
       await store.close();
       await handle.close();
     }
   });
 }
-
-/** the name of a row of this project's store with EVENT_APPEND_CONCURRENCY set to another value than its default (4) */
-const OURS_WITH = 'this project, statements in flight:';
-/**
- * At 8 writers the store also runs with 2 statements in flight instead of 4: fewer at once, so more appends wait and
- * go together in one statement and one commit (docs/event-store.md#appending).
- */
-const FEWER_IN_FLIGHT = 2;
 
 /** Every system at 1 and at 8 writers; the floor by pgbench when it is installed, and from node always. */
 export async function appendPeers(url: string, seconds: number): Promise<PeerRow[]> {
@@ -179,7 +172,6 @@ export async function appendPeers(url: string, seconds: number): Promise<PeerRow
       () => floorNode(url, writers, seconds),
       () => emmett(url, writers, seconds),
       () => ours(url, writers, seconds),
-      ...(writers > 1 ? [() => ours(url, writers, seconds, FEWER_IN_FLIGHT)] : []),
     ];
     for (const m of measured) {
       const r = await m();
@@ -195,17 +187,12 @@ export function printPeers(rows: readonly PeerRow[]): void {
   console.log('writers | system                                 |  appends |   per s | ours / this');
   for (const writers of [...new Set(rows.map((r) => r.writers))]) {
     const group = rows.filter((r) => r.writers === writers);
-    const mine = group.find((r) => r.system.startsWith('this project ('));
+    const mine = group.find((r) => r.system.startsWith('this project'));
     for (const r of group) {
-      const ratio = mine && r !== mine && !r.system.startsWith(OURS_WITH) ? `${(mine.perSecond / r.perSecond).toFixed(2)}x` : '';
+      const ratio = mine && r !== mine ? `${(mine.perSecond / r.perSecond).toFixed(2)}x` : '';
       console.log(
         `${String(writers).padStart(7)} | ${r.system.padEnd(38)} | ${String(r.appends).padStart(8)} | ${Math.round(r.perSecond).toLocaleString('en-US').padStart(7)} | ${ratio}`,
       );
     }
-  }
-  for (const other of rows.filter((r) => r.system.startsWith(OURS_WITH))) {
-    const peers = rows.filter((r) => r.writers === other.writers && !r.system.startsWith('this project'));
-    const against = peers.map((p) => `${(other.perSecond / p.perSecond).toFixed(2)}x ${p.system}`).join(', ');
-    console.log(`  ${other.writers} writers, ${other.system}: ${Math.round(other.perSecond)}/s = ${against}`);
   }
 }

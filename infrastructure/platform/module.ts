@@ -47,8 +47,8 @@ export const platform = {
         pollIntervalMs: cfg.EVENT_POLL_INTERVAL_MS,
         // embedded, one thread runs every stage: batches halve the work per event there; on a server, measured, no gain
         batchLingerMs: cfg.EVENT_BATCH_LINGER_MS ?? (embedded ? 4 : 0),
-        // embedded, appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
-        gatherAppends: embedded,
+        // appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
+        gatherAppends: true,
         // embedded, this process is the log's only writer: the command path's cache of aggregates is exact
         soleWriter: embedded,
         // PGlite is one session: an append is visible to every reader once it returns
