@@ -49,6 +49,8 @@ export const platform = {
         batchLingerMs: cfg.EVENT_BATCH_LINGER_MS ?? (embedded ? 4 : 0),
         // appends made in one turn of the event loop go in one statement (docs/event-store.md#appending)
         gatherAppends: true,
+        // and the streams read whole in one turn, in one statement (docs/event-store.md#reading-streams)
+        gatherReads: true,
         // embedded, this process is the log's only writer: the command path's cache of aggregates is exact
         soleWriter: embedded,
         // PGlite is one session: an append is visible to every reader once it returns

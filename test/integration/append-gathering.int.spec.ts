@@ -29,6 +29,44 @@ describe('PostgreSQL event store: appends gathered per event-loop turn', () => {
     return new Set(results.map((r) => parseCheckpoint(r.checkpoint)[0])).size;
   }
 
+  it('reads the whole streams asked for in one turn in one statement, each its own events (docs/event-store.md#reading-streams)', async () => {
+    const writer = new PgEventStore(handle.db, new TestClock());
+    const [a, b, none] = ['a', 'b', 'none'].map((k) => `read-${k}-${randomUUID()}`) as [string, string, string];
+    await writer.appendToStream(a, [ev('A1'), ev('A2')], { expectedRevision: 'no_stream' });
+    await writer.appendToStream(b, [ev('B1')], { expectedRevision: 'no_stream' });
+    const asked: string[][] = [];
+    const reads = (gatherReads: boolean) => {
+      const store = new PgEventStore(handle.db, new TestClock(), { gatherReads });
+      const readStreams = store.readStreams.bind(store);
+      store.readStreams = (names) => {
+        asked.push([...names]);
+        return readStreams(names);
+      };
+      return store;
+    };
+    const store = reads(true);
+    const [ofA, ofB, ofNone, ofAAgain, fromRevision] = await Promise.all([
+      store.readStream(a),
+      store.readStream(b),
+      store.readStream(none),
+      store.readStream(a),
+      store.readStream(a, { fromRevision: 1n }),
+    ]);
+    expect(asked).to.deep.equal([[a, b, none]]);
+    expect(ofA.map((e) => e.type)).to.deep.equal(['A1', 'A2']);
+    expect(ofB.map((e) => e.type)).to.deep.equal(['B1']);
+    expect(ofNone).to.deep.equal([]);
+    expect(ofAAgain).to.deep.equal(ofA);
+    expect(ofAAgain).not.to.equal(ofA);
+    // a read from a revision goes alone, at once
+    expect(fromRevision.map((e) => e.type)).to.deep.equal(['A2']);
+    // without gathering every read is its own statement
+    asked.length = 0;
+    const alone = reads(false);
+    await Promise.all([alone.readStream(a), alone.readStream(b)]);
+    expect(asked).to.deep.equal([]);
+  });
+
   it('writes the appends of one turn in one transaction', async () => {
     expect(await transactionsOf(true)).to.equal(1);
   });

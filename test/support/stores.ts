@@ -37,7 +37,8 @@ export async function storeUnderTest(clock = new TestClock()): Promise<StoreUnde
   const handle = await freshDatabase();
   const store = process.env.EVENTSTORE_URL
     ? new EsdbEventStore(process.env.EVENTSTORE_URL)
-    : new PgEventStore(handle.db, clock, { pollIntervalMs: 20 });
+    : // gathered as the platform makes it (infrastructure/platform/module.ts)
+      new PgEventStore(handle.db, clock, { pollIntervalMs: 20, gatherAppends: true, gatherReads: true });
   return {
     store,
     handle,
