@@ -128,6 +128,8 @@ export class ReadModelWaiter implements ReadModelsPort {
   /** the furthest checkpoint heard of, per projector */
   private readonly heard = new Map<string, Checkpoint>();
   private listening = false;
+  /** the stored checkpoints asked for in this turn of the event loop, read together at its end */
+  private asked: { names: Set<string>; read: Promise<void> } | null = null;
 
   constructor(
     private readonly db: Kysely<ReadDb>,
@@ -164,10 +166,7 @@ export class ReadModelWaiter implements ReadModelsPort {
       // the stored checkpoints are read first (unless every advance is heard), when no word came in `pollMs`, and last
       const read = last || (first ? !this.o.hearsEveryAdvance || !this.advanced : !woken);
       first = false;
-      if (read) {
-        const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
-        for (const r of rows) this.hear(r.name, r.checkpoint);
-      }
+      if (read) await this.readStored(names);
       if (behind().length === 0) return true;
       if (last)
         throw new DomainError(
@@ -176,6 +175,30 @@ export class ReadModelWaiter implements ReadModelsPort {
         );
       return null;
     });
+  }
+
+  /**
+   * Reads the stored checkpoints of these projectors into what it heard. The reads asked for in one turn of the event
+   * loop (the waits of the requests answered together) go as one statement, a moment later than asked, never staler
+   * (docs/event-store.md#reading-streams).
+   */
+  private readStored(names: readonly string[]): Promise<void> {
+    let asked = this.asked;
+    if (!asked) {
+      const batch = { names: new Set<string>(), read: Promise.resolve() };
+      batch.read = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        this.asked = null;
+        const rows = await this.db
+          .selectFrom('projection_checkpoints')
+          .select(['name', 'checkpoint'])
+          .where('name', 'in', [...batch.names])
+          .execute();
+        for (const r of rows) this.hear(r.name, r.checkpoint);
+      });
+      this.asked = asked = batch;
+    }
+    for (const n of names) asked.names.add(n);
+    return asked.read;
   }
 
   async waitForRow<T>(find: () => Promise<T | null>, o: { tables: readonly string[]; withinMs: number }): Promise<T | null> {
