@@ -21,6 +21,7 @@ import {
   type SubscriptionHandler,
   WrongExpectedRevisionError,
 } from '../../application/ports/event-store.port.js';
+import { perTurn } from '../../application/shared/per-turn.js';
 import { categoryOf } from '../../domain/shared/streams.js';
 import type { Db, EventsTable } from '../db/database.js';
 import { costMetrics } from '../observability/metrics.js';
@@ -87,8 +88,8 @@ export class PgEventStore implements EventStorePort {
   private readonly maxInFlight: number;
   private readonly tail: LogTail;
   private readonly known: KnownStreams | null;
-  /** whole-stream reads asked for in this turn of the event loop, by stream (`gatherReads`) */
-  private readsAsked = new Map<string, { resolve: (events: RecordedEvent[]) => void; reject: (err: unknown) => void }[]>();
+  /** whole streams asked for in one turn of the event loop, read together at its end (`gatherReads`) */
+  private readonly readTogether = perTurn((names: readonly string[]) => this.readStreams(names));
 
   constructor(
     private readonly db: Kysely<Db>,
@@ -317,37 +318,14 @@ export class PgEventStore implements EventStorePort {
   async readStream(stream: string, o: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     if (!this.mayExist(stream)) return [];
     const whole = o.fromRevision === undefined && o.maxCount === undefined && o.direction !== 'backwards';
-    if (this.o.gatherReads && whole) return this.gatheredRead(stream);
+    // read with the others asked for in this turn (docs/event-store.md#reading-streams); each caller gets its own copy
+    if (this.o.gatherReads && whole) return [...((await this.readTogether([stream])).get(stream) ?? [])];
     const backwards = o.direction === 'backwards';
     let q = this.db.selectFrom('events').select(COLUMNS).where('stream_name', '=', stream);
     if (o.fromRevision !== undefined) q = q.where('stream_revision', backwards ? '<=' : '>=', String(o.fromRevision));
     q = q.orderBy('stream_revision', backwards ? 'desc' : 'asc');
     if (o.maxCount !== undefined) q = q.limit(o.maxCount);
     return (await q.execute()).map(toRecorded);
-  }
-
-  /**
-   * A whole stream, read once this turn of the event loop is over, with every other stream asked for in it: one
-   * statement for all of them (docs/event-store.md#reading-streams). Read later than asked, never staler.
-   */
-  private gatheredRead(stream: string): Promise<RecordedEvent[]> {
-    return new Promise((resolve, reject) => {
-      if (this.readsAsked.size === 0) setImmediate(() => void this.readAsked());
-      const waiting = this.readsAsked.get(stream);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.readsAsked.set(stream, [{ resolve, reject }]);
-    });
-  }
-
-  private async readAsked(): Promise<void> {
-    const asked = this.readsAsked;
-    this.readsAsked = new Map();
-    try {
-      const read = await this.readStreams([...asked.keys()]);
-      for (const [stream, waiting] of asked) for (const w of waiting) w.resolve([...(read.get(stream) ?? [])]);
-    } catch (err) {
-      for (const waiting of asked.values()) for (const w of waiting) w.reject(err);
-    }
   }
 
   async readStreams(names: readonly string[]): Promise<Map<string, RecordedEvent[]>> {

@@ -9,6 +9,7 @@ import {
 } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
+import { perTurn } from '../../application/shared/per-turn.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CheckpointRunner, moveCheckpoint } from './checkpoint-runner.js';
 import { type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
@@ -128,8 +129,14 @@ export class ReadModelWaiter implements ReadModelsPort {
   /** the furthest checkpoint heard of, per projector */
   private readonly heard = new Map<string, Checkpoint>();
   private listening = false;
-  /** the stored checkpoints asked for in this turn of the event loop, read together at its end */
-  private asked: { names: Set<string>; read: Promise<void> } | null = null;
+  /**
+   * Reads the stored checkpoints of these projectors into what it heard. The reads asked for in one turn of the event
+   * loop (the waits of the requests answered together) go as one statement (docs/event-store.md#reading-streams).
+   */
+  private readonly readStored = perTurn(async (names: readonly string[]) => {
+    const rows = await this.db.selectFrom('projection_checkpoints').select(['name', 'checkpoint']).where('name', 'in', names).execute();
+    for (const r of rows) this.hear(r.name, r.checkpoint);
+  });
 
   constructor(
     private readonly db: Kysely<ReadDb>,
@@ -175,30 +182,6 @@ export class ReadModelWaiter implements ReadModelsPort {
         );
       return null;
     });
-  }
-
-  /**
-   * Reads the stored checkpoints of these projectors into what it heard. The reads asked for in one turn of the event
-   * loop (the waits of the requests answered together) go as one statement, a moment later than asked, never staler
-   * (docs/event-store.md#reading-streams).
-   */
-  private readStored(names: readonly string[]): Promise<void> {
-    let asked = this.asked;
-    if (!asked) {
-      const batch = { names: new Set<string>(), read: Promise.resolve() };
-      batch.read = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-        this.asked = null;
-        const rows = await this.db
-          .selectFrom('projection_checkpoints')
-          .select(['name', 'checkpoint'])
-          .where('name', 'in', [...batch.names])
-          .execute();
-        for (const r of rows) this.hear(r.name, r.checkpoint);
-      });
-      this.asked = asked = batch;
-    }
-    for (const n of names) asked.names.add(n);
-    return asked.read;
   }
 
   async waitForRow<T>(find: () => Promise<T | null>, o: { tables: readonly string[]; withinMs: number }): Promise<T | null> {
