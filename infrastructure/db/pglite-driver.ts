@@ -116,6 +116,13 @@ export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
 /** Statements the session keeps prepared (docs/event-store.md#prepared-statements), and the longest text it prepares. */
 const PREPARED_KEPT = 500;
 const PREPARED_TEXT_MAX = 8_000;
+/**
+ * A statement whose text starts with this comment is planned at each run, never prepared
+ * (docs/event-store.md#prepared-statements): for a statement over a table that grows fast, whose best plan depends
+ * on how many rows wait, a generic plan settled on while the table was small stays until the table is next analyzed.
+ */
+export const PLANNED_EACH_RUN = '/* planned at each run */';
+
 /** prepared statements' names, unique in the process (two drivers on one database never share one) */
 let preparedSeq = 0;
 
@@ -172,7 +179,7 @@ class SharedConnection {
     if (prepared) {
       this.prepared.delete(sql);
       this.prepared.set(sql, prepared);
-    } else if (params.length > 0 && !this.preparing.has(sql) && sql.length <= PREPARED_TEXT_MAX) {
+    } else if (params.length > 0 && !this.preparing.has(sql) && sql.length <= PREPARED_TEXT_MAX && !sql.startsWith(PLANNED_EACH_RUN)) {
       prepare = `avp_${++preparedSeq}`;
       this.preparing.add(sql);
     }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
+import { PLANNED_EACH_RUN } from '../../infrastructure/db/pglite-driver.js';
 import { startTestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, messagingLine } from '../support/messaging.js';
 import { eventually } from '../support/numbers.js';
@@ -170,6 +171,21 @@ for (const thread of [false, true]) {
         expect(r.rows[0]!.v).to.equal(k + (k % 7));
       }
       expect(await note(2)).to.equal('n2');
+    });
+
+    it('never prepares a statement marked to be planned at each run; the same text unmarked is prepared', async () => {
+      const prepared = async (text: string) =>
+        (await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like ${`%${text}%`}`.execute(h.db))
+          .rows[0]!.n;
+      const run = (marked: boolean) =>
+        sql`${sql.raw(marked ? PLANNED_EACH_RUN : '')} select id from kinds where id = ${1} and note is distinct from ${'each-run probe'}`.execute(
+          h.db,
+        );
+      for (let i = 0; i < 3; i++) await run(true);
+      expect(await prepared("'each-run probe'")).to.equal(0);
+      expect(await prepared('note is distinct from $2')).to.equal(0);
+      for (let i = 0; i < 3; i++) await run(false);
+      expect(await prepared('note is distinct from $2')).to.equal(1);
     });
 
     it('prepares afresh a statement whose table changed shape, at once outside a transaction', async () => {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { type QueryExecutorProvider, type RawBuilder, sql } from 'kysely';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
+import { PLANNED_EACH_RUN } from '../../db/pglite-driver.js';
 import { IntervalWorker } from '../../workers.js';
 
 /**
@@ -37,6 +38,9 @@ export type Claimed<C> = Readonly<{ report: C; key: readonly unknown[]; attempts
 
 export type ClaimOptions = Readonly<{ now: Date; limit: number; workerId: string; leaseMs: number }>;
 
+/** How many due reports a claim looks at for each one it may take (docs/sandbox.md#sms-receipts). */
+export const CANDIDATES_PER_CLAIMED = 4;
+
 const compare = (a: unknown, b: unknown): number =>
   typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b));
 
@@ -49,6 +53,13 @@ const compare = (a: unknown, b: unknown): number =>
  * claim and the report leaves the lease to expire, and the report is made again (at least once). Only a subject's
  * earliest unmade report can be claimed, so two workers never report a message's `delivered` before its `sent` (a
  * report that failed falls due again later, and the ones due before its retry go first).
+ *
+ * The earliest unmade reports are looked for among the first due ones only (`CANDIDATES_PER_CLAIMED` times the
+ * limit, in due order), so a claim costs the same however many reports wait: with the order and the look-up of
+ * earlier reports over every due report, a planner without statistics sorted and looked up all of them first (15 ms
+ * with 6,000 waiting, 4 ms this way). A report kept out by an earlier one another worker holds is taken at a later
+ * claim, as before. The claim is planned at each run (`PLANNED_EACH_RUN`): its table grows fast, and a plan kept
+ * from when it was nearly empty made a claim 10-20 times slower.
  */
 export class ReportTimeline<Row extends Timed, C> {
   constructor(
@@ -74,27 +85,33 @@ export class ReportTimeline<Row extends Timed, C> {
     const until = new Date(o.now.getTime() + o.leaseMs).toISOString();
     const table = sql.table(this.t.table);
     const subject = (alias: string) => sql.ref(`${alias}.${this.t.subject}`);
-    const r = await sql<Row>`
+    const keysMatch = (a: string, b: string) =>
+      sql.join(
+        this.t.key.map((k) => sql`${sql.ref(`${a}.${k}`)} = ${sql.ref(`${b}.${k}`)}`),
+        sql` and `,
+      );
+    const r = await sql<Row>`${sql.raw(PLANNED_EACH_RUN)}
       with due as materialized (
-        select ${this.refs('s')} from ${table} s
-         where s.reported_at is null
-           and s.due_at <= ${now}::timestamptz
-           and (s.claimed_until is null or s.claimed_until <= ${now}::timestamptz)
-           and not exists (
+        select ${this.refs('s')} from (
+          select ${this.refs('c')}, ${subject('c')}, c.due_at from ${table} c
+           where c.reported_at is null
+             and c.due_at <= ${now}::timestamptz
+             and (c.claimed_until is null or c.claimed_until <= ${now}::timestamptz)
+           order by c.due_at, ${this.refs('c')}
+           limit ${o.limit * CANDIDATES_PER_CLAIMED}) s
+          join ${table} l on ${keysMatch('l', 's')}
+         where not exists (
              select 1 from ${table} e
               where ${subject('e')} = ${subject('s')} and e.reported_at is null
                 and (e.due_at, ${this.refs('e')}) < (s.due_at, ${this.refs('s')}))
          order by s.due_at, ${this.refs('s')}
          limit ${o.limit}
-         for update skip locked
+         for update of l skip locked
       )
       update ${table} r
          set claimed_by = ${o.workerId}, claimed_until = ${until}::timestamptz
         from due
-       where ${sql.join(
-         this.t.key.map((k) => sql`${sql.ref(`r.${k}`)} = ${sql.ref(`due.${k}`)}`),
-         sql` and `,
-       )}
+       where ${keysMatch('r', 'due')}
          and r.reported_at is null
          and (r.claimed_until is null or r.claimed_until <= ${now}::timestamptz)
       returning r.*`.execute(this.db);
