@@ -401,15 +401,18 @@ async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handle
     ['status', 'updated_at', 'failure_reason', 'error_code', 'failure_category', 'retryable', 'delivered_at', 'read_at'],
     { guard: 'message_revision', decode: (r) => ({ ...r, media_urls: jsonText(r.media_urls) }) },
   );
-  // the conversations the batch's conversation events move, the messages any event names (created ones too: a replay)
-  await conversations.load(
-    db,
-    events.flatMap((e) => (conversationRows.has(e.type) && 'conversationId' in e.data ? [e.data.conversationId] : [])),
-  );
-  await messages.load(
-    db,
-    events.flatMap((e) => ('messageId' in e.data ? [e.data.messageId] : [])),
-  );
+  // the conversations the batch's conversation events move, the messages any event names (created ones too: a replay),
+  // read together: the second read does not wait for the first one's answer to be sent
+  await Promise.all([
+    conversations.load(
+      db,
+      events.flatMap((e) => (conversationRows.has(e.type) && 'conversationId' in e.data ? [e.data.conversationId] : [])),
+    ),
+    messages.load(
+      db,
+      events.flatMap((e) => ('messageId' in e.data ? [e.data.messageId] : [])),
+    ),
+  ]);
   const reactions = new Map<string, MessageReactionsTable>();
   const carrierIds = new Map<string, MessageCarrierIdsTable>();
 
