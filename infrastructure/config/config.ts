@@ -14,7 +14,7 @@ export const ConfigSchema = z.object({
   /** embedded only: PGlite on a worker thread of its own, off the thread that serves HTTP and calls (docs/event-store.md#pglite-on-its-own-thread) */
   PGLITE_THREAD: bool.default(true),
   /** embedded only: how often the embedded database's tables are looked at for analysis and vacuum (docs/event-store.md#embedded-maintenance); 0: never */
-  PGLITE_MAINTENANCE_INTERVAL_MS: int(1_000, 0, 3_600_000),
+  PGLITE_MAINTENANCE_INTERVAL_MS: int(10_000, 0, 3_600_000),
   EVENTSTORE_URL: z.string().min(1).optional(),
   /** operator token of /admin and /sandbox; generated into DATA_DIR/admin-token on the embedded start (docs/security.md) */
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
