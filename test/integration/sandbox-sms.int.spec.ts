@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { type OutboundSms, SmsSubmissionError } from '../../application/messaging/sms-carrier.port.js';
 import { classify, FAILURE_REASONS, failureReasonOf } from '../../domain/message/failure-reasons.js';
 import { PLATFORM } from '../../infrastructure/platform/tokens.js';
@@ -268,6 +269,14 @@ describe('sandbox SMS carrier', function () {
     const mine = claimed.filter((c) => ids.some((id) => c.startsWith(id)));
     expect(mine).to.have.length(24);
     expect(mine.slice(0, 12).every((c) => c.endsWith(':sent'))).to.equal(true);
+  });
+
+  it('plans each claim when it runs, so no plan made while the table was nearly empty is kept (docs/sandbox.md#sms-receipts)', async () => {
+    const receipts: SandboxSmsReceipts = app.rt.get(SANDBOX.SmsReceipts);
+    for (let i = 0; i < 8; i++) await receipts.claim({ now: clock.now(), limit: 5, workerId: 'planning-worker', leaseMs: 1 });
+    // embedded, every other statement with parameters is kept prepared; a server's node-postgres keeps none
+    const kept = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(app.rt.database.db);
+    expect(kept.rows.filter((r) => /sandbox_sms_receipts/.test(r.statement) && /with due as/.test(r.statement))).to.deep.equal([]);
   });
 
   it("leaves a message's delivered receipt alone while its sent receipt is claimed and unreported", async () => {
