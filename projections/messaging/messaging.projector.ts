@@ -402,7 +402,7 @@ async function foldRun(db: Kysely<ReadDb>, events: readonly RecordedEvent<Handle
     { guard: 'message_revision', decode: (r) => ({ ...r, media_urls: jsonText(r.media_urls) }) },
   );
   // the conversations the batch's conversation events move, the messages any event names (created ones too: a replay),
-  // read together: the second read does not wait for the first one's answer to be sent
+  // read together: the second is sent without waiting for the first one's answer
   await Promise.all([
     conversations.load(
       db,

@@ -79,17 +79,20 @@ export class ReportTimeline<Row extends Timed, C> {
     );
   }
 
+  /** the same report in two aliases: each key column equal */
+  private keysMatch(a: string, b: string): RawBuilder<unknown> {
+    return sql.join(
+      this.t.key.map((k) => sql`${sql.ref(`${a}.${k}`)} = ${sql.ref(`${b}.${k}`)}`),
+      sql` and `,
+    );
+  }
+
   async claim(o: ClaimOptions): Promise<Claimed<C>[]> {
     if (o.limit <= 0) return [];
     const now = o.now.toISOString();
     const until = new Date(o.now.getTime() + o.leaseMs).toISOString();
     const table = sql.table(this.t.table);
     const subject = (alias: string) => sql.ref(`${alias}.${this.t.subject}`);
-    const keysMatch = (a: string, b: string) =>
-      sql.join(
-        this.t.key.map((k) => sql`${sql.ref(`${a}.${k}`)} = ${sql.ref(`${b}.${k}`)}`),
-        sql` and `,
-      );
     const r = await sql<Row>`${sql.raw(PLANNED_EACH_RUN)}
       with due as materialized (
         select ${this.refs('s')} from (
@@ -99,7 +102,7 @@ export class ReportTimeline<Row extends Timed, C> {
              and (c.claimed_until is null or c.claimed_until <= ${now}::timestamptz)
            order by c.due_at, ${this.refs('c')}
            limit ${o.limit * CANDIDATES_PER_CLAIMED}) s
-          join ${table} l on ${keysMatch('l', 's')}
+          join ${table} l on ${this.keysMatch('l', 's')}
          where not exists (
              select 1 from ${table} e
               where ${subject('e')} = ${subject('s')} and e.reported_at is null
@@ -111,7 +114,7 @@ export class ReportTimeline<Row extends Timed, C> {
       update ${table} r
          set claimed_by = ${o.workerId}, claimed_until = ${until}::timestamptz
         from due
-       where ${keysMatch('r', 'due')}
+       where ${this.keysMatch('r', 'due')}
          and r.reported_at is null
          and (r.claimed_until is null or r.claimed_until <= ${now}::timestamptz)
       returning r.*`.execute(this.db);
