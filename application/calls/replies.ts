@@ -76,9 +76,18 @@ export class WebhookReplies implements ReplySource {
     }>,
   ) {}
 
-  /** Looks the webhook up ahead of the first turn (when the call is answered), off the turn's critical path. */
+  /**
+   * Looks the webhook up ahead of the first turn (when the call is answered), off the turn's critical path. A look-up
+   * that fails (the database away a moment) is the next turn's failure, not the process's: it is let go of, and the
+   * turn after looks the webhook up again.
+   */
   prepare(): void {
-    this.hook ??= this.lookUp();
+    if (this.hook) return;
+    const hook = this.lookUp();
+    this.hook = hook;
+    hook.catch(() => {
+      if (this.hook === hook) this.hook = null;
+    });
   }
 
   private async lookUp(): Promise<{ url: string; secret: string; contextLimit: number; timeout: number } | string> {
