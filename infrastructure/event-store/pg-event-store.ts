@@ -23,6 +23,7 @@ import {
 } from '../../application/ports/event-store.port.js';
 import { perTurn } from '../../application/shared/per-turn.js';
 import { categoryOf } from '../../domain/shared/streams.js';
+import { CompiledOnce } from '../../projections/shared/compiled-once.js';
 import type { Db, EventsTable } from '../db/database.js';
 import { costMetrics } from '../observability/metrics.js';
 import { type AppendSignals, InProcessSignals } from './append-signals.js';
@@ -69,6 +70,9 @@ const COLUMNS = [
 ] as const;
 
 type Row = Selectable<EventsTable>;
+type LogReadValues = { tx: string; pos: string; upToTx: string; upToPos: string; limit: number };
+/** filters whose read of the log is kept compiled: the subscriptions' (a few dozen), with room to spare */
+const LOG_QUERIES = 256;
 
 /**
  * Event store on a PostgreSQL `events` table (PGlite or a server), through Kysely.
@@ -90,6 +94,8 @@ export class PgEventStore implements EventStorePort {
   private readonly known: KnownStreams | null;
   /** whole streams asked for in one turn of the event loop, read together at its end (`gatherReads`) */
   private readonly readTogether = perTurn((names: readonly string[]) => this.readStreams(names));
+  /** the log's reads, compiled once per filter */
+  private readonly logQueries = new Map<string, CompiledOnce<Db, LogReadValues, Row>>();
 
   constructor(
     private readonly db: Kysely<Db>,
@@ -376,18 +382,39 @@ export class PgEventStore implements EventStorePort {
   /** The log from the table: visible events after a checkpoint (up to `upTo`, inclusive), in checkpoint order (docs/event-store.md). */
   private async readTable(after: Checkpoint, maxCount: number, filter?: EventFilter, upTo?: Checkpoint): Promise<RecordedEvent[]> {
     const [txId, pos] = parseCheckpoint(after);
-    let q = this.db
-      .selectFrom('events')
-      .select(COLUMNS)
-      .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
-      .where(sql<boolean>`(transaction_id, global_position) > (${String(txId)}::xid8, ${String(pos)}::bigint)`)
-      .where(filterCondition(filter));
-    if (upTo) {
-      const [upToTx, upToPos] = parseCheckpoint(upTo);
-      q = q.where(sql<boolean>`(transaction_id, global_position) <= (${String(upToTx)}::xid8, ${String(upToPos)}::bigint)`);
-    }
-    const rows = await q.orderBy(sql`events.transaction_id`).orderBy('global_position').limit(maxCount).execute();
+    const [upToTx, upToPos] = upTo ? parseCheckpoint(upTo) : [0n, 0n];
+    const rows = await this.logQuery(filter, upTo !== undefined).execute({
+      tx: String(txId),
+      pos: String(pos),
+      upToTx: String(upToTx),
+      upToPos: String(upToPos),
+      limit: maxCount,
+    });
     return rows.map(toRecorded);
+  }
+
+  /**
+   * The log's read for a filter, compiled once per filter (docs/event-store.md#compiled-once): the subscriptions read
+   * with the same few filters all the time. A filter beyond the first `LOG_QUERIES` is compiled at each read.
+   */
+  private logQuery(filter: EventFilter | undefined, bounded: boolean) {
+    const key = `${bounded ? 'u' : '-'}${filter ? ('eventTypes' in filter ? `t${filter.eventTypes.join(',')}` : `c${filter.streamCategories.join(',')}`) : ''}`;
+    const known = this.logQueries.get(key);
+    if (known) return known;
+    const q = new CompiledOnce(this.db, (db, v: LogReadValues) =>
+      db
+        .selectFrom('events')
+        .select(COLUMNS)
+        .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
+        .where(sql<boolean>`(transaction_id, global_position) > (${v.tx}::xid8, ${v.pos}::bigint)`)
+        .where(filterCondition(filter))
+        .$if(bounded, (q) => q.where(sql<boolean>`(transaction_id, global_position) <= (${v.upToTx}::xid8, ${v.upToPos}::bigint)`))
+        .orderBy(sql`events.transaction_id`)
+        .orderBy('global_position')
+        .limit(v.limit),
+    );
+    if (this.logQueries.size < LOG_QUERIES) this.logQueries.set(key, q);
+    return q;
   }
 
   async countAll(o: { filter?: EventFilter } = {}): Promise<number> {

@@ -7,6 +7,7 @@ import type {
   Page,
   PageOf,
 } from '../../application/accounts/account-queries.port.js';
+import { CompiledOnce } from '../shared/compiled-once.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { AccountsTable, ApiKeysTable } from './tables.js';
 
@@ -37,11 +38,20 @@ const toKey = (r: Selectable<ApiKeysTable> & { last_used_at: Date | string | nul
 
 export class KyselyAccountQueries implements AccountQueries {
   private readonly touched = new Map<string, number>();
+  /** one statement on every authenticated request: the account comes along as one json column */
+  private readonly byHash;
 
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  constructor(private readonly db: Kysely<ReadDb>) {
+    this.byHash = new CompiledOnce(db, (db, v: { keyHash: string }) =>
+      this.keysQuery(db)
+        .innerJoin('accounts', 'accounts.account_id', 'api_keys.account_id')
+        .select(sql<Selectable<AccountsTable>>`to_jsonb(accounts)`.as('account'))
+        .where('key_hash', '=', v.keyHash),
+    );
+  }
 
-  private keysQuery() {
-    return this.db
+  private keysQuery(db = this.db) {
+    return db
       .selectFrom('api_keys')
       .leftJoin('api_key_usage', 'api_key_usage.key_id', 'api_keys.key_id')
       .selectAll('api_keys')
@@ -49,12 +59,7 @@ export class KyselyAccountQueries implements AccountQueries {
   }
 
   async keyWithAccount(keyHash: string): Promise<{ key: ApiKeyView; account: AccountView } | null> {
-    // one statement on every authenticated request: the account comes along as one json column
-    const r = await this.keysQuery()
-      .innerJoin('accounts', 'accounts.account_id', 'api_keys.account_id')
-      .select(sql<Selectable<AccountsTable>>`to_jsonb(accounts)`.as('account'))
-      .where('key_hash', '=', keyHash)
-      .executeTakeFirst();
+    const r = await this.byHash.executeTakeFirst({ keyHash });
     return r ? { key: toKey(r), account: toAccount(r.account) } : null;
   }
 

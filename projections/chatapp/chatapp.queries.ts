@@ -3,6 +3,7 @@ import type { ChatappNumberView, ChatappQueries, ConnectionView, TemplateView } 
 import type { Page, PageOf } from '../../application/shared/page.js';
 import type { TemplateButton, TemplateCategory } from '../../domain/chatapp/template.decider.js';
 import type { TemplateVariables } from '../../domain/chatapp/template-body.js';
+import { CompiledOnce } from '../shared/compiled-once.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { ChatappConnectionsTable, ChatappNumbersTable, ChatappTemplatesTable } from './tables.js';
 
@@ -61,7 +62,19 @@ const toTemplate = (r: Selectable<ChatappTemplatesTable>): TemplateView => {
 
 /** The chat-application channel's read models (docs/chatapp.md); every query of an account's rows filters on it. */
 export class KyselyChatappQueries implements ChatappQueries {
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  /** asked on every send, for the channels available on its line (docs/event-store.md#compiled-once) */
+  private readonly bound;
+
+  constructor(private readonly db: Kysely<ReadDb>) {
+    this.bound = new CompiledOnce(db, (db, v: { accountId: string; lineId: string }) =>
+      db
+        .selectFrom('chatapp_numbers')
+        .selectAll()
+        .where('account_id', '=', v.accountId)
+        .where('line_id', '=', v.lineId)
+        .where('status', '=', indexed('bound')),
+    );
+  }
 
   async connections(accountId: string, page: Page): Promise<PageOf<ConnectionView>> {
     const q = this.db.selectFrom('chatapp_connections').where('account_id', '=', accountId).where('status', '!=', 'deleted');
@@ -114,13 +127,7 @@ export class KyselyChatappQueries implements ChatappQueries {
   }
 
   async boundLine(accountId: string, lineId: string): Promise<ChatappNumberView | null> {
-    const r = await this.db
-      .selectFrom('chatapp_numbers')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('line_id', '=', lineId)
-      .where('status', '=', indexed('bound'))
-      .executeTakeFirst();
+    const r = await this.bound.executeTakeFirst({ accountId, lineId });
     return r ? toNumber(r) : null;
   }
 

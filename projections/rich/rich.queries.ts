@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CapabilityView, ContactCardView, LocationView, RichLineView, RichQueries } from '../../application/rich/rich-queries.port.js';
+import { CompiledOnce } from '../shared/compiled-once.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import './tables.js';
 
@@ -7,7 +8,19 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 
 /** The rich channel's queries over its read models; each filters on the account. */
 export class KyselyRichQueries implements RichQueries {
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  /** asked on every send, for the channels available on its line (docs/event-store.md#compiled-once) */
+  private readonly activeLine;
+
+  constructor(private readonly db: Kysely<ReadDb>) {
+    this.activeLine = new CompiledOnce(db, (db, v: { accountId: string; numberId: string }) =>
+      db
+        .selectFrom('rich_lines')
+        .select(['number_id', 'phone_number', 'activated_at'])
+        .where('account_id', '=', v.accountId)
+        .where('number_id', '=', v.numberId)
+        .where('status', '=', 'active'),
+    );
+  }
 
   async lines(accountId: string): Promise<RichLineView[]> {
     const rows = await this.db
@@ -22,13 +35,7 @@ export class KyselyRichQueries implements RichQueries {
   }
 
   async line(accountId: string, numberId: string): Promise<RichLineView | null> {
-    const r = await this.db
-      .selectFrom('rich_lines')
-      .select(['number_id', 'phone_number', 'activated_at'])
-      .where('account_id', '=', accountId)
-      .where('number_id', '=', numberId)
-      .where('status', '=', 'active')
-      .executeTakeFirst();
+    const r = await this.activeLine.executeTakeFirst({ accountId, numberId });
     return r ? { numberId: r.number_id, phoneNumber: r.phone_number, activatedAt: iso(r.activated_at) } : null;
   }
 
