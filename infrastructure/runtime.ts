@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Container } from 'inversify';
 import { type EventStorePort, START } from '../application/ports/event-store.port.js';
+import { accountsProjector } from '../projections/accounts/accounts.projector.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
 import { ACCOUNTS } from './accounts/tokens.js';
 import type { Capability, Resolve, UpgradeRoute } from './capabilities/capability.js';
@@ -10,6 +11,7 @@ import { type Config, holdsLines } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
 import { type DatabaseHandle, ping } from './db/database.js';
 import { buildApp } from './http/app.js';
+import { KnownKeys } from './http/known-keys.js';
 import type { Logger } from './logger.js';
 import { PLATFORM } from './platform/tokens.js';
 import { ProcessMembership } from './reactors/membership.js';
@@ -88,6 +90,10 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
   ];
 }
 
+/** The API keys authentication keeps at most (docs/accounts.md#api-keys), and for how long at most. */
+const KNOWN_KEYS = 10_000;
+const KNOWN_KEY_MS = 60_000;
+
 /** Wires everything, runs migrations and (ROLE all and worker) starts the projectors, caught up, then the workers. */
 export async function createRuntime(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<Runtime> {
   const { container, get, database, capabilities } = await buildContainer(cfg, log, overrides);
@@ -103,6 +109,12 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
   if (works) await engine.start();
   for (const w of workers) await w.start();
   const clock = get(PLATFORM.Clock);
+  // embedded, the accounts projector runs here and tells every batch: authentication may keep the keys it found until then
+  const knownKeys =
+    !cfg.DATABASE_URL && works
+      ? new KnownKeys(get(ACCOUNTS.Queries), { maxKeys: KNOWN_KEYS, maxAgeMs: KNOWN_KEY_MS, now: () => clock.now().getTime() })
+      : null;
+  if (knownKeys) engine.onAdvanced((projector) => projector === accountsProjector.name && knownKeys.moved());
   const app = buildApp({
     log,
     accessLogLevel: cfg.ACCESS_LOG_LEVEL ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'debug' : 'info'),
@@ -136,6 +148,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
     },
     secrets: get(PLATFORM.ApiKeySecrets),
     accountQueries: get(ACCOUNTS.Queries),
+    knownKeys,
   });
   let closed = false;
   return {

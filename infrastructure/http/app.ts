@@ -8,6 +8,7 @@ import type { Capability, Resolve } from '../capabilities/capability.js';
 import { Api } from './api.js';
 import { errorMiddleware, sendError, useErrorTable } from './errors.js';
 import { adminGuard, sandboxGuard } from './guards.js';
+import type { KnownKeys } from './known-keys.js';
 import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
 
@@ -31,6 +32,8 @@ export type AppDeps = Readonly<{
   ready: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
   secrets: ApiKeySecretsPort;
   accountQueries: AccountQueries;
+  /** the keys authentication found, kept while the accounts read model stands still (embedded only) */
+  knownKeys?: KnownKeys | null;
 }>;
 
 export function buildApp(d: AppDeps): Express {
@@ -84,7 +87,7 @@ export function buildApp(d: AppDeps): Express {
   // chat-app integration's /integrations/…; the platform's own signed callback there is a public route, answered first)
   v1.use(
     ['/v1', '/credits', '/integrations'],
-    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures),
+    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures, d.knownKeys ?? d.accountQueries),
     throttle({ ...d.throttle, now: d.now }),
   );
   for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);
