@@ -11,7 +11,6 @@ import { type Config, holdsLines } from './config/config.js';
 import { buildContainer, type Overrides } from './container.js';
 import { type DatabaseHandle, ping } from './db/database.js';
 import { buildApp } from './http/app.js';
-import { KnownKeys } from './http/known-keys.js';
 import type { Logger } from './logger.js';
 import { PLATFORM } from './platform/tokens.js';
 import { ProcessMembership } from './reactors/membership.js';
@@ -90,10 +89,6 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
   ];
 }
 
-/** The API keys authentication keeps at most (docs/accounts.md#api-keys), and for how long at most. */
-const KNOWN_KEYS = 10_000;
-const KNOWN_KEY_MS = 60_000;
-
 /** Wires everything, runs migrations and (ROLE all and worker) starts the projectors, caught up, then the workers. */
 export async function createRuntime(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<Runtime> {
   const { container, get, database, capabilities } = await buildContainer(cfg, log, overrides);
@@ -110,11 +105,8 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
   for (const w of workers) await w.start();
   const clock = get(PLATFORM.Clock);
   // embedded, the accounts projector runs here and tells every batch: authentication may keep the keys it found until then
-  const knownKeys =
-    !cfg.DATABASE_URL && works
-      ? new KnownKeys(get(ACCOUNTS.Queries), { maxKeys: KNOWN_KEYS, maxAgeMs: KNOWN_KEY_MS, now: () => clock.now().getTime() })
-      : null;
-  if (knownKeys) engine.onAdvanced((projector) => projector === accountsProjector.name && knownKeys.moved());
+  const keptKeys = get(PLATFORM.KeptReads)(accountsProjector.name);
+  const accountQueries = get(ACCOUNTS.Queries);
   const app = buildApp({
     log,
     accessLogLevel: cfg.ACCESS_LOG_LEVEL ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'debug' : 'info'),
@@ -147,8 +139,11 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
       return { ok: Object.values(checks).every((v) => v === 'ok'), checks };
     },
     secrets: get(PLATFORM.ApiKeySecrets),
-    accountQueries: get(ACCOUNTS.Queries),
-    knownKeys,
+    accountQueries,
+    // docs/accounts.md#api-keys: only a key that exists is kept (anyone can send any key)
+    keys: keptKeys
+      ? { keyWithAccount: (hash) => keptKeys.read(hash, () => accountQueries.keyWithAccount(hash), { keepMissing: false }) }
+      : accountQueries,
   });
   let closed = false;
   return {

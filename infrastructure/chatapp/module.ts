@@ -38,7 +38,7 @@ const eventsOf = (r: Resolve) => (): ChatappEventsPort => r(CHATAPP.EventsPort);
 export const chatapp = {
   name: 'chatapp',
   bind: (b, cfg) => {
-    b.factory(CHATAPP.Queries, (r) => new KyselyChatappQueries(r(PLATFORM.ReadDb)));
+    b.factory(CHATAPP.Queries, (r) => new KyselyChatappQueries(r(PLATFORM.ReadDb), r(PLATFORM.KeptReads)(chatappProjector.name)));
     b.factory(CHATAPP.Settings, (r) => new ChatappSettingsService(r(PLATFORM.Executor)));
     b.value(CHATAPP.Sealer, new AesGcmSealer(secretKeys(cfg.SECRETS_KEY).chatappTokens, 'chat platform access token'));
     if (sandboxParts(cfg).chatapp) b.alias(CHATAPP.Platform, SANDBOX.ChatPlatform);

@@ -8,7 +8,6 @@ import type { Capability, Resolve } from '../capabilities/capability.js';
 import { Api } from './api.js';
 import { errorMiddleware, sendError, useErrorTable } from './errors.js';
 import { adminGuard, sandboxGuard } from './guards.js';
-import type { KnownKeys } from './known-keys.js';
 import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
 import { buildDocument, OpenAPIRegistry } from './openapi.js';
 
@@ -32,8 +31,8 @@ export type AppDeps = Readonly<{
   ready: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
   secrets: ApiKeySecretsPort;
   accountQueries: AccountQueries;
-  /** the keys authentication found, kept while the accounts read model stands still (embedded only) */
-  knownKeys?: KnownKeys | null;
+  /** where authentication looks keys up: the read model, or the keys it found kept while it stands still (embedded) */
+  keys: Pick<AccountQueries, 'keyWithAccount'>;
 }>;
 
 export function buildApp(d: AppDeps): Express {
@@ -87,7 +86,7 @@ export function buildApp(d: AppDeps): Express {
   // chat-app integration's /integrations/…; the platform's own signed callback there is a public route, answered first)
   v1.use(
     ['/v1', '/credits', '/integrations'],
-    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures, d.knownKeys ?? d.accountQueries),
+    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures, d.keys),
     throttle({ ...d.throttle, now: d.now }),
   );
   for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);

@@ -59,7 +59,7 @@ export const authenticate =
     secrets: ApiKeySecretsPort,
     now: () => Date,
     failures?: FailureLimiter,
-    /** where the key is looked up: the read model, or what was found in it (KnownKeys) */
+    /** where the key is looked up: the read model, or what was found in it, kept (docs/accounts.md#api-keys) */
     keys: Pick<AccountQueries, 'keyWithAccount'> = accounts,
   ): RequestHandler =>
   async (req, res, next) => {

@@ -1,5 +1,6 @@
 import { CommandExecutor } from '../../application/shared/execute.js';
 import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
+import { keptReadsOf } from '../../projections/shared/kept-reads.js';
 import { Sha256ApiKeySecrets } from '../adapters/api-key-secrets.js';
 import { RandomIds } from '../adapters/random-ids.js';
 import { SystemClock } from '../adapters/system-clock.js';
@@ -20,6 +21,10 @@ import { KyselySnapshotStore } from '../event-store/kysely-snapshot-store.js';
 import { PgEventStore } from '../event-store/pg-event-store.js';
 import { SANDBOX } from '../sandbox/tokens.js';
 import { PLATFORM } from './tokens.js';
+
+/** The answers kept of each read model (docs/event-store.md#kept-reads) at most, and for how long at most. */
+const KEPT_READS = 10_000;
+const KEPT_READ_MS = 60_000;
 
 /**
  * What every capability stands on: time, ids, the event store (PostgreSQL table or EventStoreDB), the projection
@@ -73,6 +78,8 @@ export const platform = {
       engine.onAdvanced((projector, checkpoint) => signals.publishProjected({ projector, checkpoint }));
       return engine;
     });
+    // embedded, every projector runs here and tells each batch it commits
+    const hearsEveryAdvance = !cfg.DATABASE_URL && (cfg.ROLE === 'all' || cfg.ROLE === 'worker');
     b.factory(
       PLATFORM.ReadModels,
       (r) =>
@@ -80,12 +87,18 @@ export const platform = {
           r(PLATFORM.ReadDb),
           r(PLATFORM.Projectors),
           (fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector, n.checkpoint)),
-          {
-            timeoutMs: cfg.READ_MODEL_TIMEOUT_MS,
-            // embedded, every projector runs here and tells each batch it commits: a wait need not read their checkpoints
-            hearsEveryAdvance: !cfg.DATABASE_URL && (cfg.ROLE === 'all' || cfg.ROLE === 'worker'),
-          },
+          // a wait need not read their checkpoints
+          { timeoutMs: cfg.READ_MODEL_TIMEOUT_MS, hearsEveryAdvance },
         ),
+    );
+    b.factory(PLATFORM.KeptReads, (r) =>
+      hearsEveryAdvance
+        ? keptReadsOf((fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector)), {
+            maxEntries: KEPT_READS,
+            maxAgeMs: KEPT_READ_MS,
+            now: () => r(PLATFORM.Clock).now().getTime(),
+          })
+        : () => null,
     );
     b.factory(
       PLATFORM.Executor,

@@ -10,6 +10,7 @@ import type { ReadModelsPort } from '../../application/ports/read-models.port.js
 import type { CommandExecutor } from '../../application/shared/execute.js';
 import type { WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ProjectionEngine } from '../../projections/shared/engine.js';
+import type { KeptReadsOf } from '../../projections/shared/kept-reads.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { CarrierAdapter, HistoryRoute } from '../capabilities/capability.js';
@@ -37,6 +38,8 @@ export const PLATFORM = {
   AppendSignals: token<AppendSignals>('AppendSignals'),
   ProjectionEngine: token<ProjectionEngine>('ProjectionEngine'),
   ReadModels: token<ReadModelsPort>('ReadModelsPort'),
+  /** a projector's read model's answers kept until its next batch; null where not every batch is heard (docs/event-store.md#kept-reads) */
+  KeptReads: token<KeptReadsOf>('KeptReads'),
   Executor: token<CommandExecutor>('CommandExecutor'),
   /** API keys are hashed at the edge (authentication) and issued by the accounts capability */
   ApiKeySecrets: token<ApiKeySecretsPort>('ApiKeySecretsPort'),

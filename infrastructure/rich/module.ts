@@ -38,7 +38,7 @@ const optionsOf = (cfg: Config): RichOptions => ({
 export const rich = {
   name: 'rich',
   bind: (b, cfg) => {
-    b.factory(RICH.Queries, (r) => new KyselyRichQueries(r(PLATFORM.ReadDb)));
+    b.factory(RICH.Queries, (r) => new KyselyRichQueries(r(PLATFORM.ReadDb), r(PLATFORM.KeptReads)(richProjector.name)));
     b.factory(RICH.Media, (r) => new KyselyMediaStore(r(PLATFORM.ReadDb)));
     b.value(RICH.Fetcher, new HttpImageFetcher({ destinations: destinations(cfg), timeoutMs: cfg.RICH_MEDIA_FETCH_TIMEOUT_MS }));
     if (sandboxParts(cfg).rich) b.alias(RICH.Provider, SANDBOX.RichProvider);

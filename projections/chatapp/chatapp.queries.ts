@@ -4,6 +4,7 @@ import type { Page, PageOf } from '../../application/shared/page.js';
 import type { TemplateButton, TemplateCategory } from '../../domain/chatapp/template.decider.js';
 import type { TemplateVariables } from '../../domain/chatapp/template-body.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
+import type { KeptReads } from '../shared/kept-reads.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { ChatappConnectionsTable, ChatappNumbersTable, ChatappTemplatesTable } from './tables.js';
 
@@ -65,7 +66,11 @@ export class KyselyChatappQueries implements ChatappQueries {
   /** asked on every send, for the channels available on its line (docs/event-store.md#compiled-once) */
   private readonly bound;
 
-  constructor(private readonly db: Kysely<ReadDb>) {
+  constructor(
+    private readonly db: Kysely<ReadDb>,
+    /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
+    private readonly kept: KeptReads | null = null,
+  ) {
     this.bound = new CompiledOnce(db, (db, v: { accountId: string; lineId: string }) =>
       db
         .selectFrom('chatapp_numbers')
@@ -127,8 +132,12 @@ export class KyselyChatappQueries implements ChatappQueries {
   }
 
   async boundLine(accountId: string, lineId: string): Promise<ChatappNumberView | null> {
-    const r = await this.bound.executeTakeFirst({ accountId, lineId });
-    return r ? toNumber(r) : null;
+    const look = async () => {
+      const r = await this.bound.executeTakeFirst({ accountId, lineId });
+      return r ? toNumber(r) : null;
+    };
+    // most sending lines are not bound to the chat app: "none" is kept too
+    return this.kept ? this.kept.read(`bound\u0000${accountId}\u0000${lineId}`, look, { keepMissing: true }) : look();
   }
 
   async boundByPhoneNumber(accountId: string, phoneNumber: string): Promise<ChatappNumberView | null> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { CapabilityView, ContactCardView, LocationView, RichLineView, RichQueries } from '../../application/rich/rich-queries.port.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
+import type { KeptReads } from '../shared/kept-reads.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import './tables.js';
 
@@ -11,7 +12,11 @@ export class KyselyRichQueries implements RichQueries {
   /** asked on every send, for the channels available on its line (docs/event-store.md#compiled-once) */
   private readonly activeLine;
 
-  constructor(private readonly db: Kysely<ReadDb>) {
+  constructor(
+    private readonly db: Kysely<ReadDb>,
+    /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
+    private readonly kept: KeptReads | null = null,
+  ) {
     this.activeLine = new CompiledOnce(db, (db, v: { accountId: string; numberId: string }) =>
       db
         .selectFrom('rich_lines')
@@ -35,8 +40,12 @@ export class KyselyRichQueries implements RichQueries {
   }
 
   async line(accountId: string, numberId: string): Promise<RichLineView | null> {
-    const r = await this.activeLine.executeTakeFirst({ accountId, numberId });
-    return r ? { numberId: r.number_id, phoneNumber: r.phone_number, activatedAt: iso(r.activated_at) } : null;
+    const look = async () => {
+      const r = await this.activeLine.executeTakeFirst({ accountId, numberId });
+      return r ? { numberId: r.number_id, phoneNumber: r.phone_number, activatedAt: iso(r.activated_at) } : null;
+    };
+    // most sending lines are not rich ones: "none" is kept too
+    return this.kept ? this.kept.read(`line\u0000${accountId}\u0000${numberId}`, look, { keepMissing: true }) : look();
   }
 
   async capability(accountId: string, phoneNumber: string): Promise<CapabilityView | null> {
