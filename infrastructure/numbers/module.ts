@@ -32,7 +32,7 @@ export const numbers = {
     // the carrier CARRIER chooses (docs/adding-a-channel.md#a-carrier-for-texts); none: number operations answer 502
     b.factory(NUMBERS.Carrier, (r) => r(PLATFORM.Carrier)?.numbers(r) ?? new UnconfiguredCarrier());
     b.toClass(NUMBERS.LookupCache, KyselyLookupCache);
-    b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb)));
+    b.factory(NUMBERS.Queries, (r) => new KyselyNumberQueries(r(PLATFORM.ReadDb), r(PLATFORM.KeptReads)(phoneNumbersProjector.name)));
     b.factory(
       NUMBERS.Commands,
       (r) =>

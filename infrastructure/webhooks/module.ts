@@ -103,7 +103,10 @@ export const webhooks = {
     // signing secrets are sealed at rest and opened only by the query adapter (answers and the sender)
     const secrets = new RandomWebhookSecrets(secretKeys(cfg.SECRETS_KEY).webhookSecrets);
     b.value(WEBHOOKS.Secrets, secrets);
-    b.factory(WEBHOOKS.Queries, (r) => new KyselyWebhookQueries(r(PLATFORM.ReadDb), (s) => secrets.open(s)));
+    b.factory(
+      WEBHOOKS.Queries,
+      (r) => new KyselyWebhookQueries(r(PLATFORM.ReadDb), (s) => secrets.open(s), r(PLATFORM.KeptReads)(webhooksProjector.name)),
+    );
     b.value(WEBHOOKS.Sender, new HttpWebhookSender({ destinations: destinations(cfg) }));
     b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(destinations(cfg)));
     // WEBHOOKS.ConversationContext (history, state, contact of payloads) is bound by the messaging capability

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
 import type { NumberQueries, PhoneNumberView } from '../../application/numbers/number-queries.port.js';
+import type { KeptReads } from '../shared/kept-reads.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { PhoneNumbersTable } from './tables.js';
 
@@ -24,7 +25,11 @@ const toNumber = (r: PhoneNumbersTable): PhoneNumberView => ({
 
 /** Numbers of one account. Only provisioned numbers exist for the API: active, and released ones by id. */
 export class KyselyNumberQueries implements NumberQueries {
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  constructor(
+    private readonly db: Kysely<ReadDb>,
+    /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
+    private readonly kept: KeptReads | null = null,
+  ) {}
 
   async list(accountId: string, page: Page): Promise<PageOf<PhoneNumberView>> {
     const active = this.db.selectFrom('phone_numbers').where('account_id', '=', accountId).where('status', '=', 'active');
@@ -41,15 +46,19 @@ export class KyselyNumberQueries implements NumberQueries {
    * whose inventory was reset while the event log was kept), the one provisioned last in the log holds it.
    */
   async activeByPhoneNumber(phoneNumber: string): Promise<(PhoneNumberView & { accountId: string }) | null> {
-    const row = await this.db
-      .selectFrom('phone_numbers')
-      .selectAll()
-      .where('phone_number', '=', phoneNumber)
-      .where('status', '=', indexed('active'))
-      .orderBy('active_order', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? { ...toNumber(row), accountId: row.account_id } : null;
+    const look = async () => {
+      const row = await this.db
+        .selectFrom('phone_numbers')
+        .selectAll()
+        .where('phone_number', '=', phoneNumber)
+        .where('status', '=', indexed('active'))
+        .orderBy('active_order', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      return row ? { ...toNumber(row), accountId: row.account_id } : null;
+    };
+    // every inbound text and call, and every send, asks it; a carrier's callback may name any number: only found ones are kept
+    return this.kept ? this.kept.read(`active\u0000${phoneNumber}`, look, { keepMissing: false }) : look();
   }
 
   async get(accountId: string, numberId: string): Promise<PhoneNumberView | null> {

@@ -14,6 +14,7 @@ import type {
 import { DISABLE_AFTER_EXHAUSTED } from '../../domain/webhook/webhook.js';
 import './webhook-notices.projector.js';
 import type { WebhookStatus } from '../../domain/webhook/webhook.js';
+import type { KeptReads } from '../shared/kept-reads.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { webhooksProjector } from './webhooks.projector.js';
@@ -48,6 +49,8 @@ export class KyselyWebhookQueries implements WebhookQueries {
   constructor(
     private readonly db: Kysely<ReadDb>,
     private readonly openSecret: (stored: string) => string = (s) => s,
+    /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
+    private readonly kept: KeptReads | null = null,
   ) {}
 
   private readonly view = (r: Selectable<WebhooksTable>): WebhookView => toWebhook(r, this.openSecret);
@@ -67,17 +70,22 @@ export class KyselyWebhookQueries implements WebhookQueries {
   }
 
   async byId(accountId: string, webhookId: string): Promise<WebhookView | null> {
-    const r = await this.live(accountId).where('webhook_id', '=', webhookId).executeTakeFirst();
-    return r ? this.view(r) : null;
+    const look = async () => {
+      const r = await this.live(accountId).where('webhook_id', '=', webhookId).executeTakeFirst();
+      return r ? this.view(r) : null;
+    };
+    // every delivery's send asks it
+    return this.kept ? this.kept.read(`id\u0000${accountId}\u0000${webhookId}`, look, { keepMissing: false }) : look();
   }
 
   async candidates(accountId: string, agentIds: readonly string[]): Promise<WebhookView[]> {
+    const scopes = [accountId, ...new Set(agentIds)];
     // one query for all: the agents' own (scope = agent id) and the master (scope = account id)
-    return (
-      await this.live(accountId)
-        .where('scope_key', 'in', [accountId, ...new Set(agentIds)])
-        .execute()
-    ).map(this.view);
+    const look = async () => (await this.live(accountId).where('scope_key', 'in', scopes).execute()).map(this.view);
+    if (!this.kept) return look();
+    // every dispatched batch asks it, for its accounts; a copy, so that no caller changes what is kept
+    const kept = await this.kept.read(`candidates\u0000${scopes.join('\u0000')}`, look, { keepMissing: true });
+    return [...(kept ?? [])];
   }
 
   async configCheckpoint(): Promise<string> {
