@@ -3,7 +3,6 @@ import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Container } from 'inversify';
 import { type EventStorePort, START } from '../application/ports/event-store.port.js';
-import { accountsProjector } from '../projections/accounts/accounts.projector.js';
 import type { ProjectionEngine } from '../projections/shared/engine.js';
 import { ACCOUNTS } from './accounts/tokens.js';
 import type { Capability, Resolve, UpgradeRoute } from './capabilities/capability.js';
@@ -104,9 +103,6 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
   if (works) await engine.start();
   for (const w of workers) await w.start();
   const clock = get(PLATFORM.Clock);
-  // embedded, the accounts projector runs here and tells every batch: authentication may keep the keys it found until then
-  const keptKeys = get(PLATFORM.KeptReads)(accountsProjector.name);
-  const accountQueries = get(ACCOUNTS.Queries);
   const app = buildApp({
     log,
     accessLogLevel: cfg.ACCESS_LOG_LEVEL ?? (cfg.PROVIDER_MODE === 'sandbox' ? 'debug' : 'info'),
@@ -139,11 +135,7 @@ export async function createRuntime(cfg: Config, log: Logger, overrides: Overrid
       return { ok: Object.values(checks).every((v) => v === 'ok'), checks };
     },
     secrets: get(PLATFORM.ApiKeySecrets),
-    accountQueries,
-    // docs/accounts.md#api-keys: only a key that exists is kept (anyone can send any key)
-    keys: keptKeys
-      ? { keyWithAccount: (hash) => keptKeys.read(hash, () => accountQueries.keyWithAccount(hash), { keepMissing: false }) }
-      : accountQueries,
+    accountQueries: get(ACCOUNTS.Queries),
   });
   let closed = false;
   return {

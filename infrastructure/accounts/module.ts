@@ -21,7 +21,7 @@ import { ACCOUNTS } from './tokens.js';
 export const accounts = {
   name: 'accounts',
   bind: (b, cfg) => {
-    b.factory(ACCOUNTS.Queries, (r) => new KyselyAccountQueries(r(PLATFORM.ReadDb)));
+    b.factory(ACCOUNTS.Queries, (r) => new KyselyAccountQueries(r(PLATFORM.ReadDb), r(PLATFORM.KeptReads)(accountsProjector.name)));
     b.factory(ACCOUNTS.Billing, (r) => new Billing(r(PLATFORM.Executor)));
     b.factory(
       ACCOUNTS.Commands,

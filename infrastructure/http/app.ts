@@ -31,8 +31,6 @@ export type AppDeps = Readonly<{
   ready: () => Promise<{ ok: boolean; checks: Record<string, string> }>;
   secrets: ApiKeySecretsPort;
   accountQueries: AccountQueries;
-  /** where authentication looks keys up: the read model, or the keys it found kept while it stands still (embedded) */
-  keys: Pick<AccountQueries, 'keyWithAccount'>;
 }>;
 
 export function buildApp(d: AppDeps): Express {
@@ -86,7 +84,7 @@ export function buildApp(d: AppDeps): Express {
   // chat-app integration's /integrations/…; the platform's own signed callback there is a public route, answered first)
   v1.use(
     ['/v1', '/credits', '/integrations'],
-    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures, d.keys),
+    authenticate(d.accountQueries, d.secrets, () => new Date(d.now()), authFailures),
     throttle({ ...d.throttle, now: d.now }),
   );
   for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);

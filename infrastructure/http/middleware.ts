@@ -54,14 +54,7 @@ export const accessLog =
  * A sub-account id that is not ours is refused with 403 whether or not it exists.
  */
 export const authenticate =
-  (
-    accounts: AccountQueries,
-    secrets: ApiKeySecretsPort,
-    now: () => Date,
-    failures?: FailureLimiter,
-    /** where the key is looked up: the read model, or what was found in it, kept (docs/accounts.md#api-keys) */
-    keys: Pick<AccountQueries, 'keyWithAccount'> = accounts,
-  ): RequestHandler =>
+  (accounts: AccountQueries, secrets: ApiKeySecretsPort, now: () => Date, failures?: FailureLimiter): RequestHandler =>
   async (req, res, next) => {
     const client = `ip:${req.ip ?? 'unknown'}`;
     failures?.check(client);
@@ -72,7 +65,7 @@ export const authenticate =
     const header = req.header('authorization') ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) refuse(header ? 'Invalid authorization header; expected: Bearer <API_KEY>' : 'Missing API key');
-    const found = await keys.keyWithAccount(secrets.hash(m![1]!));
+    const found = await accounts.keyWithAccount(secrets.hash(m![1]!));
     if (!found || found.key.revoked || found.account.status !== 'active') return refuse('Invalid API key');
     const { key, account } = found;
     let accountId = account.accountId;

@@ -1,6 +1,6 @@
 import { CommandExecutor } from '../../application/shared/execute.js';
 import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
-import { keptReadsOf } from '../../projections/shared/kept-reads.js';
+import { keptReadsOf, NOT_KEPT } from '../../projections/shared/kept-reads.js';
 import { Sha256ApiKeySecrets } from '../adapters/api-key-secrets.js';
 import { RandomIds } from '../adapters/random-ids.js';
 import { SystemClock } from '../adapters/system-clock.js';
@@ -98,7 +98,7 @@ export const platform = {
             maxAgeMs: KEPT_READ_MS,
             now: () => r(PLATFORM.Clock).now().getTime(),
           })
-        : () => null,
+        : () => NOT_KEPT,
     );
     b.factory(
       PLATFORM.Executor,

@@ -8,6 +8,7 @@ import type {
   PageOf,
 } from '../../application/accounts/account-queries.port.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
+import { NOT_KEPT, type ReadKeeper } from '../shared/kept-reads.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { AccountsTable, ApiKeysTable } from './tables.js';
 
@@ -41,7 +42,11 @@ export class KyselyAccountQueries implements AccountQueries {
   /** one statement on every authenticated request: the account comes along as one json column */
   private readonly byHash;
 
-  constructor(private readonly db: Kysely<ReadDb>) {
+  constructor(
+    private readonly db: Kysely<ReadDb>,
+    /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
+    private readonly kept: ReadKeeper = NOT_KEPT,
+  ) {
     this.byHash = new CompiledOnce(db, (db, v: { keyHash: string }) =>
       this.keysQuery(db)
         .innerJoin('accounts', 'accounts.account_id', 'api_keys.account_id')
@@ -59,8 +64,12 @@ export class KyselyAccountQueries implements AccountQueries {
   }
 
   async keyWithAccount(keyHash: string): Promise<{ key: ApiKeyView; account: AccountView } | null> {
-    const r = await this.byHash.executeTakeFirst({ keyHash });
-    return r ? { key: toKey(r), account: toAccount(r.account) } : null;
+    const look = async () => {
+      const r = await this.byHash.executeTakeFirst({ keyHash });
+      return r ? { key: toKey(r), account: toAccount(r.account) } : null;
+    };
+    // every authenticated request asks it; anyone can send any key: only found ones are kept (docs/accounts.md#api-keys)
+    return this.kept.read(keyHash, look, { keepMissing: false });
   }
 
   async key(accountId: string, keyId: string): Promise<ApiKeyView | null> {

@@ -4,7 +4,7 @@ import type { Page, PageOf } from '../../application/shared/page.js';
 import type { TemplateButton, TemplateCategory } from '../../domain/chatapp/template.decider.js';
 import type { TemplateVariables } from '../../domain/chatapp/template-body.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
-import type { KeptReads } from '../shared/kept-reads.js';
+import { NOT_KEPT, type ReadKeeper } from '../shared/kept-reads.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { ChatappConnectionsTable, ChatappNumbersTable, ChatappTemplatesTable } from './tables.js';
 
@@ -69,7 +69,7 @@ export class KyselyChatappQueries implements ChatappQueries {
   constructor(
     private readonly db: Kysely<ReadDb>,
     /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
-    private readonly kept: KeptReads | null = null,
+    private readonly kept: ReadKeeper = NOT_KEPT,
   ) {
     this.bound = new CompiledOnce(db, (db, v: { accountId: string; lineId: string }) =>
       db
@@ -137,7 +137,7 @@ export class KyselyChatappQueries implements ChatappQueries {
       return r ? toNumber(r) : null;
     };
     // most sending lines are not bound to the chat app: "none" is kept too
-    return this.kept ? this.kept.read(`bound\u0000${accountId}\u0000${lineId}`, look, { keepMissing: true }) : look();
+    return this.kept.read(`bound\u0000${accountId}\u0000${lineId}`, look, { keepMissing: true });
   }
 
   async boundByPhoneNumber(accountId: string, phoneNumber: string): Promise<ChatappNumberView | null> {

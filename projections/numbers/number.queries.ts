@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Page, PageOf } from '../../application/accounts/account-queries.port.js';
 import type { NumberQueries, PhoneNumberView } from '../../application/numbers/number-queries.port.js';
-import type { KeptReads } from '../shared/kept-reads.js';
+import { NOT_KEPT, type ReadKeeper } from '../shared/kept-reads.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import type { PhoneNumbersTable } from './tables.js';
 
@@ -28,7 +28,7 @@ export class KyselyNumberQueries implements NumberQueries {
   constructor(
     private readonly db: Kysely<ReadDb>,
     /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
-    private readonly kept: KeptReads | null = null,
+    private readonly kept: ReadKeeper = NOT_KEPT,
   ) {}
 
   async list(accountId: string, page: Page): Promise<PageOf<PhoneNumberView>> {
@@ -58,7 +58,7 @@ export class KyselyNumberQueries implements NumberQueries {
       return row ? { ...toNumber(row), accountId: row.account_id } : null;
     };
     // every inbound text and call, and every send, asks it; a carrier's callback may name any number: only found ones are kept
-    return this.kept ? this.kept.read(`active\u0000${phoneNumber}`, look, { keepMissing: false }) : look();
+    return this.kept.read(`active\u0000${phoneNumber}`, look, { keepMissing: false });
   }
 
   async get(accountId: string, numberId: string): Promise<PhoneNumberView | null> {

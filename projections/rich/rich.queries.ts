@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { CapabilityView, ContactCardView, LocationView, RichLineView, RichQueries } from '../../application/rich/rich-queries.port.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
-import type { KeptReads } from '../shared/kept-reads.js';
+import { NOT_KEPT, type ReadKeeper } from '../shared/kept-reads.js';
 import { indexed, type ReadDb } from '../shared/read-db.js';
 import './tables.js';
 
@@ -15,7 +15,7 @@ export class KyselyRichQueries implements RichQueries {
   constructor(
     private readonly db: Kysely<ReadDb>,
     /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
-    private readonly kept: KeptReads | null = null,
+    private readonly kept: ReadKeeper = NOT_KEPT,
   ) {
     this.activeLine = new CompiledOnce(db, (db, v: { accountId: string; numberId: string }) =>
       db
@@ -45,7 +45,7 @@ export class KyselyRichQueries implements RichQueries {
       return r ? { numberId: r.number_id, phoneNumber: r.phone_number, activatedAt: iso(r.activated_at) } : null;
     };
     // most sending lines are not rich ones: "none" is kept too
-    return this.kept ? this.kept.read(`line\u0000${accountId}\u0000${numberId}`, look, { keepMissing: true }) : look();
+    return this.kept.read(`line\u0000${accountId}\u0000${numberId}`, look, { keepMissing: true });
   }
 
   async capability(accountId: string, phoneNumber: string): Promise<CapabilityView | null> {

@@ -37,8 +37,14 @@ export class KeptReads {
   }
 }
 
-/** The kept reads of a projector's read model, or null where this process does not hear every batch it commits. */
-export type KeptReadsOf = (projector: string) => KeptReads | null;
+/** What a query asks: a kept answer, or a fresh read. */
+export type ReadKeeper = Pick<KeptReads, 'read'>;
+
+/** Where not every batch is heard (a server): every look-up reads. */
+export const NOT_KEPT: ReadKeeper = { read: (_key, look) => look() };
+
+/** The kept reads of a projector's read model (`NOT_KEPT` where this process does not hear every batch it commits). */
+export type KeptReadsOf = (projector: string) => ReadKeeper;
 
 /**
  * One `KeptReads` per projector, each told of that projector's batches by `listen` (the in-process word of every

@@ -14,7 +14,7 @@ import type {
 import { DISABLE_AFTER_EXHAUSTED } from '../../domain/webhook/webhook.js';
 import './webhook-notices.projector.js';
 import type { WebhookStatus } from '../../domain/webhook/webhook.js';
-import type { KeptReads } from '../shared/kept-reads.js';
+import { NOT_KEPT, type ReadKeeper } from '../shared/kept-reads.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { webhooksProjector } from './webhooks.projector.js';
@@ -50,7 +50,7 @@ export class KyselyWebhookQueries implements WebhookQueries {
     private readonly db: Kysely<ReadDb>,
     private readonly openSecret: (stored: string) => string = (s) => s,
     /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
-    private readonly kept: KeptReads | null = null,
+    private readonly kept: ReadKeeper = NOT_KEPT,
   ) {}
 
   private readonly view = (r: Selectable<WebhooksTable>): WebhookView => toWebhook(r, this.openSecret);
@@ -75,14 +75,13 @@ export class KyselyWebhookQueries implements WebhookQueries {
       return r ? this.view(r) : null;
     };
     // every delivery's send asks it
-    return this.kept ? this.kept.read(`id\u0000${accountId}\u0000${webhookId}`, look, { keepMissing: false }) : look();
+    return this.kept.read(`id\u0000${accountId}\u0000${webhookId}`, look, { keepMissing: false });
   }
 
   async candidates(accountId: string, agentIds: readonly string[]): Promise<WebhookView[]> {
     const scopes = [accountId, ...new Set(agentIds)];
     // one query for all: the agents' own (scope = agent id) and the master (scope = account id)
     const look = async () => (await this.live(accountId).where('scope_key', 'in', scopes).execute()).map(this.view);
-    if (!this.kept) return look();
     // every dispatched batch asks it, for its accounts; a copy, so that no caller changes what is kept
     const kept = await this.kept.read(`candidates\u0000${scopes.join('\u0000')}`, look, { keepMissing: true });
     return [...(kept ?? [])];
