@@ -1,4 +1,10 @@
-import { type Checkpoint, compareCheckpoints, type EventFilter, type RecordedEvent } from '../../application/ports/event-store.port.js';
+import {
+  type Checkpoint,
+  compareCheckpoints,
+  type EventFilter,
+  parseCheckpoint,
+  type RecordedEvent,
+} from '../../application/ports/event-store.port.js';
 import { categoryOf } from '../../domain/shared/streams.js';
 
 /** How many of the newest events the tail keeps; readers further behind read the table. */
@@ -53,8 +59,32 @@ export class LogTail {
 
   /** An append was heard of (the store's own, or another process's notice naming its newest checkpoint). */
   heard(at?: Checkpoint): void {
+    // as the only writer, an append the tail was handed (`took`) is held already: nothing to read
+    if (this.freshness?.soleWriter && at && this.end !== null && compareCheckpoints(at, this.end) <= 0) return;
     this.appended = true;
     if (at && (this.newestHeard === null || compareCheckpoints(at, this.newestHeard) > 0)) this.newestHeard = at;
+  }
+
+  /**
+   * Embedded (one session, the log's only writer): the events an append just committed, in log order, handed over
+   * by the store so that no reader has to read them back (docs/event-store.md#the-log-tail). In one session the
+   * log's order is the order of global positions, so the tail takes them only when they continue it with no gap:
+   * the first is the position after its end and the others follow one by one. Nothing of the log can lie between
+   * then. Otherwise (an append it has not read yet, positions an aborted transaction used, a refresh running that
+   * may read them too) it answers false and leaves them to the next refresh, as before.
+   */
+  took(events: readonly RecordedEvent[]): boolean {
+    if (events.length === 0 || this.end === null || this.refreshing !== null) return false;
+    let next = parseCheckpoint(this.end)[1] + 1n;
+    if (compareCheckpoints(events[0]!.checkpoint, this.end) <= 0) return false;
+    for (const e of events) {
+      if (e.globalPosition !== next) return false;
+      next++;
+    }
+    this.events.push(...events);
+    this.end = events[events.length - 1]!.checkpoint;
+    this.trim();
+    return true;
   }
 
   /**
@@ -146,16 +176,21 @@ export class LogTail {
           }
           if (page.length < PAGE) break;
         }
-        const over = this.events.length - this.keep;
-        if (over > 0) {
-          this.start = this.events[over - 1]!.checkpoint;
-          this.events = this.events.slice(over);
-        }
+        this.trim();
       } finally {
         this.refreshing = null;
       }
     })();
     return this.refreshing;
+  }
+
+  /** Drops the oldest events past `keep`; the tail then starts after the last one dropped. */
+  private trim(): void {
+    const over = this.events.length - this.keep;
+    if (over > 0) {
+      this.start = this.events[over - 1]!.checkpoint;
+      this.events = this.events.slice(over);
+    }
   }
 
   /** Index of the first event after `after` (binary search: the events are in checkpoint order). */

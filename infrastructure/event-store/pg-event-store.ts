@@ -37,15 +37,15 @@ const UNIQUE_VIOLATION = '23505';
 const MAX_BATCH_STREAMS = 200;
 const MAX_BATCH_EVENTS = 2000;
 
-type QueuedAppend = StreamAppend & { resolve: (r: AppendResult) => void; reject: (e: unknown) => void };
+type QueuedAppend = Pending & { resolve: (r: AppendResult) => void; reject: (e: unknown) => void };
 type OutcomeRow = { outcome: string; revision: string; global_position: string | null; transaction_id: string | null };
-/** An append's answer, and whether this call wrote it (not a replay of an earlier one) */
-type Written = AppendResult & { fresh: boolean };
+/** An append's answer, whether this call wrote it (not a replay of an earlier one), and the time it stored */
+type Written = AppendResult & { fresh: boolean; createdAt: Date };
 
 const modeOf = (e: ExpectedRevision) => (typeof e === 'bigint' ? 'exact' : e);
 const storedMetadata = (e: NewEvent) => ({ ...e.metadata, schemaVersion: e.metadata.schemaVersion ?? 1 });
 
-function outcome(a: StreamAppend, row: OutcomeRow): Written | WrongExpectedRevisionError {
+function outcome(a: StreamAppend, row: OutcomeRow, createdAt: Date): Written | WrongExpectedRevisionError {
   if (row.outcome === 'conflict') {
     const actual = BigInt(row.revision);
     return new WrongExpectedRevisionError(a.stream, a.expectedRevision, actual < 0n ? 'no_stream' : actual);
@@ -54,7 +54,69 @@ function outcome(a: StreamAppend, row: OutcomeRow): Written | WrongExpectedRevis
     nextRevision: BigInt(row.revision),
     checkpoint: makeCheckpoint(BigInt(row.transaction_id!), BigInt(row.global_position!)),
     fresh: row.outcome === 'ok',
+    createdAt,
   };
+}
+
+/** An event's data and metadata as JSON text, made once: the append sends it, and the tail is handed it parsed. */
+type EventText = { data: string; metadata: string };
+type Pending = StreamAppend & { texts?: EventText[] };
+const textsOf = (a: Pending): EventText[] =>
+  (a.texts ??= a.events.map((e) => ({ data: JSON.stringify(e.data), metadata: JSON.stringify(storedMetadata(e)) })));
+
+/**
+ * JSON text as it comes back from a `jsonb` column: parsed, with each object's keys in `jsonb`'s order (shorter
+ * first, then by their UTF-8 bytes). The log tail is handed an append's events in this form
+ * (docs/event-store.md#the-log-tail), so that they are the same, key order included, as a read from the table.
+ */
+const fromStoredText = (text: string): unknown => inJsonbOrder(JSON.parse(text));
+/** `value` as a `jsonb` column would give it back: what `JSON.stringify` keeps, in `jsonb`'s key order. */
+export const asStoredJson = <T>(value: T): T => fromStoredText(JSON.stringify(value)) as T;
+
+/** Puts the keys of each object of a freshly parsed value in `jsonb`'s order; an object already in order is kept. */
+function inJsonbOrder(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = inJsonbOrder(v[i]);
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  let ordered = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
+    if (x !== null && typeof x === 'object') {
+      const y = inJsonbOrder(x);
+      if (y !== x) put(o, k, y);
+    }
+    if (ordered && i > 0 && compareJsonbKeys(keys[i - 1]!, k) > 0) ordered = false;
+  }
+  if (ordered) return o;
+  keys.sort(compareJsonbKeys);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) put(out, k, o[k]);
+  return out;
+}
+
+/** Sets a property; a parsed key `__proto__` is a property like any other, and must stay one (not the prototype). */
+function put(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+  else o[k] = v;
+}
+
+/** The UTF-8 length of a string: its length when it is ASCII. */
+function utf8Length(s: string): number {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return Buffer.byteLength(s);
+  return s.length;
+}
+
+/** `jsonb`'s order of keys: shorter first (in UTF-8 bytes), then by bytes. */
+function compareJsonbKeys(a: string, b: string): number {
+  const [la, lb] = [utf8Length(a), utf8Length(b)];
+  if (la !== lb) return la - lb;
+  if (la === a.length && lb === b.length) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 const COLUMNS = [
   'global_position',
@@ -204,7 +266,7 @@ export class PgEventStore implements EventStorePort {
       return;
     }
     costMetrics.appendStatements.inc();
-    const written: QueuedAppend[] = [];
+    const written: { q: QueuedAppend; r: Written }[] = [];
     let newest: Checkpoint | null = null;
     results.forEach((r, i) => {
       const q = batch[i]!;
@@ -217,58 +279,67 @@ export class PgEventStore implements EventStorePort {
       this.known?.add(q.stream);
       q.resolve({ nextRevision: r.nextRevision, checkpoint: r.checkpoint });
       if (r.fresh) {
-        written.push(q);
+        written.push({ q, r });
         if (newest === null || compareCheckpoints(r.checkpoint, newest) > 0) newest = r.checkpoint;
       }
     });
     costMetrics.appends.inc(written.length);
-    costMetrics.events.inc(written.reduce((n, q) => n + q.events.length, 0));
+    costMetrics.events.inc(written.reduce((n, w) => n + w.q.events.length, 0));
+    // one session and the only writer: the tail takes what was just written, and no reader reads it back
+    // (docs/event-store.md#the-log-tail); the notice below then wakes the subscriptions without a refresh
+    if (this.o.oneSession && this.o.soleWriter && written.length > 0) this.tail.took(recordedOf(written));
     if (newest !== null) {
       this.signals.publish({
         checkpoint: newest,
-        types: [...new Set(written.flatMap((q) => q.events.map((e) => e.type)))],
-        categories: [...new Set(written.map((q) => categoryOf(q.stream)))],
+        types: [...new Set(written.flatMap((w) => w.q.events.map((e) => e.type)))],
+        categories: [...new Set(written.map((w) => categoryOf(w.q.stream)))],
       });
     }
   }
 
   /** One stream, one statement: the stream's compare-and-set and the insert in one function. */
-  private async appendOne(q: StreamAppend): Promise<Written | WrongExpectedRevisionError> {
+  private async appendOne(q: Pending): Promise<Written | WrongExpectedRevisionError> {
     const { stream, events, expectedRevision: expected } = q;
+    const texts = textsOf(q);
+    const createdAt = this.clock.now();
     let row: OutcomeRow;
     try {
       const r = await sql<OutcomeRow>`select * from append_events(
           ${stream}, ${categoryOf(stream)}, ${modeOf(expected)}, ${typeof expected === 'bigint' ? String(expected) : null}::bigint,
           ${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.type)}::text[],
-          ${events.map((e) => JSON.stringify(e.data))}::jsonb[],
-          ${events.map((e) => JSON.stringify(storedMetadata(e)))}::jsonb[],
-          ${this.clock.now()}::timestamptz)`.execute(this.db);
+          ${texts.map((t) => t.data)}::jsonb[],
+          ${texts.map((t) => t.metadata)}::jsonb[],
+          ${createdAt}::timestamptz)`.execute(this.db);
       row = r.rows[0]!;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       // these event ids are stored already, but not as this stream's last append: a replay or a conflict
       const replay = await this.idempotentReplay(this.db, stream, events).catch(conflictOnly);
       if (replay instanceof WrongExpectedRevisionError) return replay;
-      if (replay) return { ...replay, fresh: false };
+      if (replay) return { ...replay, fresh: false, createdAt };
       return new WrongExpectedRevisionError(stream, expected, await this.currentRevision(stream));
     }
-    return outcome(q, row);
+    return outcome(q, row, createdAt);
   }
 
   /** Several streams, one statement, one commit; streams are taken in name order by the function. */
-  private async appendBatch(batch: readonly StreamAppend[]): Promise<(Written | WrongExpectedRevisionError)[]> {
-    const doc = batch.map((a) => ({
-      stream: a.stream,
-      category: categoryOf(a.stream),
-      mode: modeOf(a.expectedRevision),
-      expected: typeof a.expectedRevision === 'bigint' ? String(a.expectedRevision) : null,
-      events: a.events.map((e) => ({ id: e.id, type: e.type, data: e.data, metadata: storedMetadata(e) })),
-    }));
+  private async appendBatch(batch: readonly Pending[]): Promise<(Written | WrongExpectedRevisionError)[]> {
+    // the document as text, around each event's text made once (`textsOf`)
+    const doc = batch.map((a) => {
+      const texts = textsOf(a);
+      const events = a.events.map(
+        (e, i) =>
+          `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"data":${texts[i]!.data},"metadata":${texts[i]!.metadata}}`,
+      );
+      const expected = typeof a.expectedRevision === 'bigint' ? `"${a.expectedRevision}"` : 'null';
+      return `{"stream":${JSON.stringify(a.stream)},"category":${JSON.stringify(categoryOf(a.stream))},"mode":"${modeOf(a.expectedRevision)}","expected":${expected},"events":[${events.join(',')}]}`;
+    });
+    const createdAt = this.clock.now();
     let rows: (OutcomeRow & { idx: number })[];
     try {
       const r = await sql<
         OutcomeRow & { idx: number }
-      >`select * from append_events_many(${JSON.stringify(doc)}::jsonb, ${this.clock.now()}::timestamptz)`.execute(this.db);
+      >`select * from append_events_many(${`[${doc.join(',')}]`}::jsonb, ${createdAt}::timestamptz)`.execute(this.db);
       rows = r.rows;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
@@ -278,7 +349,7 @@ export class PgEventStore implements EventStorePort {
       return out;
     }
     const out = new Array<Written | WrongExpectedRevisionError>(batch.length);
-    for (const row of rows) out[row.idx] = outcome(batch[row.idx]!, row);
+    for (const row of rows) out[row.idx] = outcome(batch[row.idx]!, row, createdAt);
     return out;
   }
 
@@ -483,6 +554,38 @@ const isUniqueViolation = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: string }).code === UNIQUE_VIOLATION;
 
 const parseJson = (v: unknown): Record<string, unknown> => (typeof v === 'string' ? JSON.parse(v) : v) as Record<string, unknown>;
+
+/**
+ * The events of fresh appends as a read of the log would give them, in log order: the appends by their last position,
+ * each one's events at the positions before it. In one session an append's events take consecutive positions; where
+ * they did not, the tail finds the gap and refuses them (`LogTail.took`).
+ */
+function recordedOf(written: readonly { q: Pending; r: Written }[]): RecordedEvent[] {
+  const out: RecordedEvent[] = [];
+  const inOrder = written.length === 1 ? written : [...written].sort((a, b) => compareCheckpoints(a.r.checkpoint, b.r.checkpoint));
+  for (const { q, r } of inOrder) {
+    const [tx, last] = parseCheckpoint(r.checkpoint);
+    const n = BigInt(q.events.length);
+    const createdAt = r.createdAt.toISOString();
+    const texts = textsOf(q);
+    q.events.forEach((e, i) => {
+      const at = last - n + 1n + BigInt(i);
+      const metadata = fromStoredText(texts[i]!.metadata) as EventMetadata;
+      out.push({
+        id: e.id,
+        type: e.type,
+        data: upcast(e.type, fromStoredText(texts[i]!.data) as Record<string, unknown>, metadata.schemaVersion ?? 1),
+        metadata,
+        streamName: q.stream,
+        streamRevision: r.nextRevision - n + 1n + BigInt(i),
+        globalPosition: at,
+        checkpoint: makeCheckpoint(tx, at),
+        createdAt,
+      });
+    });
+  }
+  return out;
+}
 
 function toRecorded(r: Row): RecordedEvent {
   const metadata = parseJson(r.metadata) as EventMetadata;

@@ -84,6 +84,52 @@ describe('the log tail', () => {
     expect(types(await tail.read(log[2]!.checkpoint, 100, undefined))).to.deep.equal(['E4']);
   });
 
+  it("as the only writer in one session, takes an append's events handed over when they continue it with no gap, and reads nothing for them", async () => {
+    // positions are the log's order in one session: E<k> at position k, in transaction 100 + k
+    const at = (k: number) =>
+      ({
+        type: `E${k}`,
+        data: {},
+        globalPosition: BigInt(k),
+        checkpoint: makeCheckpoint(BigInt(100 + k), BigInt(k)),
+      }) as unknown as RecordedEvent;
+    const positioned: RecordedEvent[] = [];
+    const table = async (after: Checkpoint, maxCount: number) => {
+      tableReads++;
+      return positioned.filter((e) => compareCheckpoints(e.checkpoint, after) > 0).slice(0, maxCount);
+    };
+    const write = (...ks: number[]) => {
+      const es = ks.map(at);
+      positioned.push(...es);
+      return es;
+    };
+    write(1);
+    const tail = new LogTail(table, async () => positioned.at(-1)!.checkpoint, 4, { stalestMs: 1000, now: () => 0, soleWriter: true });
+    expect(tail.took(write(2)), 'nothing is taken before the tail is opened').to.equal(false);
+    expect(types(await tail.read(positioned[1]!.checkpoint, 100, undefined))).to.deep.equal([]);
+    tableReads = 0;
+    // taken: the notice that follows finds them held, and the readers answer from memory
+    expect(tail.took(write(3, 4))).to.equal(true);
+    tail.heard(positioned.at(-1)!.checkpoint);
+    expect(types(await tail.read(positioned[1]!.checkpoint, 100, undefined))).to.deep.equal(['E3', 'E4']);
+    expect(tableReads).to.equal(0);
+    // a gap (position 5 used by a transaction that did not commit, or an append the tail was not handed): refused,
+    // and the notice makes the next read read the table
+    positioned.push(at(6));
+    expect(tail.took([at(6)])).to.equal(false);
+    tail.heard(at(6).checkpoint);
+    expect(types(await tail.read(positioned[2]!.checkpoint, 100, undefined))).to.deep.equal(['E4', 'E6']);
+    expect(tableReads).to.equal(1);
+    // events that do not follow one another are refused whole
+    expect(tail.took([at(7), at(9)])).to.equal(false);
+    expect(tail.took([at(6)]), 'what it holds already').to.equal(false);
+    // taking past what it keeps drops the oldest: a reader whose cursor was dropped goes to the table
+    expect(tail.took(write(7, 8, 9))).to.equal(true);
+    expect(types(await tail.read(at(6).checkpoint, 100, undefined))).to.deep.equal(['E7', 'E8', 'E9']);
+    expect(await tail.read(at(3).checkpoint, 100, undefined)).to.equal(null);
+    expect(tableReads).to.equal(1);
+  });
+
   it("on a server, leaves a subscription's refresh out until a notice, or an event named and not yet held, or the last is old", async () => {
     let clock = 0;
     append(1);
