@@ -25,6 +25,8 @@ import { PLATFORM } from './tokens.js';
 /** The answers kept of each read model (docs/event-store.md#kept-reads) at most, and for how long at most. */
 const KEPT_READS = 10_000;
 const KEPT_READ_MS = 60_000;
+/** embedded, how long the checkpoint of batches that touched nothing waits to be stored (docs/event-store.md#untouched-batches) */
+const UNTOUCHED_STORE_MS = 250;
 
 /**
  * What every capability stands on: time, ids, the event store (PostgreSQL table or EventStoreDB), the projection
@@ -72,6 +74,8 @@ export const platform = {
         leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
         lagMs: cfg.PROJECTION_LAG_MS,
         pipeline: r(PLATFORM.Database).pipeline,
+        // embedded, a batch that neither read nor wrote sends nothing; on a server other processes read the checkpoints
+        ...(r(PLATFORM.Database).kind === 'pglite' ? { storeUntouchedAfterMs: UNTOUCHED_STORE_MS } : {}),
       });
       // every committed batch is told to whatever waits on read models, in this process and the others
       const signals = r(PLATFORM.AppendSignals);

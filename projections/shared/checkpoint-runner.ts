@@ -86,9 +86,11 @@ export interface CheckpointedConsumer {
   /**
    * Handles a batch and moves the checkpoint from `from` to `to` with `moveCheckpoint`. Throwing ends the
    * subscription; the runner starts again from the stored checkpoint after a back-off, so the batch is
-   * delivered again: the consumer is idempotent or rolls the batch back with the checkpoint.
+   * delivered again: the consumer is idempotent or rolls the batch back with the checkpoint. It answers `untouched`
+   * when the batch neither read nor wrote anything and the checkpoint was left at `from`, for the runner to store
+   * later (`storeUntouchedAfterMs`, docs/event-store.md#untouched-batches); any other answer means it was stored.
    */
-  commit(batch: readonly RecordedEvent[], from: Checkpoint, to: Checkpoint): Promise<void>;
+  commit(batch: readonly RecordedEvent[], from: Checkpoint, to: Checkpoint): Promise<unknown>;
 }
 
 export type CheckpointRunnerOptions = Readonly<{
@@ -109,6 +111,11 @@ export type CheckpointRunnerOptions = Readonly<{
   freed?: Readonly<{ publishFreed(lease: string): void; listenFreed(fn: (lease: string) => void): () => void }>;
   /** where a new checkpoint starts (default START) */
   seed?: () => Promise<Checkpoint>;
+  /**
+   * the checkpoint of batches the consumer left `untouched` is stored this long after the first of them (or with the
+   * next batch it stores, or when the runner stops): docs/event-store.md#untouched-batches
+   */
+  storeUntouchedAfterMs?: number;
 }>;
 
 /**
@@ -254,6 +261,26 @@ export class CheckpointRunner {
     } catch (err) {
       return err;
     }
+    // the checkpoint stored, and how far batches the consumer left untouched have gone past it (stored later)
+    let stored = cursor;
+    let untouched: Checkpoint | null = null;
+    let storeTimer: NodeJS.Timeout | null = null;
+    // a batch's commit and the untouched checkpoint's store never run at once: both compare-and-set from `stored`
+    let turn: Promise<unknown> = Promise.resolve();
+    const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+      const r = turn.then(fn);
+      turn = r.catch(() => undefined);
+      return r;
+    };
+    const storeUntouched = () =>
+      inTurn(async () => {
+        if (storeTimer) clearTimeout(storeTimer);
+        storeTimer = null;
+        if (untouched === null) return;
+        await moveCheckpoint(this.db, c.name, stored, untouched);
+        stored = untouched;
+        untouched = null;
+      });
     return new Promise<unknown>((resolve) => {
       let ended = false;
       const end = (reason: unknown) => {
@@ -262,12 +289,17 @@ export class CheckpointRunner {
         this.endCurrent = null;
         if (this.renewTimer) clearInterval(this.renewTimer);
         this.renewTimer = null;
+        if (storeTimer) clearTimeout(storeTimer);
+        storeTimer = null;
         const sub = this.sub;
         this.sub = null;
-        void (sub ? sub.stop() : Promise.resolve()).then(
-          () => resolve(reason),
-          () => resolve(reason),
-        );
+        void (sub ? sub.stop() : Promise.resolve())
+          // a clean stop stores how far it went; after a failure the next run starts from what is stored
+          .then(() => (reason === null ? storeUntouched().catch(() => undefined) : undefined))
+          .then(
+            () => resolve(reason),
+            () => resolve(reason),
+          );
       };
       this.endCurrent = end;
       this.renewTimer = setInterval(
@@ -297,8 +329,18 @@ export class CheckpointRunner {
         async (batch) => {
           const to = batch.at(-1)?.checkpoint;
           if (to === undefined) return;
-          await c.commit(batch, cursor, to);
-          cursor = to;
+          await inTurn(async () => {
+            if ((await c.commit(batch, stored, to)) !== 'untouched') {
+              stored = to;
+              untouched = null;
+              return;
+            }
+            untouched = to;
+            storeTimer ??= setTimeout(
+              () => void storeUntouched().catch((err: unknown) => end(err)),
+              this.o.storeUntouchedAfterMs ?? 0,
+            ).unref();
+          });
           committed();
           this.o.onAdvanced?.(to);
         },

@@ -12,7 +12,7 @@ import type { ReadModelsPort } from '../../application/ports/read-models.port.js
 import { perTurn } from '../../application/shared/per-turn.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CheckpointRunner, moveCheckpoint } from './checkpoint-runner.js';
-import { type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
+import { type BatchOutcome, type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
 import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
@@ -24,7 +24,8 @@ const DEFAULT_LEASE_TTL_MS = 15_000;
 /**
  * Apply a batch and move the checkpoint in one transaction; the checkpoint update is a compare-and-set. Embedded, a
  * projector that reads before it writes has its writes and the compare-and-set sent as one message
- * (docs/event-store.md#pipelined-batches).
+ * (docs/event-store.md#pipelined-batches); with `leaveUntouched`, such a batch that neither read nor wrote sends
+ * nothing, and is `untouched`: its checkpoint is the caller's to store later (docs/event-store.md#untouched-batches).
  */
 export async function runBatch(
   db: Kysely<ReadDb>,
@@ -32,15 +33,19 @@ export async function runBatch(
   from: string,
   batch: readonly RecordedEvent[],
   pipeline?: BatchPipeline,
-): Promise<string> {
+  o: { leaveUntouched?: boolean } = {},
+): Promise<BatchOutcome> {
   const to = batch.at(-1)?.checkpoint;
-  if (to === undefined) return from;
-  if (pipeline && p.pipelined && (await pipelinedBatch(db, pipeline, p, from, to, batch))) return to;
+  if (to === undefined) return 'untouched';
+  if (pipeline && p.pipelined) {
+    const done = await pipelinedBatch(db, pipeline, p, from, to, batch, o);
+    if (done) return done;
+  }
   await db.transaction().execute(async (trx) => {
     await p.applyBatch(trx, batch);
     await moveCheckpoint(trx, p.name, from, to);
   });
-  return to;
+  return 'stored';
 }
 
 /**
@@ -65,6 +70,11 @@ export class ProjectionEngine {
       lagMs?: number;
       /** the embedded database's statements in one message (docs/event-store.md#pipelined-batches) */
       pipeline?: BatchPipeline;
+      /**
+       * a pipelined batch that neither read nor wrote sends nothing, and its checkpoint is stored this long after,
+       * or with the next batch that writes (docs/event-store.md#untouched-batches); unset: every batch stores it
+       */
+      storeUntouchedAfterMs?: number;
     } = {},
   ) {
     this.advanced.setMaxListeners(0);
@@ -85,9 +95,8 @@ export class ProjectionEngine {
             name: p.name,
             kind: 'projector',
             eventTypes: [...p.handles],
-            commit: async (batch, from) => {
-              await runBatch(this.db, p, from, batch, this.o.pipeline);
-            },
+            commit: (batch, from) =>
+              runBatch(this.db, p, from, batch, this.o.pipeline, { leaveUntouched: this.o.storeUntouchedAfterMs !== undefined }),
           },
           this.log,
           {
@@ -96,6 +105,7 @@ export class ProjectionEngine {
             ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
             ...(p.lags && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
             onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
+            ...(this.o.storeUntouchedAfterMs !== undefined ? { storeUntouchedAfterMs: this.o.storeUntouchedAfterMs } : {}),
           },
         ),
     );
@@ -122,7 +132,7 @@ export class ProjectionEngine {
  * each: a wait that those already answer costs no statement. Otherwise it reads the stored checkpoints once, then
  * answers from what it hears, and reads them again every `pollMs` in case such word was lost. Gives up after
  * `timeoutMs` with READ_MODEL_TIMEOUT (503). With `hearsEveryAdvance` (embedded: every projector runs in this
- * process and tells each batch it commits), what it heard since it was made is what is stored, so a wait reads
+ * process and tells each batch it commits), what it heard since it was made is what the read models hold, so a wait reads
  * nothing first; it still reads every `pollMs` without word.
  */
 export class ReadModelWaiter implements ReadModelsPort {

@@ -28,13 +28,15 @@ const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode']
  * answers nothing. Anything else (a read after a write, which would not see it; a write whose answer is used; a
  * raw statement, which cannot be told apart) ends the recording.
  */
-function recording(db: Kysely<ReadDb>): { view: Kysely<ReadDb>; writes: CompiledQuery[] } {
+function recording(db: Kysely<ReadDb>): { view: Kysely<ReadDb>; writes: CompiledQuery[]; reads: () => number } {
   const writes: CompiledQuery[] = [];
+  let reads = 0;
   const connection: DatabaseConnection = {
     async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
       const kind = q.query.kind;
       if (kind === 'SelectQueryNode') {
         if (writes.length > 0) throw new NotPipelined('a read after a write');
+        reads++;
         return db.executeQuery<R>(q);
       }
       if (WRITES.has(kind) && !(q.query as { returning?: unknown }).returning) {
@@ -68,14 +70,21 @@ function recording(db: Kysely<ReadDb>): { view: Kysely<ReadDb>; writes: Compiled
       createIntrospector: (k) => new PostgresIntrospector(k),
     },
   });
-  return { view, writes };
+  return { view, writes, reads: () => reads };
 }
+
+/**
+ * What became of a batch: its writes and checkpoint `stored`, or `untouched`: it neither read nor wrote anything, so
+ * nothing was sent and the checkpoint stays where it is stored (the caller stores it later, `leaveUntouched`).
+ */
+export type BatchOutcome = 'stored' | 'untouched';
 
 /**
  * Applies a batch of a projector that reads before it writes (`Projector.pipelined`) as one message: its reads
  * first, then its writes and the checkpoint's compare-and-set, one transaction (docs/event-store.md#pipelined-batches).
  * The compare-and-set divides by the rows it moved, so a checkpoint moved elsewhere fails the whole message. Returns
- * false, having written nothing, when the batch did something a pipeline cannot carry.
+ * null, having written nothing, when the batch did something a pipeline cannot carry. With `leaveUntouched`, a batch
+ * that neither read nor wrote sends nothing at all (docs/event-store.md#untouched-batches).
  */
 export async function pipelinedBatch(
   db: Kysely<ReadDb>,
@@ -84,14 +93,16 @@ export async function pipelinedBatch(
   from: Checkpoint,
   to: Checkpoint,
   batch: readonly RecordedEvent[],
-): Promise<boolean> {
-  const { view, writes } = recording(db);
+  o: { leaveUntouched?: boolean } = {},
+): Promise<BatchOutcome | null> {
+  const { view, writes, reads } = recording(db);
   try {
     await p.applyBatch(view, batch);
   } catch (err) {
-    if (err instanceof NotPipelined) return false;
+    if (err instanceof NotPipelined) return null;
     throw err;
   }
+  if (o.leaveUntouched && writes.length === 0 && reads() === 0) return 'untouched';
   const move = sql`with moved as (
       update projection_checkpoints set checkpoint = ${to}, updated_at = ${new Date()}
        where name = ${p.name} and checkpoint = ${from} returning 1)
@@ -103,5 +114,5 @@ export async function pipelinedBatch(
     if ((err as { code?: string }).code === '22012') throw new CheckpointMovedError(p.name);
     throw err;
   }
-  return true;
+  return 'stored';
 }

@@ -86,9 +86,9 @@ describe('pipelined projector batches', function () {
     const p = tallyProjector('tally_one');
     const from = await ensureCheckpoint(h.readDb, p.name);
     const batch = [event(0, 'a'), event(1, 'b'), event(2, 'a')];
-    const to = await runBatch(h.readDb, p, from, batch, pipeline);
+    expect(await runBatch(h.readDb, p, from, batch, pipeline)).to.equal('stored');
+    const to = batch[2]!.checkpoint;
     expect(sent).to.equal(1);
-    expect(to).to.equal(batch[2]!.checkpoint);
     expect(await tallies()).to.deep.equal({ a: 2, b: 1 });
     expect(await checkpoint(p.name)).to.equal(to);
     await runBatch(h.readDb, p, to, [event(3, 'b')], pipeline);
@@ -98,7 +98,9 @@ describe('pipelined projector batches', function () {
   it('applies a batch that reads after it wrote the usual way, with the same result', async () => {
     const p = tallyProjector('tally_reads_after', { readAfterWrite: true });
     const from = await ensureCheckpoint(h.readDb, p.name);
-    const to = await runBatch(h.readDb, p, from, [event(0, 'a'), event(1, 'a')], pipeline);
+    const batch = [event(0, 'a'), event(1, 'a')];
+    expect(await runBatch(h.readDb, p, from, batch, pipeline)).to.equal('stored');
+    const to = batch[1]!.checkpoint;
     expect(sent).to.equal(0);
     expect(await tallies()).to.deep.equal({ a: 2 });
     expect(await checkpoint(p.name)).to.equal(to);
@@ -119,7 +121,8 @@ describe('pipelined projector batches', function () {
       },
     };
     const from = await ensureCheckpoint(h.readDb, p.name);
-    const to = await runBatch(h.readDb, p, from, [event(0, 'a')], pipeline);
+    expect(await runBatch(h.readDb, p, from, [event(0, 'a')], pipeline)).to.equal('stored');
+    const to = event(0, 'a').checkpoint;
     expect(sent).to.equal(0);
     expect(await tallies()).to.deep.equal({ a: 2, b: 1 });
     expect(await checkpoint(p.name)).to.equal(to);
@@ -154,6 +157,38 @@ describe('pipelined projector batches', function () {
     await runBatch(h.readDb, p, from, [event(0, 'a')], pipeline);
     expect(await tallies()).to.deep.equal({ a: 1 });
   });
+  it('with leaveUntouched, sends nothing for a batch that neither read nor wrote, and leaves its checkpoint', async () => {
+    // writes only the events about 'a'; reads only when told to
+    const picky = (name: string, reads: boolean): Projector => {
+      const applyBatch = async (db: Kysely<ReadDb>, events: readonly RecordedEvent[]) => {
+        if (reads) await loose(db).selectFrom('tallies').select('id').execute();
+        for (const e of events)
+          if ((e.data as { id: string }).id === 'a')
+            await loose(db)
+              .insertInto('tallies')
+              .values({ id: `${name}-${e.id}`, n: 1 })
+              .execute();
+      };
+      return { name, handles: new Set(['Counted']), tables: [], pipelined: true, apply: (db, e) => applyBatch(db, [e]), applyBatch };
+    };
+    const p = picky('tally_untouched', false);
+    const from = await ensureCheckpoint(h.readDb, p.name);
+    expect(await runBatch(h.readDb, p, from, [event(0, 'b'), event(1, 'c')], pipeline, { leaveUntouched: true })).to.equal('untouched');
+    expect(sent).to.equal(0);
+    expect(await checkpoint(p.name)).to.equal(from);
+    // the next batch that writes moves the checkpoint from where it is stored, past both
+    expect(await runBatch(h.readDb, p, from, [event(2, 'a')], pipeline, { leaveUntouched: true })).to.equal('stored');
+    expect(sent).to.equal(1);
+    expect(await checkpoint(p.name)).to.equal(event(2, 'a').checkpoint);
+    // without leaveUntouched (a server), and for a batch that read, the checkpoint is stored as before
+    expect(await runBatch(h.readDb, p, event(2, 'a').checkpoint, [event(3, 'b')], pipeline)).to.equal('stored');
+    expect(await checkpoint(p.name)).to.equal(event(3, 'b').checkpoint);
+    const reader = picky('tally_untouched_reads', true);
+    const start = await ensureCheckpoint(h.readDb, reader.name);
+    expect(await runBatch(h.readDb, reader, start, [event(4, 'b')], pipeline, { leaveUntouched: true })).to.equal('stored');
+    expect(await checkpoint(reader.name)).to.equal(event(4, 'b').checkpoint);
+  });
+
   it('calls_v1: a call, its turns and its end go as one message, the same rows as applied event by event', async () => {
     const callId = 'call_pipelined';
     let position = 100;
