@@ -197,7 +197,7 @@ export class CommandExecutor {
     const byStream = new Map<string, (typeof items)[number][]>();
     for (const it of items) byStream.set(it.stream, [...(byStream.get(it.stream) ?? []), it]);
     const mark = this.cache.mark();
-    const read = await this.store.readStreams([...byStream.keys()]);
+    const now0 = await this.statesOf(decider, [...byStream.keys()]);
     const now = this.now();
     let failure: unknown = null;
     const appends: {
@@ -208,8 +208,8 @@ export class CommandExecutor {
       items: (typeof items)[number][];
     }[] = [];
     for (const [stream, its] of byStream) {
-      const events = (read.get(stream) ?? []) as RecordedEvent<E>[];
-      let state = events.reduce<S>(decider.evolve, decider.initialState());
+      const at = now0.get(stream)!;
+      let state = at.state;
       const fresh: NewEvent[] = [];
       for (const it of its) {
         const command = { ...it.input, metadata: { now, accountId: it.ctx.accountId } } as C;
@@ -223,7 +223,7 @@ export class CommandExecutor {
         state = decided.reduce(decider.evolve, state);
         fresh.push(...decided.map((e) => ({ ...e, id: this.ids.uuid(), metadata: metadataOf(it.ctx) })));
       }
-      if (fresh.length > 0) appends.push({ stream, revision: revisionOf(events), events: fresh, state, items: its });
+      if (fresh.length > 0) appends.push({ stream, revision: at.revision, events: fresh, state, items: its });
     }
     const results = await this.store.appendMany(appends.map((a) => ({ stream: a.stream, events: a.events, expectedRevision: a.revision })));
     for (const [i, r] of results.entries()) {
@@ -237,6 +237,33 @@ export class CommandExecutor {
         for (const it of appends[i]!.items)
           await this.execute(decider, it.stream, it.input, it.ctx).catch((err: unknown) => (failure ??= err));
     if (failure !== null) throw failure;
+  }
+
+  /**
+   * The states of these streams now, for a batch: those the cache keeps where it is exact
+   * (docs/event-store.md#the-aggregate-cache), the others read in one statement, folded whole and kept.
+   */
+  async statesOf<C, E extends Event, S>(
+    decider: Decider<C, E, S>,
+    streams: readonly string[],
+  ): Promise<Map<string, { state: S; revision: bigint | 'no_stream' }>> {
+    const out = new Map<string, { state: S; revision: bigint | 'no_stream' }>();
+    const missing: string[] = [];
+    for (const stream of new Set(streams)) {
+      const cached = this.cache.exact ? this.cache.get(stream, decider) : undefined;
+      if (cached) out.set(stream, { state: cached.state as S, revision: cached.revision });
+      else missing.push(stream);
+    }
+    if (missing.length === 0) return out;
+    const mark = this.cache.mark();
+    const read = await this.store.readStreams(missing);
+    for (const stream of missing) {
+      const events = (read.get(stream) ?? []) as RecordedEvent<E>[];
+      const at = { state: events.reduce<S>(decider.evolve, decider.initialState()), revision: revisionOf(events) };
+      this.cache.keep(stream, { decider, ...at }, mark);
+      out.set(stream, at);
+    }
+    return out;
   }
 
   /**

@@ -3,19 +3,12 @@ import {
   type AbandonReason,
   type AttemptResult,
   type WebhookDeliveryCommand,
-  type WebhookDeliveryEvent,
   type WebhookDeliveryState,
   webhookDeliveryDecider,
   webhookDeliveryStream,
 } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { ClockPort } from '../ports/clock.port.js';
-import {
-  type EventMetadata,
-  type EventStorePort,
-  type RecordedEvent,
-  revisionOf,
-  WrongExpectedRevisionError,
-} from '../ports/event-store.port.js';
+import { type EventMetadata, type EventStorePort, WrongExpectedRevisionError } from '../ports/event-store.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
@@ -85,7 +78,11 @@ export class WebhookDeliverer {
    * webhook once, whatever the number of its attempts in the batch.
    */
   async prepare(claims: readonly ClaimedAttempt[]): Promise<PreparedAttempt[]> {
-    const read = await this.store.readStreams(claims.map((c) => webhookDeliveryStream(c.deliveryId)));
+    // embedded, the dispatcher that scheduled them left their states in the command path's cache
+    const states = await this.exec.statesOf(
+      webhookDeliveryDecider,
+      claims.map((c) => webhookDeliveryStream(c.deliveryId)),
+    );
     const webhookOf = oncePerKey(
       (accountId: string, webhookId: string) => `${accountId}|${webhookId}`,
       (accountId: string, webhookId: string) => this.webhooks.byId(accountId, webhookId),
@@ -93,10 +90,9 @@ export class WebhookDeliverer {
     return Promise.all(
       claims.map(async (claim) => {
         const stream = webhookDeliveryStream(claim.deliveryId);
-        const events = (read.get(stream) ?? []) as RecordedEvent<WebhookDeliveryEvent>[];
-        const state = events.reduce(webhookDeliveryDecider.evolve, webhookDeliveryDecider.initialState());
-        if (state.status !== 'pending') return { claim, stream, state, revision: revisionOf(events), webhook: null };
-        return { claim, stream, state, revision: revisionOf(events), webhook: await webhookOf(state.accountId, state.webhookId) };
+        const { state, revision } = states.get(stream)!;
+        if (state.status !== 'pending') return { claim, stream, state, revision, webhook: null };
+        return { claim, stream, state, revision, webhook: await webhookOf(state.accountId, state.webhookId) };
       }),
     );
   }

@@ -21,15 +21,20 @@ const tally: Decider<TallyCommand, TallyEvent, { total: number }> = {
   evolve: (s, e) => (e.type === 'Added' ? { total: s.total + e.data.n } : { total: 0 }),
 };
 
-/** Counts the stream reads the executor makes. */
-function counting(store: EventStorePort): { store: EventStorePort; reads: () => number } {
+/** Counts the stream reads the executor makes: one stream at a time, and the streams read together for a batch. */
+function counting(store: EventStorePort): { store: EventStorePort; reads: () => number; batchReads: () => string[] } {
   let reads = 0;
+  const batch: string[] = [];
   const wrapped = Object.create(store) as EventStorePort;
   wrapped.readStream = (...args) => {
     reads++;
     return store.readStream(...args);
   };
-  return { store: wrapped, reads: () => reads };
+  wrapped.readStreams = (names) => {
+    batch.push(...names);
+    return store.readStreams(names);
+  };
+  return { store: wrapped, reads: () => reads, batchReads: () => [...batch] };
 }
 
 /**
@@ -179,8 +184,45 @@ describe('the aggregate cache of the command path', function () {
     after(() => sole.close());
     const exact = (size = 100) => {
       const c = counting(sole);
-      return { x: new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, size), reads: c.reads };
+      return {
+        x: new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, size),
+        reads: c.reads,
+        batchReads: c.batchReads,
+      };
     };
+
+    it("takes a batch's states from what it keeps, and reads only the others, together", async () => {
+      const [kept, other, fresh] = [1, 2, 3].map(() => `tally-${crypto.randomUUID()}`) as [string, string, string];
+      const { x, batchReads } = exact();
+      await x.execute(tally, kept, add(4), ctx, { newStream: true });
+      await sole.appendToStream(
+        other,
+        [{ id: crypto.randomUUID(), type: 'Added', data: { n: 2 }, metadata: { ...ctx, causationId: null } }],
+        {
+          expectedRevision: 'no_stream',
+        },
+      );
+      const states = await x.statesOf(tally, [kept, other, fresh, kept]);
+      expect(Object.fromEntries(states)).to.deep.equal({
+        [kept]: { state: { total: 4 }, revision: 0n },
+        [other]: { state: { total: 2 }, revision: 0n },
+        [fresh]: { state: { total: 0 }, revision: 'no_stream' },
+      });
+      expect(batchReads()).to.deep.equal([other, fresh]);
+      // what it read is kept: a batch of commands on all three reads nothing more, and decides on the same states
+      await x.executeMany(
+        tally,
+        [kept, other, fresh].map((stream) => ({ stream, input: add(5), ctx })),
+      );
+      expect(batchReads()).to.deep.equal([other, fresh]);
+      expect(await Promise.all([kept, other, fresh].map(totalOf))).to.deep.equal([9, 7, 5]);
+      expect(Object.fromEntries(await x.statesOf(tally, [kept, other, fresh]))).to.deep.equal({
+        [kept]: { state: { total: 9 }, revision: 1n },
+        [other]: { state: { total: 7 }, revision: 1n },
+        [fresh]: { state: { total: 5 }, revision: 0n },
+      });
+      expect(batchReads()).to.have.length(2);
+    });
 
     it('answers states, refusals and no-ops from what it keeps, without reading', async () => {
       const stream = `tally-${crypto.randomUUID()}`;
