@@ -184,7 +184,8 @@ export class CommandExecutor {
 
   /**
    * Many commands at once, for reactors that move many aggregates per batch (docs/event-store.md#appending): the
-   * streams are read in one query, each stream's commands are decided in order on its state, and every stream's
+   * streams' states are taken from the cache where it is exact, the others read in one query (`statesOf`), each
+   * stream's commands are decided in order on its state, and every stream's
    * new events go in one `appendMany`. A stream whose append meets a conflict is executed again on its own, the
    * usual way (reload, decide, retry). A command whose decision fails is skipped and its error thrown once the
    * others are written, so a reactor's retry of the batch finds them done.

@@ -74,8 +74,9 @@ export class WebhookDeliverer {
   }
 
   /**
-   * Loads what a batch of claimed attempts needs before sending: the deliveries' streams in one read, and each
-   * webhook once, whatever the number of its attempts in the batch.
+   * Loads what a batch of claimed attempts needs before sending: the deliveries' states (from the command path's
+   * cache where it is exact, the others in one read), and each webhook once, whatever the number of its attempts in
+   * the batch.
    */
   async prepare(claims: readonly ClaimedAttempt[]): Promise<PreparedAttempt[]> {
     // embedded, the dispatcher that scheduled them left their states in the command path's cache
