@@ -46,10 +46,16 @@ export async function approvedTemplate(app: TestApp, key: string, connectionId: 
     body: { language: 'en_US', category: 'utility', ...body },
   });
   if (r.status !== 200) throw new Error(`template: ${r.status} ${JSON.stringify(r.body)}`);
-  return eventually(async () => {
-    const t = await app.call('GET', `/integrations/chatapp/${connectionId}/templates/${r.body.id}`, { key });
-    return t.body.status !== 'pending' ? t.body : undefined;
-  }, 'template reviewed');
+  // the sandbox platform reviews a template SANDBOX_CHATAPP_TEMPLATE_REVIEW_SECONDS (5) after it came: look 4 times a second
+  return eventually(
+    async () => {
+      const t = await app.call('GET', `/integrations/chatapp/${connectionId}/templates/${r.body.id}`, { key });
+      return t.body.status !== 'pending' ? t.body : undefined;
+    },
+    'template reviewed',
+    20_000,
+    250,
+  );
 }
 
 /** A chat message from a person to a platform number, as the sandbox platform reports it. */

@@ -42,14 +42,23 @@ export const sandbox = (app: TestApp) => ({
     (await app.call('GET', '/sandbox/carrier/purchases', { key: ADMIN_TOKEN })).body.data as { phoneNumber: string; purchaseKey: string }[],
 });
 
-/** Polls until `check` returns a value (not undefined/false); for effects a process manager applies in the background. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+/**
+ * Polls until `check` returns a value (not undefined/false); for effects a process manager applies in the background.
+ * `everyMs`: the pause between looks; a check that calls the API and is known to wait seconds looks less often, or its
+ * looks alone would use up the key's request budget (THROTTLE_MAX_REQUESTS a minute) and the next test would get 429s.
+ */
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`not reached in ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
