@@ -198,7 +198,7 @@ export class CommandExecutor {
     const byStream = new Map<string, (typeof items)[number][]>();
     for (const it of items) byStream.set(it.stream, [...(byStream.get(it.stream) ?? []), it]);
     const mark = this.cache.mark();
-    const now0 = await this.statesOf(decider, [...byStream.keys()]);
+    const states = await this.statesOf(decider, [...byStream.keys()]);
     const now = this.now();
     let failure: unknown = null;
     const appends: {
@@ -209,7 +209,7 @@ export class CommandExecutor {
       items: (typeof items)[number][];
     }[] = [];
     for (const [stream, its] of byStream) {
-      const at = now0.get(stream)!;
+      const at = states.get(stream)!;
       let state = at.state;
       const fresh: NewEvent[] = [];
       for (const it of its) {

@@ -6,8 +6,6 @@
  * (docs/event-store.md#the-log-tail), so that they are the same, key order included, as a read from the table.
  */
 export const fromStoredText = (text: string): unknown => inJsonbOrder(JSON.parse(text));
-/** `value` as a `jsonb` column would give it back: what `JSON.stringify` keeps, in `jsonb`'s key order. */
-export const asStoredJson = <T>(value: T): T => fromStoredText(JSON.stringify(value)) as T;
 
 /** Puts the keys of each object of a freshly parsed value in `jsonb`'s order; an object already in order is kept. */
 function inJsonbOrder(v: unknown): unknown {

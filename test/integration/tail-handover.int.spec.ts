@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { NewEvent, RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { DatabaseHandle } from '../../infrastructure/db/database.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
-import { asStoredJson } from '../../infrastructure/event-store/stored-json.js';
+import { fromStoredText } from '../../infrastructure/event-store/stored-json.js';
 import { costMetrics } from '../../infrastructure/observability/metrics.js';
 import { TestClock } from '../support/fixtures.js';
 import { freshDatabase } from '../support/stores.js';
@@ -29,6 +29,9 @@ const awkward = () => ({
   ü: 1,
   ab: 'x',
 });
+
+/** `value` as a `jsonb` column gives it back, the way the store makes it from the text it sends */
+const asStoredJson = <T>(value: T): T => fromStoredText(JSON.stringify(value)) as T;
 
 /** the events as text, bigints included, so that key order counts */
 const text = (es: readonly RecordedEvent[]) => JSON.stringify(es, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
