@@ -29,13 +29,12 @@ export { LeaseLostError } from '../../projections/shared/checkpoint-runner.js';
 export class ReactorRunner implements BackgroundWorker {
   readonly name: string;
   private readonly runners: CheckpointRunner[];
-  private readonly checkpoints: LazyCheckpoint[];
 
   constructor(
     store: EventStorePort,
     db: Kysely<ReadDb>,
     reactor: Reactor,
-    private readonly log: LoggerPort,
+    log: LoggerPort,
     o: {
       leaseTtlMs: number;
       retryDelayMs?: number;
@@ -44,7 +43,10 @@ export class ReactorRunner implements BackgroundWorker {
       membership?: ProcessMembership;
       /** tries of one event that fails for good before it is isolated (default 3) */
       triesBeforeIsolation?: number;
-      /** a partition stores its checkpoint at most this often (docs/event-store.md#reactors-and-leases); 0: after every batch */
+      /**
+       * a partition stores its checkpoint this long after the first batch it has not stored, and when it stops
+       * (docs/event-store.md#reactors-and-leases); 0: after every batch
+       */
       checkpointEveryMs?: number;
       /** word of partitions given back, between the processes (docs/event-store.md#partitioned-reactors) */
       freed?: CheckpointRunnerOptions['freed'];
@@ -62,11 +64,9 @@ export class ReactorRunner implements BackgroundWorker {
     const isolation = new WorkIsolation(db, log);
     const handle = (name: string, mine: readonly RecordedEvent[]) =>
       handleIsolating(reactor, name, mine, isolation, { tries: o.triesBeforeIsolation ?? 3, delayMs: o.retryDelayMs ?? 500 });
-    this.checkpoints = [];
+    const everyMs = o.checkpointEveryMs ?? 0;
     this.runners = Array.from({ length: partitions }, (_, k) => {
       const name = partitions === 1 ? reactor.name : `${reactor.name}#${k}/${partitions}`;
-      const checkpoint = new LazyCheckpoint(db, name, o.checkpointEveryMs ?? 0, log);
-      this.checkpoints.push(checkpoint);
       return new CheckpointRunner(
         store,
         db,
@@ -77,12 +77,15 @@ export class ReactorRunner implements BackgroundWorker {
           async commit(batch, from, to) {
             const mine = partitions === 1 ? batch : batch.filter((e) => partitionOf(keyOf(e), partitions) === k);
             if (mine.length > 0) await handle(name, mine);
-            await checkpoint.move(from, to);
+            if (everyMs > 0) return 'deferred'; // the runner stores it later: docs/event-store.md#deferred-checkpoints
+            await moveCheckpoint(db, name, from, to);
+            return 'stored';
           },
         },
         log,
         {
           ...options,
+          ...(everyMs > 0 ? { storeDeferredAfterMs: everyMs } : {}),
           ...(share ? { admission: share } : {}),
           ...(share && o.freed ? { freed: o.freed } : {}),
           ...(partitions > 1 || reactor.replaces?.length ? { seed: () => seedOf(db, reactor, partitions) } : {}),
@@ -96,80 +99,9 @@ export class ReactorRunner implements BackgroundWorker {
   }
 
   async stop(): Promise<void> {
+    // each stores what it handled and had not stored yet; a checkpoint another process moved meanwhile (or a database
+    // that is away) is left as it is: the batches after it are delivered again, which the reactor absorbs
     await Promise.all(this.runners.map((r) => r.stop()));
-    // what was handled and not stored yet; a checkpoint another process moved meanwhile (or a database that is away)
-    // is left as it is: the batches after it are delivered again, which the reactor absorbs
-    await Promise.all(
-      this.checkpoints.map((c) =>
-        c.flush().catch((err: unknown) => this.log.warn({ err, reactor: this.name }, 'reactor checkpoint not stored when stopping')),
-      ),
-    );
-  }
-}
-
-/**
- * A reactor partition's checkpoint, stored at most every `everyMs` (docs/event-store.md#reactors-and-leases): a
- * reactor is at least once and idempotent, so storing it later only means that a crash in between delivers those
- * batches again, and a busy reactor stores it once in that time instead of after every batch. What is not stored
- * yet is stored `everyMs` after the last store, and when the reactor stops. A runner that restarted hands over the
- * stored checkpoint as `from` again, which starts the count afresh; the store is a compare-and-set as before, and
- * one that finds the checkpoint moved by another process leaves it (the runner's next store fails and restarts it).
- */
-class LazyCheckpoint {
-  /** what the table holds, as far as this process knows */
-  private stored: Checkpoint | null = null;
-  /** the runner's cursor after the last batch handed over */
-  private handled: Checkpoint | null = null;
-  private lastStoreAt = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly db: Kysely<ReadDb>,
-    private readonly name: string,
-    private readonly everyMs: number,
-    private readonly log: LoggerPort,
-  ) {}
-
-  /** The batch from `from` to `to` was handled. */
-  move(from: Checkpoint, to: Checkpoint): Promise<void> {
-    // the runner starts from the stored checkpoint after a restart: what this process held is void
-    if (this.handled !== from) this.stored = from;
-    this.handled = to;
-    if (this.everyMs === 0 || Date.now() - this.lastStoreAt >= this.everyMs) return this.flush();
-    this.timer ??= setTimeout(
-      () => {
-        this.timer = null;
-        this.flush().catch((err: unknown) =>
-          this.log.warn({ err, reactor: this.name }, 'reactor checkpoint not stored; stored again later'),
-        );
-      },
-      this.everyMs - (Date.now() - this.lastStoreAt),
-    );
-    return Promise.resolve();
-  }
-
-  /** Stores what was handled and not stored yet. */
-  flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const run = this.chain.then(async () => {
-      const from = this.stored;
-      const to = this.handled;
-      if (from === null || to === null || from === to) return;
-      this.lastStoreAt = Date.now();
-      try {
-        await moveCheckpoint(this.db, this.name, from, to);
-        this.stored = to;
-      } catch (err) {
-        // moved by another process (the lease changed hands), or the database is away: the runner finds out itself
-        this.stored = null;
-        this.handled = null;
-        throw err;
-      }
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -86,12 +86,15 @@ export interface CheckpointedConsumer {
   /**
    * Handles a batch and moves the checkpoint from `from` to `to` with `moveCheckpoint`. Throwing ends the
    * subscription; the runner starts again from the stored checkpoint after a back-off, so the batch is
-   * delivered again: the consumer is idempotent or rolls the batch back with the checkpoint. It answers `untouched`
-   * when the batch neither read nor wrote anything and the checkpoint was left at `from`, for the runner to store
-   * later (`storeUntouchedAfterMs`, docs/event-store.md#untouched-batches); any other answer means it was stored.
+   * delivered again: the consumer is idempotent or rolls the batch back with the checkpoint. It answers `deferred`
+   * when it left the checkpoint at `from` for the runner to store later (`storeDeferredAfterMs`): a projector's batch
+   * that touched nothing (docs/event-store.md#untouched-batches), a reactor's batch (docs/event-store.md#reactors-and-leases).
    */
-  commit(batch: readonly RecordedEvent[], from: Checkpoint, to: Checkpoint): Promise<unknown>;
+  commit(batch: readonly RecordedEvent[], from: Checkpoint, to: Checkpoint): Promise<CommitOutcome>;
 }
+
+/** What a consumer's commit did with the checkpoint: `stored` it, or left it `deferred` for the runner to store. */
+export type CommitOutcome = 'stored' | 'deferred';
 
 export type CheckpointRunnerOptions = Readonly<{
   leaseTtlMs: number;
@@ -112,10 +115,10 @@ export type CheckpointRunnerOptions = Readonly<{
   /** where a new checkpoint starts (default START) */
   seed?: () => Promise<Checkpoint>;
   /**
-   * the checkpoint of batches the consumer left `untouched` is stored this long after the first of them (or with the
-   * next batch it stores, or when the runner stops): docs/event-store.md#untouched-batches
+   * the checkpoint of batches the consumer left `deferred` is stored this long after the first of them (or with the
+   * next batch it stores, or when the runner stops cleanly): docs/event-store.md#deferred-checkpoints
    */
-  storeUntouchedAfterMs?: number;
+  storeDeferredAfterMs?: number;
 }>;
 
 /**
@@ -261,25 +264,26 @@ export class CheckpointRunner {
     } catch (err) {
       return err;
     }
-    // the checkpoint stored, and how far batches the consumer left untouched have gone past it (stored later)
+    // the checkpoint stored, and how far batches the consumer deferred have gone past it (stored later:
+    // docs/event-store.md#deferred-checkpoints)
     let stored = cursor;
-    let untouched: Checkpoint | null = null;
+    let deferred: Checkpoint | null = null;
     let storeTimer: NodeJS.Timeout | null = null;
-    // a batch's commit and the untouched checkpoint's store never run at once: both compare-and-set from `stored`
+    // a batch's commit and the deferred checkpoint's store never run at once: both compare-and-set from `stored`
     let turn: Promise<unknown> = Promise.resolve();
     const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
       const r = turn.then(fn);
       turn = r.catch(() => undefined);
       return r;
     };
-    const storeUntouched = () =>
+    const storeDeferred = () =>
       inTurn(async () => {
         if (storeTimer) clearTimeout(storeTimer);
         storeTimer = null;
-        if (untouched === null) return;
-        await moveCheckpoint(this.db, c.name, stored, untouched);
-        stored = untouched;
-        untouched = null;
+        if (deferred === null) return;
+        await moveCheckpoint(this.db, c.name, stored, deferred);
+        stored = deferred;
+        deferred = null;
       });
     return new Promise<unknown>((resolve) => {
       let ended = false;
@@ -295,7 +299,7 @@ export class CheckpointRunner {
         this.sub = null;
         void (sub ? sub.stop() : Promise.resolve())
           // a clean stop stores how far it went; after a failure the next run starts from what is stored
-          .then(() => (reason === null ? storeUntouched().catch(() => undefined) : undefined))
+          .then(() => (reason === null ? storeDeferred().catch(() => undefined) : undefined))
           .then(
             () => resolve(reason),
             () => resolve(reason),
@@ -330,15 +334,15 @@ export class CheckpointRunner {
           const to = batch.at(-1)?.checkpoint;
           if (to === undefined) return;
           await inTurn(async () => {
-            if ((await c.commit(batch, stored, to)) !== 'untouched') {
+            if ((await c.commit(batch, stored, to)) === 'stored') {
               stored = to;
-              untouched = null;
+              deferred = null;
               return;
             }
-            untouched = to;
+            deferred = to;
             storeTimer ??= setTimeout(
-              () => void storeUntouched().catch((err: unknown) => end(err)),
-              this.o.storeUntouchedAfterMs ?? 0,
+              () => void storeDeferred().catch((err: unknown) => end(err)),
+              this.o.storeDeferredAfterMs ?? 0,
             ).unref();
           });
           committed();

@@ -86,6 +86,8 @@ export class ProjectionEngine {
    */
   async start(): Promise<void> {
     if (this.runners.length > 0) return;
+    const untouchedMs = this.o.storeUntouchedAfterMs;
+    const leaveUntouched = untouchedMs !== undefined;
     this.runners = this.projectors.map(
       (p) =>
         new CheckpointRunner(
@@ -95,8 +97,8 @@ export class ProjectionEngine {
             name: p.name,
             kind: 'projector',
             eventTypes: [...p.handles],
-            commit: (batch, from) =>
-              runBatch(this.db, p, from, batch, this.o.pipeline, { leaveUntouched: this.o.storeUntouchedAfterMs !== undefined }),
+            commit: async (batch, from) =>
+              (await runBatch(this.db, p, from, batch, this.o.pipeline, { leaveUntouched })) === 'untouched' ? 'deferred' : 'stored',
           },
           this.log,
           {
@@ -105,7 +107,7 @@ export class ProjectionEngine {
             ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
             ...(p.lags && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
             onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
-            ...(this.o.storeUntouchedAfterMs !== undefined ? { storeUntouchedAfterMs: this.o.storeUntouchedAfterMs } : {}),
+            ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
           },
         ),
     );
