@@ -1,6 +1,6 @@
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
-import { type WebhookDeliveryEvent, webhookDeliveryStream } from '../../domain/webhook/webhook-delivery.decider.js';
+import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhookDueAttemptsTable } from './tables.js';
@@ -36,10 +36,7 @@ const revisionOf = (r: Pick<Selectable<WebhookDeliveriesTable>, 'revision'>) => 
  * | WebhookDeliveryRetryRequested | `pending` again, not finished | | put: the requested attempt due at once |
  */
 async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEvent<WebhookDeliveryEvent>[]): Promise<void> {
-  // a delivery's row is created by the first event of its stream alone, and the checkpoint moves with the rows: a
-  // delivery whose first event is in this batch has no row yet, and nothing to read (docs/webhooks.md#how-deliveries-flow)
-  const begun = new Set(events.filter(beginsItsStream).map((e) => e.data.deliveryId));
-  const ids = [...new Set(events.map((e) => e.data.deliveryId))].filter((id) => !begun.has(id));
+  const ids = [...new Set(events.map((e) => e.data.deliveryId))];
   const stored = new Map<string, Row>();
   for (const part of chunks(ids))
     for (const r of await db.selectFrom('webhook_deliveries').selectAll().where('delivery_id', 'in', part).execute())
@@ -173,12 +170,8 @@ async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEven
       }
     }
   }
-  await write(db, [...rows.values()], attempts, due, begun);
+  await write(db, [...rows.values()], attempts, due);
 }
-
-/** The delivery's scheduling as the first event of its own stream. */
-const beginsItsStream = (e: RecordedEvent<WebhookDeliveryEvent>): boolean =>
-  e.type === 'WebhookDeliveryScheduled' && e.streamRevision === 0n && e.streamName === webhookDeliveryStream(e.data.deliveryId);
 
 /** A finished delivery leaves the timeline; one that was created in this batch is simply never written. */
 function finish(due: Map<string, DueChange>, deliveryId: string): void {
@@ -191,29 +184,23 @@ async function write(
   rows: readonly Row[],
   attempts: readonly Attempt[],
   due: ReadonlyMap<string, DueChange>,
-  begun: ReadonlySet<string>,
 ): Promise<void> {
-  // a row is never moved back to an older revision: a delivery begun in this batch was not read, and a batch
-  // applied again (a replay) must change nothing (docs/architecture.md#read-models-and-projectors)
   for (const part of chunks(rows))
     await db
       .insertInto('webhook_deliveries')
       .values(part)
       .onConflict((oc) =>
-        oc
-          .column('delivery_id')
-          .doUpdateSet((eb) => ({
-            status: eb.ref('excluded.status'),
-            http_status: eb.ref('excluded.http_status'),
-            error_message: eb.ref('excluded.error_message'),
-            response_body: eb.ref('excluded.response_body'),
-            attempt_count: eb.ref('excluded.attempt_count'),
-            last_attempt_at: eb.ref('excluded.last_attempt_at'),
-            next_retry_at: eb.ref('excluded.next_retry_at'),
-            finished_at: eb.ref('excluded.finished_at'),
-            revision: eb.ref('excluded.revision'),
-          }))
-          .whereRef('webhook_deliveries.revision', '<', 'excluded.revision'),
+        oc.column('delivery_id').doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'),
+          http_status: eb.ref('excluded.http_status'),
+          error_message: eb.ref('excluded.error_message'),
+          response_body: eb.ref('excluded.response_body'),
+          attempt_count: eb.ref('excluded.attempt_count'),
+          last_attempt_at: eb.ref('excluded.last_attempt_at'),
+          next_retry_at: eb.ref('excluded.next_retry_at'),
+          finished_at: eb.ref('excluded.finished_at'),
+          revision: eb.ref('excluded.revision'),
+        })),
       )
       .execute();
   for (const part of chunks(attempts))
@@ -224,44 +211,14 @@ async function write(
       .execute();
 
   const changes = [...due.entries()];
-  // the timeline row of a delivery begun here is put only while its delivery row is where this batch left it: a
-  // replay after the delivery moved on (finished, say) puts back nothing
-  const at = new Map(rows.map((r) => [r.delivery_id, String(r.revision)]));
-  const fresh = changes.flatMap(([id, c]) => (c.op !== 'update' && c.op !== 'delete' && begun.has(id) ? [c.row] : []));
-  for (const part of chunks(fresh)) {
-    const v = sql<Insertable<WebhookDueAttemptsTable> & { at: string }>`(values ${sql.join(
-      part.map(
-        (r) =>
-          sql`(${r.delivery_id}, ${r.account_id}, ${r.attempt}::int, ${r.due_at}::timestamptz, ${String(r.revision)}::bigint, ${at.get(r.delivery_id)}::bigint)`,
-      ),
-    )})`.as<'v'>(sql`v(delivery_id, account_id, attempt, due_at, revision, at)`);
-    await db
-      .insertInto('webhook_due_attempts')
-      .columns(['delivery_id', 'account_id', 'attempt', 'due_at', 'revision'])
-      .expression((eb) =>
-        eb
-          .selectFrom(v)
-          .select(['v.delivery_id', 'v.account_id', 'v.attempt', 'v.due_at', 'v.revision'])
-          .where(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('webhook_deliveries as d')
-                .select('d.delivery_id')
-                .whereRef('d.delivery_id', '=', 'v.delivery_id')
-                .whereRef('d.revision', '=', 'v.at'),
-            ),
-          ),
-      )
-      .onConflict((oc) => oc.column('delivery_id').doNothing())
-      .execute();
-  }
-  const inserts = changes.flatMap(([id, c]) => (c.op === 'insert' && !begun.has(id) ? [c.row] : []));
+  const inserts = changes.flatMap(([, c]) => (c.op === 'insert' ? [c.row] : []));
   for (const part of chunks(inserts))
     await db
       .insertInto('webhook_due_attempts')
       .values(part)
       .onConflict((oc) => oc.column('delivery_id').doNothing())
       .execute();
-  const upserts = changes.flatMap(([id, c]) => (c.op === 'upsert' && !begun.has(id) ? [c.row] : []));
+  const upserts = changes.flatMap(([, c]) => (c.op === 'upsert' ? [c.row] : []));
   for (const part of chunks(upserts))
     await db
       .insertInto('webhook_due_attempts')
