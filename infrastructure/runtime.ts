@@ -79,6 +79,7 @@ function backgroundWork(capabilities: readonly Capability[], get: Resolve, cfg: 
           new ReactorRunner(store, db, reactor, log, {
             leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
             checkpointEveryMs: cfg.REACTOR_CHECKPOINT_EVERY_MS,
+            renewals: get(PLATFORM.LeaseRenewals),
             partitions,
             ...(membership ? { membership, freed } : {}),
           }),

@@ -1,6 +1,7 @@
 import { CommandExecutor } from '../../application/shared/execute.js';
 import { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
 import { keptReadsOf, NOT_KEPT } from '../../projections/shared/kept-reads.js';
+import { LeaseRenewals } from '../../projections/shared/lease-renewals.js';
 import { Sha256ApiKeySecrets } from '../adapters/api-key-secrets.js';
 import { RandomIds } from '../adapters/random-ids.js';
 import { SystemClock } from '../adapters/system-clock.js';
@@ -69,11 +70,13 @@ export const platform = {
         signals: r(PLATFORM.AppendSignals),
       });
     });
+    b.factory(PLATFORM.LeaseRenewals, (r) => new LeaseRenewals(r(PLATFORM.ReadDb)));
     b.factory(PLATFORM.ProjectionEngine, (r) => {
       const engine = new ProjectionEngine(r(PLATFORM.EventStore), r(PLATFORM.ReadDb), r(PLATFORM.Projectors), r(PLATFORM.Logger), {
         leaseTtlMs: cfg.REACTOR_LEASE_TTL_MS,
         lagMs: cfg.PROJECTION_LAG_MS,
         pipeline: r(PLATFORM.Database).pipeline,
+        renewals: r(PLATFORM.LeaseRenewals),
         // embedded, a batch that neither read nor wrote sends nothing; on a server other processes read the checkpoints
         ...(r(PLATFORM.Database).kind === 'pglite' ? { storeUntouchedAfterMs: UNTOUCHED_STORE_MS } : {}),
       });

@@ -11,6 +11,7 @@ import type { CommandExecutor } from '../../application/shared/execute.js';
 import type { WebhookMapping } from '../../application/webhooks/registry.js';
 import type { ProjectionEngine } from '../../projections/shared/engine.js';
 import type { KeptReadsOf } from '../../projections/shared/kept-reads.js';
+import type { LeaseRenewals } from '../../projections/shared/lease-renewals.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import type { CarrierAdapter, HistoryRoute } from '../capabilities/capability.js';
@@ -36,6 +37,8 @@ export const PLATFORM = {
   EventStore: token<EventStorePort>('EventStorePort'),
   /** append notices that wake the PostgreSQL store's subscriptions (docs/event-store.md#wake-ups) */
   AppendSignals: token<AppendSignals>('AppendSignals'),
+  /** the leases this process's runners hold, renewed in one statement (docs/event-store.md#reactors-and-leases) */
+  LeaseRenewals: token<LeaseRenewals>('LeaseRenewals'),
   ProjectionEngine: token<ProjectionEngine>('ProjectionEngine'),
   ReadModels: token<ReadModelsPort>('ReadModelsPort'),
   /** a projector's read model's answers kept until its next batch; null where not every batch is heard (docs/event-store.md#kept-reads) */

@@ -50,6 +50,8 @@ export class ReactorRunner implements BackgroundWorker {
       checkpointEveryMs?: number;
       /** word of partitions given back, between the processes (docs/event-store.md#partitioned-reactors) */
       freed?: CheckpointRunnerOptions['freed'];
+      /** renews the partitions' leases with the process's others, in one statement */
+      renewals?: CheckpointRunnerOptions['renewals'];
     },
   ) {
     this.name = `reactor:${reactor.name}`;
@@ -85,6 +87,7 @@ export class ReactorRunner implements BackgroundWorker {
         log,
         {
           ...options,
+          ...(o.renewals ? { renewals: o.renewals } : {}),
           ...(everyMs > 0 ? { storeDeferredAfterMs: everyMs } : {}),
           ...(share ? { admission: share } : {}),
           ...(share && o.freed ? { freed: o.freed } : {}),

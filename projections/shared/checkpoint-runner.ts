@@ -8,6 +8,7 @@ import {
   type Subscription,
 } from '../../application/ports/event-store.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
+import { LeaseRenewals } from './lease-renewals.js';
 import type { ReadDb } from './read-db.js';
 
 /**
@@ -112,6 +113,8 @@ export type CheckpointRunnerOptions = Readonly<{
    * back, and tries at once when another runner of the same name gives it back, instead of at its next try.
    */
   freed?: Readonly<{ publishFreed(lease: string): void; listenFreed(fn: (lease: string) => void): () => void }>;
+  /** renews the lease with the process's other runners' (default: a renewal of its own) */
+  renewals?: LeaseRenewals;
   /** where a new checkpoint starts (default START) */
   seed?: () => Promise<Checkpoint>;
   /**
@@ -125,7 +128,7 @@ export type CheckpointRunnerOptions = Readonly<{
  * Runs one consumer as a catch-up subscription from its stored checkpoint, in at most one process at a time.
  *
  * The lease: a row in `worker_leases` named after the consumer, taken when free or expired and renewed at a
- * third of its TTL; the runner ends its subscription when a renewal fails, and a runner in another process
+ * third of its TTL (with the process's other leases, `LeaseRenewals`); the runner ends its subscription when a renewal fails, and a runner in another process
  * takes over once the lease expires (after a crash, at most one TTL later; a clean stop frees it at once).
  * Lease times are the database's clock: they measure real elapsed time between processes, which the
  * application Clock (movable in tests) is not for. The lease saves duplicate work; correctness does not rest
@@ -137,7 +140,9 @@ export class CheckpointRunner {
   private main: Promise<void> | null = null;
   private sub: Subscription | null = null;
   private wake: (() => void) | null = null;
-  private renewTimer: NodeJS.Timeout | null = null;
+  /** stops the renewals of the lease held now */
+  private letGo: () => void = () => undefined;
+  private readonly renewals: LeaseRenewals;
   private endCurrent: ((reason: unknown) => void) | null = null;
   private markReady: () => void = () => undefined;
   /** while this runner lets the lease it gave back go to another process, word of it (its own) does not wake it */
@@ -152,7 +157,9 @@ export class CheckpointRunner {
     private readonly consumer: CheckpointedConsumer,
     private readonly log: LoggerPort,
     private readonly o: CheckpointRunnerOptions,
-  ) {}
+  ) {
+    this.renewals = o.renewals ?? new LeaseRenewals(db);
+  }
 
   start(): void {
     if (!this.stopped) return;
@@ -291,8 +298,8 @@ export class CheckpointRunner {
         if (ended) return;
         ended = true;
         this.endCurrent = null;
-        if (this.renewTimer) clearInterval(this.renewTimer);
-        this.renewTimer = null;
+        this.letGo();
+        this.letGo = () => undefined;
         if (storeTimer) clearTimeout(storeTimer);
         storeTimer = null;
         const sub = this.sub;
@@ -306,21 +313,18 @@ export class CheckpointRunner {
           );
       };
       this.endCurrent = end;
-      this.renewTimer = setInterval(
-        () => {
-          if (this.o.admission?.mustYield()) {
-            end(new YieldedError(c.name));
-            return;
-          }
-          this.tryLease().then(
-            (ok) => {
-              if (!ok) end(new LeaseLostError(c.name));
-            },
-            (err: unknown) => end(err),
-          );
+      // renewed with the process's other leases, in one statement (docs/event-store.md#reactors-and-leases)
+      this.letGo = this.renewals.hold({
+        name: c.name,
+        holder: this.holder,
+        ttlMs: this.o.leaseTtlMs,
+        renewing: () => {
+          if (!this.o.admission?.mustYield()) return true;
+          end(new YieldedError(c.name));
+          return false;
         },
-        Math.max(100, this.o.leaseTtlMs / 3),
-      );
+        lost: (err) => end(err ?? new LeaseLostError(c.name)),
+      });
       const sub = this.store.subscribe(
         {
           after: cursor,

@@ -12,6 +12,7 @@ import type { ReadModelsPort } from '../../application/ports/read-models.port.js
 import { perTurn } from '../../application/shared/per-turn.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CheckpointRunner, moveCheckpoint } from './checkpoint-runner.js';
+import type { LeaseRenewals } from './lease-renewals.js';
 import { type BatchOutcome, type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
 import type { Projector } from './projector.js';
 import type { ReadDb } from './read-db.js';
@@ -75,6 +76,8 @@ export class ProjectionEngine {
        * or with the next batch that writes (docs/event-store.md#untouched-batches); unset: every batch stores it
        */
       storeUntouchedAfterMs?: number;
+      /** renews the projectors' leases with the process's others, in one statement */
+      renewals?: LeaseRenewals;
     } = {},
   ) {
     this.advanced.setMaxListeners(0);
@@ -107,6 +110,7 @@ export class ProjectionEngine {
             ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
             ...(p.lags && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
             onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
+            ...(this.o.renewals ? { renewals: this.o.renewals } : {}),
             ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
           },
         ),
