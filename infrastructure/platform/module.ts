@@ -87,8 +87,9 @@ export const platform = {
     });
     // embedded, every projector runs here and tells each batch it commits
     const hearsEveryAdvance = !cfg.DATABASE_URL && (cfg.ROLE === 'all' || cfg.ROLE === 'worker');
+    b.factory(PLATFORM.ReadModels, (r) => r(PLATFORM.ReadModelWaiter));
     b.factory(
-      PLATFORM.ReadModels,
+      PLATFORM.ReadModelWaiter,
       (r) =>
         new ReadModelWaiter(
           r(PLATFORM.ReadDb),

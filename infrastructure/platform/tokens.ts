@@ -9,7 +9,7 @@ import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import type { CommandExecutor } from '../../application/shared/execute.js';
 import type { WebhookMapping } from '../../application/webhooks/registry.js';
-import type { ProjectionEngine } from '../../projections/shared/engine.js';
+import type { ProjectionEngine, ReadModelWaiter } from '../../projections/shared/engine.js';
 import type { KeptReadsOf } from '../../projections/shared/kept-reads.js';
 import type { LeaseRenewals } from '../../projections/shared/lease-renewals.js';
 import type { Projector } from '../../projections/shared/projector.js';
@@ -41,6 +41,8 @@ export const PLATFORM = {
   LeaseRenewals: token<LeaseRenewals>('LeaseRenewals'),
   ProjectionEngine: token<ProjectionEngine>('ProjectionEngine'),
   ReadModels: token<ReadModelsPort>('ReadModelsPort'),
+  /** the read models' waiter behind `ReadModels`, which also says how far a read model reflects the log */
+  ReadModelWaiter: token<ReadModelWaiter>('ReadModelWaiter'),
   /** a projector's read model's answers kept until its next batch; null where not every batch is heard (docs/event-store.md#kept-reads) */
   KeptReads: token<KeptReadsOf>('KeptReads'),
   Executor: token<CommandExecutor>('CommandExecutor'),

@@ -105,7 +105,13 @@ export const webhooks = {
     b.value(WEBHOOKS.Secrets, secrets);
     b.factory(
       WEBHOOKS.Queries,
-      (r) => new KyselyWebhookQueries(r(PLATFORM.ReadDb), (s) => secrets.open(s), r(PLATFORM.KeptReads)(webhooksProjector.name)),
+      (r) =>
+        new KyselyWebhookQueries(
+          r(PLATFORM.ReadDb),
+          (s) => secrets.open(s),
+          r(PLATFORM.KeptReads)(webhooksProjector.name),
+          (projector) => r(PLATFORM.ReadModelWaiter).reflected(projector),
+        ),
     );
     b.value(WEBHOOKS.Sender, new HttpWebhookSender({ destinations: destinations(cfg) }));
     b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(destinations(cfg)));

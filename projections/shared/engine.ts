@@ -174,6 +174,20 @@ export class ReadModelWaiter implements ReadModelsPort {
     if (!was || compareCheckpoints(checkpoint, was) > 0) this.heard.set(projector, checkpoint);
   }
 
+  /**
+   * How far a projector's read model reflects the log. Where every batch is heard (`hearsEveryAdvance`), what was heard
+   * of it (every batch is told once it is committed, or handled having changed nothing), read from its stored
+   * checkpoint only until the first word; elsewhere its stored checkpoint, which goes back when it is rebuilt.
+   */
+  async reflected(projector: string): Promise<Checkpoint> {
+    const heard = this.o.hearsEveryAdvance && this.advanced ? this.heard.get(projector) : undefined;
+    if (heard !== undefined) return heard;
+    const row = await this.db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', projector).executeTakeFirst();
+    const stored = row?.checkpoint ?? START;
+    if (this.o.hearsEveryAdvance && this.advanced) this.hear(projector, stored);
+    return stored;
+  }
+
   async waitFor(checkpoint: Checkpoint, eventTypes: readonly string[], o: { tables?: readonly string[] } = {}): Promise<void> {
     // a lagging read model is one nothing waits on (docs/event-store.md#lagging-projectors)
     const names = this.projectors

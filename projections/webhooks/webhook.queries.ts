@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { START } from '../../application/ports/event-store.port.js';
+import { type Checkpoint, START } from '../../application/ports/event-store.port.js';
 import type {
   AllTimeStats,
   DeliveryAttemptView,
@@ -51,6 +51,8 @@ export class KyselyWebhookQueries implements WebhookQueries {
     private readonly openSecret: (stored: string) => string = (s) => s,
     /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
     private readonly kept: ReadKeeper = NOT_KEPT,
+    /** how far a projector's read model reflects the log (`ReadModelWaiter.reflected`); unset: its stored checkpoint */
+    private readonly reflected?: (projector: string) => Promise<Checkpoint>,
   ) {}
 
   private readonly view = (r: Selectable<WebhooksTable>): WebhookView => toWebhook(r, this.openSecret);
@@ -88,6 +90,8 @@ export class KyselyWebhookQueries implements WebhookQueries {
   }
 
   async configCheckpoint(): Promise<string> {
+    // embedded, what was heard of the projector's batches: no statement per dispatched batch (docs/webhooks.md#how-deliveries-flow)
+    if (this.reflected) return this.reflected(webhooksProjector.name);
     const r = await this.db
       .selectFrom('projection_checkpoints')
       .select('checkpoint')

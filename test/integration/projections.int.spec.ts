@@ -197,6 +197,42 @@ describe('projection engine', () => {
     expect(err).to.have.property('code', 'READ_MODEL_TIMEOUT');
     expect(reads, 'no word: it reads every pollMs').to.be.greaterThan(2);
   });
+  it('says how far a read model reflects the log: as heard where every advance is heard, else as stored', async () => {
+    const name = `reflected_${randomUUID().slice(0, 8)}`;
+    let reads = 0;
+    const counting = {
+      selectFrom: (t: 'projection_checkpoints') => {
+        reads++;
+        return db.selectFrom(t);
+      },
+    } as unknown as Kysely<ReadDb>;
+    const listeners = new Set<(projector: string, checkpoint: Checkpoint) => void>();
+    const advanced = (fn: (projector: string, checkpoint: Checkpoint) => void) => {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    };
+    const tell = (checkpoint: Checkpoint) => {
+      for (const fn of listeners) fn(name, checkpoint);
+    };
+    const p = { name, handles: new Set<string>(), tables: [] };
+    await db.insertInto('projection_checkpoints').values({ name, kind: 'projector', checkpoint: '5/5', updated_at: new Date() }).execute();
+
+    const hearing = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 1000, hearsEveryAdvance: true });
+    expect(await hearing.reflected(name), 'stored, before any word').to.equal('5/5');
+    tell('7/7');
+    expect(await hearing.reflected(name)).to.equal('7/7');
+    tell('6/6'); // word of an older batch, late
+    expect(await hearing.reflected(name)).to.equal('7/7');
+    expect(reads, 'read once, until the first word').to.equal(1);
+
+    reads = 0;
+    const asking = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 1000 });
+    tell('9/9');
+    await db.updateTable('projection_checkpoints').set({ checkpoint: '3/3' }).where('name', '=', name).execute(); // rebuilt
+    expect(await asking.reflected(name), 'as stored, gone back').to.equal('3/3');
+    expect(reads).to.equal(1);
+    await db.deleteFrom('projection_checkpoints').where('name', '=', name).execute();
+  });
 });
 
 describe('rebuild', () => {
