@@ -79,6 +79,7 @@ type RowFacts = {
   kind: string;
   send_style: string | null;
   created_at: string;
+  message_revision?: string;
 };
 const messageRow = (e: Recorded, o: RowFacts) => ({
   account_id: e.metadata.accountId,
@@ -103,6 +104,12 @@ const messageRow = (e: Recorded, o: RowFacts) => ({
   ...o,
 });
 
+/**
+ * An inbound message's own stream begins with MessageReceived (its revision 0), which sets nothing else on its row: the
+ * row reflects it from the start, so that its batch writes nothing (docs/messaging.md#delivery-one-pipeline).
+ */
+const RECEIVED_REVISION = '0';
+
 /** A message's row as its conversation records it, accepted (outbound) or received (inbound). */
 const newMessage = (e: Recorded) => {
   if (e.type === 'InboundMessageReceived') {
@@ -116,6 +123,7 @@ const newMessage = (e: Recorded) => {
       kind: 'message',
       send_style: null,
       created_at: d.receivedAt,
+      message_revision: RECEIVED_REVISION,
     });
   }
   const d = e.data;
@@ -217,7 +225,8 @@ export const messagingProjector = defineProjector<
     GroupRenamed: (db, e) => conversation(db, e, { group_name: e.data.groupName }),
 
     MessageQueued: (db, e) => message(db, e, moves.MessageQueued(e)),
-    MessageReceived: (db, e) => message(db, e, moves.MessageReceived(e)),
+    // the row reflects it from the start (RECEIVED_REVISION): nothing to write
+    MessageReceived: async () => undefined,
     async MessageSubmitted(db, e) {
       await message(db, e, moves.MessageSubmitted(e));
       // keyed by the message's channel too (its row was written when it was accepted, earlier in this log)
@@ -353,7 +362,9 @@ const handlerStatements = (e: RecordedEvent<Handled>): number =>
     ? 2
     : e.type === 'MessageSubmitted'
       ? 1 + e.data.carrierMessageIds.length
-      : 1;
+      : e.type === 'MessageReceived'
+        ? 0
+        : 1;
 
 /**
  * The statements the fold writes at most: a read and an upsert of each table it moves, an insert of the new

@@ -4,6 +4,7 @@ import { makeCheckpoint, type RecordedEvent, START } from '../../application/por
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { callsProjector } from '../../projections/calls/calls.projector.js';
+import { messagingProjector } from '../../projections/messaging/messaging.projector.js';
 import { CheckpointMovedError, ensureCheckpoint, runBatch } from '../../projections/shared/engine.js';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import { matched, type Projector } from '../../projections/shared/projector.js';
@@ -187,6 +188,18 @@ describe('pipelined projector batches', function () {
     const start = await ensureCheckpoint(h.readDb, reader.name);
     expect(await runBatch(h.readDb, reader, start, [event(4, 'b')], pipeline, { leaveUntouched: true })).to.equal('stored');
     expect(await checkpoint(reader.name)).to.equal(event(4, 'b').checkpoint);
+  });
+
+  it("messaging_v1: an inbound message's MessageReceived sends nothing (its row reflects it from the start)", async () => {
+    const from = await ensureCheckpoint(h.readDb, messagingProjector.name);
+    const received = {
+      ...event(0, 'm'),
+      type: 'MessageReceived',
+      streamName: 'message-msg_untouched',
+      data: { messageId: 'msg_untouched', conversationId: 'conv_untouched' },
+    } as unknown as RecordedEvent;
+    expect(await runBatch(h.readDb, messagingProjector, from, [received], pipeline, { leaveUntouched: true })).to.equal('untouched');
+    expect(sent).to.equal(0);
   });
 
   it('calls_v1: a call, its turns and its end go as one message, the same rows as applied event by event', async () => {
