@@ -150,13 +150,12 @@ describe('projection engine', () => {
     expect(outcome).to.equal('found');
   });
 
-  it('reads no stored checkpoint when it hears every advance (embedded), and still reads when no word comes', async () => {
-    const type = `Heard${randomUUID().slice(0, 8)}`;
-    const p = countingProjector(`heard_${randomUUID().slice(0, 8)}`, type, { atEvent: 0, times: 0 });
-    let reads = 0;
+  /** a read model database that counts its reads of the stored checkpoints, and word of advances to tell */
+  const readsAndWord = () => {
+    const reads = { n: 0 };
     const counting = {
       selectFrom: (t: 'projection_checkpoints') => {
-        reads++;
+        reads.n++;
         return db.selectFrom(t);
       },
     } as unknown as Kysely<ReadDb>;
@@ -165,6 +164,13 @@ describe('projection engine', () => {
       listeners.add(fn);
       return () => listeners.delete(fn);
     };
+    return { counting, reads, advanced, listeners };
+  };
+
+  it('reads no stored checkpoint when it hears every advance (embedded), and still reads when no word comes', async () => {
+    const type = `Heard${randomUUID().slice(0, 8)}`;
+    const p = countingProjector(`heard_${randomUUID().slice(0, 8)}`, type, { atEvent: 0, times: 0 });
+    const { counting, reads, advanced, listeners } = readsAndWord();
     const tell = (checkpoint: Checkpoint) =>
       setTimeout(() => {
         for (const fn of listeners) fn(p.name, checkpoint);
@@ -175,42 +181,32 @@ describe('projection engine', () => {
     const first = await append();
     tell(first.checkpoint);
     await hearing.waitFor(first.checkpoint, [type]);
-    expect(reads, 'answered by word alone').to.equal(0);
+    expect(reads.n, 'answered by word alone').to.equal(0);
 
     const asking = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 5000, pollMs: 60_000 });
     const second = await append();
     tell(second.checkpoint);
     await asking.waitFor(second.checkpoint, [type]);
-    expect(reads, 'without the option, a wait reads the stored checkpoints first').to.equal(1);
+    expect(reads.n, 'without the option, a wait reads the stored checkpoints first').to.equal(1);
 
     // waits asked for in one turn read the stored checkpoints together, in one statement
-    reads = 0;
+    reads.n = 0;
     const together = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 5000, pollMs: 60_000 });
     const written = await Promise.all([append(), append(), append()]);
     for (const w of written) tell(w.checkpoint);
     await Promise.all(written.map((w) => together.waitFor(w.checkpoint, [type])));
-    expect(reads, 'three waits, one read').to.equal(1);
+    expect(reads.n, 'three waits, one read').to.equal(1);
 
     const unheard = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 300, pollMs: 20, hearsEveryAdvance: true });
     const third = await append();
     const err = await unheard.waitFor(third.checkpoint, [type]).catch((e: unknown) => e);
     expect(err).to.have.property('code', 'READ_MODEL_TIMEOUT');
-    expect(reads, 'no word: it reads every pollMs').to.be.greaterThan(2);
+    expect(reads.n, 'no word: it reads every pollMs').to.be.greaterThan(2);
   });
+
   it('says how far a read model reflects the log: as heard where every advance is heard, else as stored', async () => {
     const name = `reflected_${randomUUID().slice(0, 8)}`;
-    let reads = 0;
-    const counting = {
-      selectFrom: (t: 'projection_checkpoints') => {
-        reads++;
-        return db.selectFrom(t);
-      },
-    } as unknown as Kysely<ReadDb>;
-    const listeners = new Set<(projector: string, checkpoint: Checkpoint) => void>();
-    const advanced = (fn: (projector: string, checkpoint: Checkpoint) => void) => {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    };
+    const { counting, reads, advanced, listeners } = readsAndWord();
     const tell = (checkpoint: Checkpoint) => {
       for (const fn of listeners) fn(name, checkpoint);
     };
@@ -223,14 +219,14 @@ describe('projection engine', () => {
     expect(await hearing.reflected(name)).to.equal('7/7');
     tell('6/6'); // word of an older batch, late
     expect(await hearing.reflected(name)).to.equal('7/7');
-    expect(reads, 'read once, until the first word').to.equal(1);
+    expect(reads.n, 'read once, until the first word').to.equal(1);
 
-    reads = 0;
+    reads.n = 0;
     const asking = new ReadModelWaiter(counting, [p], advanced, { timeoutMs: 1000 });
     tell('9/9');
     await db.updateTable('projection_checkpoints').set({ checkpoint: '3/3' }).where('name', '=', name).execute(); // rebuilt
     expect(await asking.reflected(name), 'as stored, gone back').to.equal('3/3');
-    expect(reads).to.equal(1);
+    expect(reads.n).to.equal(1);
     await db.deleteFrom('projection_checkpoints').where('name', '=', name).execute();
   });
 });
