@@ -119,7 +119,7 @@ export type CheckpointRunnerOptions = Readonly<{
   seed?: () => Promise<Checkpoint>;
   /**
    * the checkpoint of batches the consumer left `deferred` is stored this long after the first of them (or with the
-   * next batch it stores, or when the runner stops cleanly): docs/event-store.md#deferred-checkpoints
+   * next batch it stores, or when the runner stops cleanly or gives a partition back): docs/event-store.md#deferred-checkpoints
    */
   storeDeferredAfterMs?: number;
 }>;
@@ -128,8 +128,8 @@ export type CheckpointRunnerOptions = Readonly<{
  * Runs one consumer as a catch-up subscription from its stored checkpoint, in at most one process at a time.
  *
  * The lease: a row in `worker_leases` named after the consumer, taken when free or expired and renewed at a
- * third of its TTL (with the process's other leases, `LeaseRenewals`); the runner ends its subscription when a renewal fails, and a runner in another process
- * takes over once the lease expires (after a crash, at most one TTL later; a clean stop frees it at once).
+ * third of its TTL (with the process's other leases, `LeaseRenewals`); the runner ends its subscription when a
+ * renewal fails, and a runner in another process takes over once the lease expires (after a crash, at most one TTL later; a clean stop frees it at once).
  * Lease times are the database's clock: they measure real elapsed time between processes, which the
  * application Clock (movable in tests) is not for. The lease saves duplicate work; correctness does not rest
  * on it, since every commit moves the checkpoint by compare-and-set.
@@ -305,8 +305,9 @@ export class CheckpointRunner {
         const sub = this.sub;
         this.sub = null;
         void (sub ? sub.stop() : Promise.resolve())
-          // a clean stop stores how far it went; after a failure the next run starts from what is stored
-          .then(() => (reason === null ? storeDeferred().catch(() => undefined) : undefined))
+          // a clean stop, or a partition given back, stores how far it went (before the lease goes: the next holder
+          // starts there); after a failure the next run starts from what is stored
+          .then(() => (reason === null || reason instanceof YieldedError ? storeDeferred().catch(() => undefined) : undefined))
           .then(
             () => resolve(reason),
             () => resolve(reason),

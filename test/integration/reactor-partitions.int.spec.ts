@@ -30,7 +30,7 @@ describe('partitioned reactors', function () {
     eventType: string,
     seen: Map<string, string[]>,
     label: string,
-    o: { ttl?: number; freed?: ConstructorParameters<typeof ReactorRunner>[4]['freed'] } = {},
+    o: { ttl?: number; freed?: ConstructorParameters<typeof ReactorRunner>[4]['freed']; checkpointEveryMs?: number } = {},
   ) => {
     const ttl = o.ttl ?? TTL;
     const membership = new ProcessMembership(db(), ttl);
@@ -46,6 +46,7 @@ describe('partitioned reactors', function () {
       partitions: 4,
       membership,
       ...(o.freed ? { freed: o.freed } : {}),
+      ...(o.checkpointEveryMs ? { checkpointEveryMs: o.checkpointEveryMs } : {}),
     });
     return {
       start: async () => {
@@ -97,6 +98,34 @@ describe('partitioned reactors', function () {
       const by = (label: string) => ids.filter((id) => seen.get(id)![0] === label).length;
       expect(by('a')).to.be.greaterThan(0);
       expect(by('b')).to.be.greaterThan(0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('stores what a partition handled when it gives the partition back, though its checkpoint waits to be stored', async () => {
+    const t = type();
+    const name = `deferred_${t}`;
+    const seen = new Map<string, string[]>();
+    const a = proc(name, t, seen, 'a', { checkpointEveryMs: 60_000 });
+    const b = proc(name, t, seen, 'b', { checkpointEveryMs: 60_000 });
+    try {
+      await a.start();
+      await eventually(async () => (await holders(name)).length === 4, 'a holds all four partitions alone');
+      const first = await append(t, 40);
+      await eventually(async () => first.every((id) => seen.has(id)), 'a handled the first events');
+      const ofA = new Set((await holders(name)).map((h) => h.holder));
+      await b.start();
+      await eventually(async () => {
+        const h = await holders(name);
+        return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
+      }, 'a gave two partitions to b');
+      const second = await append(t, 40);
+      await eventually(async () => second.every((id) => seen.has(id)), 'every event handled');
+      expect(
+        first.filter((id) => seen.get(id)!.length > 1),
+        'b starts where a left the partitions it gave back',
+      ).to.deep.equal([]);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
