@@ -108,9 +108,9 @@ export const webhooks = {
       (r) =>
         new KyselyWebhookQueries(
           r(PLATFORM.ReadDb),
+          (projector) => r(PLATFORM.ReadModelWaiter).reflected(projector),
           (s) => secrets.open(s),
           r(PLATFORM.KeptReads)(webhooksProjector.name),
-          (projector) => r(PLATFORM.ReadModelWaiter).reflected(projector),
         ),
     );
     b.value(WEBHOOKS.Sender, new HttpWebhookSender({ destinations: destinations(cfg) }));

@@ -180,11 +180,12 @@ export class ReadModelWaiter implements ReadModelsPort {
    * checkpoint only until the first word; elsewhere its stored checkpoint, which goes back when it is rebuilt.
    */
   async reflected(projector: string): Promise<Checkpoint> {
-    const heard = this.o.hearsEveryAdvance && this.advanced ? this.heard.get(projector) : undefined;
+    const hearsAll = this.o.hearsEveryAdvance === true && this.advanced !== null;
+    const heard = hearsAll ? this.heard.get(projector) : undefined;
     if (heard !== undefined) return heard;
     const row = await this.db.selectFrom('projection_checkpoints').select('checkpoint').where('name', '=', projector).executeTakeFirst();
     const stored = row?.checkpoint ?? START;
-    if (this.o.hearsEveryAdvance && this.advanced) this.hear(projector, stored);
+    if (hearsAll) this.hear(projector, stored);
     return stored;
   }
 

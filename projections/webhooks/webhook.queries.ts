@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import { type Checkpoint, START } from '../../application/ports/event-store.port.js';
+import type { Checkpoint } from '../../application/ports/event-store.port.js';
 import type {
   AllTimeStats,
   DeliveryAttemptView,
@@ -48,11 +48,11 @@ export class KyselyWebhookQueries implements WebhookQueries {
   /** `openSecret` turns the stored (sealed) signing secret into the plain one the views carry */
   constructor(
     private readonly db: Kysely<ReadDb>,
+    /** how far a projector's read model reflects the log (`ReadModelWaiter.reflected`) */
+    private readonly reflected: (projector: string) => Promise<Checkpoint>,
     private readonly openSecret: (stored: string) => string = (s) => s,
     /** this read model's answers kept until its next batch, where every batch is heard (docs/event-store.md#kept-reads) */
     private readonly kept: ReadKeeper = NOT_KEPT,
-    /** how far a projector's read model reflects the log (`ReadModelWaiter.reflected`); unset: its stored checkpoint */
-    private readonly reflected?: (projector: string) => Promise<Checkpoint>,
   ) {}
 
   private readonly view = (r: Selectable<WebhooksTable>): WebhookView => toWebhook(r, this.openSecret);
@@ -89,15 +89,9 @@ export class KyselyWebhookQueries implements WebhookQueries {
     return [...(kept ?? [])];
   }
 
-  async configCheckpoint(): Promise<string> {
-    // embedded, what was heard of the projector's batches: no statement per dispatched batch (docs/webhooks.md#how-deliveries-flow)
-    if (this.reflected) return this.reflected(webhooksProjector.name);
-    const r = await this.db
-      .selectFrom('projection_checkpoints')
-      .select('checkpoint')
-      .where('name', '=', webhooksProjector.name)
-      .executeTakeFirst();
-    return r?.checkpoint ?? START;
+  /** embedded, what was heard of the projector's batches, with no statement (docs/webhooks.md#how-deliveries-flow) */
+  configCheckpoint(): Promise<string> {
+    return this.reflected(webhooksProjector.name);
   }
 
   private async withAttempts(rows: Selectable<WebhookDeliveriesTable>[]): Promise<DeliveryView[]> {

@@ -76,6 +76,16 @@ describe('partitioned reactors', function () {
         holder: string;
       }>`select name, holder from worker_leases where name like ${`${name}#%/4`} and expires_at > now()`.execute(db())
     ).rows;
+  /** once b has started: a (whose runners' lease holders are `ofA`) gives two of its four partitions to b */
+  const splitTwoAndTwo = (name: string, ofA: ReadonlySet<string>, timeoutMs?: number) =>
+    eventually(
+      async () => {
+        const h = await holders(name);
+        return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
+      },
+      'a gave two partitions to b',
+      timeoutMs,
+    );
 
   it('two processes share the partitions evenly, and every event is handled once, by one of them', async () => {
     const t = type();
@@ -88,10 +98,7 @@ describe('partitioned reactors', function () {
       await eventually(async () => (await holders(name)).length === 4, 'a holds all four partitions alone');
       const ofA = new Set((await holders(name)).map((h) => h.holder)); // a's runners' lease holders
       await b.start();
-      await eventually(async () => {
-        const h = await holders(name);
-        return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
-      }, 'a gave two partitions to b');
+      await splitTwoAndTwo(name, ofA);
       const ids = await append(t, 60);
       await eventually(async () => ids.every((id) => seen.has(id)), 'every event handled');
       expect(ids.every((id) => seen.get(id)!.length === 1)).to.equal(true);
@@ -116,10 +123,7 @@ describe('partitioned reactors', function () {
       await eventually(async () => first.every((id) => seen.has(id)), 'a handled the first events');
       const ofA = new Set((await holders(name)).map((h) => h.holder));
       await b.start();
-      await eventually(async () => {
-        const h = await holders(name);
-        return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
-      }, 'a gave two partitions to b');
+      await splitTwoAndTwo(name, ofA);
       const second = await append(t, 40);
       await eventually(async () => second.every((id) => seen.has(id)), 'every event handled');
       expect(
@@ -144,14 +148,7 @@ describe('partitioned reactors', function () {
       await eventually(async () => (await holders(name)).length === 4, 'a holds all four partitions alone');
       const ofA = new Set((await holders(name)).map((h) => h.holder));
       await b.start();
-      await eventually(
-        async () => {
-          const h = await holders(name);
-          return h.length === 4 && h.filter((x) => ofA.has(x.holder)).length === 2;
-        },
-        'a gave two partitions to b',
-        15_000,
-      );
+      await splitTwoAndTwo(name, ofA, 15_000);
       const ids = await append(t, 40);
       await eventually(async () => ids.every((id) => seen.has(id)), 'every event handled');
       expect(ids.every((id) => seen.get(id)!.length === 1)).to.equal(true);
