@@ -9,6 +9,9 @@ import {
 import { costMetrics } from '../observability/metrics.js';
 import { type AppendNotice, concerns } from './append-signals.js';
 
+/** The commit a checkpoint's event belongs to: its first part (the transaction id on PostgreSQL). */
+const commitOf = (c: Checkpoint): string => c.slice(0, c.indexOf('/'));
+
 /** The first wait before looking again for a notified event that is not visible yet; doubles up to the poll. */
 const FIRST_RETRY_MS = 1;
 
@@ -121,8 +124,9 @@ export function runSubscriptionLoop(o: {
         if (batch.length > 0) {
           await o.handler(batch);
           cursor = batch[batch.length - 1]!.checkpoint;
-          // a lone event means the subscription keeps up: it lingers only once events come faster than it handles them
-          const busy = batch.length > 1 || lagMs > 0;
+          // the events of one commit (a lone event, or an append of several) mean the subscription keeps up: it lingers
+          // only once commits come faster than it handles them
+          const busy = lagMs > 0 || commitOf(batch[0]!.checkpoint) !== commitOf(batch[batch.length - 1]!.checkpoint);
           if (busy && batch.length < o.batchSize && afterBatchMs) await new Promise((r) => setTimeout(r, afterBatchMs));
         }
         // nothing of this filter lies up to where the log was looked at: the next read starts there

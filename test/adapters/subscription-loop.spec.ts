@@ -19,8 +19,9 @@ describe('subscription loop: linger after a batch', () => {
     const events: RecordedEvent[] = [];
     const listeners = new Set<(n: AppendNotice) => void>();
     return {
-      append(type = 'Happened') {
-        const checkpoint = makeCheckpoint(BigInt(events.length + 1), BigInt(events.length + 1));
+      /** one event in its own commit; `commit` puts it in that commit instead (a commit's events share its first part) */
+      append(type = 'Happened', commit?: bigint) {
+        const checkpoint = makeCheckpoint(commit ?? BigInt(events.length + 1), BigInt(events.length + 1));
         events.push({
           id: String(events.length),
           type,
@@ -104,6 +105,33 @@ describe('subscription loop: linger after a batch', () => {
     while (at.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
     await sub.stop();
     expect(at, 'the second event was handled well before the linger would have ended').to.have.length(2);
+  });
+
+  it('does not linger after the events of one commit: the next one is read as it comes', async () => {
+    const l = log();
+    const batches: number[][] = [];
+    const sub = runSubscriptionLoop({
+      after: START,
+      batchSize: 100,
+      pollIntervalMs: 60_000,
+      read: async (after, n) => ({ events: await l.read(after, n) }),
+      horizon: l.horizon,
+      listen: l.listen,
+      lingerMs: 5_000,
+      handler: async (batch) => {
+        batches.push(batch.map((e) => Number(e.id)));
+        if (batches.length === 1) setTimeout(() => l.append(), 5);
+      },
+    });
+    await sub.caughtUp;
+    // two events appended together: one commit, a batch of two
+    const commit = BigInt(l.events().length + 1);
+    l.append('Happened', commit);
+    l.append('Happened', commit);
+    const deadline = Date.now() + 4_000;
+    while (batches.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    await sub.stop();
+    expect(batches, 'the third event was handled well before the linger would have ended').to.deep.equal([[0, 1], [2]]);
   });
 
   it('without a linger, reads again at once', async () => {
