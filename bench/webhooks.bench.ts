@@ -41,6 +41,7 @@ import { migrateToLatest } from '../infrastructure/db/migrate.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { PLATFORM } from '../infrastructure/platform/tokens.js';
 import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
+import { startArgs } from '../infrastructure/start-args.js';
 import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
 import { jobQueueFloor } from './support/job-queue-floor.js';
@@ -269,7 +270,7 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
 
 function spawnWorker(databaseUrl: string): Promise<ChildProcess> {
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'infrastructure/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, ...startArgs()], {
     env: { ...process.env, ROLE: 'worker', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DEV_ACCOUNT: 'false', SECRETS_KEY },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { startArgs } from '../../infrastructure/start-args.js';
 
 /**
  * `npm start`'s entry point in a child process with the given environment: resolves with the base URL it
@@ -8,7 +9,7 @@ export function startServerProcess(
   env: NodeJS.ProcessEnv,
   ready = (out: string) => out.includes('API docs'),
 ): Promise<{ child: ChildProcess; base: string; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, startArgs(), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
@@ -32,7 +33,7 @@ export function startServerProcess(
 
 /** A `ROLE=worker` process (it serves no HTTP): resolves once it says it runs. */
 export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infrastructure/main.ts'], {
+  const child = spawn(process.execPath, startArgs(), {
     env: { ...env, ROLE: 'worker' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
