@@ -135,9 +135,18 @@ const stalePrepared = (err: unknown): boolean => {
   return e.code === '26000' || (e.code === '0A000' && /cached plan/.test(e.message ?? ''));
 };
 
+/**
+ * Runs one wire-protocol message on PGlite and answers its raw answer, errors included (the caller parses it). PGlite
+ * also parses every answer it writes and keeps the parsed messages until its next `execProtocol`, which clears them
+ * as it begins; `execProtocolRaw` never does, so a database used only through it kept every row it ever answered
+ * (docs/event-store.md#pglite-on-its-own-thread). `execProtocol` without throwing answers the same raw bytes.
+ */
+export const runMessage = (client: PGlite, message: Uint8Array): Promise<Uint8Array> =>
+  client.runExclusive(async () => (await client.execProtocol(message, { throwOnError: false })).data);
+
 /** PGlite in this thread. */
 export const inlineRunner = (client: PGlite): PgliteRunner => ({
-  run: (message) => client.runExclusive(() => client.execProtocolRaw(message)),
+  run: (message) => runMessage(client, message),
   parsers: () => (client as unknown as { parsers: Parsers }).parsers,
   dump: () => client.dumpDataDir('none'),
   close: () => client.close(),

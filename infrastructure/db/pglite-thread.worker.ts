@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { runMessage } from './pglite-driver.js';
 import { type ArrayType, movable, type ThreadError, type ThreadReply, type ThreadRequest, type ThreadStart } from './pglite-thread.js';
 
 const port = parentPort;
@@ -39,7 +40,7 @@ answer(0, async () => {
 port.on('message', (m: ThreadRequest) => {
   switch (m.op) {
     case 'run':
-      answer(m.id, async () => ({ raw: await client.runExclusive(() => client.execProtocolRaw(m.message ?? new Uint8Array(0))) }));
+      answer(m.id, async () => ({ raw: await runMessage(client, m.message ?? new Uint8Array(0)) }));
       break;
     case 'dump':
       answer(m.id, async () => ({ blob: await client.dumpDataDir('none') }));

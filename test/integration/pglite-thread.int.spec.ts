@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
@@ -245,6 +247,35 @@ for (const thread of [false, true]) {
     });
   });
 }
+
+describe("PGlite's answers, once read", function () {
+  this.timeout(60_000);
+
+  // PGlite parses every answer it writes and keeps the messages until its next `execProtocol`; both runners go through
+  // `runMessage`, which clears them (docs/event-store.md#pglite-on-its-own-thread). Measured here in the process's
+  // thread, whose heap the test can see.
+  it('are not kept: a thousand reads of fifty rows leave the heap where it was', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const h = await openDatabase({ thread: false });
+    try {
+      await sql`create table wide (id int primary key, body text not null)`.execute(h.db);
+      await sql`insert into wide select g, repeat('x', 400) from generate_series(1, 50) g`.execute(h.db);
+      const read = () => db(h).selectFrom('wide').selectAll().execute();
+      expect(await read()).to.have.length(50);
+      const before = heap();
+      for (let i = 0; i < 1_000; i++) await read();
+      // kept, the thousand answers' parsed rows would be over 20 MB
+      expect((heap() - before) / 1e6, 'MB the heap grew').to.be.below(5);
+    } finally {
+      await h.close();
+    }
+  });
+});
 
 describe('PGlite on its own thread, on disk and in the runtime', function () {
   this.timeout(90_000);
