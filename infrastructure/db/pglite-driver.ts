@@ -17,6 +17,7 @@ import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser.js';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import { countStatement } from '../observability/metrics.js';
+import { runMessage } from './pglite-run.js';
 import { bindOf, DESCRIBE_EXECUTE, SYNC } from './wire.js';
 
 export type StatementResult = { rows: Record<string, unknown>[]; affectedRows?: number };
@@ -134,15 +135,6 @@ const stalePrepared = (err: unknown): boolean => {
   const e = err as { code?: string; message?: string };
   return e.code === '26000' || (e.code === '0A000' && /cached plan/.test(e.message ?? ''));
 };
-
-/**
- * Runs one wire-protocol message on PGlite and answers its raw answer, errors included (the caller parses it). PGlite
- * also parses every answer it writes and keeps the parsed messages until its next `execProtocol`, which clears them
- * as it begins; `execProtocolRaw` never does, so a database used only through it kept every row it ever answered
- * (docs/event-store.md#pglite-on-its-own-thread). `execProtocol` without throwing answers the same raw bytes.
- */
-export const runMessage = (client: PGlite, message: Uint8Array): Promise<Uint8Array> =>
-  client.runExclusive(async () => (await client.execProtocol(message, { throwOnError: false })).data);
 
 /** PGlite in this thread. */
 export const inlineRunner = (client: PGlite): PgliteRunner => ({

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { runMessage } from './pglite-driver.js';
+import { runMessage } from './pglite-run.js';
 import { type ArrayType, movable, type ThreadError, type ThreadReply, type ThreadRequest, type ThreadStart } from './pglite-thread.js';
 
 const port = parentPort;

@@ -103,16 +103,15 @@ export const webhooks = {
     // signing secrets are sealed at rest and opened only by the query adapter (answers and the sender)
     const secrets = new RandomWebhookSecrets(secretKeys(cfg.SECRETS_KEY).webhookSecrets);
     b.value(WEBHOOKS.Secrets, secrets);
-    b.factory(
-      WEBHOOKS.Queries,
-      (r) =>
-        new KyselyWebhookQueries(
-          r(PLATFORM.ReadDb),
-          (projector) => r(PLATFORM.ReadModelWaiter).reflected(projector),
-          (s) => secrets.open(s),
-          r(PLATFORM.KeptReads)(webhooksProjector.name),
-        ),
-    );
+    b.factory(WEBHOOKS.Queries, (r) => {
+      const waiter = r(PLATFORM.ReadModelWaiter);
+      return new KyselyWebhookQueries(
+        r(PLATFORM.ReadDb),
+        (projector) => waiter.reflected(projector),
+        (s) => secrets.open(s),
+        r(PLATFORM.KeptReads)(webhooksProjector.name),
+      );
+    });
     b.value(WEBHOOKS.Sender, new HttpWebhookSender({ destinations: destinations(cfg) }));
     b.value(WEBHOOKS.UrlPolicy, new WebhookUrlPolicy(destinations(cfg)));
     // WEBHOOKS.ConversationContext (history, state, contact of payloads) is bound by the messaging capability
