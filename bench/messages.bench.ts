@@ -40,6 +40,7 @@ import { createLogger } from '../infrastructure/logger.js';
 import { costMetrics } from '../infrastructure/observability/metrics.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
 import { benchConfig, benchMetadata, runBench, UNCAPPED_TEXTS } from './support/bench.js';
+import { type CpuCost, type CpuReading, cpuNow, cpuPerOperation, cpuText } from './support/cpu.js';
 import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { runOnTargets, targetsLine } from './support/scratch-db.js';
@@ -92,6 +93,8 @@ type Result = {
   p50: number;
   p99: number;
   notes: string;
+  /** CPU per operation while it ran (docs/testing.md#what-the-cpu-allows) */
+  cpu?: CpuCost;
 };
 
 /** A request that got no answer: status 0, the error's code as the body. */
@@ -259,6 +262,7 @@ async function sends(target: string, call: Call, line: Line): Promise<Result> {
   const statuses = new Map<string, number>();
   const latencies: number[] = [];
   const doneAt: number[] = [];
+  const cpu = cpuNow([], { postgres: onServer(target) });
   const t0 = now();
   const stopAt = t0 + SEND_MS;
   let started = 0;
@@ -285,22 +289,26 @@ async function sends(target: string, call: Call, line: Line): Promise<Result> {
   const halves = [doneAt.filter((at) => at < mid).length, doneAt.filter((at) => at >= mid).length].map((c) =>
     (c / (seconds / 2)).toFixed(0),
   );
-  return {
-    target,
-    scenario: `POST /v1/messages, ${CONCURRENCY} in flight, ${line.numbers.length} numbers`,
-    unit: '201s',
-    count: latencies.length,
-    seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    notes: [
-      countsText(statuses),
-      `201/s in the first half ${halves[0]}, the second ${halves[1]}`,
-      started < SENDS ? `stopped at ${SEND_MS / 1000} s` : '',
-    ]
-      .filter(Boolean)
-      .join('; '),
-  };
+  return withCpu(
+    {
+      target,
+      scenario: `POST /v1/messages, ${CONCURRENCY} in flight, ${line.numbers.length} numbers`,
+      unit: '201s',
+      count: latencies.length,
+      seconds,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      notes: [
+        countsText(statuses),
+        `201/s in the first half ${halves[0]}, the second ${halves[1]}`,
+        started < SENDS ? `stopped at ${SEND_MS / 1000} s` : '',
+      ]
+        .filter(Boolean)
+        .join('; '),
+    },
+    cpu,
+    'send',
+  );
 }
 
 /** Statements sent so far through the query builder (`db_statements_total`, docs/operations.md#what-an-operation-costs). */
@@ -402,6 +410,16 @@ async function inbound(
   };
 }
 
+/** Whether a target is a PostgreSQL server (its processes' CPU counts, when they run on this machine). */
+const onServer = (target: string) => !target.startsWith('pglite');
+
+/** Adds to a result the CPU its operations cost from `from` on, to its notes and for the goals. */
+function withCpu(r: Result, from: CpuReading, what: string): Result {
+  r.cpu = cpuPerOperation(from, cpuNow([], { postgres: onServer(r.target) }), r.count);
+  r.notes += `; CPU a ${what}: ${cpuText(r.cpu)}`;
+  return r;
+}
+
 // ---------------------------------------------------------------- targets
 
 async function onTarget(target: string, env: Record<string, string>, rx: Receiver, notes: string[]): Promise<Result[]> {
@@ -436,12 +454,14 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     let settled = `sends' tail settled ${tail.toFixed(1)} s after the last 201`;
     for (const rate of INBOUND_RATES) {
       fresh();
-      out.push(await inbound(target, call, line, rx, rate, settled));
+      const cpu = cpuNow([], { postgres: onServer(target) });
+      out.push(withCpu(await inbound(target, call, line, rx, rate, settled), cpu, 'text'));
       settled = '';
     }
     fresh();
     const beforeBurst = await statementsSoFar();
-    const burst = await inbound(target, call, line, rx, 0, '', BURST);
+    const burstCpu = cpuNow([], { postgres: onServer(target) });
+    const burst = withCpu(await inbound(target, call, line, rx, 0, '', BURST), burstCpu, 'text');
     burst.notes += `; ${(((await statementsSoFar()) - beforeBurst) / BURST).toFixed(1)} statements per text (idle work included)`;
     out.push(burst);
     if (resets() > 0) notes.push(`${target}: ${resets()} requests sent again after the server had closed their kept-alive connection`);
@@ -495,18 +515,34 @@ function goals(results: readonly Result[]): void {
   const row = (target: string, figure: string, measured: string, goal: string, ratio: number) =>
     `${target.padEnd(17)} | ${figure.padEnd(36)} | ${measured.padStart(6)} | ${goal.padEnd(6)} | ${ratio.toFixed(2)}×`;
   for (const target of [...new Set(results.map((r) => r.target))]) {
-    const embedded = target.startsWith('pglite');
-    const sends = rate(find(target, (s) => s.startsWith('POST /v1/messages')));
+    const embedded = !onServer(target);
+    const sent = find(target, (s) => s.startsWith('POST /v1/messages'));
+    const sends = rate(sent);
     const sendGoal = embedded ? 300 : 1000;
     rows.push(row(target, 'sends per second', sends.toFixed(0), `≥ ${sendGoal}`, sends / sendGoal));
+    if (sent?.cpu) rows.push(ceiling(target, 'send', sent.cpu, sendGoal));
     if (!embedded) continue;
-    const burst = rate(find(target, (s) => s.startsWith('inbound burst')));
+    const burstResult = find(target, (s) => s.startsWith('inbound burst'));
+    const burst = rate(burstResult);
     rows.push(row(target, 'inbound burst, deliveries per second', burst.toFixed(0), '≥ 400', burst / 400));
+    if (burstResult?.cpu) rows.push(ceiling(target, 'text', burstResult.cpu, 400));
     const paced = find(target, (s) => s.startsWith('inbound 100/s'));
     if (paced) rows.push(row(target, 'inbound at 100/s, p99 ms', paced.p99.toFixed(0), '≤ 25', 25 / paced.p99));
   }
   console.log('\ngoals, this run (a ratio of 1 or more meets the goal):');
   for (const r of rows) console.log(`  ${r}`);
+  console.log(
+    "  (ceiling: the rate the CPU measured per operation allows on all of this machine's cores, this process and a\n" +
+      '  PostgreSQL server on this machine together, if nothing else ran; a goal above its ceiling needs cheaper operations)',
+  );
+}
+
+/** The rate a goal needs beside the rate the measured CPU per operation allows on this machine's cores. */
+function ceiling(target: string, what: string, cpu: CpuCost, goal: number): string {
+  return (
+    `${target.padEnd(17)} | ${`ceiling at ${cpu.total.toFixed(2)} ms CPU a ${what}`.padEnd(36)} | ${cpu.ceiling.toFixed(0).padStart(6)} | ` +
+    `${`≥ ${goal}`.padEnd(6)} | ${(cpu.ceiling / goal).toFixed(2)}× (${cpu.cores} cores; the goal needs ≤ ${((cpu.cores * 1000) / goal).toFixed(2)} ms)`
+  );
 }
 
 async function main(): Promise<void> {

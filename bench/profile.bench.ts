@@ -17,7 +17,6 @@
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +27,7 @@ import { createLogger } from '../infrastructure/logger.js';
 import { costMetrics } from '../infrastructure/observability/metrics.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
 import { benchConfig, benchMetadata, runBench, UNCAPPED_TEXTS } from './support/bench.js';
+import { postgresCpuMs } from './support/cpu.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { onEachTarget, targetsLine } from './support/scratch-db.js';
 
@@ -69,25 +69,6 @@ type Totals = {
 };
 
 type Counts = Totals & { at: number; reads: Map<string, { events: number; empty: number }> };
-
-const CLK_TCK = 100;
-/** CPU of the PostgreSQL server's processes on this machine (0 when none is visible: embedded, or elsewhere). */
-function postgresCpuMs(): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
-      const f = stat.slice(close + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return (ticks * 1000) / CLK_TCK;
-}
 
 async function counts(): Promise<Counts> {
   const sum = async (c: { get(): Promise<{ values: { value: number }[] }> }) => (await c.get()).values.reduce((n, v) => n + v.value, 0);

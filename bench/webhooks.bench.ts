@@ -28,6 +28,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { EventMetadata, EventStorePort, NewEvent } from '../application/ports/event-store.port.js';
@@ -44,6 +45,7 @@ import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
 import { startArgs } from '../infrastructure/start-args.js';
 import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
+import { type CpuCost, cpuNow, cpuPerOperation, cpuText } from './support/cpu.js';
 import { jobQueueFloor } from './support/job-queue-floor.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
@@ -69,6 +71,8 @@ type Result = {
   /** delivery scheduled -> receiver answered 200 (timeline projector, claim, signed POST), p50 / p99 ms */
   send: [number, number];
   notes: string;
+  /** CPU a delivery while the load ran: this process (appenders, receiver), the workers, PostgreSQL on this machine */
+  cpu: CpuCost;
 };
 
 /** Answers 200 to everything and notes when each X-Webhook-ID was answered. */
@@ -120,12 +124,14 @@ async function run(
   accountId: string,
   rx: Awaited<ReturnType<typeof startReceiver>>,
   notes: string,
+  workerPids: readonly number[] = [],
 ): Promise<Result> {
   rx.answered.clear();
   const EVENTS = load.events;
   const appendedAt = new Map<string, number>();
   const metadata: EventMetadata = { accountId, correlationId: randomUUID(), causationId: null, requestId: null, actor: 'system:bench' };
   let next = 0;
+  const cpu = cpuNow(workerPids);
   const t0 = now();
   await Promise.all(
     Array.from({ length: load.appenders }, async () => {
@@ -155,6 +161,7 @@ async function run(
   // counted from the last append: a paced load may take longer than the wait itself
   const deadline = now() + SCENARIO_MS;
   while (rx.answered.size < EVENTS && now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const spent = cpuPerOperation(cpu, cpuNow(workerPids), rx.answered.size);
   const latencies: number[] = [];
   let last = t0;
   for (const [id, at] of rx.answered) {
@@ -175,6 +182,7 @@ async function run(
     p99: percentile(latencies, 99),
     dispatch,
     send,
+    cpu: spent,
     notes:
       latencies.length < EVENTS
         ? `${notes}; only ${latencies.length}/${EVENTS} within ${SCENARIO_MS / 1000} s of the last append (the others: ${await whereAreThey(
@@ -323,6 +331,7 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
             accountId,
             rx,
             `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_BATCH_LINGER_MS ${cfg.EVENT_BATCH_LINGER_MS ?? 0}`,
+            children.flatMap((c) => (c.pid === undefined ? [] : [c.pid])),
           ),
         );
       }
@@ -345,6 +354,7 @@ function print(results: readonly Result[]): void {
     'p99 ms',
     'dispatch p50/p99',
     'send p50/p99',
+    'CPU ms a delivery',
     'notes',
   ];
   const pair = ([a, b]: [number, number]) => `${a.toFixed(0)}/${b.toFixed(0)}`;
@@ -358,6 +368,7 @@ function print(results: readonly Result[]): void {
     r.p99.toFixed(1),
     pair(r.dispatch),
     pair(r.send),
+    cpuText(r.cpu),
     r.notes,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -376,7 +387,7 @@ async function main(): Promise<void> {
   );
   const rx = await startReceiver();
   const results: Result[] = [];
-  const floors = new Map<number, number>();
+  const floors = new Map<number, Awaited<ReturnType<typeof jobQueueFloor>>>();
   try {
     if (process.env.BENCH_SKIP_EMBEDDED !== '1') results.push(...(await onPglite(rx)));
     const url = process.env.DATABASE_URL;
@@ -393,11 +404,20 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nfloor on the same server and receiver: a bare job queue (SELECT … FOR UPDATE SKIP LOCKED, POST, UPDATE), ${EVENTS} jobs\n`,
     );
-    for (const [workers, perSecond] of floors) {
+    for (const [workers, { perSecond, cpu }] of floors) {
       const ours = results.find((r) => r.scenario.startsWith(`${workers} worker`) && r.load.startsWith('burst'));
-      const ratio = ours ? ` | ours ${ours.perSecond.toFixed(0)}/s = ${(ours.perSecond / perSecond).toFixed(2)}x the floor` : '';
-      process.stdout.write(`  ${workers} worker${workers > 1 ? 's' : ''}: ${perSecond.toFixed(0)} jobs/s${ratio}\n`);
+      const ratio = ours
+        ? ` | ours ${ours.perSecond.toFixed(0)}/s = ${(ours.perSecond / perSecond).toFixed(2)}x the floor, ` +
+          `at ${cpuText(ours.cpu)} CPU a delivery = ${(ours.cpu.total / cpu.total).toFixed(1)}x the floor's`
+        : '';
+      process.stdout.write(
+        `  ${workers} worker${workers > 1 ? 's' : ''}: ${perSecond.toFixed(0)} jobs/s at ${cpuText(cpu)} CPU a job${ratio}\n`,
+      );
     }
+    process.stdout.write(
+      "  (CPU: this process's (the appenders, the receiver; the floor's loops), the worker processes' and PostgreSQL's on this machine;\n" +
+        `  all of this machine's ${availableParallelism()} cores allow at most cores × 1000 / (ms a delivery) per second: docs/testing.md#what-the-cpu-allows)\n`,
+    );
   }
   if (!process.env.DATABASE_URL) {
     process.stdout.write(

@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { type CpuCost, cpuNow, cpuPerOperation } from './cpu.js';
 import { withScratchDatabase } from './scratch-db.js';
 
 /** Jobs one worker claims at a time. */
@@ -33,9 +34,15 @@ function post(agent: Agent, url: URL, id: string, body: string): Promise<number>
  * bare job-queue loop a delivery system needs at least, with none of this platform's work (no events, no read
  * models, no signatures). `jobs` rows are inserted in one statement; each of `workers` loops (its own connection and
  * keep-alive agent) claims up to 50 with `SELECT … FOR UPDATE SKIP LOCKED`, POSTs them at once, and marks them
- * sent with one `UPDATE`, in one transaction, until none is left. Answers jobs per second.
+ * sent with one `UPDATE`, in one transaction, until none is left. Answers jobs per second, and the CPU a job cost
+ * this process (its loops and the bench's receiver) and PostgreSQL on this machine while they ran.
  */
-export async function jobQueueFloor(databaseUrl: string, receiverUrl: string, jobs: number, workers: number): Promise<number> {
+export async function jobQueueFloor(
+  databaseUrl: string,
+  receiverUrl: string,
+  jobs: number,
+  workers: number,
+): Promise<{ perSecond: number; cpu: CpuCost }> {
   return withScratchDatabase(databaseUrl, async (url) => {
     const pool = new pg.Pool({ connectionString: url, max: workers + 1 });
     // the scratch database is dropped (with force) as soon as the pool has ended: a connection whose goodbye the
@@ -45,6 +52,7 @@ export async function jobQueueFloor(databaseUrl: string, receiverUrl: string, jo
       await pool.query('create table jobs (id bigserial primary key, body text not null, status int, sent_at timestamptz)');
       await pool.query(`insert into jobs (body) select '{"event":"agent.created","n":' || n || '}' from generate_series(1, $1) n`, [jobs]);
       const target = new URL(receiverUrl);
+      const cpu = cpuNow();
       const started = performance.now();
       await Promise.all(
         Array.from({ length: workers }, async () => {
@@ -74,7 +82,8 @@ export async function jobQueueFloor(databaseUrl: string, receiverUrl: string, jo
           }
         }),
       );
-      return jobs / ((performance.now() - started) / 1000);
+      const perSecond = jobs / ((performance.now() - started) / 1000);
+      return { perSecond, cpu: cpuPerOperation(cpu, cpuNow(), jobs) };
     } finally {
       await pool.end();
     }
