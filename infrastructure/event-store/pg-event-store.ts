@@ -103,6 +103,8 @@ export class PgEventStore implements EventStorePort {
   private readonly known: KnownStreams | null;
   /** whole streams asked for in one turn of the event loop, read together at its end (`gatherReads`) */
   private readonly readTogether = perTurn((names: readonly string[]) => this.readStreams(names));
+  /** the visibility horizon asked for by the subscriptions in one turn of the event loop, read once for them all */
+  private readonly horizonTogether = perTurn((_: readonly never[]) => this.horizon());
   /** the log's reads, compiled once per filter */
   private readonly logQueries = new Map<string, CompiledOnce<Db, LogReadValues, Row>>();
 
@@ -469,7 +471,7 @@ export class PgEventStore implements EventStorePort {
       pollIntervalMs: this.o.pollIntervalMs ?? 1000,
       filter: o.filter,
       read: (after, maxCount) => this.readForSubscription(after, maxCount, o.filter),
-      ...(this.o.oneSession ? {} : { horizon: () => this.horizon() }),
+      ...(this.o.oneSession ? {} : { horizon: () => this.horizonTogether([]) }),
       listen: (fn) => this.signals.listen(fn),
       handler,
       lingerMs: this.o.batchLingerMs ?? 0,
