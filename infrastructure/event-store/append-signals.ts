@@ -23,8 +23,11 @@ export const concerns = (n: AppendNotice, filter: EventFilter | undefined): bool
   return n.categories === null || n.categories.some((c) => filter.streamCategories.includes(c));
 };
 
-/** A projector committed a batch up to this checkpoint (docs/event-store.md#wake-ups). */
-export type ProjectedNotice = Readonly<{ projector: string; checkpoint: Checkpoint }>;
+/**
+ * A projector committed a batch up to this checkpoint (docs/event-store.md#wake-ups). `types`: the batch's event types,
+ * told only to this process's own listeners (another process's notice carries none: its batches are unknown here).
+ */
+export type ProjectedNotice = Readonly<{ projector: string; checkpoint: Checkpoint; types?: readonly string[] }>;
 
 export interface AppendSignals {
   /** readies the signals before any subscription listens (a server's LISTEN connection) */

@@ -82,7 +82,7 @@ export const platform = {
       });
       // every committed batch is told to whatever waits on read models, in this process and the others
       const signals = r(PLATFORM.AppendSignals);
-      engine.onAdvanced((projector, checkpoint) => signals.publishProjected({ projector, checkpoint }));
+      engine.onAdvanced((projector, checkpoint, types) => signals.publishProjected({ projector, checkpoint, types }));
       return engine;
     });
     // embedded, every projector runs here and tells each batch it commits

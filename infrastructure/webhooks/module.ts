@@ -11,7 +11,7 @@ import { WebhookWarningMailer } from '../../application/webhooks/webhook-warning
 import type { WebhookErrorCode } from '../../domain/webhook/errors.js';
 import { KyselyAccountAddresses } from '../../projections/accounts/account-address.queries.js';
 import { KyselyWebhookQueries } from '../../projections/webhooks/webhook.queries.js';
-import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { PUTS_DUE_ATTEMPTS, webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
 import { webhookNoticesProjector } from '../../projections/webhooks/webhook-notices.projector.js';
 import { webhooksProjector } from '../../projections/webhooks/webhooks.projector.js';
 import { secretKeys } from '../adapters/secret-keys.js';
@@ -29,6 +29,7 @@ import { SIGNUP } from '../signup/tokens.js';
 import type { BackgroundWorker } from '../workers.js';
 import { type DeliveryWorkerOptions, WebhookDeliveryWorker } from './delivery-worker.js';
 import { KyselyDueAttempts } from './due-attempts.js';
+import { bringsDueAttempts } from './due-wakeups.js';
 import { HttpWebhookSender } from './http-sender.js';
 import { RandomWebhookSecrets } from './secrets.js';
 import { WEBHOOKS } from './tokens.js';
@@ -73,16 +74,20 @@ export function createDeliveryWorker(
   });
 }
 
-/** The delivery worker, woken whenever the delivery timeline's projector advances, in this process or another. */
+/**
+ * The delivery worker, woken when a batch of the delivery timeline's projector (in this process or another) may have
+ * put an attempt on the timeline (`bringsDueAttempts`).
+ */
 function deliveryWorker(r: Resolve): BackgroundWorker {
   const worker = createDeliveryWorker(r);
+  const puts = new Set<string>(PUTS_DUE_ATTEMPTS);
   let unsubscribe: () => void = () => {};
   return {
     name: 'webhook-delivery',
     async start() {
       await worker.start();
       unsubscribe = r(PLATFORM.AppendSignals).listenProjected((n) => {
-        if (n.projector === webhookDeliveriesProjector.name) worker.wake();
+        if (n.projector === webhookDeliveriesProjector.name && bringsDueAttempts(n, puts)) worker.wake();
       });
     },
     async stop() {

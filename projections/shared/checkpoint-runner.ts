@@ -104,8 +104,8 @@ export type CheckpointRunnerOptions = Readonly<{
   batchSize?: number;
   /** woken by an append, wait this long before reading (docs/event-store.md#lagging-projectors) */
   lagMs?: number;
-  /** told after every batch committed here */
-  onAdvanced?: (checkpoint: Checkpoint) => void;
+  /** told after every batch committed here, with the batch's event types */
+  onAdvanced?: (checkpoint: Checkpoint, types: readonly string[]) => void;
   /** for a partition: whether this process takes its lease now, and gives it back when over its share */
   admission?: Admission;
   /**
@@ -351,7 +351,7 @@ export class CheckpointRunner {
             ).unref();
           });
           committed();
-          this.o.onAdvanced?.(to);
+          this.o.onAdvanced?.(to, [...new Set(batch.map((e) => e.type))]);
         },
       );
       this.sub = sub;

@@ -109,7 +109,7 @@ export class ProjectionEngine {
             retryDelayMs: this.o.restartDelayMs ?? 1000,
             ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
             ...(p.lags && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
-            onAdvanced: (checkpoint) => this.advanced.emit('advanced', p.name, checkpoint),
+            onAdvanced: (checkpoint, types) => this.advanced.emit('advanced', p.name, checkpoint, types),
             ...(this.o.renewals ? { renewals: this.o.renewals } : {}),
             ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
           },
@@ -119,7 +119,8 @@ export class ProjectionEngine {
     await Promise.all(this.runners.map((r) => r.ready));
   }
 
-  onAdvanced(fn: (name: string, checkpoint: Checkpoint) => void): () => void {
+  /** Every batch a projector of this engine commits: its name, how far, and the batch's event types. */
+  onAdvanced(fn: (name: string, checkpoint: Checkpoint, types: readonly string[]) => void): () => void {
     this.advanced.on('advanced', fn);
     return () => this.advanced.off('advanced', fn);
   }

@@ -35,6 +35,16 @@ const revisionOf = (r: Pick<Selectable<WebhookDeliveriesTable>, 'revision'>) => 
  * | WebhookDeliverySucceeded/Failed | `success`/`failed`, finished | | removed |
  * | WebhookDeliveryRetryRequested | `pending` again, not finished | | put: the requested attempt due at once |
  */
+/**
+ * The events whose batch may put an attempt on the timeline (the table above): only a batch with one of them can give
+ * the delivery worker anything new to claim (docs/webhooks.md#how-deliveries-flow).
+ */
+export const PUTS_DUE_ATTEMPTS: readonly WebhookDeliveryEvent['type'][] = [
+  'WebhookDeliveryScheduled',
+  'WebhookAttemptFailed',
+  'WebhookDeliveryRetryRequested',
+];
+
 async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEvent<WebhookDeliveryEvent>[]): Promise<void> {
   const ids = [...new Set(events.map((e) => e.data.deliveryId))];
   const stored = new Map<string, Row>();

@@ -127,6 +127,32 @@ describe('projection engine', () => {
     await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
   });
 
+  it("tells each committed batch with the batch's event types (what the delivery worker wakes on)", async () => {
+    const [a, b] = [`Told${randomUUID().slice(0, 8)}`, `Told${randomUUID().slice(0, 8)}`];
+    const p = eventByEvent({
+      name: `told_${randomUUID().slice(0, 8)}`,
+      handles: new Set([a, b]),
+      tables: ['agents'],
+      async apply() {},
+    });
+    const engine = new ProjectionEngine(store, db, [p], silent);
+    await engine.start();
+    const told: { checkpoint: Checkpoint; types: readonly string[] }[] = [];
+    const off = engine.onAdvanced((name, checkpoint, types) => {
+      if (name === p.name) told.push({ checkpoint, types });
+    });
+    try {
+      const r = await store.appendToStream(`told-${randomUUID()}`, [ev(a), ev(b), ev(a)], { expectedRevision: 'no_stream' });
+      const deadline = Date.now() + 10_000;
+      while (!told.some((t) => t.checkpoint === r.checkpoint) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+      expect(told.at(-1)?.checkpoint).to.equal(r.checkpoint);
+      expect([...new Set(told.flatMap((t) => t.types))].sort()).to.deep.equal([a, b].sort());
+    } finally {
+      off();
+      await engine.stop();
+    }
+  });
+
   it('looks again at once when word of an advance comes while it is looking', async () => {
     const p = countingProjector(`word_${randomUUID().slice(0, 8)}`, 'Worded', { atEvent: 0, times: 0 });
     const listeners = new Set<(projector: string, checkpoint: Checkpoint) => void>();
