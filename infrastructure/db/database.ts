@@ -1,12 +1,12 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { type Generated, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
 import { countStatement } from '../observability/metrics.js';
 import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.js';
+import { openPglite } from './pglite-run.js';
 import { PgliteThread } from './pglite-thread.js';
 import { serverPipeline } from './server-pipeline.js';
 
@@ -97,13 +97,7 @@ export async function openDatabase(o: {
       });
       runner = thread;
     } else {
-      const client = onDisk
-        ? new PGlite(o.dataDir)
-        : o.image
-          ? new PGlite({ loadDataDir: o.image })
-          : o.dataDir
-            ? new PGlite(o.dataDir)
-            : new PGlite();
+      const client = openPglite(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : o.dataDir ? { dataDir: o.dataDir } : {});
       await client.waitReady;
       if (onDisk) await client.exec(FREE_LEASES);
       runner = inlineRunner(client);

@@ -4,8 +4,7 @@
  * the order sent, and answers PGlite's raw answer (the process's thread builds the rows).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
-import { runMessage } from './pglite-run.js';
+import { openPglite, runMessage } from './pglite-run.js';
 import { type ArrayType, movable, type ThreadError, type ThreadReply, type ThreadRequest, type ThreadStart } from './pglite-thread.js';
 
 const port = parentPort;
@@ -20,7 +19,7 @@ function fieldsOf(err: unknown): ThreadError {
   return { message: e.message, name: e.name, fields };
 }
 
-const client = start.dataDir ? new PGlite(start.dataDir) : start.image ? new PGlite({ loadDataDir: start.image }) : new PGlite();
+const client = openPglite(start.dataDir ? { dataDir: start.dataDir } : start.image ? { image: start.image } : {});
 const answer = (id: number, work: () => Promise<Omit<ThreadReply & { ok: true }, 'id' | 'ok'>>) =>
   work().then(
     (r) => port.postMessage({ id, ok: true, ...r } satisfies ThreadReply, movable(r.raw)),

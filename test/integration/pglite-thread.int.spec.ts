@@ -241,12 +241,28 @@ for (const thread of [false, true]) {
       try {
         const rows = await db(copy).selectFrom('kinds').select(['id', 'tags']).execute();
         expect(rows).to.deep.equal([{ id: 1, tags: ROW.tags }]);
+        expect(await walInitZero(copy), 'opened from a dump').to.equal('off');
       } finally {
         await copy.close();
       }
     });
+
+    it('makes a new WAL file without writing it full of zeros first, in memory and on a data directory (docs/event-store.md#wal-files)', async () => {
+      expect(await walInitZero(h)).to.equal('off');
+      const dir = mkdtempSync(join(tmpdir(), 'pglite-wal-'));
+      const onDisk = await openDatabase({ dataDir: dir, thread });
+      try {
+        expect(await walInitZero(onDisk)).to.equal('off');
+      } finally {
+        await onDisk.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 }
+
+const walInitZero = async (h: DatabaseHandle) =>
+  (await sql<{ wal_init_zero: string }>`show wal_init_zero`.execute(h.db)).rows[0]?.wal_init_zero;
 
 describe("PGlite's answers, once read", function () {
   this.timeout(60_000);
