@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import type { DatabaseHandle, Db } from '../../infrastructure/db/database.js';
-import { due, EmbeddedMaintenance, SAMPLED_TABLES } from '../../infrastructure/db/embedded-maintenance.js';
+import { BETWEEN_TABLES_MS, due, EmbeddedMaintenance, SAMPLED_TABLES } from '../../infrastructure/db/embedded-maintenance.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { freshDatabase } from '../support/stores.js';
 
@@ -96,6 +96,26 @@ describe('embedded maintenance', function () {
       // the target was the transaction's own: a later analysis of another table samples as usual
       const after = await sql<{ t: string }>`select current_setting('default_statistics_target') as t`.execute(h.db);
       expect(after.rows[0]!.t).to.equal('100');
+    });
+
+    it('leaves a pause between two tables of one pass, for the statements of others to run in', async () => {
+      await insert(10_001, 16_000);
+      await sql`insert into events (transaction_id, event_id, stream_name, stream_category, stream_revision, event_type, data, metadata, created_at)
+          select pg_current_xact_id(), gen_random_uuid(), 'pause-' || g, 'pause', 0, 'Paused', '{}'::jsonb, '{}'::jsonb, now()
+            from generate_series(1, 8000) g`.execute(h.db);
+      // each table's statement is logged as it ends
+      const ended: { table: string; at: number }[] = [];
+      const recording = {
+        debug: (o: object) => ended.push({ table: (o as { table: string }).table, at: performance.now() }),
+        info() {},
+        warn() {},
+        error() {},
+      };
+      const pass = await new EmbeddedMaintenance(h.db, recording, 60_000).runOnce();
+      expect(pass.analyzed).to.include.members(['events', 'sandbox_sms_receipts']);
+      expect(ended.map((e) => e.table)).to.deep.equal(pass.analyzed);
+      for (let i = 1; i < ended.length; i++)
+        expect(ended[i]!.at - ended[i - 1]!.at, `${ended[i - 1]!.table} → ${ended[i]!.table}`).to.be.at.least(BETWEEN_TABLES_MS);
     });
   });
 });
