@@ -23,6 +23,16 @@ const chunks = <T>(xs: readonly T[]): T[][] =>
 const revisionOf = (r: Pick<Selectable<WebhookDeliveriesTable>, 'revision'>) => BigInt(r.revision);
 
 /**
+ * The events whose batch may put an attempt on the timeline (the table below): only a batch with one of them can give
+ * the delivery worker anything new to claim (docs/webhooks.md#how-deliveries-flow).
+ */
+export const PUTS_DUE_ATTEMPTS: readonly WebhookDeliveryEvent['type'][] = [
+  'WebhookDeliveryScheduled',
+  'WebhookAttemptFailed',
+  'WebhookDeliveryRetryRequested',
+];
+
+/**
  * Applies events (in log order) to the delivery log and the retry timeline: reads the deliveries concerned once,
  * applies every event to them in memory, and writes the changed rows back in a few statements. The rules per
  * event are those of the table below; a row's revision guards replays (an event at or below it changes nothing,
@@ -35,16 +45,6 @@ const revisionOf = (r: Pick<Selectable<WebhookDeliveriesTable>, 'revision'>) => 
  * | WebhookDeliverySucceeded/Failed | `success`/`failed`, finished | | removed |
  * | WebhookDeliveryRetryRequested | `pending` again, not finished | | put: the requested attempt due at once |
  */
-/**
- * The events whose batch may put an attempt on the timeline (the table above): only a batch with one of them can give
- * the delivery worker anything new to claim (docs/webhooks.md#how-deliveries-flow).
- */
-export const PUTS_DUE_ATTEMPTS: readonly WebhookDeliveryEvent['type'][] = [
-  'WebhookDeliveryScheduled',
-  'WebhookAttemptFailed',
-  'WebhookDeliveryRetryRequested',
-];
-
 async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEvent<WebhookDeliveryEvent>[]): Promise<void> {
   const ids = [...new Set(events.map((e) => e.data.deliveryId))];
   const stored = new Map<string, Row>();
