@@ -262,7 +262,7 @@ async function sends(target: string, call: Call, line: Line): Promise<Result> {
   const statuses = new Map<string, number>();
   const latencies: number[] = [];
   const doneAt: number[] = [];
-  const cpu = cpuNow([], { postgres: onServer(target) });
+  const cpu = meter(target);
   const t0 = now();
   const stopAt = t0 + SEND_MS;
   let started = 0;
@@ -413,9 +413,12 @@ async function inbound(
 /** Whether a target is a PostgreSQL server (its processes' CPU counts, when they run on this machine). */
 const onServer = (target: string) => !target.startsWith('pglite');
 
+/** The CPU meters for a target. */
+const meter = (target: string) => cpuNow({ postgres: onServer(target) });
+
 /** Adds to a result the CPU its operations cost from `from` on, to its notes and for the goals. */
 function withCpu(r: Result, from: CpuReading, what: string): Result {
-  r.cpu = cpuPerOperation(from, cpuNow([], { postgres: onServer(r.target) }), r.count);
+  r.cpu = cpuPerOperation(from, meter(r.target), r.count);
   r.notes += `; CPU a ${what}: ${cpuText(r.cpu)}`;
   return r;
 }
@@ -454,13 +457,13 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     let settled = `sends' tail settled ${tail.toFixed(1)} s after the last 201`;
     for (const rate of INBOUND_RATES) {
       fresh();
-      const cpu = cpuNow([], { postgres: onServer(target) });
+      const cpu = meter(target);
       out.push(withCpu(await inbound(target, call, line, rx, rate, settled), cpu, 'text'));
       settled = '';
     }
     fresh();
     const beforeBurst = await statementsSoFar();
-    const burstCpu = cpuNow([], { postgres: onServer(target) });
+    const burstCpu = meter(target);
     const burst = withCpu(await inbound(target, call, line, rx, 0, '', BURST), burstCpu, 'text');
     burst.notes += `; ${(((await statementsSoFar()) - beforeBurst) / BURST).toFixed(1)} statements per text (idle work included)`;
     out.push(burst);

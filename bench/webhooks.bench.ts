@@ -45,7 +45,7 @@ import { createRuntime, type Runtime } from '../infrastructure/runtime.js';
 import { startArgs } from '../infrastructure/start-args.js';
 import { WEBHOOKS } from '../infrastructure/webhooks/tokens.js';
 import type { ReadDb } from '../projections/shared/read-db.js';
-import { type CpuCost, cpuNow, cpuPerOperation, cpuText } from './support/cpu.js';
+import { type CpuCost, type CpuReading, cpuNow, cpuPerOperation, cpuText } from './support/cpu.js';
 import { jobQueueFloor } from './support/job-queue-floor.js';
 import { withScratchDatabase } from './support/scratch-db.js';
 
@@ -124,14 +124,15 @@ async function run(
   accountId: string,
   rx: Awaited<ReturnType<typeof startReceiver>>,
   notes: string,
-  workerPids: readonly number[] = [],
+  /** the CPU meters of this load's processes (the workers', and PostgreSQL's for a server) */
+  meter: () => CpuReading,
 ): Promise<Result> {
   rx.answered.clear();
   const EVENTS = load.events;
   const appendedAt = new Map<string, number>();
   const metadata: EventMetadata = { accountId, correlationId: randomUUID(), causationId: null, requestId: null, actor: 'system:bench' };
   let next = 0;
-  const cpu = cpuNow(workerPids);
+  const cpu = meter();
   const t0 = now();
   await Promise.all(
     Array.from({ length: load.appenders }, async () => {
@@ -161,7 +162,7 @@ async function run(
   // counted from the last append: a paced load may take longer than the wait itself
   const deadline = now() + SCENARIO_MS;
   while (rx.answered.size < EVENTS && now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  const spent = cpuPerOperation(cpu, cpuNow(workerPids), rx.answered.size);
+  const spent = cpuPerOperation(cpu, meter(), rx.answered.size);
   const latencies: number[] = [];
   let last = t0;
   for (const [id, at] of rx.answered) {
@@ -269,6 +270,8 @@ async function onPglite(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<
           accountId,
           rx,
           `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY}, EVENT_BATCH_LINGER_MS ${cfg.EVENT_BATCH_LINGER_MS ?? 4}`,
+          // embedded: this process only, whatever server may run idle beside it
+          () => cpuNow({ postgres: false }),
         ),
       );
     return out;
@@ -331,7 +334,7 @@ async function onServer(url: string, workers: number, rx: Awaited<ReturnType<typ
             accountId,
             rx,
             `WEBHOOK_CONCURRENCY ${cfg.WEBHOOK_CONCURRENCY} each, EVENT_BATCH_LINGER_MS ${cfg.EVENT_BATCH_LINGER_MS ?? 0}`,
-            children.flatMap((c) => (c.pid === undefined ? [] : [c.pid])),
+            () => cpuNow({ postgres: true, workerPids: children.flatMap((c) => (c.pid === undefined ? [] : [c.pid])) }),
           ),
         );
       }

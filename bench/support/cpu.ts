@@ -44,18 +44,19 @@ export function ownCpuMs(): number {
   return (c.user + c.system) / 1000;
 }
 
-/** What the CPU meters read at one moment. */
-export type CpuReading = Readonly<{ own: number; workers: number; postgres: number }>;
+/** What the CPU meters read at one moment; `postgres` null: not counted, or no PostgreSQL process on this machine. */
+export type CpuReading = Readonly<{ own: number; workers: number; postgres: number | null }>;
 
 /**
- * The meters now: this process, the given worker processes, and PostgreSQL's processes on this machine (unless
- * `postgres` is false: an embedded target, beside which a server may run idle).
+ * The meters now: this process, the given worker processes, and PostgreSQL's processes on this machine when the
+ * target is a server (`postgres`; not for an embedded target, beside which a server may run idle).
  */
-export function cpuNow(workerPids: readonly number[] = [], o: { postgres?: boolean } = {}): CpuReading {
+export function cpuNow(o: { postgres: boolean; workerPids?: readonly number[] }): CpuReading {
+  const postgres = o.postgres ? postgresCpuMs() : 0;
   return {
     own: ownCpuMs(),
-    workers: workerPids.reduce((n, pid) => n + processCpuMs(pid), 0),
-    postgres: o.postgres === false ? 0 : postgresCpuMs(),
+    workers: (o.workerPids ?? []).reduce((n, pid) => n + processCpuMs(pid), 0),
+    postgres: postgres > 0 ? postgres : null,
   };
 }
 
@@ -87,7 +88,7 @@ export function cpuPerOperation(from: CpuReading, to: CpuReading, operations: nu
   const per = (a: number, b: number) => (operations > 0 ? (b - a) / operations : Number.NaN);
   const own = per(from.own, to.own);
   const workers = per(from.workers, to.workers);
-  const postgres = from.postgres > 0 ? per(from.postgres, to.postgres) : null;
+  const postgres = from.postgres !== null && to.postgres !== null ? per(from.postgres, to.postgres) : null;
   const total = own + workers + (postgres ?? 0);
   const cores = availableParallelism();
   return { own, workers, postgres, total, ceiling: total > 0 ? (cores * 1000) / total : Number.NaN, cores };

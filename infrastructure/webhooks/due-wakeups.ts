@@ -1,13 +1,14 @@
+import { PUTS_DUE_ATTEMPTS } from '../../projections/webhooks/webhook-deliveries.projector.js';
 import type { ProjectedNotice } from '../event-store/append-signals.js';
 
 /**
  * Whether a batch of the timeline's projector may have given the delivery worker something new to claim
- * (docs/webhooks.md#how-deliveries-flow): one with an event that puts an attempt on the timeline (`puts`: a delivery
+ * (docs/webhooks.md#how-deliveries-flow): one with an event that puts an attempt on the timeline (`PUTS_DUE_ATTEMPTS`: a delivery
  * scheduled, an attempt failed with a next try, a delivery sent again), or one whose events this process does not
  * know (another process's batch). A delivery's outcome (its attempt succeeded, the delivery finished) is a batch of
  * its own that only takes attempts off the timeline; waking the worker for it was a claim that found nothing, once
  * per delivery.
  */
-export function bringsDueAttempts(n: ProjectedNotice, puts: ReadonlySet<string>): boolean {
-  return n.types === undefined || n.types.some((t) => puts.has(t));
+export function bringsDueAttempts(n: ProjectedNotice): boolean {
+  return n.types === undefined || n.types.some((t) => PUTS_DUE_ATTEMPTS.has(t));
 }

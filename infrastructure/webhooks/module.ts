@@ -11,7 +11,7 @@ import { WebhookWarningMailer } from '../../application/webhooks/webhook-warning
 import type { WebhookErrorCode } from '../../domain/webhook/errors.js';
 import { KyselyAccountAddresses } from '../../projections/accounts/account-address.queries.js';
 import { KyselyWebhookQueries } from '../../projections/webhooks/webhook.queries.js';
-import { PUTS_DUE_ATTEMPTS, webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
+import { webhookDeliveriesProjector } from '../../projections/webhooks/webhook-deliveries.projector.js';
 import { webhookNoticesProjector } from '../../projections/webhooks/webhook-notices.projector.js';
 import { webhooksProjector } from '../../projections/webhooks/webhooks.projector.js';
 import { secretKeys } from '../adapters/secret-keys.js';
@@ -80,14 +80,13 @@ export function createDeliveryWorker(
  */
 function deliveryWorker(r: Resolve): BackgroundWorker {
   const worker = createDeliveryWorker(r);
-  const puts = new Set<string>(PUTS_DUE_ATTEMPTS);
   let unsubscribe: () => void = () => {};
   return {
     name: 'webhook-delivery',
     async start() {
       await worker.start();
       unsubscribe = r(PLATFORM.AppendSignals).listenProjected((n) => {
-        if (n.projector === webhookDeliveriesProjector.name && bringsDueAttempts(n, puts)) worker.wake();
+        if (n.projector === webhookDeliveriesProjector.name && bringsDueAttempts(n)) worker.wake();
       });
     },
     async stop() {

@@ -26,11 +26,11 @@ const revisionOf = (r: Pick<Selectable<WebhookDeliveriesTable>, 'revision'>) => 
  * The events whose batch may put an attempt on the timeline (the table below): only a batch with one of them can give
  * the delivery worker anything new to claim (docs/webhooks.md#how-deliveries-flow).
  */
-export const PUTS_DUE_ATTEMPTS: readonly WebhookDeliveryEvent['type'][] = [
+export const PUTS_DUE_ATTEMPTS: ReadonlySet<string> = new Set<WebhookDeliveryEvent['type']>([
   'WebhookDeliveryScheduled',
   'WebhookAttemptFailed',
   'WebhookDeliveryRetryRequested',
-];
+]);
 
 /**
  * Applies events (in log order) to the delivery log and the retry timeline: reads the deliveries concerned once,
