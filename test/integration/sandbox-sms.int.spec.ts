@@ -86,6 +86,27 @@ describe('sandbox SMS carrier', function () {
     expect(statuses(carrierMessageId)).to.deep.equal(['sent', 'delivered']);
   });
 
+  it('claims only when a look at the due index finds a receipt due that no live lease holds', async () => {
+    const receipts = app.rt.get(SANDBOX.SmsReceipts);
+    await worker.runOnce(); // what earlier tests left due
+    expect(await receipts.anyDue(clock.now())).to.equal(false);
+    const { carrierMessageId } = await carrier.submit(sms('+14155550103'));
+    expect(await receipts.anyDue(clock.now())).to.equal(false);
+    clock.advance(SENT);
+    expect(await receipts.anyDue(clock.now())).to.equal(true);
+    // another worker holds it: nothing is due for this one, and its pass takes nothing
+    const held = await receipts.claim({ now: clock.now(), limit: 10, workerId: 'another-worker', leaseMs: LEASE });
+    expect(held.map((c) => c.report.providerMessageId)).to.deep.equal([carrierMessageId]);
+    expect(await receipts.anyDue(clock.now())).to.equal(false);
+    expect(await worker.runOnce()).to.equal(0);
+    // its lease runs out: due again, and this worker reports it (and the delivered receipt, due by then too)
+    clock.advance(LEASE);
+    expect(await receipts.anyDue(clock.now())).to.equal(true);
+    expect(await worker.runOnce()).to.equal(2);
+    expect(statuses(carrierMessageId)).to.deep.equal(['sent', 'delivered']);
+    expect(await receipts.anyDue(clock.now())).to.equal(false);
+  });
+
   it('fails a text to each failure number with that exact reason and its code, after a sent receipt unless the carrier refuses it', async () => {
     const ids = new Map<string, string>();
     for (const f of FAILURE_REASONS) ids.set(f.errorCode, (await carrier.submit(sms(NUMBER_FOR_FAILURE[f.errorCode]))).carrierMessageId);
