@@ -9,7 +9,8 @@
  * webhook's outcome) until nothing has been appended nor read by a subscription for QUIET_MS. The counters are read
  * before and after the whole run of one operation; the idle cost over the same time (lease renewals, the
  * subscriptions' polls, measured for IDLE_MS before each operation) is taken off, and the rest divided by the
- * operations. A voice turn is the difference between calls of 1 + PROFILE_TURNS turns and calls of 1 turn.
+ * operations. A voice turn is the difference between calls of 1 + PROFILE_TURNS turns and calls of 1 turn. The idle
+ * windows together are also printed per second: what the platform costs when nothing is asked of it.
  *
  * CPU is this process's (the platform, and embedded its database; also the bench's own HTTP client and
  * receiver, a small share); on a server on this machine, the PostgreSQL processes' CPU is read from /proc as well.
@@ -387,10 +388,12 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
       await op.run(900);
       await quiet();
     }
+    const idles: Cost[] = [];
     for (const op of ops) {
       const i0 = await counts();
       await sleep(IDLE_MS);
       const idle = diff(i0, await counts());
+      idles.push(idle);
       const a = await counts();
       shapes.clear();
       for (let i = 0; i < OPS; i++) {
@@ -406,6 +409,7 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     }
     const [one, many] = rows.slice(-2);
     rows.push({ target, op: `voice turn (the difference of the two calls, per turn)`, cost: minus(many!.cost, one!.cost, TURNS) });
+    rows.push({ target, op: `idle, per second (nothing asked; the windows before each operation)`, cost: perSecond(idles) });
     return rows;
   } finally {
     close();
@@ -413,6 +417,31 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     await Promise.all([new Promise<void>((r) => server.close(() => r())), rt.upgrades.drain()]);
     await rt.close();
   }
+}
+
+/** What the idle windows cost together, per second: the work that runs whatever the load (polls, leases, timers). */
+function perSecond(idles: readonly Cost[]): Cost {
+  const ms = idles.reduce((n, c) => n + c.ms, 0);
+  const m = (pick: (c: Cost) => Map<string, number>) => {
+    const out = new Map<string, number>();
+    for (const c of idles) for (const [k, v] of pick(c)) out.set(k, (out.get(k) ?? 0) + (v * 1000) / ms);
+    return out;
+  };
+  const s = (k: keyof Omit<Cost, 'byVerb' | 'bySubscription'>) => (idles.reduce((n, c) => n + c[k], 0) * 1000) / ms;
+  return {
+    cpuMs: s('cpuMs'),
+    pgCpuMs: s('pgCpuMs'),
+    appendStatements: s('appendStatements'),
+    appends: s('appends'),
+    events: s('events'),
+    statements: s('statements'),
+    byVerb: m((c) => c.byVerb),
+    dbMs: s('dbMs'),
+    wakeups: s('wakeups'),
+    emptyReads: s('emptyReads'),
+    bySubscription: m((c) => c.bySubscription),
+    ms: 1000,
+  };
 }
 
 function minus(a: Cost, b: Cost, n: number): Cost {
