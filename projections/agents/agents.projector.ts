@@ -1,8 +1,9 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AgentEvent } from '../../domain/agent/agent.decider.js';
 import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
+import type { ReadDb } from '../shared/read-db.js';
 
 /** The agent row, guarded: matches only while the row reflects an older revision of the stream. */
 const agent = guardedRow(
@@ -10,17 +11,18 @@ const agent = guardedRow(
   (e: RecordedEvent<AgentEvent>) => ({ agent_id: e.data.agentId }),
 );
 
-/** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
-export const agentsProjector = defineProjector<AgentEvent>({
-  name: 'agents_v1',
-  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
-  pipelined: true,
-  tables: ['agents'],
-  on: {
-    async AgentCreated(db, e) {
-      await db
-        .insertInto('agents')
-        .values({
+type Created = RecordedEvent<Extract<AgentEvent, { type: 'AgentCreated' }>>;
+
+/** Rows are inserted in chunks, well inside PostgreSQL's 65,535 parameters per statement. */
+const CHUNK = 500;
+
+/** New agents' rows, in one statement per chunk; an agent already there stays as it is (a replay). */
+async function insertCreated(db: Kysely<ReadDb>, events: readonly Created[]): Promise<void> {
+  for (let i = 0; i < events.length; i += CHUNK)
+    await db
+      .insertInto('agents')
+      .values(
+        events.slice(i, i + CHUNK).map((e) => ({
           agent_id: e.data.agentId,
           account_id: e.data.accountId,
           name: e.data.config.name,
@@ -28,10 +30,35 @@ export const agentsProjector = defineProjector<AgentEvent>({
           created_at: e.data.createdAt,
           deleted_at: null,
           revision: rowRevision(e),
-        })
-        .onConflict((oc) => oc.column('agent_id').doNothing())
-        .execute();
-    },
+        })),
+      )
+      .onConflict((oc) => oc.column('agent_id').doNothing())
+      .execute();
+}
+
+/** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
+export const agentsProjector = defineProjector<AgentEvent>({
+  name: 'agents_v1',
+  // it only writes: a batch's writes and its checkpoint go as one message (docs/event-store.md#pipelined-batches)
+  pipelined: true,
+  tables: ['agents'],
+  // the agents created one after another in a batch are one insert, not one each (on a server, one round trip each);
+  // every other event is applied by its handler, in log order
+  async batch(db, events) {
+    let created: Created[] = [];
+    for (const e of events) {
+      if (e.type === 'AgentCreated') {
+        created.push(e as Created);
+        continue;
+      }
+      if (created.length > 0) await insertCreated(db, created);
+      created = [];
+      await agentsProjector.apply(db, e);
+    }
+    if (created.length > 0) await insertCreated(db, created);
+  },
+  on: {
+    AgentCreated: (db, e) => insertCreated(db, [e]),
     async AgentUpdated(db, e) {
       // a partial update merges into the stored configuration in SQL (jsonb `||` replaces top-level keys, as
       // an object spread does), so no read of the old row is needed
