@@ -17,13 +17,20 @@ function history(seed: number): RecordedEvent[] {
   for (let i = 0; i < 40; i++) {
     const agentId = `agt_${seed}_${i}`;
     const accountId = `acc_${i % 3}`;
-    const e = (type: string, data: Record<string, unknown>): Draft => ({ stream: `agent-${agentId}`, type, data: { agentId, ...data }, accountId });
+    const e = (type: string, data: Record<string, unknown>): Draft => ({
+      stream: `agent-${agentId}`,
+      type,
+      data: { agentId, ...data },
+      accountId,
+    });
     const events: Draft[] = [
       e('AgentCreated', { accountId, config: { name: `Agent ${i}`, voiceMode: 'pipeline', prompt: `p${i}` }, createdAt: at() }),
     ];
     for (let k = 0; k < Math.floor(rnd() * 4); k++) {
       const voice = rnd() < 0.3;
-      events.push(e('AgentUpdated', { changes: { name: `Agent ${i}.${k}`, ...(voice ? { voiceMode: 'realtime' } : {}) }, updatedAt: at() }));
+      events.push(
+        e('AgentUpdated', { changes: { name: `Agent ${i}.${k}`, ...(voice ? { voiceMode: 'realtime' } : {}) }, updatedAt: at() }),
+      );
       if (voice) events.push(e('AgentVoiceModeSwitched', { from: 'pipeline', to: 'realtime', switchedAt: at() }));
     }
     if (rnd() < 0.3) events.push(e('AgentDeleted', { accountId, name: `Agent ${i}`, deletedAt: at() }));
@@ -80,7 +87,10 @@ describe('agents projector: a batch equals its events one at a time', function (
       }
       const expected = await scratch.dump('oracle_agents');
       expect(expected.agents!.length, 'agents').to.be.greaterThan(30);
-      expect(expected.agents!.some((r) => (r as { deleted_at: unknown }).deleted_at !== null), 'a deleted agent').to.equal(true);
+      expect(
+        expected.agents!.some((r) => (r as { deleted_at: unknown }).deleted_at !== null),
+        'a deleted agent',
+      ).to.equal(true);
       expect(await scratch.dump('batch_agents')).to.deep.equal(expected);
       // creations side by side went together: fewer statements than events
       expect(statements).to.be.lessThan(log.length);
