@@ -419,15 +419,14 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
   }
 }
 
-/** What the idle windows cost together, per second: the work that runs whatever the load (polls, leases, timers). */
-function perSecond(idles: readonly Cost[]): Cost {
-  const ms = idles.reduce((n, c) => n + c.ms, 0);
+/** Σ weight × cost, field by field; a map holds every key of the terms' maps. */
+function linear(terms: readonly (readonly [Cost, number])[]): Cost {
+  const s = (k: keyof Omit<Cost, 'byVerb' | 'bySubscription'>) => terms.reduce((n, [c, w]) => n + c[k] * w, 0);
   const m = (pick: (c: Cost) => Map<string, number>) => {
     const out = new Map<string, number>();
-    for (const c of idles) for (const [k, v] of pick(c)) out.set(k, (out.get(k) ?? 0) + (v * 1000) / ms);
+    for (const [c, w] of terms) for (const [k, v] of pick(c)) out.set(k, (out.get(k) ?? 0) + v * w);
     return out;
   };
-  const s = (k: keyof Omit<Cost, 'byVerb' | 'bySubscription'>) => (idles.reduce((n, c) => n + c[k], 0) * 1000) / ms;
   return {
     cpuMs: s('cpuMs'),
     pgCpuMs: s('pgCpuMs'),
@@ -440,29 +439,22 @@ function perSecond(idles: readonly Cost[]): Cost {
     wakeups: s('wakeups'),
     emptyReads: s('emptyReads'),
     bySubscription: m((c) => c.bySubscription),
-    ms: 1000,
+    ms: s('ms'),
   };
 }
 
-function minus(a: Cost, b: Cost, n: number): Cost {
-  const m = (x: Map<string, number>, y: Map<string, number>) =>
-    new Map([...new Set([...x.keys(), ...y.keys()])].map((k) => [k, ((x.get(k) ?? 0) - (y.get(k) ?? 0)) / n] as const));
-  const d = (k: keyof Omit<Cost, 'byVerb' | 'bySubscription'>) => (a[k] - b[k]) / n;
-  return {
-    cpuMs: d('cpuMs'),
-    pgCpuMs: d('pgCpuMs'),
-    appendStatements: d('appendStatements'),
-    appends: d('appends'),
-    events: d('events'),
-    statements: d('statements'),
-    byVerb: m(a.byVerb, b.byVerb),
-    dbMs: d('dbMs'),
-    wakeups: d('wakeups'),
-    emptyReads: d('emptyReads'),
-    bySubscription: m(a.bySubscription, b.bySubscription),
-    ms: d('ms'),
-  };
+/** What the idle windows cost together, per second: the work that runs whatever the load (polls, leases, timers). */
+function perSecond(idles: readonly Cost[]): Cost {
+  const ms = idles.reduce((n, c) => n + c.ms, 0);
+  return linear(idles.map((c) => [c, 1000 / ms] as const));
 }
+
+/** `a` less `b`, divided by `n`. */
+const minus = (a: Cost, b: Cost, n: number): Cost =>
+  linear([
+    [a, 1 / n],
+    [b, -1 / n],
+  ]);
 
 // ---------------------------------------------------------------- printing
 

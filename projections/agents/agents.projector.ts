@@ -1,9 +1,11 @@
-import { type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AgentEvent } from '../../domain/agent/agent.decider.js';
+import { insertNew } from '../analytics/row-fold.js';
 import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
+import type { AgentsTable } from './tables.js';
 
 /** The agent row, guarded: matches only while the row reflects an older revision of the stream. */
 const agent = guardedRow(
@@ -13,28 +15,24 @@ const agent = guardedRow(
 
 type Created = RecordedEvent<Extract<AgentEvent, { type: 'AgentCreated' }>>;
 
-/** Rows are inserted in chunks, well inside PostgreSQL's 65,535 parameters per statement. */
-const CHUNK = 500;
-
-/** New agents' rows, in one statement per chunk; an agent already there stays as it is (a replay). */
-async function insertCreated(db: Kysely<ReadDb>, events: readonly Created[]): Promise<void> {
-  for (let i = 0; i < events.length; i += CHUNK)
-    await db
-      .insertInto('agents')
-      .values(
-        events.slice(i, i + CHUNK).map((e) => ({
-          agent_id: e.data.agentId,
-          account_id: e.data.accountId,
-          name: e.data.config.name,
-          config: JSON.stringify(e.data.config),
-          created_at: e.data.createdAt,
-          deleted_at: null,
-          revision: rowRevision(e),
-        })),
-      )
-      .onConflict((oc) => oc.column('agent_id').doNothing())
-      .execute();
-}
+/** New agents' rows, in chunks of one statement each; an agent already there stays as it is (a replay). */
+const insertCreated = (db: Kysely<ReadDb>, events: readonly Created[]): Promise<void> =>
+  insertNew(
+    db,
+    'agents',
+    ['agent_id'],
+    events.map(
+      (e): Insertable<AgentsTable> => ({
+        agent_id: e.data.agentId,
+        account_id: e.data.accountId,
+        name: e.data.config.name,
+        config: JSON.stringify(e.data.config),
+        created_at: e.data.createdAt,
+        deleted_at: null,
+        revision: rowRevision(e),
+      }),
+    ),
+  );
 
 /** `agents`: the configuration as JSON (the queries shape it), the name beside it for listing; deleted agents are kept, marked. */
 export const agentsProjector = defineProjector<AgentEvent>({

@@ -1,8 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import { openDatabase } from '../../infrastructure/db/database.js';
-import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import type { ReadDb } from '../../projections/shared/read-db.js';
-import { migratedImage } from './http.js';
+import { freshDatabase } from './stores.js';
 
 /**
  * A migrated database (PGlite, or DATABASE_URL) with scratch schemas that copy read-model tables, for tests that
@@ -10,9 +8,7 @@ import { migratedImage } from './http.js';
  */
 export async function scratchSchemas(names: readonly string[], tables: readonly string[]) {
   // embedded, from the migrated image this test process made once (test/support/http.ts), not migrated afresh
-  const url = process.env.DATABASE_URL;
-  const h = await openDatabase(url ? { databaseUrl: url } : { image: await migratedImage() });
-  await migrateToLatest(h.db as never);
+  const h = await freshDatabase();
   const db = h.db as unknown as Kysely<ReadDb>;
   return {
     db,
