@@ -316,6 +316,18 @@ async function statementsSoFar(): Promise<number> {
   return (await costMetrics.statements.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
 
+/**
+ * Messages sent so far to the embedded database, each the statements of one turn of the event loop
+ * (`db_embedded_messages_total`, docs/event-store.md#one-message-per-turn); none on a server.
+ */
+async function messagesSoFar(): Promise<number> {
+  return (await costMetrics.embeddedMessages.get()).values.reduce((sum, v) => sum + v.value, 0);
+}
+
+/** ` and M messages to the embedded database`, per operation, when there were any (none on a server). */
+const messagesNote = (messages: number, operations: number): string =>
+  messages > 0 ? ` and ${(messages / operations).toFixed(1)} messages to the embedded database` : '';
+
 /** Waits until the event store's head has not moved for SETTLE_QUIET_MS (the sends' submissions and receipts). */
 async function settle(store: EventStorePort): Promise<number> {
   const t0 = now();
@@ -445,6 +457,7 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     out.push(await appendFloor(target, rt, false));
     fresh();
     const before = await statementsSoFar();
+    const beforeMessages = await messagesSoFar();
     const sent = await sends(target, call, line);
     out.push(sent);
     const tail = await settle(rt.store);
@@ -453,19 +466,24 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     const outcome = await sql<{ status: string | null; n: string }>`
       select status, count(*) as n from messages where direction = 'outbound' group by status order by status`.execute(rt.database.db);
     sent.notes += `; then ${outcome.rows.map((r) => `${r.status}×${r.n}`).join(', ')} (warm-up included)`;
-    sent.notes += `; ${(perSend / (sent.count + CONCURRENCY)).toFixed(1)} statements per send with its receipts (idle work included)`;
+    const sendsMade = sent.count + CONCURRENCY;
+    sent.notes += `; ${(perSend / sendsMade).toFixed(1)} statements${messagesNote((await messagesSoFar()) - beforeMessages, sendsMade)} per send with its receipts (idle work included)`;
     let settled = `sends' tail settled ${tail.toFixed(1)} s after the last 201`;
     for (const rate of INBOUND_RATES) {
       fresh();
       const cpu = meter(target);
-      out.push(withCpu(await inbound(target, call, line, rx, rate, settled), cpu, 'text'));
+      const [statements, messages] = [await statementsSoFar(), await messagesSoFar()];
+      const paced = withCpu(await inbound(target, call, line, rx, rate, settled), cpu, 'text');
+      paced.notes += `; ${(((await statementsSoFar()) - statements) / INBOUND).toFixed(1)} statements${messagesNote((await messagesSoFar()) - messages, INBOUND)} per text (idle work included)`;
+      out.push(paced);
       settled = '';
     }
     fresh();
     const beforeBurst = await statementsSoFar();
+    const beforeBurstMessages = await messagesSoFar();
     const burstCpu = meter(target);
     const burst = withCpu(await inbound(target, call, line, rx, 0, '', BURST), burstCpu, 'text');
-    burst.notes += `; ${(((await statementsSoFar()) - beforeBurst) / BURST).toFixed(1)} statements per text (idle work included)`;
+    burst.notes += `; ${(((await statementsSoFar()) - beforeBurst) / BURST).toFixed(1)} statements${messagesNote((await messagesSoFar()) - beforeBurstMessages, BURST)} per text (idle work included)`;
     out.push(burst);
     if (resets() > 0) notes.push(`${target}: ${resets()} requests sent again after the server had closed their kept-alive connection`);
     return out;

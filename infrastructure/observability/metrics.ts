@@ -24,6 +24,15 @@ export const costMetrics = {
     'db_statement_seconds_total',
     () => new client.Counter({ name: 'db_statement_seconds_total', help: 'Time from sending a statement to its answer, summed' }),
   ),
+  /** messages to the embedded database, each one or more statements (docs/event-store.md#one-message-per-turn) */
+  embeddedMessages: metric(
+    'db_embedded_messages_total',
+    () =>
+      new client.Counter({
+        name: 'db_embedded_messages_total',
+        help: "Messages sent to the embedded database (PGlite), each carrying the statements of one turn of the process's event loop",
+      }),
+  ),
   /** statements that appended events (one can carry many streams: docs/event-store.md#appending) */
   appendStatements: metric(
     'event_store_append_statements_total',
