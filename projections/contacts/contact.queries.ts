@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ContactLookupPort, ContactSummary } from '../../application/contacts/contact-lookup.port.js';
 import type { ContactQueries, ContactView } from '../../application/contacts/contact-queries.port.js';
 import type { Page, PageOf } from '../../application/shared/page.js';
+import { CompiledOnce } from '../shared/compiled-once.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { ContactsTable } from './tables.js';
 
@@ -22,7 +23,21 @@ const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Contacts of one account, never the deleted ones; also the lookup port messaging uses (docs/contacts.md#lookup). */
 export class KyselyContactQueries implements ContactQueries, ContactLookupPort {
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  /** the contacts of a dispatched batch's participants, for their webhooks' payloads (every inbound text; docs/event-store.md#compiled-once) */
+  private readonly byNumbers;
+
+  constructor(private readonly db: Kysely<ReadDb>) {
+    this.byNumbers = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; phoneNumbers: readonly string[] }) =>
+      db
+        .selectFrom('contacts')
+        .select(['account_id', 'contact_id', 'name', 'email', 'phone_number'])
+        .where('deleted_at', 'is', null)
+        .where((eb) => eb('account_id', '=', eb.fn.any(eb.val(v.accountIds))))
+        .where((eb) => eb('phone_number', '=', eb.fn.any(eb.val(v.phoneNumbers))))
+        .orderBy('created_at')
+        .orderBy('contact_id'),
+    );
+  }
 
   private live(accountId: string) {
     return this.db.selectFrom('contacts').where('account_id', '=', accountId).where('deleted_at', 'is', null);
@@ -48,15 +63,10 @@ export class KyselyContactQueries implements ContactQueries, ContactLookupPort {
 
   async byPhoneNumbers(wanted: readonly Readonly<{ accountId: string; phoneNumber: string }>[]): Promise<(ContactSummary | null)[]> {
     if (wanted.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('contacts')
-      .select(['account_id', 'contact_id', 'name', 'email', 'phone_number'])
-      .where('deleted_at', 'is', null)
-      .where('account_id', 'in', [...new Set(wanted.map((w) => w.accountId))])
-      .where('phone_number', 'in', [...new Set(wanted.map((w) => w.phoneNumber))])
-      .orderBy('created_at')
-      .orderBy('contact_id')
-      .execute();
+    const rows = await this.byNumbers.execute({
+      accountIds: [...new Set(wanted.map((w) => w.accountId))],
+      phoneNumbers: [...new Set(wanted.map((w) => w.phoneNumber))],
+    });
     const first = new Map<string, ContactSummary>(); // the older of two contacts with one number (docs/contacts.md#lookup)
     for (const r of rows) {
       const key = `${r.account_id}\u0000${r.phone_number}`;

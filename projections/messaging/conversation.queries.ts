@@ -9,6 +9,7 @@ import type {
 } from '../../application/messaging/conversation-queries.port.js';
 import type { Page, PageOf } from '../../application/shared/page.js';
 import type { HistoryItem } from '../../domain/webhook/webhook.js';
+import { CompiledOnce } from '../shared/compiled-once.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { ConversationsTable, MessagesTable } from './tables.js';
 
@@ -72,7 +73,37 @@ export class KyselyConversationQueries implements ConversationQueries {
   /** provider id (and the channels asked) → its message: a row of `message_carrier_ids` never changes once written */
   private readonly providerIds = new Map<string, { accountId: string; messageId: string }>();
 
-  constructor(private readonly db: Kysely<ReadDb>) {}
+  /**
+   * The recent messages of a dispatched batch's conversations, for their webhooks' payloads (every inbound text;
+   * docs/event-store.md#compiled-once): the newest of each conversation first, ranked.
+   */
+  private readonly recent;
+  /** the caller-written state of a dispatched batch's conversations (every inbound text) */
+  private readonly states;
+
+  constructor(private readonly db: Kysely<ReadDb>) {
+    this.recent = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; conversationIds: readonly string[]; rank: string }) => {
+      const ranked = db
+        .selectFrom('messages')
+        .select(['account_id', 'conversation_id', 'message_id', 'body', 'direction', 'channel', 'created_at'])
+        .select((eb) =>
+          eb.fn
+            .agg<string>('row_number')
+            .over((ob) => ob.partitionBy(['account_id', 'conversation_id']).orderBy('created_at', 'desc').orderBy('message_id', 'desc'))
+            .as('rank'),
+        )
+        .where((eb) => eb('account_id', '=', eb.fn.any(eb.val(v.accountIds))))
+        .where((eb) => eb('conversation_id', '=', eb.fn.any(eb.val(v.conversationIds))));
+      return db.selectFrom(ranked.as('m')).selectAll().where('rank', '<=', v.rank).orderBy('rank');
+    });
+    this.states = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; conversationIds: readonly string[] }) =>
+      db
+        .selectFrom('conversations')
+        .select(['account_id', 'conversation_id', 'conversation_state'])
+        .where((eb) => eb('account_id', '=', eb.fn.any(eb.val(v.accountIds))))
+        .where((eb) => eb('conversation_id', '=', eb.fn.any(eb.val(v.conversationIds)))),
+    );
+  }
 
   async list(accountId: string, page: Page, o: { agentId?: string } = {}): Promise<PageOf<ConversationView>> {
     let q = this.db.selectFrom('conversations').where('account_id', '=', accountId);
@@ -219,23 +250,11 @@ export class KyselyConversationQueries implements ConversationQueries {
   ): Promise<HistoryItem[][]> {
     const asked = queries.filter((q) => q.limit > 0);
     if (asked.length === 0) return queries.map(() => []);
-    const ranked = this.db
-      .selectFrom('messages')
-      .select(['account_id', 'conversation_id', 'message_id', 'body', 'direction', 'channel', 'created_at'])
-      .select((eb) =>
-        eb.fn
-          .agg<string>('row_number')
-          .over((ob) => ob.partitionBy(['account_id', 'conversation_id']).orderBy('created_at', 'desc').orderBy('message_id', 'desc'))
-          .as('rank'),
-      )
-      .where('account_id', 'in', [...new Set(asked.map((q) => q.accountId))])
-      .where('conversation_id', 'in', [...new Set(asked.map((q) => q.conversationId))]);
-    const rows = await this.db
-      .selectFrom(ranked.as('m'))
-      .selectAll()
-      .where('rank', '<=', String(Math.max(...asked.map((q) => q.limit)) + 1))
-      .orderBy('rank')
-      .execute();
+    const rows = await this.recent.execute({
+      accountIds: [...new Set(asked.map((q) => q.accountId))],
+      conversationIds: [...new Set(asked.map((q) => q.conversationId))],
+      rank: String(Math.max(...asked.map((q) => q.limit)) + 1),
+    });
     const latest = new Map<string, typeof rows>(); // newest first, per conversation
     for (const r of rows) {
       const key = `${r.account_id}\u0000${r.conversation_id}`;
@@ -264,12 +283,10 @@ export class KyselyConversationQueries implements ConversationQueries {
   ): Promise<Map<string, Record<string, unknown> | null>> {
     const out = new Map<string, Record<string, unknown> | null>();
     if (wanted.length === 0) return out;
-    const rows = await this.db
-      .selectFrom('conversations')
-      .select(['account_id', 'conversation_id', 'conversation_state'])
-      .where('account_id', 'in', [...new Set(wanted.map((w) => w.accountId))])
-      .where('conversation_id', 'in', [...new Set(wanted.map((w) => w.conversationId))])
-      .execute();
+    const rows = await this.states.execute({
+      accountIds: [...new Set(wanted.map((w) => w.accountId))],
+      conversationIds: [...new Set(wanted.map((w) => w.conversationId))],
+    });
     for (const r of rows)
       out.set(
         `${r.account_id}\u0000${r.conversation_id}`,

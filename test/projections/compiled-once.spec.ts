@@ -43,6 +43,23 @@ describe('CompiledOnce: a query compiled once and run with new values', () => {
     }
   });
 
+  it('passes a list as one value, so lists of any length run the same text', () => {
+    const build = (d: Kysely<Db>, v: { accountIds: readonly string[] }) =>
+      d
+        .selectFrom('lines')
+        .selectAll()
+        .where((eb) => eb('account_id', '=', eb.fn.any(eb.val(v.accountIds))));
+    const once = new CompiledOnce(db, build);
+    const texts = new Set<string>();
+    for (const accountIds of [['acc_1'], ['acc_1', 'acc_2', 'acc_3'], []]) {
+      const reused = once.compile({ accountIds });
+      expect(reused.sql).to.equal(build(db, { accountIds }).compile().sql);
+      expect(reused.parameters).to.deep.equal([accountIds]);
+      texts.add(reused.sql);
+    }
+    expect([...texts]).to.have.length(1);
+  });
+
   it('gives each run a query id of its own, so plugins never mix two runs up', () => {
     const once = new CompiledOnce(db, build);
     const a = once.compile({ accountId: 'a', lineId: 'b', limit: 1 });
