@@ -317,8 +317,8 @@ async function statementsSoFar(): Promise<number> {
 }
 
 /**
- * Messages sent so far to the embedded database, each the statements of one turn of the event loop
- * (`db_embedded_messages_total`, docs/event-store.md#one-message-per-turn); none on a server.
+ * Messages sent so far to the embedded database, each a statement or a pipelined batch (`db_embedded_messages_total`,
+ * docs/event-store.md#pglite-on-its-own-thread); none on a server.
  */
 async function messagesSoFar(): Promise<number> {
   return (await costMetrics.embeddedMessages.get()).values.reduce((sum, v) => sum + v.value, 0);

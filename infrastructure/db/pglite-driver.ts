@@ -69,19 +69,6 @@ type Answer = { result: StatementResult; error: unknown; parsed: boolean };
  * per row and was the largest single cost on the process's thread (docs/event-store.md#pglite-on-its-own-thread).
  */
 export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
-  return readAnswers(raw, parsers, [Number.POSITIVE_INFINITY])[0]!;
-}
-
-/**
- * The answers of several messages sent as one (docs/event-store.md#one-message-per-turn), each read as `readAnswer`
- * reads one: the answer of the i-th ends with its `syncs[i]`-th ReadyForQuery (one per sync and per simple query).
- * PGlite answers an error of the extended protocol with a ReadyForQuery of its own before the sync's; a ReadyForQuery
- * right after another is that one and is not counted (no part of a message is answered with a ReadyForQuery alone).
- */
-export function readAnswers(raw: Uint8Array, parsers: Parsers, syncs: readonly number[]): Answer[] {
-  const answers: Answer[] = [];
-  let piece = 0;
-  let readies = 0;
   let names: string[] = [];
   let readers: ((text: string, type: number) => unknown)[] = [];
   let types: number[] = [];
@@ -90,22 +77,8 @@ export function readAnswers(raw: Uint8Array, parsers: Parsers, syncs: readonly n
   let last: StatementResult = { rows: [] };
   let error: unknown = null;
   let parsed = false;
-  let afterReady = false;
-  const close = () => {
-    answers.push({ result: last, error, parsed });
-    rows = [];
-    affected = 0;
-    last = { rows: [] };
-    error = null;
-    parsed = false;
-    readies = 0;
-    piece++;
-  };
   // node-postgres's parser reads each field straight from the bytes (PGlite's copies every field out first)
   new Parser().parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), (m) => {
-    const ready = m.name === 'readyForQuery';
-    if (ready && afterReady) return;
-    afterReady = ready;
     switch (m.name) {
       case 'parseComplete':
         parsed = true;
@@ -136,17 +109,9 @@ export function readAnswers(raw: Uint8Array, parsers: Parsers, syncs: readonly n
       case 'error':
         error ??= m;
         break;
-      case 'readyForQuery':
-        if (++readies === syncs[piece]) close();
-        break;
     }
   });
-  // the one answer of `readAnswer` ends with the bytes; any other that did not end is not taken as empty
-  while (piece < syncs.length) {
-    if (Number.isFinite(syncs[piece]!)) error ??= new Error('the embedded database answered fewer messages than it was sent');
-    close();
-  }
-  return answers;
+  return { result: last, error, parsed };
 }
 
 /** Statements the session keeps prepared (docs/event-store.md#prepared-statements), and the longest text it prepares. */
@@ -158,9 +123,6 @@ const PREPARED_TEXT_MAX = 8_000;
  * on how many rows wait, a generic plan settled on while the table was small stays until the table is next analyzed.
  */
 export const PLANNED_EACH_RUN = '/* planned at each run */';
-
-/** A message waiting for the turn's others, to go with them (docs/event-store.md#one-message-per-turn). */
-type Outgoing = { parts: Uint8Array[]; syncs: number; resolve: (a: Answer) => void; reject: (err: unknown) => void };
 
 /** prepared statements' names, unique in the process (two drivers on one database never share one) */
 let preparedSeq = 0;
@@ -199,8 +161,6 @@ class SharedConnection {
   private readonly preparing = new Set<string>();
   /** prepared statements let go of, to close with the next message */
   private closing: string[] = [];
-  /** the messages of this turn of the event loop, not sent yet */
-  private outgoing: Outgoing[] | null = null;
 
   constructor(private readonly runner: PgliteRunner) {}
 
@@ -282,8 +242,7 @@ class SharedConnection {
     countStatement('begin', 0);
     for (const q of statements) countStatement(q.sql, 0);
     const t = performance.now();
-    // its answer ends with three ReadyForQuery: the `begin`'s, the sync's and the `commit`'s
-    const answer = await this.run(me, Buffer.concat(parts), 3);
+    const answer = await this.run(me, Buffer.concat(parts));
     countStatement('commit', performance.now() - t);
     if (answer.error && bound.length > 0 && stalePrepared(answer.error)) {
       // nothing of it stayed: its prepared statements are let go of, and it runs again, every statement parsed
@@ -322,59 +281,23 @@ class SharedConnection {
     }
   }
 
-  /**
-   * Sends `message` (which ends with `syncs` ReadyForQuery answers) with what must precede it: the statements let go
-   * of, closed in their own sync, and the unsent `begin` of `conn`'s transaction. Messages sent in one turn of the
-   * event loop travel as one (docs/event-store.md#one-message-per-turn).
-   */
-  private run(conn: object, message: Uint8Array, syncs = 1): Promise<Answer> {
+  private async run(conn: object, message: Uint8Array): Promise<Answer> {
     const parts: Uint8Array[] = [];
-    let count = syncs;
     if (this.closing.length > 0) {
       // the statements let go of are closed first, in their own sync, whatever the message is
       for (const name of this.closing) parts.push(serialize.close({ type: 'S', name }));
       parts.push(SYNC);
-      count++;
       this.closing = [];
     }
     const begin = this.owner === conn ? this.unsentBegin : null;
     if (begin) {
       this.unsentBegin = null;
       parts.push(begin);
-      count++;
     }
     parts.push(message);
-    const out = this.outgoing ?? this.startOutgoing();
-    return new Promise<Answer>((resolve, reject) => out.push({ parts, syncs: count, resolve, reject }));
-  }
-
-  /** This turn's messages, sent together once the turn's work is done (its promises' continuations included). */
-  private startOutgoing(): Outgoing[] {
-    const out: Outgoing[] = [];
-    this.outgoing = out;
-    process.nextTick(() => {
-      this.outgoing = null;
-      void this.send(out);
-    });
-    return out;
-  }
-
-  private async send(out: readonly Outgoing[]): Promise<void> {
-    let raw: Uint8Array;
-    try {
-      const parts = out.flatMap((o) => o.parts);
-      costMetrics.embeddedMessages.inc();
-      raw = await this.runner.run(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
-    } catch (err) {
-      for (const o of out) o.reject(err);
-      return;
-    }
-    const answers = readAnswers(
-      raw,
-      this.runner.parsers(),
-      out.map((o) => o.syncs),
-    );
-    for (const [i, o] of out.entries()) o.resolve(answers[i]!);
+    costMetrics.embeddedMessages.inc();
+    const raw = await this.runner.run(parts.length === 1 ? message : Buffer.concat(parts));
+    return readAnswer(raw, this.runner.parsers());
   }
 
   private release(): void {

@@ -24,13 +24,13 @@ export const costMetrics = {
     'db_statement_seconds_total',
     () => new client.Counter({ name: 'db_statement_seconds_total', help: 'Time from sending a statement to its answer, summed' }),
   ),
-  /** messages to the embedded database, each one or more statements (docs/event-store.md#one-message-per-turn) */
+  /** round trips to the embedded database: a statement, or a pipelined batch (docs/event-store.md#pglite-on-its-own-thread) */
   embeddedMessages: metric(
     'db_embedded_messages_total',
     () =>
       new client.Counter({
         name: 'db_embedded_messages_total',
-        help: "Messages sent to the embedded database (PGlite), each carrying the statements of one turn of the process's event loop",
+        help: 'Messages sent to the embedded database (PGlite): one statement each, or a pipelined batch of them',
       }),
   ),
   /** statements that appended events (one can carry many streams: docs/event-store.md#appending) */

@@ -4,11 +4,9 @@ import { join } from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
-import { inlineRunner, PgliteDialect, type PgliteRunner, PLANNED_EACH_RUN } from '../../infrastructure/db/pglite-driver.js';
-import { openPglite } from '../../infrastructure/db/pglite-run.js';
-import { PgliteThread } from '../../infrastructure/db/pglite-thread.js';
+import { PLANNED_EACH_RUN } from '../../infrastructure/db/pglite-driver.js';
 import { startTestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, messagingLine } from '../support/messaging.js';
 import { eventually } from '../support/numbers.js';
@@ -293,69 +291,6 @@ describe("PGlite's answers, once read", function () {
       await h.close();
     }
   });
-});
-
-describe('One message per turn of the event loop (docs/event-store.md#one-message-per-turn)', function () {
-  this.timeout(60_000);
-
-  for (const thread of [false, true]) {
-    it(`sends a turn's statements to PGlite ${thread ? 'on its thread' : 'in the thread'} together, each answered alone`, async () => {
-      let inner: PgliteRunner;
-      if (thread) {
-        const t = new PgliteThread({});
-        await t.ready;
-        inner = t;
-      } else {
-        const client = openPglite({});
-        await client.waitReady;
-        inner = inlineRunner(client);
-      }
-      const sent: number[] = [];
-      const counting: PgliteRunner = {
-        run: (m) => {
-          sent.push(m.byteLength);
-          return inner.run(m);
-        },
-        parsers: () => inner.parsers(),
-        dump: () => inner.dump(),
-        close: () => inner.close(),
-      };
-      const k = new Kysely<any>({ dialect: new PgliteDialect(counting) });
-      try {
-        await sql`create table t (id int primary key, note text)`.execute(k);
-        await k.insertInto('t').values({ id: 1, note: 'one' }).execute();
-        sent.length = 0;
-        const [found, duplicate, updated, counted, none] = await Promise.allSettled([
-          k.selectFrom('t').select('note').where('id', '=', 1).execute(),
-          k.insertInto('t').values({ id: 1, note: 'again' }).execute(),
-          k.updateTable('t').set({ note: 'changed' }).where('id', '=', 1).returning('note').execute(),
-          sql<{ n: number }>`select count(*)::int as n from t`.execute(k),
-          k.selectFrom('t').select('note').where('id', '=', 2).execute(),
-        ]);
-        expect(sent, 'messages sent for the five statements').to.have.length(1);
-        expect(found).to.deep.equal({ status: 'fulfilled', value: [{ note: 'one' }] });
-        expect(duplicate.status).to.equal('rejected');
-        expect((duplicate as PromiseRejectedResult).reason.code).to.equal('23505');
-        expect(updated).to.deep.equal({ status: 'fulfilled', value: [{ note: 'changed' }] });
-        expect(counted.status === 'fulfilled' && counted.value.rows).to.deep.equal([{ n: 1 }]);
-        expect(none).to.deep.equal({ status: 'fulfilled', value: [] });
-
-        // a transaction's statements go one at a time; another turn's statement waits for its end, then goes
-        sent.length = 0;
-        const tx = k.transaction().execute(async (trx) => {
-          await trx.insertInto('t').values({ id: 2, note: 'two' }).execute();
-          await trx.insertInto('t').values({ id: 3, note: 'three' }).execute();
-        });
-        const outside = k.selectFrom('t').select('id').orderBy('id').execute();
-        await tx;
-        expect((await outside).map((r) => r.id)).to.deep.equal([1, 2, 3]);
-        expect(sent, 'begin with the first insert, the second insert, the commit, then the read').to.have.length(4);
-      } finally {
-        await k.destroy();
-        await inner.close();
-      }
-    });
-  }
 });
 
 describe('PGlite on its own thread, on disk and in the runtime', function () {
