@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   ConversationMessageView,
   ConversationQueries,
@@ -82,20 +82,34 @@ export class KyselyConversationQueries implements ConversationQueries {
   private readonly states;
 
   constructor(private readonly db: Kysely<ReadDb>) {
-    this.recent = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; conversationIds: readonly string[]; rank: string }) => {
-      const ranked = db
-        .selectFrom('messages')
-        .select(['account_id', 'conversation_id', 'message_id', 'body', 'direction', 'channel', 'created_at'])
-        .select((eb) =>
-          eb.fn
-            .agg<string>('row_number')
-            .over((ob) => ob.partitionBy(['account_id', 'conversation_id']).orderBy('created_at', 'desc').orderBy('message_id', 'desc'))
-            .as('rank'),
+    // each conversation's newest messages by its index, newest first, however long its history
+    this.recent = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; conversationIds: readonly string[]; limit: number }) =>
+      db
+        .selectFrom(
+          sql<{
+            account_id: string;
+            conversation_id: string;
+            n: string;
+          }>`unnest(${v.accountIds}::text[], ${v.conversationIds}::text[]) with ordinality`.as<'q'>(sql`q(account_id, conversation_id, n)`),
         )
-        .where((eb) => eb('account_id', '=', eb.fn.any(eb.val(v.accountIds))))
-        .where((eb) => eb('conversation_id', '=', eb.fn.any(eb.val(v.conversationIds))));
-      return db.selectFrom(ranked.as('m')).selectAll().where('rank', '<=', v.rank).orderBy('rank');
-    });
+        .innerJoinLateral(
+          (eb) =>
+            eb
+              .selectFrom('messages')
+              .select(['account_id', 'conversation_id', 'message_id', 'body', 'direction', 'channel', 'created_at'])
+              .whereRef('messages.account_id', '=', 'q.account_id')
+              .whereRef('messages.conversation_id', '=', 'q.conversation_id')
+              .orderBy('created_at', 'desc')
+              .orderBy('message_id', 'desc')
+              .limit(v.limit)
+              .as('m'),
+          (join) => join.onTrue(),
+        )
+        .select(['m.account_id', 'm.conversation_id', 'm.message_id', 'm.body', 'm.direction', 'm.channel', 'm.created_at'])
+        .orderBy('q.n')
+        .orderBy('m.created_at', 'desc')
+        .orderBy('m.message_id', 'desc'),
+    );
     this.states = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; conversationIds: readonly string[] }) =>
       db
         .selectFrom('conversations')
@@ -250,10 +264,12 @@ export class KyselyConversationQueries implements ConversationQueries {
   ): Promise<HistoryItem[][]> {
     const asked = queries.filter((q) => q.limit > 0);
     if (asked.length === 0) return queries.map(() => []);
+    const conversations = [...new Map(asked.map((q) => [`${q.accountId}\u0000${q.conversationId}`, q])).values()];
     const rows = await this.recent.execute({
-      accountIds: [...new Set(asked.map((q) => q.accountId))],
-      conversationIds: [...new Set(asked.map((q) => q.conversationId))],
-      rank: String(Math.max(...asked.map((q) => q.limit)) + 1),
+      accountIds: conversations.map((q) => q.accountId),
+      conversationIds: conversations.map((q) => q.conversationId),
+      // one more than asked, for the message a payload leaves out
+      limit: Math.max(...asked.map((q) => q.limit)) + 1,
     });
     const latest = new Map<string, typeof rows>(); // newest first, per conversation
     for (const r of rows) {
