@@ -324,9 +324,18 @@ async function messagesSoFar(): Promise<number> {
   return (await costMetrics.embeddedMessages.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
 
-/** ` and M messages to the embedded database`, per operation, when there were any (none on a server). */
-const messagesNote = (messages: number, operations: number): string =>
-  messages > 0 ? ` and ${(messages / operations).toFixed(1)} messages to the embedded database` : '';
+/**
+ * Counts from now: the answer, given how many operations were made since, is `S statements (and M messages to the
+ * embedded database)` per operation, the idle work of the same time included.
+ */
+async function countsFromNow(): Promise<(operations: number) => Promise<string>> {
+  const [statements, messages] = [await statementsSoFar(), await messagesSoFar()];
+  return async (operations) => {
+    const m = (await messagesSoFar()) - messages;
+    const ms = m > 0 ? ` and ${(m / operations).toFixed(1)} messages to the embedded database` : '';
+    return `${(((await statementsSoFar()) - statements) / operations).toFixed(1)} statements${ms}`;
+  };
+}
 
 /** Waits until the event store's head has not moved for SETTLE_QUIET_MS (the sends' submissions and receipts). */
 async function settle(store: EventStorePort): Promise<number> {
@@ -456,34 +465,30 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     out.push(await appendFloor(target, rt, true));
     out.push(await appendFloor(target, rt, false));
     fresh();
-    const before = await statementsSoFar();
-    const beforeMessages = await messagesSoFar();
+    const perSend = await countsFromNow();
     const sent = await sends(target, call, line);
     out.push(sent);
     const tail = await settle(rt.store);
-    const perSend = (await statementsSoFar()) - before;
     // what became of the accepted sends (the read model), so a fast 201 that then failed would show
     const outcome = await sql<{ status: string | null; n: string }>`
       select status, count(*) as n from messages where direction = 'outbound' group by status order by status`.execute(rt.database.db);
     sent.notes += `; then ${outcome.rows.map((r) => `${r.status}×${r.n}`).join(', ')} (warm-up included)`;
-    const sendsMade = sent.count + CONCURRENCY;
-    sent.notes += `; ${(perSend / sendsMade).toFixed(1)} statements${messagesNote((await messagesSoFar()) - beforeMessages, sendsMade)} per send with its receipts (idle work included)`;
+    sent.notes += `; ${await perSend(sent.count + CONCURRENCY)} per send with its receipts (idle work included)`;
     let settled = `sends' tail settled ${tail.toFixed(1)} s after the last 201`;
     for (const rate of INBOUND_RATES) {
       fresh();
       const cpu = meter(target);
-      const [statements, messages] = [await statementsSoFar(), await messagesSoFar()];
+      const perText = await countsFromNow();
       const paced = withCpu(await inbound(target, call, line, rx, rate, settled), cpu, 'text');
-      paced.notes += `; ${(((await statementsSoFar()) - statements) / INBOUND).toFixed(1)} statements${messagesNote((await messagesSoFar()) - messages, INBOUND)} per text (idle work included)`;
+      paced.notes += `; ${await perText(INBOUND)} per text (idle work included)`;
       out.push(paced);
       settled = '';
     }
     fresh();
-    const beforeBurst = await statementsSoFar();
-    const beforeBurstMessages = await messagesSoFar();
+    const perBurstText = await countsFromNow();
     const burstCpu = meter(target);
     const burst = withCpu(await inbound(target, call, line, rx, 0, '', BURST), burstCpu, 'text');
-    burst.notes += `; ${(((await statementsSoFar()) - beforeBurst) / BURST).toFixed(1)} statements${messagesNote((await messagesSoFar()) - beforeBurstMessages, BURST)} per text (idle work included)`;
+    burst.notes += `; ${await perBurstText(BURST)} per text (idle work included)`;
     out.push(burst);
     if (resets() > 0) notes.push(`${target}: ${resets()} requests sent again after the server had closed their kept-alive connection`);
     return out;

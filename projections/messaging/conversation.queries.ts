@@ -75,14 +75,14 @@ export class KyselyConversationQueries implements ConversationQueries {
 
   /**
    * The recent messages of a dispatched batch's conversations, for their webhooks' payloads (every inbound text;
-   * docs/event-store.md#compiled-once): the newest of each conversation first, ranked.
+   * docs/event-store.md#compiled-once): each conversation's newest, read through its index whatever its history's
+   * length (docs/webhooks.md#payload-context), in the order of the conversations given, newest first.
    */
   private readonly recent;
   /** the caller-written state of a dispatched batch's conversations (every inbound text) */
   private readonly states;
 
   constructor(private readonly db: Kysely<ReadDb>) {
-    // each conversation's newest messages by its index, newest first, however long its history
     this.recent = new CompiledOnce(db, (db, v: { accountIds: readonly string[]; conversationIds: readonly string[]; limit: number }) =>
       db
         .selectFrom(

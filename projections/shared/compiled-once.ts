@@ -3,7 +3,7 @@ import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 
 /** What a slot holds while the query is built: a string no caller's value looks like. */
 const SLOT = '\u0000compiled-once\u0000';
 
-/** a query's values; a list is one parameter (an array, compared with `= any(…)`), so the text stays the same */
+/** a query's values; a list is one parameter (an array, for `= any(…)` or `unnest(…)`), so the text stays the same */
 type Values = Record<string, string | number | boolean | null | readonly string[]>;
 
 /**
