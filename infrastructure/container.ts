@@ -45,6 +45,7 @@ export async function buildContainer(
   b.value(PLATFORM.Logger, log);
   b.value(PLATFORM.Database, database);
   b.value(PLATFORM.ReadDb, database.readDb);
+  b.value(PLATFORM.ReadTogether, database.readTogether);
   b.value(PLATFORM.Projectors, projectorsOf(list));
   b.value(PLATFORM.WebhookMappings, webhookMappingsOf(list));
   b.factory(PLATFORM.MessageChannels, (r): readonly MessageChannel[] => list.flatMap((m) => m.messageChannels?.(r) ?? []));

@@ -21,6 +21,7 @@ export const contacts = {
   bind: (b) => {
     b.factory(CONTACTS.Queries, (r) => new KyselyContactQueries(r(PLATFORM.ReadDb)));
     b.factory(CONTACTS.Lookup, (r) => new KyselyContactQueries(r(PLATFORM.ReadDb)));
+    b.factory(CONTACTS.LookupTogether, (r) => new KyselyContactQueries(r(PLATFORM.ReadTogether)));
     b.factory(
       CONTACTS.Commands,
       (r) => new ContactCommands(r(PLATFORM.Executor), r(PLATFORM.Ids), r(CONTACTS.Queries), { claimGraceMs: CONTACT_CLAIM_GRACE_MS }),

@@ -7,5 +7,7 @@ import { token } from '../capabilities/token.js';
 export const CONTACTS = {
   Queries: token<ContactQueries>('ContactQueries'),
   Lookup: token<ContactLookupPort>('ContactLookupPort'),
+  /** the same look-up, for reads awaited with others (docs/event-store.md#reads-together) */
+  LookupTogether: token<ContactLookupPort>('ContactLookupTogether'),
   Commands: token<ContactCommands>('ContactCommands'),
 } as const;

@@ -53,6 +53,11 @@ export type DatabaseHandle = Readonly<{
   dump?: () => Promise<Blob | File>;
   /** statements as one transaction in one message (docs/event-store.md#pipelined-batches) */
   pipeline: BatchPipeline;
+  /**
+   * the read side for reads awaited together (docs/event-store.md#reads-together): embedded, the statements sent
+   * through it in one turn of the event loop go to PGlite as one message; on a server, the pool's connections as `readDb`
+   */
+  readTogether: Kysely<ReadDb>;
 }>;
 
 export async function openDatabase(o: {
@@ -79,7 +84,7 @@ export async function openDatabase(o: {
     });
     const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }), log: logStatement });
     const db = readDb.withTables<EventDb>();
-    return { db, readDb, kind: 'postgres', pipeline: serverPipeline(pool), close: () => db.destroy() };
+    return { db, readDb, readTogether: readDb, kind: 'postgres', pipeline: serverPipeline(pool), close: () => db.destroy() };
   }
   // PGlite: embedded PostgreSQL in WebAssembly; in memory when no data directory (or `memory://`) is given.
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
@@ -109,6 +114,7 @@ export async function openDatabase(o: {
     return {
       db,
       readDb,
+      readTogether: new Kysely<ReadDb>({ dialect: dialect.together, log: logStatement }),
       kind: 'pglite',
       pipeline: dialect.pipeline,
       dump: () => runner.dump(),

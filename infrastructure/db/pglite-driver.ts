@@ -43,13 +43,27 @@ export interface PgliteRunner {
  * types first. `prepared`: the name of the session's prepared statement of this text, which is bound without
  * parsing it again; `prepare`: parse it under that name, for the next times.
  */
-export function statementMessage(sql: string, params: readonly unknown[], o: { prepared?: string; prepare?: string } = {}): Uint8Array {
+export function statementMessage(sql: string, params: readonly unknown[], o: Naming = {}): Uint8Array {
   if (params.length === 0) return serialize.query(sql);
+  return Buffer.concat([...statementParts(sql, params, o), SYNC]);
+}
+
+/** How a statement is sent: bound by the name it is prepared under, parsed under a new name to keep, or (neither) unnamed. */
+type Naming = { prepared?: string; prepare?: string };
+
+/** One statement of the extended protocol, without its sync: (parse,) bind, describe, execute. */
+function statementParts(sql: string, params: readonly unknown[], o: Naming): Uint8Array[] {
   const name = o.prepared ?? o.prepare ?? '';
   return o.prepared
-    ? Buffer.concat([bindOf(name, params), DESCRIBE_EXECUTE, SYNC])
-    : Buffer.concat([serialize.parse({ name, text: sql, types: [] }), bindOf(name, params), DESCRIBE_EXECUTE, SYNC]);
+    ? [bindOf(name, params), DESCRIBE_EXECUTE]
+    : [serialize.parse({ name, text: sql, types: [] }), bindOf(name, params), DESCRIBE_EXECUTE];
 }
+
+const queryResult = (r: StatementResult): QueryResult<unknown> =>
+  r.affectedRows ? { rows: r.rows, numAffectedRows: BigInt(r.affectedRows) } : { rows: r.rows };
+
+/** A statement sent through the connection for reads together, waiting for the end of its turn of the event loop. */
+type Gathered = { sql: string; params: readonly unknown[]; resolve: (r: QueryResult<unknown>) => void; reject: (err: unknown) => void };
 
 /** The rows a command's tag says it changed (`INSERT 0 3`, `UPDATE 2`…), as PGlite's `query` counts them. */
 const changedRows = (tag: string): number => {
@@ -59,22 +73,24 @@ const changedRows = (tag: string): number => {
 
 type Field = { name: string; dataTypeID: number };
 
-/** PGlite's raw answer read: the result of its last command, PostgreSQL's error if any, and whether a parse took. */
+/** PGlite's raw answer read: the result of each command, PostgreSQL's error if any, and whether a parse took. */
+type Answers = { results: StatementResult[]; error: unknown; parsed: boolean };
+/** The same, of one statement: the result of its last command, with the rows every command changed. */
 type Answer = { result: StatementResult; error: unknown; parsed: boolean };
 
 /**
- * The rows of PGlite's raw answer (of its last command), each column through PGlite's own parser of its type, as
- * PGlite's `query` gives them, and PostgreSQL's error (PGlite's `DatabaseError`, with `code`, `constraint`,
- * `detail`…). The rows are built here rather than by PGlite's generic result builder, which made an array of pairs
- * per row and was the largest single cost on the process's thread (docs/event-store.md#pglite-on-its-own-thread).
+ * The rows of PGlite's raw answer, each column through PGlite's own parser of its type, as PGlite's `query` gives
+ * them, one result per command completed, and PostgreSQL's error (PGlite's `DatabaseError`, with `code`,
+ * `constraint`, `detail`…). The rows are built here rather than by PGlite's generic result builder, which made an
+ * array of pairs per row and was the largest single cost on the process's thread
+ * (docs/event-store.md#pglite-on-its-own-thread).
  */
-export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
+export function readAnswers(raw: Uint8Array, parsers: Parsers): Answers {
   let names: string[] = [];
   let readers: ((text: string, type: number) => unknown)[] = [];
   let types: number[] = [];
   let rows: Record<string, unknown>[] = [];
-  let affected = 0;
-  let last: StatementResult = { rows: [] };
+  const results: StatementResult[] = [];
   let error: unknown = null;
   let parsed = false;
   // node-postgres's parser reads each field straight from the bytes (PGlite's copies every field out first)
@@ -102,8 +118,7 @@ export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
         break;
       }
       case 'commandComplete':
-        affected += changedRows((m as unknown as { text: string }).text);
-        last = { rows, affectedRows: affected };
+        results.push({ rows, affectedRows: changedRows((m as unknown as { text: string }).text) });
         rows = [];
         break;
       case 'error':
@@ -111,7 +126,15 @@ export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
         break;
     }
   });
-  return { result: last, error, parsed };
+  return { results, error, parsed };
+}
+
+/** One statement's answer (a `begin` sent with it, or closes before it, completed commands of their own). */
+export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
+  const { results, error, parsed } = readAnswers(raw, parsers);
+  const last = results.at(-1);
+  const result = last ? { rows: last.rows, affectedRows: results.reduce((n, r) => n + (r.affectedRows ?? 0), 0) } : { rows: [] };
+  return { result, error, parsed };
 }
 
 /** Statements the session keeps prepared (docs/event-store.md#prepared-statements), and the longest text it prepares. */
@@ -174,20 +197,11 @@ class SharedConnection {
 
   async query(conn: object, sql: string, params: readonly unknown[], fresh = false): Promise<QueryResult<unknown>> {
     for (let wait = this.turn(conn); wait; wait = this.turn(conn)) await wait;
-    // a statement with parameters is parsed and planned once per session, then bound by name
-    let prepared = params.length > 0 && !fresh ? this.prepared.get(sql) : undefined;
-    let prepare: string | undefined;
-    if (prepared) {
-      this.prepared.delete(sql);
-      this.prepared.set(sql, prepared);
-    } else if (params.length > 0 && !this.preparing.has(sql) && sql.length <= PREPARED_TEXT_MAX && !sql.startsWith(PLANNED_EACH_RUN)) {
-      prepare = `avp_${++preparedSeq}`;
-      this.preparing.add(sql);
-    }
-    const opts = prepared ? { prepared } : prepare ? { prepare } : {};
+    const naming = this.naming(sql, params, fresh);
+    const { prepared, prepare } = naming;
     let answer: Answer;
     try {
-      answer = await this.run(conn, statementMessage(sql, params, opts));
+      answer = readAnswer(await this.run(conn, statementMessage(sql, params, naming)), this.runner.parsers());
     } finally {
       if (prepare) this.preparing.delete(sql);
     }
@@ -195,14 +209,80 @@ class SharedConnection {
     if (answer.error) {
       if (prepared && stalePrepared(answer.error)) {
         this.forget(sql);
-        prepared = undefined;
         // outside a transaction nothing was done: the statement runs again, prepared afresh
         if (this.owner !== conn) return this.query(conn, sql, params, true);
       }
       throw answer.error;
     }
-    const r = answer.result;
-    return r.affectedRows ? { rows: r.rows, numAffectedRows: BigInt(r.affectedRows) } : { rows: r.rows };
+    return queryResult(answer.result);
+  }
+
+  /** a statement with parameters is parsed and planned once per session, then bound by name */
+  private naming(sql: string, params: readonly unknown[], fresh: boolean): Naming {
+    const prepared = params.length > 0 && !fresh ? this.prepared.get(sql) : undefined;
+    if (prepared) {
+      this.prepared.delete(sql);
+      this.prepared.set(sql, prepared);
+      return { prepared };
+    }
+    if (params.length > 0 && !this.preparing.has(sql) && sql.length <= PREPARED_TEXT_MAX && !sql.startsWith(PLANNED_EACH_RUN)) {
+      this.preparing.add(sql);
+      return { prepare: `avp_${++preparedSeq}` };
+    }
+    return {};
+  }
+
+  /** statements asked for through the connection for reads together in this turn of the event loop, not sent yet */
+  private gathered: Gathered[] = [];
+
+  /**
+   * A read whose caller awaits it with others (docs/event-store.md#reads-together): every statement asked for this
+   * way in one turn of the event loop goes to PGlite in one message, each statement bound and executed, one sync at
+   * the end. PostgreSQL runs them as one implicit transaction; after an error it skips the rest, and each of them
+   * fails with that error. A lone statement goes as any other.
+   */
+  together(sql: string, params: readonly unknown[]): Promise<QueryResult<unknown>> {
+    return new Promise((resolve, reject) => {
+      // the callers' chains reach here over several microtasks; the tick after them all sends
+      if (this.gathered.push({ sql, params, resolve, reject }) === 1)
+        process.nextTick(() => void this.sendTogether(this.gathered.splice(0)));
+    });
+  }
+
+  private async sendTogether(batch: readonly Gathered[], fresh = false): Promise<void> {
+    if (batch.length === 1 && !fresh) {
+      const [g] = batch;
+      return this.query({}, g!.sql, g!.params).then(g!.resolve, g!.reject);
+    }
+    try {
+      const me = {};
+      for (let wait = this.turn(me); wait; wait = this.turn(me)) await wait;
+      const named = batch.map((g) => this.naming(g.sql, g.params, fresh));
+      let answers: Answers;
+      try {
+        const parts = batch.flatMap((g, i) => statementParts(g.sql, g.params, named[i]!));
+        answers = readAnswers(await this.run(me, Buffer.concat([...parts, SYNC])), this.runner.parsers());
+      } finally {
+        for (const [i, n] of named.entries()) if (n.prepare) this.preparing.delete(batch[i]!.sql);
+      }
+      if (!answers.error) {
+        if (answers.results.length !== batch.length)
+          throw new Error(`${batch.length} statements sent together, ${answers.results.length} answered`);
+        for (const [i, n] of named.entries()) if (n.prepare) this.keep(batch[i]!.sql, n.prepare);
+        for (const [i, g] of batch.entries()) g.resolve(queryResult(answers.results[i]!));
+        return;
+      }
+      // which of the new names took is not told apart: all are closed (closing one never made is no error)
+      for (const n of named) if (n.prepare) this.closing.push(n.prepare);
+      if (named.some((n) => n.prepared) && stalePrepared(answers.error)) {
+        // nothing was done: they run again, prepared afresh
+        for (const [i, n] of named.entries()) if (n.prepared) this.forget(batch[i]!.sql);
+        return await this.sendTogether(batch, true);
+      }
+      throw answers.error;
+    } catch (err) {
+      for (const g of batch) g.reject(err);
+    }
   }
 
   private keep(sql: string, name: string): void {
@@ -234,15 +314,14 @@ class SharedConnection {
     for (const q of statements) {
       const prepared = fresh ? undefined : this.prepared.get(q.sql);
       if (prepared) bound.push(q.sql);
-      else parts.push(serialize.parse({ text: q.sql, types: [] }));
-      parts.push(bindOf(prepared ?? '', q.parameters), DESCRIBE_EXECUTE);
+      parts.push(...statementParts(q.sql, q.parameters, prepared ? { prepared } : {}));
     }
     parts.push(SYNC, serialize.query('commit'));
     // counted as the query builder counts the statements it runs itself
     countStatement('begin', 0);
     for (const q of statements) countStatement(q.sql, 0);
     const t = performance.now();
-    const answer = await this.run(me, Buffer.concat(parts));
+    const answer = readAnswer(await this.run(me, Buffer.concat(parts)), this.runner.parsers());
     countStatement('commit', performance.now() - t);
     if (answer.error && bound.length > 0 && stalePrepared(answer.error)) {
       // nothing of it stayed: its prepared statements are let go of, and it runs again, every statement parsed
@@ -271,7 +350,7 @@ class SharedConnection {
       // a transaction that sent nothing has nothing to end
       if (this.unsentBegin === null) {
         const t = performance.now();
-        const answer = await this.run(conn, statementMessage(sql, []));
+        const answer = readAnswer(await this.run(conn, statementMessage(sql, [])), this.runner.parsers());
         countStatement(sql, performance.now() - t);
         if (answer.error) throw answer.error;
       }
@@ -281,7 +360,8 @@ class SharedConnection {
     }
   }
 
-  private async run(conn: object, message: Uint8Array): Promise<Answer> {
+  /** sends a message (after the closes of statements let go of, and a `begin` not sent yet) and answers PGlite's raw answer */
+  private async run(conn: object, message: Uint8Array): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
     if (this.closing.length > 0) {
       // the statements let go of are closed first, in their own sync, whatever the message is
@@ -296,8 +376,7 @@ class SharedConnection {
     }
     parts.push(message);
     costMetrics.embeddedMessages.inc();
-    const raw = await this.runner.run(parts.length === 1 ? message : Buffer.concat(parts));
-    return readAnswer(raw, this.runner.parsers());
+    return this.runner.run(parts.length === 1 ? message : Buffer.concat(parts));
   }
 
   private release(): void {
@@ -306,10 +385,16 @@ class SharedConnection {
   }
 }
 
+/** A statement's connection: statements sent one by one, or (`together`) gathered per turn of the event loop. */
 class Connection implements DatabaseConnection {
-  constructor(private readonly shared: SharedConnection) {}
+  constructor(
+    private readonly shared: SharedConnection,
+    private readonly together: boolean,
+  ) {}
   executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-    return this.shared.query(this, q.sql, q.parameters) as Promise<QueryResult<R>>;
+    return (this.together ? this.shared.together(q.sql, q.parameters) : this.shared.query(this, q.sql, q.parameters)) as Promise<
+      QueryResult<R>
+    >;
   }
   // biome-ignore lint/correctness/useYield: nothing here streams; Kysely's interface has the method
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -318,15 +403,16 @@ class Connection implements DatabaseConnection {
 }
 
 class PgliteDriver implements Driver {
-  readonly shared: SharedConnection;
-  constructor(runner: PgliteRunner) {
-    this.shared = new SharedConnection(runner);
-  }
+  constructor(
+    private readonly shared: SharedConnection,
+    private readonly together: boolean,
+  ) {}
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new Connection(this.shared);
+    return new Connection(this.shared, this.together);
   }
   async beginTransaction(conn: DatabaseConnection, settings: { isolationLevel?: string }): Promise<void> {
+    if (this.together) throw new Error('reads together run outside transactions');
     await this.shared.begin(conn, settings.isolationLevel ? `start transaction isolation level ${settings.isolationLevel}` : 'begin');
   }
   async commitTransaction(conn: DatabaseConnection): Promise<void> {
@@ -340,21 +426,17 @@ class PgliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** Kysely's PostgreSQL dialect over PGlite, in this thread or on its own. */
-export class PgliteDialect implements Dialect {
-  private driver: PgliteDriver | null = null;
-  constructor(private readonly runner: PgliteRunner) {}
-  /** statements in one message, as one transaction (docs/event-store.md#pipelined-batches), on the driver's connection */
-  readonly pipeline: BatchPipeline = (statements) => {
-    if (!this.driver) throw new Error('the PGlite dialect has no driver yet');
-    return this.driver.shared.pipeline(statements);
-  };
+/** Kysely's PostgreSQL dialect over PGlite's one shared connection. */
+class SharedDialect implements Dialect {
+  constructor(
+    protected readonly shared: SharedConnection,
+    private readonly gathers: boolean,
+  ) {}
   createAdapter(): DialectAdapter {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    this.driver = new PgliteDriver(this.runner);
-    return this.driver;
+    return new PgliteDriver(this.shared, this.gathers);
   }
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler();
@@ -362,4 +444,15 @@ export class PgliteDialect implements Dialect {
   createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
     return new PostgresIntrospector(db);
   }
+}
+
+/** Kysely's PostgreSQL dialect over PGlite, in this thread or on its own. */
+export class PgliteDialect extends SharedDialect {
+  constructor(runner: PgliteRunner) {
+    super(new SharedConnection(runner), false);
+  }
+  /** statements in one message, as one transaction (docs/event-store.md#pipelined-batches), on the same connection */
+  readonly pipeline: BatchPipeline = (statements) => this.shared.pipeline(statements);
+  /** the same connection, for reads awaited together: those of one turn go as one message (docs/event-store.md#reads-together) */
+  readonly together: Dialect = new SharedDialect(this.shared, true);
 }

@@ -4,7 +4,9 @@ import type { KyselyConversationQueries } from '../../projections/messaging/conv
 
 /**
  * What webhook payloads carry of a conversation: recent messages, the caller-written state, the participant's
- * contact; for a whole dispatch batch in three statements (docs/webhooks.md#payload-context).
+ * contact; for a whole dispatch batch in three statements (docs/webhooks.md#payload-context), read through queries on
+ * the connection for reads together, so that embedded the three go to the database as one message
+ * (docs/event-store.md#reads-together).
  */
 export class MessagingConversationContext implements ConversationContextPort {
   constructor(

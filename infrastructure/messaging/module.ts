@@ -92,7 +92,11 @@ export const messaging = {
           r(PLATFORM.Logger),
         ),
     );
-    b.factory(WEBHOOKS.ConversationContext, (r) => new MessagingConversationContext(r(MESSAGING.KyselyQueries), r(CONTACTS.Lookup)));
+    // its three reads, awaited together, go to the database together (docs/webhooks.md#payload-context)
+    b.factory(
+      WEBHOOKS.ConversationContext,
+      (r) => new MessagingConversationContext(new KyselyConversationQueries(r(PLATFORM.ReadTogether)), r(CONTACTS.LookupTogether)),
+    );
   },
   routes: {
     v1: (api, r) =>

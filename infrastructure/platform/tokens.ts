@@ -29,6 +29,8 @@ export const PLATFORM = {
   Logger: token<LoggerPort>('Logger'),
   Database: token<DatabaseHandle>('Database'),
   ReadDb: token<Kysely<ReadDb>>('ReadDb'),
+  /** the read side for reads awaited together (docs/event-store.md#reads-together) */
+  ReadTogether: token<Kysely<ReadDb>>('ReadTogether'),
   /** the time of every recorded fact and every due time: the base clock, moved forward by the sandbox clock in sandbox mode */
   Clock: token<ClockPort>('ClockPort'),
   /** the system's clock (a test's movable one); signatures use it, receivers check them against their own clocks */
