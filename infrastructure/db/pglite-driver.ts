@@ -62,8 +62,9 @@ function statementParts(sql: string, params: readonly unknown[], o: Naming): Uin
 const queryResult = (r: StatementResult): QueryResult<unknown> =>
   r.affectedRows ? { rows: r.rows, numAffectedRows: BigInt(r.affectedRows) } : { rows: r.rows };
 
+type Statement = Readonly<{ sql: string; parameters: readonly unknown[] }>;
 /** A statement sent through the connection for reads together, waiting for the end of its turn of the event loop. */
-type Gathered = { sql: string; params: readonly unknown[]; resolve: (r: QueryResult<unknown>) => void; reject: (err: unknown) => void };
+type Gathered = Statement & { resolve: (r: QueryResult<unknown>) => void; reject: (err: unknown) => void };
 
 /** The rows a command's tag says it changed (`INSERT 0 3`, `UPDATE 2`…), as PGlite's `query` counts them. */
 const changedRows = (tag: string): number => {
@@ -244,7 +245,7 @@ class SharedConnection {
   together(sql: string, params: readonly unknown[]): Promise<QueryResult<unknown>> {
     return new Promise((resolve, reject) => {
       // the callers' chains reach here over several microtasks; the tick after them all sends
-      if (this.gathered.push({ sql, params, resolve, reject }) === 1)
+      if (this.gathered.push({ sql, parameters: params, resolve, reject }) === 1)
         process.nextTick(() => void this.sendTogether(this.gathered.splice(0)));
     });
   }
@@ -252,37 +253,52 @@ class SharedConnection {
   private async sendTogether(batch: readonly Gathered[], fresh = false): Promise<void> {
     if (batch.length === 1 && !fresh) {
       const [g] = batch;
-      return this.query({}, g!.sql, g!.params).then(g!.resolve, g!.reject);
+      return this.query({}, g!.sql, g!.parameters).then(g!.resolve, g!.reject);
     }
     try {
       const me = {};
       for (let wait = this.turn(me); wait; wait = this.turn(me)) await wait;
-      const named = batch.map((g) => this.naming(g.sql, g.params, fresh));
-      let answers: Answers;
-      try {
-        const parts = batch.flatMap((g, i) => statementParts(g.sql, g.params, named[i]!));
-        answers = readAnswers(await this.run(me, Buffer.concat([...parts, SYNC])), this.runner.parsers());
-      } finally {
-        for (const [i, n] of named.entries()) if (n.prepare) this.preparing.delete(batch[i]!.sql);
-      }
-      if (!answers.error) {
-        if (answers.results.length !== batch.length)
-          throw new Error(`${batch.length} statements sent together, ${answers.results.length} answered`);
-        for (const [i, n] of named.entries()) if (n.prepare) this.keep(batch[i]!.sql, n.prepare);
-        for (const [i, g] of batch.entries()) g.resolve(queryResult(answers.results[i]!));
-        return;
-      }
-      // which of the new names took is not told apart: all are closed (closing one never made is no error)
-      for (const n of named) if (n.prepare) this.closing.push(n.prepare);
-      if (named.some((n) => n.prepared) && stalePrepared(answers.error)) {
-        // nothing was done: they run again, prepared afresh
-        for (const [i, n] of named.entries()) if (n.prepared) this.forget(batch[i]!.sql);
-        return await this.sendTogether(batch, true);
-      }
-      throw answers.error;
+      const answers = await this.sendPrepared(me, batch, fresh, (parts) => [...parts, SYNC]);
+      // nothing was done: they run again, prepared afresh
+      if (answers === 'stale') return await this.sendTogether(batch, true);
+      if (answers.error) throw answers.error;
+      if (answers.results.length !== batch.length)
+        throw new Error(`${batch.length} statements sent together, ${answers.results.length} answered`);
+      for (const [i, g] of batch.entries()) g.resolve(queryResult(answers.results[i]!));
     } catch (err) {
       for (const g of batch) g.reject(err);
     }
+  }
+
+  /**
+   * Statements in one message (`frame` puts their parts in it), each with parameters bound by the name it is prepared
+   * under, or parsed under a new name (docs/event-store.md#prepared-statements), kept once the message went through
+   * and closed if it did not. A prepared statement whose table changed shape since fails the message: the names of
+   * the message's prepared statements are let go of, and `stale` answered, for the caller to send it again.
+   */
+  private async sendPrepared(
+    me: object,
+    statements: readonly Statement[],
+    fresh: boolean,
+    frame: (parts: Uint8Array[]) => Uint8Array[],
+  ): Promise<Answers | 'stale'> {
+    const named = statements.map((q) => this.naming(q.sql, q.parameters, fresh));
+    let answers: Answers;
+    try {
+      const parts = statements.flatMap((q, i) => statementParts(q.sql, q.parameters, named[i]!));
+      answers = readAnswers(await this.run(me, Buffer.concat(frame(parts))), this.runner.parsers());
+    } finally {
+      for (const [i, n] of named.entries()) if (n.prepare) this.preparing.delete(statements[i]!.sql);
+    }
+    if (!answers.error) {
+      for (const [i, n] of named.entries()) if (n.prepare) this.keep(statements[i]!.sql, n.prepare);
+      return answers;
+    }
+    // which of the new names took is not told apart: all are closed (closing one never made is no error)
+    for (const n of named) if (n.prepare) this.closing.push(n.prepare);
+    if (!named.some((n) => n.prepared) || !stalePrepared(answers.error)) return answers;
+    for (const [i, n] of named.entries()) if (n.prepared) this.forget(statements[i]!.sql);
+    return 'stale';
   }
 
   private keep(sql: string, name: string): void {
@@ -306,29 +322,23 @@ class SharedConnection {
    * the message after an error and the `commit` then rolls the transaction back; the first error is thrown. The
    * connection is never held open between round trips, as a transaction made statement by statement holds it.
    */
-  async pipeline(statements: readonly { sql: string; parameters: readonly unknown[] }[], fresh = false): Promise<void> {
+  async pipeline(statements: readonly Statement[], fresh = false): Promise<void> {
     const me = {};
     for (let wait = this.turn(me); wait; wait = this.turn(me)) await wait;
-    const parts: Uint8Array[] = [serialize.query('begin')];
-    const bound: string[] = [];
-    for (const q of statements) {
-      const prepared = fresh ? undefined : this.prepared.get(q.sql);
-      if (prepared) bound.push(q.sql);
-      parts.push(...statementParts(q.sql, q.parameters, prepared ? { prepared } : {}));
-    }
-    parts.push(SYNC, serialize.query('commit'));
     // counted as the query builder counts the statements it runs itself
     countStatement('begin', 0);
     for (const q of statements) countStatement(q.sql, 0);
     const t = performance.now();
-    const answer = readAnswer(await this.run(me, Buffer.concat(parts)), this.runner.parsers());
+    const answers = await this.sendPrepared(me, statements, fresh, (parts) => [
+      serialize.query('begin'),
+      ...parts,
+      SYNC,
+      serialize.query('commit'),
+    ]);
     countStatement('commit', performance.now() - t);
-    if (answer.error && bound.length > 0 && stalePrepared(answer.error)) {
-      // nothing of it stayed: its prepared statements are let go of, and it runs again, every statement parsed
-      for (const sql of bound) this.forget(sql);
-      return this.pipeline(statements, true);
-    }
-    if (answer.error) throw answer.error;
+    // nothing of it stayed: it runs again, every statement prepared afresh
+    if (answers === 'stale') return this.pipeline(statements, true);
+    if (answers.error) throw answers.error;
   }
 
   /**

@@ -216,6 +216,29 @@ for (const thread of [false, true]) {
       await sql`drop table shapes`.execute(h.db);
     });
 
+    it("prepares a pipelined batch's statements, and keeps none of a batch that failed", async () => {
+      const prepared = async (text: string) =>
+        (await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like ${`%${text}%`}`.execute(h.db))
+          .rows[0]!.n;
+      const bump = (by: number) =>
+        db(h)
+          .updateTable('counter')
+          .set({ n: sql`n + ${by}` })
+          .where('id', '=', 1)
+          .compile();
+      const failing = db(h).insertInto('counter').values({ id: 1, n: 0 }).compile(); // the key is taken
+      for (let i = 0; i < 3; i++) await h.pipeline!([bump(1), bump(2)]);
+      expect((await db(h).selectFrom('counter').select('n').executeTakeFirstOrThrow()).n).to.equal(9);
+      expect(await prepared('set "n" = n + $1')).to.equal(1);
+      // a batch that failed changed nothing, and the statement it parsed under a name is closed with the next message
+      const err = await h.pipeline!([bump(10), failing]).catch((e: { code?: string }) => e.code);
+      expect(err).to.equal('23505');
+      expect((await db(h).selectFrom('counter').select('n').executeTakeFirstOrThrow()).n).to.equal(9);
+      expect(await prepared('insert into "counter"')).to.equal(0);
+      await h.pipeline!([bump(1), db(h).insertInto('counter').values({ id: 2, n: 0 }).compile()]);
+      expect(await prepared('insert into "counter"')).to.equal(1);
+    });
+
     it('keeps no statement that failed to parse in an aborted transaction', async () => {
       await db(h).insertInto('kinds').values(ROW).execute();
       const text = () => db(h).selectFrom('kinds').select(['id', 'flag']).where('id', '=', 1).where('flag', '=', true).execute();
