@@ -1,10 +1,10 @@
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { AgentEvent } from '../../domain/agent/agent.decider.js';
-import { insertNew } from '../analytics/row-fold.js';
 import { guardedRow } from '../shared/guarded.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
+import { insertNew } from '../shared/row-fold.js';
 import type { AgentsTable } from './tables.js';
 
 /** The agent row, guarded: matches only while the row reflects an older revision of the stream. */

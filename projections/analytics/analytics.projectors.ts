@@ -9,7 +9,7 @@ import { LOOKUP_PRICE_MICROS } from '../../domain/phone-number/pricing.js';
 import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
-import { insertNew, RowFold } from './row-fold.js';
+import { insertNew, RowFold } from '../shared/row-fold.js';
 import type { AnalyticsCallsTable, AnalyticsMessagesTable, AnalyticsWebhookDeliveriesTable } from './tables.js';
 import './tables.js';
 import { guardedRow } from '../shared/guarded.js';
@@ -22,7 +22,7 @@ import { guardedRow } from '../shared/guarded.js';
  * `rebuild` gives equal tables. Sums, rates and percentiles are computed when read (analytics.queries.ts).
  *
  * Those handlers are the rules; the engine applies a batch with each projector's `batch`, which folds the same
- * rules over the batch's rows in memory and writes them back in a few statements (row-fold.ts,
+ * rules over the batch's rows in memory and writes them back in a few statements (projections/shared/row-fold.ts,
  * docs/analytics.md#batches). test/projections/analytics-batch.spec.ts holds the two to equal tables.
  */
 

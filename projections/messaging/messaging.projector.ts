@@ -9,8 +9,8 @@ import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { ConversationsTable, MessageCarrierIdsTable, MessageReactionsTable, MessagesTable } from './tables.js';
 import './tables.js';
-import { insertNew, RowFold } from '../analytics/row-fold.js';
 import { guarded, guardedRow } from '../shared/guarded.js';
+import { insertNew, RowFold } from '../shared/row-fold.js';
 
 const PREVIEW = 160;
 const preview = (body: string, media: readonly string[]) => (body ? body.slice(0, PREVIEW) : media.length > 0 ? '[media]' : '');

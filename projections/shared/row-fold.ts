@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ReadDb } from '../shared/read-db.js';
+import type { ReadDb } from './read-db.js';
 
 /** Rows go to PostgreSQL in chunks, well inside its 65,535 parameters per statement. */
 const CHUNK = 500;

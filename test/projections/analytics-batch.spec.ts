@@ -154,7 +154,7 @@ function history(seed: number): RecordedEvent[] {
 const TABLES = [...new Set(analyticsProjectors.flatMap((p) => [...p.tables]))];
 
 /**
- * The analytics projectors' set-based batches (projections/analytics/row-fold.ts) against their own
+ * The analytics projectors' set-based batches (projections/shared/row-fold.ts) against their own
  * one-statement-per-event handlers, which state the rules: random histories, cut into random batches, some applied
  * twice (a replay), must leave exactly the tables the handlers leave event by event.
  */
