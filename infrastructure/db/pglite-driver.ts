@@ -318,7 +318,7 @@ class SharedConnection {
 
   /**
    * Several statements as one transaction in one message (docs/event-store.md#pipelined-batches): `begin`, each
-   * statement (bound by name where prepared, else parsed unnamed), one sync, `commit`. PostgreSQL skips the rest of
+   * statement (prepared once per session, as a statement alone), one sync, `commit`. PostgreSQL skips the rest of
    * the message after an error and the `commit` then rolls the transaction back; the first error is thrown. The
    * connection is never held open between round trips, as a transaction made statement by statement holds it.
    */
