@@ -81,11 +81,7 @@ export class InProcessSignals implements AppendSignals {
   }
 }
 
-export const NOTICE_CHANNEL = 'agent_platform_events';
-/** what a process says on the channel once it listens: the others then know someone hears their notices */
-const HELLO = JSON.stringify({ h: 1 });
-/** how long what was seen of the other processes' listening connections holds before it is looked at again */
-const OTHERS_SEEN_MS = 5_000;
+const CHANNEL = 'agent_platform_events';
 /** how the listening connection shows in pg_stat_activity */
 export const APPLICATION_NAME = 'agent-platform-event-notices';
 /** NOTIFY payloads are at most 8000 bytes; a notice with more names says "unknown" instead */
@@ -95,10 +91,9 @@ const encode = (n: AppendNotice): string => {
   const s = JSON.stringify({ c: n.checkpoint, t: n.types, s: n.categories });
   return s.length <= MAX_PAYLOAD ? s : JSON.stringify({ c: n.checkpoint, t: null, s: null });
 };
-const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | { freed: string[] } | 'hello' | null => {
+const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | { freed: string[] } | null => {
   try {
-    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown; f?: unknown; h?: unknown };
-    if (o.h === 1) return 'hello';
+    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown; f?: unknown };
     if (Array.isArray(o.f)) return { freed: o.f.filter((x): x is string => typeof x === 'string') };
     if (o.p && typeof o.p === 'object')
       return Object.entries(o.p as Record<string, unknown>).flatMap(([projector, c]) =>
@@ -129,9 +124,7 @@ const merge = (a: AppendNotice | null, b: AppendNotice): AppendNotice =>
  * which cost a third of the throughput of eight concurrent writers when we measured it (docs/event-store.md).
  * Appends that commit while a NOTIFY is on its way are coalesced into the next one. Local listeners hear the
  * process's own appends at once, without the round trip. After the connection is lost and back, every
- * listener is woken with an "unknown" notice, since notices sent meanwhile are gone. A process that no other one
- * hears notifies nothing: it looks for the others' listening connections when it connects and every few seconds
- * while it has something to tell, and a process that starts listening says so on the channel.
+ * listener is woken with an "unknown" notice, since notices sent meanwhile are gone.
  */
 export class PgNotifySignals implements AppendSignals {
   private readonly local = new InProcessSignals();
@@ -144,8 +137,6 @@ export class PgNotifySignals implements AppendSignals {
   private retry: NodeJS.Timeout | null = null;
   private failures = 0;
   private readonly dead = new WeakSet<pg.Client>();
-  /** whether another process's listening connection was seen, and when (null: not looked yet) */
-  private others: { some: boolean; at: number } | null = null;
 
   constructor(
     private readonly url: string,
@@ -163,10 +154,9 @@ export class PgNotifySignals implements AppendSignals {
     /** this connection's server process: its own NOTIFY comes back to it, and local listeners heard that already */
     let self: number | null = null;
     client.on('notification', (m) => {
-      if (m.channel !== NOTICE_CHANNEL || m.processId === self) return;
+      if (m.channel !== CHANNEL || m.processId === self) return;
       const n = decode(m.payload);
-      if (n === 'hello') this.others = { some: true, at: Date.now() };
-      else if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
+      if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
       else if (n && 'freed' in n) for (const lease of n.freed) this.local.publishFreed(lease);
       else if (n) this.local.publish(n);
     });
@@ -175,9 +165,7 @@ export class PgNotifySignals implements AppendSignals {
     try {
       await client.connect();
       self = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid ?? null;
-      await client.query(`listen ${NOTICE_CHANNEL}`);
-      await client.query('select pg_notify($1, $2)', [NOTICE_CHANNEL, HELLO]);
-      await this.lookForOthers(client);
+      await client.query(`listen ${CHANNEL}`);
     } catch (err) {
       this.lost(client, err);
       return;
@@ -210,23 +198,8 @@ export class PgNotifySignals implements AppendSignals {
     this.retry.unref();
   }
 
-  /** Whether another process listens (its connection's `application_name` is ours), as the server shows now. */
-  private async lookForOthers(client: pg.Client): Promise<void> {
-    const r = await client.query<{ some: boolean }>(
-      'select exists (select 1 from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()) as some',
-      [APPLICATION_NAME],
-    );
-    this.others = { some: r.rows[0]?.some !== false, at: Date.now() };
-  }
-
-  /** No other process was seen listening, lately: a notice would be heard by nobody. */
-  private alone(): boolean {
-    return this.others !== null && !this.others.some && Date.now() - this.others.at < OTHERS_SEEN_MS;
-  }
-
   publish(n: AppendNotice): void {
     this.local.publish(n);
-    if (this.alone()) return;
     this.pending = merge(this.pending, n);
     void this.flush();
   }
@@ -236,14 +209,6 @@ export class PgNotifySignals implements AppendSignals {
     this.sending = true;
     try {
       while ((this.pending || this.pendingProjected.size > 0 || this.pendingFreed.size > 0) && this.client && !this.closed) {
-        const client = this.client;
-        if (this.others === null || Date.now() - this.others.at >= OTHERS_SEEN_MS) {
-          try {
-            await this.lookForOthers(client);
-          } catch {
-            break; // the connection's own handlers reconnect
-          }
-        }
         const payloads: string[] = [];
         if (this.pending) payloads.push(encode(this.pending));
         if (this.pendingProjected.size > 0) payloads.push(JSON.stringify({ p: Object.fromEntries(this.pendingProjected) }));
@@ -251,9 +216,8 @@ export class PgNotifySignals implements AppendSignals {
         this.pending = null;
         this.pendingProjected = new Map();
         this.pendingFreed = new Set();
-        if (!this.others?.some) continue; // heard by nobody
         try {
-          for (const payload of payloads) await client.query('select pg_notify($1, $2)', [NOTICE_CHANNEL, payload]);
+          for (const payload of payloads) await this.client.query('select pg_notify($1, $2)', [CHANNEL, payload]);
         } catch {
           // the other processes poll meanwhile; the connection's own handlers reconnect
           break;
@@ -270,7 +234,6 @@ export class PgNotifySignals implements AppendSignals {
 
   publishProjected(n: ProjectedNotice): void {
     this.local.publishProjected(n);
-    if (this.alone()) return;
     const before = this.pendingProjected.get(n.projector);
     if (!before || compareCheckpoints(n.checkpoint, before) > 0) this.pendingProjected.set(n.projector, n.checkpoint);
     void this.flush();
@@ -282,7 +245,6 @@ export class PgNotifySignals implements AppendSignals {
 
   publishFreed(lease: string): void {
     this.local.publishFreed(lease);
-    if (this.alone()) return;
     this.pendingFreed.add(lease);
     void this.flush();
   }
