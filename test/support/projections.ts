@@ -1,6 +1,5 @@
 import { compareCheckpoints } from '../../application/ports/event-store.port.js';
 import { allProjectors } from '../../infrastructure/capabilities/index.js';
-import { PLATFORM } from '../../infrastructure/platform/tokens.js';
 import type { Projector } from '../../projections/shared/projector.js';
 import type { TestApp } from './http.js';
 import { eventually } from './numbers.js';
@@ -30,7 +29,7 @@ export async function projectorsCaughtUp(
  * look (a reactor still appending), it looks again: a row the live projector moved meanwhile is no replay's doing.
  */
 export async function replayedTwice<R>(app: TestApp, projector: Projector, rows: () => Promise<R>): Promise<{ before: R; after: R }> {
-  const db = app.rt.get(PLATFORM.ReadDb);
+  const db = app.rt.database.readDb;
   const read = () => app.rt.store.readAll({ filter: { eventTypes: [...projector.handles] }, maxCount: 100_000 });
   for (let look = 1; ; look++) {
     await projectorsCaughtUp(app, [projector]);
