@@ -81,7 +81,11 @@ export class InProcessSignals implements AppendSignals {
   }
 }
 
-const CHANNEL = 'agent_platform_events';
+export const NOTICE_CHANNEL = 'agent_platform_events';
+/** what a process says on the channel once it listens: the others then know someone hears their notices */
+const HELLO = JSON.stringify({ h: 1 });
+/** how long what was seen of the other processes' listening connections holds before it is looked at again */
+const OTHERS_SEEN_MS = 5_000;
 /** how the listening connection shows in pg_stat_activity */
 export const APPLICATION_NAME = 'agent-platform-event-notices';
 /** NOTIFY payloads are at most 8000 bytes; a notice with more names says "unknown" instead */
@@ -91,9 +95,10 @@ const encode = (n: AppendNotice): string => {
   const s = JSON.stringify({ c: n.checkpoint, t: n.types, s: n.categories });
   return s.length <= MAX_PAYLOAD ? s : JSON.stringify({ c: n.checkpoint, t: null, s: null });
 };
-const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | { freed: string[] } | null => {
+const decode = (payload: string | undefined): AppendNotice | ProjectedNotice[] | { freed: string[] } | 'hello' | null => {
   try {
-    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown; f?: unknown };
+    const o = JSON.parse(payload ?? '') as { c?: unknown; t?: unknown; s?: unknown; p?: unknown; f?: unknown; h?: unknown };
+    if (o.h === 1) return 'hello';
     if (Array.isArray(o.f)) return { freed: o.f.filter((x): x is string => typeof x === 'string') };
     if (o.p && typeof o.p === 'object')
       return Object.entries(o.p as Record<string, unknown>).flatMap(([projector, c]) =>
@@ -124,7 +129,9 @@ const merge = (a: AppendNotice | null, b: AppendNotice): AppendNotice =>
  * which cost a third of the throughput of eight concurrent writers when we measured it (docs/event-store.md).
  * Appends that commit while a NOTIFY is on its way are coalesced into the next one. Local listeners hear the
  * process's own appends at once, without the round trip. After the connection is lost and back, every
- * listener is woken with an "unknown" notice, since notices sent meanwhile are gone.
+ * listener is woken with an "unknown" notice, since notices sent meanwhile are gone. A process that no other one
+ * hears notifies nothing: it looks for the others' listening connections when it connects and every few seconds
+ * while it has something to tell, and a process that starts listening says so on the channel.
  */
 export class PgNotifySignals implements AppendSignals {
   private readonly local = new InProcessSignals();
@@ -137,6 +144,10 @@ export class PgNotifySignals implements AppendSignals {
   private retry: NodeJS.Timeout | null = null;
   private failures = 0;
   private readonly dead = new WeakSet<pg.Client>();
+  /** whether another process's listening connection was seen, and when (null: not looked yet) */
+  private others: { some: boolean; at: number } | null = null;
+  /** hellos heard so far: one heard while a look was on its way wins over what the look saw */
+  private hellos = 0;
 
   constructor(
     private readonly url: string,
@@ -154,9 +165,12 @@ export class PgNotifySignals implements AppendSignals {
     /** this connection's server process: its own NOTIFY comes back to it, and local listeners heard that already */
     let self: number | null = null;
     client.on('notification', (m) => {
-      if (m.channel !== CHANNEL || m.processId === self) return;
+      if (m.channel !== NOTICE_CHANNEL || m.processId === self) return;
       const n = decode(m.payload);
-      if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
+      if (n === 'hello') {
+        this.hellos += 1;
+        this.others = { some: true, at: performance.now() };
+      } else if (Array.isArray(n)) for (const p of n) this.local.publishProjected(p);
       else if (n && 'freed' in n) for (const lease of n.freed) this.local.publishFreed(lease);
       else if (n) this.local.publish(n);
     });
@@ -165,7 +179,9 @@ export class PgNotifySignals implements AppendSignals {
     try {
       await client.connect();
       self = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid ?? null;
-      await client.query(`listen ${CHANNEL}`);
+      await client.query(`listen ${NOTICE_CHANNEL}`);
+      await client.query('select pg_notify($1, $2)', [NOTICE_CHANNEL, HELLO]);
+      await this.lookForOthers(client);
     } catch (err) {
       this.lost(client, err);
       return;
@@ -198,8 +214,28 @@ export class PgNotifySignals implements AppendSignals {
     this.retry.unref();
   }
 
+  /**
+   * Whether another process listens on this database (its connection's `application_name` is ours; a NOTIFY reaches
+   * the listeners of its own database only), as the server shows now.
+   */
+  private async lookForOthers(client: pg.Client): Promise<void> {
+    const hellos = this.hellos;
+    const r = await client.query<{ some: boolean }>(
+      `select exists (select 1 from pg_stat_activity
+         where application_name = $1 and datname = current_database() and pid <> pg_backend_pid()) as some`,
+      [APPLICATION_NAME],
+    );
+    this.others = { some: r.rows[0]?.some !== false || this.hellos !== hellos, at: performance.now() };
+  }
+
+  /** No other process was seen listening, lately: a notice would be heard by nobody. */
+  private alone(): boolean {
+    return this.others !== null && !this.others.some && performance.now() - this.others.at < OTHERS_SEEN_MS;
+  }
+
   publish(n: AppendNotice): void {
     this.local.publish(n);
+    if (this.alone()) return;
     this.pending = merge(this.pending, n);
     void this.flush();
   }
@@ -209,6 +245,14 @@ export class PgNotifySignals implements AppendSignals {
     this.sending = true;
     try {
       while ((this.pending || this.pendingProjected.size > 0 || this.pendingFreed.size > 0) && this.client && !this.closed) {
+        const client = this.client;
+        if (this.others === null || performance.now() - this.others.at >= OTHERS_SEEN_MS) {
+          try {
+            await this.lookForOthers(client);
+          } catch {
+            break; // the connection's own handlers reconnect
+          }
+        }
         const payloads: string[] = [];
         if (this.pending) payloads.push(encode(this.pending));
         if (this.pendingProjected.size > 0) payloads.push(JSON.stringify({ p: Object.fromEntries(this.pendingProjected) }));
@@ -216,8 +260,9 @@ export class PgNotifySignals implements AppendSignals {
         this.pending = null;
         this.pendingProjected = new Map();
         this.pendingFreed = new Set();
+        if (!this.others?.some) continue; // heard by nobody
         try {
-          for (const payload of payloads) await this.client.query('select pg_notify($1, $2)', [CHANNEL, payload]);
+          for (const payload of payloads) await client.query('select pg_notify($1, $2)', [NOTICE_CHANNEL, payload]);
         } catch {
           // the other processes poll meanwhile; the connection's own handlers reconnect
           break;
@@ -234,6 +279,7 @@ export class PgNotifySignals implements AppendSignals {
 
   publishProjected(n: ProjectedNotice): void {
     this.local.publishProjected(n);
+    if (this.alone()) return;
     const before = this.pendingProjected.get(n.projector);
     if (!before || compareCheckpoints(n.checkpoint, before) > 0) this.pendingProjected.set(n.projector, n.checkpoint);
     void this.flush();
@@ -245,6 +291,7 @@ export class PgNotifySignals implements AppendSignals {
 
   publishFreed(lease: string): void {
     this.local.publishFreed(lease);
+    if (this.alone()) return;
     this.pendingFreed.add(lease);
     void this.flush();
   }

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { type RecordedEvent, START, type Subscription } from '../../application/ports/event-store.port.js';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
-import { APPLICATION_NAME, type AppendSignals, PgNotifySignals } from '../../infrastructure/event-store/append-signals.js';
+import { APPLICATION_NAME, type AppendSignals, NOTICE_CHANNEL, PgNotifySignals } from '../../infrastructure/event-store/append-signals.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { ev, TestClock } from '../support/fixtures.js';
@@ -185,6 +185,66 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
         expect(heardByA.filter((c) => c === bHearsIt)).to.have.length(1);
       } finally {
         offA();
+      }
+    });
+
+    it('notifies nothing while no other process listens on its database, and again once one says it listens', async () => {
+      // a database of its own: no process of another test or stage listens there. A platform process on the shared
+      // database listens on the same channel name, and must not count: a NOTIFY reaches its own database only.
+      const name = `notices_${randomUUID().replaceAll('-', '')}`;
+      const url = new URL(DATABASE_URL!);
+      url.pathname = `/${name}`;
+      const admin = new pg.Client({ connectionString: DATABASE_URL });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      const elsewhere = new PgNotifySignals(DATABASE_URL!, createLogger('silent'));
+      // an onlooker on the channel that is not a process of the platform (another application_name): it sees every
+      // notice sent, and is not counted as a listener
+      const onlooker = new pg.Client({ connectionString: url.href, application_name: 'notice-onlooker' });
+      const seen: { pid: number; payload: string }[] = [];
+      onlooker.on('notification', (m) => seen.push({ pid: m.processId, payload: m.payload ?? '' }));
+      const started: PgNotifySignals[] = [elsewhere];
+      const start = async () => {
+        const s = new PgNotifySignals(url.href, createLogger('silent'));
+        started.push(s);
+        await s.start();
+        return s;
+      };
+      const notice = (n: number) => ({ checkpoint: `${n}/0`, types: ['CallEnded'], categories: ['call'] });
+      try {
+        await elsewhere.start();
+        await onlooker.connect();
+        await onlooker.query(`listen ${NOTICE_CHANNEL}`);
+        const first = await start();
+        const mine = 'select pid from pg_stat_activity where application_name = $1 and datname = $2';
+        const firstPid = (await onlooker.query<{ pid: number }>(mine, [APPLICATION_NAME, name])).rows[0]!.pid;
+        first.publish(notice(1));
+        first.publishProjected({ projector: 'webhook_deliveries_v1', checkpoint: notice(1).checkpoint });
+        first.publishFreed('lease-alone');
+        // a second process starts listening: the first hears it say so, and its notices reach it from then on
+        const second = await start();
+        const heard: string[] = [];
+        second.listen((n) => heard.push(n.checkpoint));
+        let n = 1;
+        await eventually(
+          () => {
+            n += 1;
+            first.publish(notice(n));
+            return heard.length > 0;
+          },
+          10_000,
+          'the second process hears the first',
+        );
+        await eventually(() => seen.some((m) => m.pid === firstPid && m.payload.includes(heard[0]!)), 10_000, 'the onlooker sees it too');
+        // notices reach a listener in the order they were sent: what the first sent alone would have come before
+        const fromFirst = seen.filter((m) => m.pid === firstPid).map((m) => m.payload);
+        expect(fromFirst.filter((p) => p.includes(notice(1).checkpoint) || p.includes('lease-alone'))).to.deep.equal([]);
+        expect(seen.filter((m) => m.pid !== firstPid).map((m) => m.payload)).to.include(JSON.stringify({ h: 1 }));
+      } finally {
+        for (const s of started) await s.close();
+        await onlooker.end();
+        await admin.query(`drop database ${name} with (force)`);
+        await admin.end();
       }
     });
 
