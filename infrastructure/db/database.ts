@@ -9,6 +9,7 @@ import { inlineRunner, PgliteDialect, type PgliteRunner } from './pglite-driver.
 import { openPglite } from './pglite-run.js';
 import { PgliteThread } from './pglite-thread.js';
 import { serverPipeline } from './server-pipeline.js';
+import { PoolStatements, preparingPool } from './server-prepared.js';
 
 /** Tables owned by the PostgreSQL event store (not read models). */
 export interface EventsTable {
@@ -82,9 +83,11 @@ export async function openDatabase(o: {
     pool.on('connect', (client) => {
       client.on('error', lost);
     });
-    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool }), log: logStatement });
+    // statements prepared once per connection (docs/event-store.md#prepared-statements)
+    const prepared = new PoolStatements();
+    const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool: preparingPool(pool, prepared) }), log: logStatement });
     const db = readDb.withTables<EventDb>();
-    return { db, readDb, readTogether: readDb, kind: 'postgres', pipeline: serverPipeline(pool), close: () => db.destroy() };
+    return { db, readDb, readTogether: readDb, kind: 'postgres', pipeline: serverPipeline(pool, prepared), close: () => db.destroy() };
   }
   // PGlite: embedded PostgreSQL in WebAssembly; in memory when no data directory (or `memory://`) is given.
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');

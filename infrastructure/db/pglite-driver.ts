@@ -18,6 +18,7 @@ import { Parser } from 'pg-protocol/dist/parser.js';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import { costMetrics, countStatement } from '../observability/metrics.js';
 import { runMessage } from './pglite-run.js';
+import { preparable, stalePrepared } from './prepared.js';
 import { bindOf, DESCRIBE_EXECUTE, SYNC } from './wire.js';
 
 export type StatementResult = { rows: Record<string, unknown>[]; affectedRows?: number };
@@ -138,27 +139,11 @@ export function readAnswer(raw: Uint8Array, parsers: Parsers): Answer {
   return { result, error, parsed };
 }
 
-/** Statements the session keeps prepared (docs/event-store.md#prepared-statements), and the longest text it prepares. */
+/** Statements the session keeps prepared (docs/event-store.md#prepared-statements). */
 const PREPARED_KEPT = 500;
-const PREPARED_TEXT_MAX = 8_000;
-/**
- * A statement whose text starts with this comment is planned at each run, never prepared
- * (docs/event-store.md#prepared-statements): for a statement over a table that grows fast, whose best plan depends
- * on how many rows wait, a generic plan settled on while the table was small stays until the table is next analyzed.
- */
-export const PLANNED_EACH_RUN = '/* planned at each run */';
 
 /** prepared statements' names, unique in the process (two drivers on one database never share one) */
 let preparedSeq = 0;
-
-/**
- * A prepared statement the session no longer has as the text was planned: its table changed shape ("cached plan
- * must not change result type") or it is gone. Prepared afresh, it runs.
- */
-const stalePrepared = (err: unknown): boolean => {
-  const e = err as { code?: string; message?: string };
-  return e.code === '26000' || (e.code === '0A000' && /cached plan/.test(e.message ?? ''));
-};
 
 /** PGlite in this thread. */
 export const inlineRunner = (client: PGlite): PgliteRunner => ({
@@ -226,7 +211,7 @@ class SharedConnection {
       this.prepared.set(sql, prepared);
       return { prepared };
     }
-    if (params.length > 0 && !this.preparing.has(sql) && sql.length <= PREPARED_TEXT_MAX && !sql.startsWith(PLANNED_EACH_RUN)) {
+    if (!this.preparing.has(sql) && preparable(sql, params)) {
       this.preparing.add(sql);
       return { prepare: `avp_${++preparedSeq}` };
     }

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { type QueryExecutorProvider, type RawBuilder, sql } from 'kysely';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../../application/ports/logger.port.js';
-import { PLANNED_EACH_RUN } from '../../db/pglite-driver.js';
+import { PLANNED_EACH_RUN } from '../../db/prepared.js';
 import { IntervalWorker } from '../../workers.js';
 
 /**

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
+import { KINDS_TABLE, preparedStatementTests } from '../support/prepared-statements.js';
+
+// Prepared statements on a PostgreSQL server (docs/event-store.md#prepared-statements), on a database of its own and
+// one pooled connection, so that `pg_prepared_statements` (a session's own) shows what every statement left there.
+
+const DATABASE_URL = process.env.DATABASE_URL;
+
+describe('prepared statements on a PostgreSQL server', function () {
+  this.timeout(60_000);
+  const name = `prepared_${randomUUID().replaceAll('-', '')}`;
+  let admin: pg.Client;
+  let h: DatabaseHandle;
+  before(async function () {
+    if (!DATABASE_URL) this.skip();
+    admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${name}`;
+    h = await openDatabase({ databaseUrl: url.href, poolSize: 1 });
+    await KINDS_TABLE.execute(h.db);
+    await sql`create table counter (id int primary key, n int not null)`.execute(h.db);
+  });
+  beforeEach(async () => {
+    await sql`truncate kinds, counter`.execute(h.db);
+    await sql`insert into counter values (1, 0)`.execute(h.db);
+  });
+  after(async () => {
+    await h?.close();
+    await admin?.query(`drop database if exists ${name} with (force)`);
+    await admin?.end();
+  });
+
+  preparedStatementTests(() => h);
+});
