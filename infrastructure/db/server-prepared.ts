@@ -7,13 +7,15 @@ import { SYNC } from './wire.js';
 /**
  * Prepared statements on a PostgreSQL server (docs/event-store.md#prepared-statements): node-postgres sends a statement
  * unnamed unless it is given a name, and the server then parses, analyses and plans its text at every run. Here each
- * pooled connection gives the statements it may prepare a name of their own, and node-postgres parses a text under
- * it once on that connection and after that only binds it. A connection keeps the last `KEPT` texts and closes the
+ * pooled connection gives a statement it may prepare, once it runs a second time there, a name of its own, and
+ * node-postgres parses the text under it once on that connection and after that only binds it. A connection keeps the last `KEPT` texts and closes the
  * oldest as it goes, as the embedded session does.
  */
 
 /** statements a connection keeps prepared */
 const KEPT = 500;
+/** texts seen once a connection remembers, all forgotten when there are more */
+const SEEN_MAX = 1_000;
 
 /** what node-postgres knows of the statements its connection has parsed under a name (name → text) */
 type Parsed = { connection: { parsedStatements: Record<string, string> } };
@@ -22,6 +24,8 @@ type Parsed = { connection: { parsedStatements: Record<string, string> } };
 export class SessionStatements {
   /** statement text → the name it is prepared under on this connection, least recently used first */
   private readonly kept = new Map<string, string>();
+  /** texts run once on the connection, unnamed */
+  private readonly seen = new Set<string>();
   /** names let go of, to close with the connection's next message outside a transaction */
   private closing: string[] = [];
   /** whether a transaction made statement by statement is open on the connection */
@@ -41,9 +45,17 @@ export class SessionStatements {
     return name;
   }
 
-  /** a new name to parse `sql` under, if it may be prepared at all */
+  /**
+   * A new name to parse `sql` under, if it may be prepared and runs a second time on this connection. A text seen once
+   * runs unnamed: many texts run once or twice in all (a batch's `in (…)` list or rows of one length), and preparing
+   * them would only push the statements that run all the time out of the ones kept.
+   */
   fresh(sql: string, params: readonly unknown[]): string | undefined {
-    return preparable(sql, params) ? this.nextName() : undefined;
+    if (!preparable(sql, params)) return undefined;
+    if (this.seen.delete(sql)) return this.nextName();
+    if (this.seen.size >= SEEN_MAX) this.seen.clear();
+    this.seen.add(sql);
+    return undefined;
   }
 
   /** `sql` was parsed under `name` on this connection: bound by it from now on */
@@ -67,7 +79,14 @@ export class SessionStatements {
   /** `sql`'s prepared statement went stale (its table changed shape): let go of, and parsed afresh when it runs next */
   forget(sql: string): void {
     const name = this.kept.get(sql);
-    if (name !== undefined) this.let(sql, name);
+    if (name === undefined) return;
+    this.let(sql, name);
+    this.seen.add(sql); // it ran before: prepared again the next time it runs
+  }
+
+  /** whether names were let go of and wait to be closed */
+  get closes(): boolean {
+    return this.closing.length > 0;
   }
 
   /** the `Close` messages of the names let go of, taken: they go first in the connection's next message */
@@ -113,6 +132,8 @@ class Closes implements pg.Submittable {
 
 const OPENS = /^\s*(begin|start\s+transaction)\b/i;
 const ENDS = /^\s*(commit|rollback|end|abort)\b/i;
+/** statements that open or end a transaction are short, and have no parameters */
+const MAYBE_TRANSACTION = 64;
 
 /** The prepared statements of each of a pool's connections, and the names they are given (unique in the pool). */
 export class PoolStatements {
@@ -140,9 +161,11 @@ export function preparingPool(pool: pg.Pool, statements: PoolStatements): Postgr
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     const session = statements.of(client);
     const run = async (sql: string, params: readonly unknown[], retried: boolean): Promise<pg.QueryResult> => {
-      if (OPENS.test(sql)) session.inTransaction = true;
-      else if (ENDS.test(sql)) session.inTransaction = false;
-      if (!session.inTransaction) {
+      if (params.length === 0 && sql.length <= MAYBE_TRANSACTION) {
+        if (OPENS.test(sql)) session.inTransaction = true;
+        else if (ENDS.test(sql)) session.inTransaction = false;
+      }
+      if (session.closes && !session.inTransaction) {
         const closes = session.takeCloses();
         // only when the connection let go of statements (more than it keeps, a stale one, a failed batch's): rare
         if (closes.length > 0) await new Promise<void>((done) => client.query(new Closes(Buffer.concat([...closes, SYNC]), done)));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
@@ -36,4 +37,19 @@ describe('prepared statements on a PostgreSQL server', function () {
   });
 
   preparedStatementTests(() => h);
+
+  it('runs a text seen once unnamed, and prepares it when it runs a second time', async () => {
+    const held = async () =>
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_prepared_statements where statement like ${'%once-or-twice probe%'}`.execute(h.db)
+      ).rows[0]!.n;
+    const run = () => sql`select id from counter where id = ${1} and 'once-or-twice probe' is not null`.execute(h.db);
+    await run();
+    expect(await held()).to.equal(0);
+    await run();
+    await run();
+    expect(await held()).to.equal(1);
+  });
 });

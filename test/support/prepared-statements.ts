@@ -39,13 +39,17 @@ export function preparedStatementTests(handle: () => DatabaseHandle): void {
       .execute();
     const note = async (id: number) => (await db(h).selectFrom('kinds').select('note').where('id', '=', id).executeTakeFirst())?.note;
     for (let round = 0; round < 8; round++) expect(await Promise.all([1, 2, 3, 4].map(note))).to.deep.equal(['n1', 'n2', 'n3', undefined]);
-    // more texts than the session keeps prepared: the oldest are closed, and every one still runs
-    for (let k = 0; k < 520; k++) {
-      const r = await sql<{
-        v: number;
-      }>`select ${k}::int + ${k % 7}::int as v, ${'x'.repeat(k % 3)} as pad, ${k} as k${sql.raw(String(k))}`.execute(h.db);
-      expect(r.rows[0]!.v).to.equal(k + (k % 7));
-    }
+    // more texts than the session keeps prepared (each run twice: on a server a text is prepared when it runs a
+    // second time): the oldest are closed, and every one still runs
+    for (let k = 0; k < 520; k++)
+      for (const again of [0, 1]) {
+        const r = await sql<{
+          v: number;
+        }>`select ${k}::int + ${k % 7}::int + ${again}::int as v, ${'x'.repeat(k % 3)} as pad, ${k} as k${sql.raw(String(k))}`.execute(
+          h.db,
+        );
+        expect(r.rows[0]!.v).to.equal(k + (k % 7) + again);
+      }
     expect(await note(2)).to.equal('n2');
     const held = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(h.db);
     expect(held.rows[0]!.n).to.be.within(400, 500);
