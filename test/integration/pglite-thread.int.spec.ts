@@ -9,7 +9,13 @@ import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/datab
 import { startTestApp } from '../support/http.js';
 import { FAST_MESSAGING_ENV, inbound, messagingLine } from '../support/messaging.js';
 import { eventually } from '../support/numbers.js';
-import { preparedStatementTests, KINDS_ROW as ROW, KINDS_TABLE as TABLE } from '../support/prepared-statements.js';
+import {
+  createTestTables,
+  emptyTestTables,
+  preparedStatementTests,
+  KINDS_ROW as ROW,
+  KINDS_TABLE as TABLE,
+} from '../support/prepared-statements.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 // PGlite in the process's thread and on its own thread (docs/event-store.md#pglite-on-its-own-thread): the same
@@ -25,13 +31,9 @@ for (const thread of [false, true]) {
     let h: DatabaseHandle;
     before(async () => {
       h = await openDatabase({ thread });
-      await TABLE.execute(h.db);
-      await sql`create table counter (id int primary key, n int not null)`.execute(h.db);
+      await createTestTables(db(h));
     });
-    beforeEach(async () => {
-      await sql`truncate kinds, counter`.execute(h.db);
-      await sql`insert into counter values (1, 0)`.execute(h.db);
-    });
+    beforeEach(() => emptyTestTables(db(h)));
     after(async () => {
       await h.close();
     });

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
-import { KINDS_TABLE, preparedStatementTests } from '../support/prepared-statements.js';
+import { createTestTables, emptyTestTables, preparedStatementTests } from '../support/prepared-statements.js';
 
 // Prepared statements on a PostgreSQL server (docs/event-store.md#prepared-statements), on a database of its own and
 // one pooled connection, so that `pg_prepared_statements` (a session's own) shows what every statement left there.
@@ -23,13 +23,9 @@ describe('prepared statements on a PostgreSQL server', function () {
     const url = new URL(DATABASE_URL);
     url.pathname = `/${name}`;
     h = await openDatabase({ databaseUrl: url.href, poolSize: 1 });
-    await KINDS_TABLE.execute(h.db);
-    await sql`create table counter (id int primary key, n int not null)`.execute(h.db);
+    await createTestTables(h.db as unknown as Kysely<any>);
   });
-  beforeEach(async () => {
-    await sql`truncate kinds, counter`.execute(h.db);
-    await sql`insert into counter values (1, 0)`.execute(h.db);
-  });
+  beforeEach(() => emptyTestTables(h.db as unknown as Kysely<any>));
   after(async () => {
     await h?.close();
     await admin?.query(`drop database if exists ${name} with (force)`);

@@ -26,6 +26,18 @@ export const KINDS_ROW = {
 };
 const ROW = KINDS_ROW;
 
+/** the tables the tests below use, made once per database */
+export async function createTestTables(db: Kysely<any>): Promise<void> {
+  await KINDS_TABLE.execute(db);
+  await sql`create table counter (id int primary key, n int not null)`.execute(db);
+}
+
+/** both tables emptied, and counter 1 at 0 */
+export async function emptyTestTables(db: Kysely<any>): Promise<void> {
+  await sql`truncate kinds, counter`.execute(db);
+  await sql`insert into counter values (1, 0)`.execute(db);
+}
+
 export function preparedStatementTests(handle: () => DatabaseHandle): void {
   let h: DatabaseHandle;
   beforeEach(() => {
