@@ -33,6 +33,7 @@ export async function buildContainer(
     databaseUrl: cfg.DATABASE_URL,
     dataDir: cfg.DATA_DIR,
     poolSize: cfg.DATABASE_POOL_SIZE,
+    prepared: cfg.DATABASE_PREPARED_STATEMENTS,
     thread: cfg.PGLITE_THREAD,
     onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use'),
     ...(overrides.databaseImage ? { image: overrides.databaseImage } : {}),

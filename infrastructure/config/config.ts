@@ -11,6 +11,8 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().min(1).optional(),
   DATABASE_POOL_SIZE: int(10, 1, 200),
+  /** on a server: statements prepared once per connection (docs/event-store.md#prepared-statements); false behind a pooler that keeps none */
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   /** embedded only: PGlite on a worker thread of its own, off the thread that serves HTTP and calls (docs/event-store.md#pglite-on-its-own-thread) */
   PGLITE_THREAD: bool.default(true),
   /** embedded only: how often the embedded database's tables are looked at for analysis and vacuum (docs/event-store.md#embedded-maintenance); 0: never */

@@ -65,6 +65,8 @@ export async function openDatabase(o: {
   databaseUrl?: string | undefined;
   dataDir?: string | undefined;
   poolSize?: number;
+  /** on a server: statements prepared once per connection (docs/event-store.md#prepared-statements); default true */
+  prepared?: boolean;
   /** a pooled connection was lost (server restart, failover, terminated backend); the pool replaces it */
   onConnectionError?: (err: Error) => void;
   /** in memory only: start from this dump of a PGlite data directory (tests start from one already migrated) */
@@ -84,7 +86,7 @@ export async function openDatabase(o: {
       client.on('error', lost);
     });
     // statements prepared once per connection (docs/event-store.md#prepared-statements)
-    const prepared = new PoolStatements();
+    const prepared = new PoolStatements(o.prepared ?? true);
     const readDb = new Kysely<ReadDb>({ dialect: new PostgresDialect({ pool: preparingPool(pool, prepared) }), log: logStatement });
     const db = readDb.withTables<EventDb>();
     return { db, readDb, readTogether: readDb, kind: 'postgres', pipeline: serverPipeline(pool, prepared), close: () => db.destroy() };

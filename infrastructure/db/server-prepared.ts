@@ -33,7 +33,8 @@ export class SessionStatements {
 
   constructor(
     private readonly client: pg.PoolClient,
-    private readonly nextName: () => string,
+    /** null: nothing is prepared on this connection */
+    private readonly nextName: (() => string) | null,
   ) {}
 
   /** the name `sql` is bound by, if the connection has it prepared */
@@ -51,7 +52,7 @@ export class SessionStatements {
    * them would only push the statements that run all the time out of the ones kept.
    */
   fresh(sql: string, params: readonly unknown[]): string | undefined {
-    if (!preparable(sql, params)) return undefined;
+    if (this.nextName === null || !preparable(sql, params)) return undefined;
     if (this.seen.delete(sql)) return this.nextName();
     if (this.seen.size >= SEEN_MAX) this.seen.clear();
     this.seen.add(sql);
@@ -140,10 +141,13 @@ export class PoolStatements {
   private readonly sessions = new WeakMap<pg.PoolClient, SessionStatements>();
   private named = 0;
 
+  /** `enabled` false: every statement runs unnamed (behind a connection pooler that keeps no prepared statements) */
+  constructor(private readonly enabled = true) {}
+
   of(client: pg.PoolClient): SessionStatements {
     let s = this.sessions.get(client);
     if (!s) {
-      s = new SessionStatements(client, () => `avs_${++this.named}`);
+      s = new SessionStatements(client, this.enabled ? () => `avs_${++this.named}` : null);
       this.sessions.set(client, s);
     }
     return s;

@@ -34,6 +34,30 @@ describe('prepared statements on a PostgreSQL server', function () {
 
   preparedStatementTests(() => h);
 
+  it('prepares nothing with DATABASE_PREPARED_STATEMENTS=false (behind a pooler that keeps no prepared statements)', async () => {
+    const url = new URL(DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const plain = await openDatabase({ databaseUrl: url.href, poolSize: 1, prepared: false });
+    try {
+      const bump = () =>
+        (plain.db as unknown as Kysely<any>)
+          .updateTable('counter')
+          .set({ n: sql`n + ${1}` })
+          .where('id', '=', 1)
+          .compile();
+      for (let i = 0; i < 3; i++) {
+        await sql`select n from counter where id = ${1}`.execute(plain.db);
+        await plain.pipeline([bump(), bump()]);
+      }
+      const held = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(plain.db);
+      expect(held.rows[0]!.n).to.equal(0);
+      const n = await sql<{ n: number }>`select n from counter where id = ${1}`.execute(plain.db);
+      expect(n.rows[0]!.n).to.equal(6);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('runs a text seen once unnamed, and prepares it when it runs a second time', async () => {
     const held = async () =>
       (
