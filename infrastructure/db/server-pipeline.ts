@@ -2,49 +2,10 @@ import type pg from 'pg';
 import { DatabaseError, serialize } from 'pg-protocol';
 import type { BatchPipeline } from '../../projections/shared/pipelined-batch.js';
 import { countStatement } from '../observability/metrics.js';
+import { OneMessage } from './one-message.js';
 import { stalePrepared } from './prepared.js';
 import type { PoolStatements } from './server-prepared.js';
 import { bindOf, DESCRIBE_EXECUTE, SYNC } from './wire.js';
-
-/** The part of node-postgres's connection a batch writes to (its own queries write through the same method). */
-type Wire = { _send(message: Buffer): void };
-
-/**
- * One batch of statements as a query of node-postgres (its `Submittable` interface): written as one message and
- * answered once. node-postgres hands it the backend's messages until the one `ReadyForQuery`; the first error ends it
- * (node-postgres then stops handing it messages, and the connection takes its next query after that `ReadyForQuery`).
- */
-class Batch implements pg.Submittable {
-  private ended = false;
-  constructor(
-    private readonly message: Buffer,
-    private readonly end: (err: unknown) => void,
-  ) {}
-  submit(connection: unknown): void {
-    (connection as Wire)._send(this.message);
-  }
-  private finish(err: unknown): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.end(err);
-  }
-  handleError(err: unknown): void {
-    this.finish(err ?? new Error('the pipelined batch failed'));
-  }
-  handleReadyForQuery(): void {
-    this.finish(null);
-  }
-  // rows and tags of the statements are not needed: a batch answers nothing
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleCommandComplete(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(connection: { sendCopyFail(msg: string): void }): void {
-    connection.sendCopyFail('a pipelined batch copies nothing');
-  }
-  handleCopyData(): void {}
-}
 
 /**
  * On a PostgreSQL server, statements as one transaction in one message (docs/event-store.md#pipelined-batches): each
@@ -81,7 +42,7 @@ export function serverPipeline(pool: pg.Pool, prepared: PoolStatements): BatchPi
     const t = performance.now();
     try {
       await new Promise<void>((resolve, reject) => {
-        client.query(new Batch(message, (err) => (err ? reject(err) : resolve())));
+        client.query(new OneMessage(message, (err) => (err ? reject(err) : resolve())));
       });
       for (const [sql, name] of parsed) session.keep(sql, name);
     } catch (err) {

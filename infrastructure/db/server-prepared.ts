@@ -1,6 +1,7 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { serialize } from 'pg-protocol';
+import { OneMessage } from './one-message.js';
 import { preparable, stalePrepared } from './prepared.js';
 import { SYNC } from './wire.js';
 
@@ -8,8 +9,8 @@ import { SYNC } from './wire.js';
  * Prepared statements on a PostgreSQL server (docs/event-store.md#prepared-statements): node-postgres sends a statement
  * unnamed unless it is given a name, and the server then parses, analyses and plans its text at every run. Here each
  * pooled connection gives a statement it may prepare, once it runs a second time there, a name of its own, and
- * node-postgres parses the text under it once on that connection and after that only binds it. A connection keeps the last `KEPT` texts and closes the
- * oldest as it goes, as the embedded session does.
+ * node-postgres parses the text under it once on that connection and after that only binds it. A connection keeps the
+ * last `KEPT` texts and closes the oldest as it goes, as the embedded session does.
  */
 
 /** statements a connection keeps prepared */
@@ -113,24 +114,6 @@ export class SessionStatements {
   }
 }
 
-/** One message of `Close`s as a query of node-postgres (its `Submittable` interface), answered once. */
-class Closes implements pg.Submittable {
-  constructor(
-    private readonly message: Buffer,
-    private readonly done: () => void,
-  ) {}
-  submit(connection: unknown): void {
-    (connection as { _send(m: Buffer): void })._send(this.message);
-  }
-  // a name already gone is not an error; anything else ends with the connection, whose next query says so
-  handleError(): void {
-    this.done();
-  }
-  handleReadyForQuery(): void {
-    this.done();
-  }
-}
-
 const OPENS = /^\s*(begin|start\s+transaction)\b/i;
 const ENDS = /^\s*(commit|rollback|end|abort)\b/i;
 /** statements that open or end a transaction are short, and have no parameters */
@@ -172,7 +155,9 @@ export function preparingPool(pool: pg.Pool, statements: PoolStatements): Postgr
       if (session.closes && !session.inTransaction) {
         const closes = session.takeCloses();
         // only when the connection let go of statements (more than it keeps, a stale one, a failed batch's): rare
-        if (closes.length > 0) await new Promise<void>((done) => client.query(new Closes(Buffer.concat([...closes, SYNC]), done)));
+        // a name already gone is not an error; anything else ends with the connection, whose next query says so
+        if (closes.length > 0)
+          await new Promise<void>((done) => client.query(new OneMessage(Buffer.concat([...closes, SYNC]), () => done())));
       }
       const prepared = session.prepared(sql);
       const name = prepared ?? session.fresh(sql, params);
