@@ -7,7 +7,7 @@ import { untextableNumber } from '../../domain/message/textable.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
-import type { CommandExecutor } from '../shared/execute.js';
+import { type CommandExecutor, step } from '../shared/execute.js';
 import { KeyedLock } from '../shared/keyed-lock.js';
 import type { ConversationQueries, ConversationView } from './conversation-queries.port.js';
 import type { ChannelCapabilities, MessageChannel, SendAnswer, SendInput, SendingLine } from './message-channel.port.js';
@@ -106,34 +106,36 @@ export class SmsChannel implements MessageChannel {
       const counts = !alreadyRecorded && (!before.exists || before.inboundCount === 0);
       const day = utcDay(this.exec.now());
       const dayRef = { numberId: number.numberId, day, participant };
-      if (counts) {
-        // the conversation's own caps first: a send they refuse uses no daily slot
-        const refusal = outboundRefusal(before, rules, this.exec.now());
-        if (refusal) throw refusal;
-        await this.exec.execute(
-          dailyCounterDecider,
-          numberDayStream(number.numberId, day),
-          {
-            type: 'CountSend',
-            data: {
-              ...dayRef,
-              newConversation: !before.exists,
-              limits: { newConversations: settings.dailyNewConversationLimit, outbound: settings.dailyOutboundLimit },
-            },
-          },
-          ctx,
-        );
-      }
-      try {
+      if (!counts) {
         await this.exec.execute(conversationDecider, stream, command, ctx, { readYourWrites: true });
-      } catch (err) {
-        // another process won the race and the conversation refused: give the slot back if nothing was sent to them
-        if (counts && err instanceof DomainError && !(await this.exec.state(conversationDecider, stream)).state.exists)
+        return;
+      }
+      // the conversation's own caps first: a send they refuse uses no daily slot
+      const refusal = outboundRefusal(before, rules, this.exec.now());
+      if (refusal) throw refusal;
+      const count = step(
+        dailyCounterDecider,
+        numberDayStream(number.numberId, day),
+        {
+          type: 'CountSend',
+          data: {
+            ...dayRef,
+            newConversation: !before.exists,
+            limits: { newConversations: settings.dailyNewConversationLimit, outbound: settings.dailyOutboundLimit },
+          },
+        },
+        ctx,
+      );
+      // the slot and the send are written together (docs/event-store.md#commands-written-together); where another
+      // process won the race and the conversation refused after the slot was taken, the slot goes back if nothing
+      // was sent to the recipient
+      const record = step(conversationDecider, stream, command, ctx, { readYourWrites: true });
+      await this.exec.executeTogether([count, record], async (err) => {
+        if (err instanceof DomainError && !(await this.exec.state(conversationDecider, stream)).state.exists)
           await this.exec
             .execute(dailyCounterDecider, numberDayStream(number.numberId, day), { type: 'ReleaseCount', data: dayRef }, ctx)
             .catch(() => undefined);
-        throw err;
-      }
+      });
     });
     return {
       id: messageId,

@@ -58,6 +58,24 @@ export type ExecuteOptions = Readonly<{
   newStream?: boolean;
 }>;
 
+/** One command of `executeTogether`: what `execute` takes. */
+export type Step = Readonly<{
+  decider: Decider<Command, Event, unknown>;
+  stream: string;
+  input: CommandInput<Command>;
+  ctx: RequestContext;
+  o?: ExecuteOptions;
+}>;
+
+/** A command for `executeTogether`, typed by its decider. */
+export const step = <C extends Command, E extends Event, S>(
+  decider: Decider<C, E, S>,
+  stream: string,
+  input: CommandInput<C>,
+  ctx: RequestContext,
+  o?: ExecuteOptions,
+): Step => ({ decider: decider as unknown as Step['decider'], stream, input: input as CommandInput<Command>, ctx, ...(o ? { o } : {}) });
+
 /**
  * The one command path (docs/architecture.md, "How a write flows"): build the time, the acting account and the
  * event metadata; load the stream and fold it; decide; append with the revision read. A conflict means another
@@ -69,6 +87,8 @@ export type ExecuteOptions = Readonly<{
 export class CommandExecutor {
   private readonly streamLock = new KeyedLock();
   private readonly cache: AggregateCache;
+  /** this process is the store's only writer (embedded) */
+  private readonly sole: boolean;
 
   constructor(
     private readonly store: EventStorePort,
@@ -80,6 +100,7 @@ export class CommandExecutor {
     cacheSize = 0,
   ) {
     const sole = store.soleWriter;
+    this.sole = sole !== null;
     this.cache = new AggregateCache(cacheSize, sole !== null);
     if (sole && cacheSize > 0) sole.onAppended((stream, revision) => this.cache.appended(stream, revision));
   }
@@ -141,6 +162,80 @@ export class CommandExecutor {
         else if (attempt >= MAX_ATTEMPTS) throw err;
       }
     }
+  }
+
+  /**
+   * Commands on different streams that a use case writes together (docs/event-store.md#commands-written-together).
+   * Where this process is the store's sole writer, each is decided in order on its stream's state with every
+   * stream's lock held, a refusal of any is thrown before anything is written, and their appends go in one
+   * `appendMany` (one statement and one commit on the PostgreSQL store). Elsewhere, where another writer may move a
+   * stream meanwhile, they are executed one after the other, each the usual way. Either way, when a command fails
+   * after earlier ones were written (only where another writer moved its stream, or a conflict met anyway), `undo`
+   * hears the error and the commands written, before the error is thrown.
+   */
+  async executeTogether(
+    steps: readonly Step[],
+    undo?: (err: unknown, written: readonly Step[]) => Promise<void>,
+  ): Promise<ExecuteResult<Event, unknown>[]> {
+    if (new Set(steps.map((s) => s.stream)).size !== steps.length) throw new Error('executeTogether: one command per stream');
+    const landed: (ExecuteResult<Event, unknown> | null)[] =
+      this.sole && steps.length > 1
+        ? await this.holding(steps.map((s) => s.stream).sort(), () => this.appendTogether(steps))
+        : steps.map(() => null);
+    const out: ExecuteResult<Event, unknown>[] = [];
+    for (const [i, r] of landed.entries()) {
+      const s = steps[i]!;
+      try {
+        if (r === null) out.push(await this.execute(s.decider, s.stream, s.input, s.ctx, s.o));
+        else {
+          if (s.o?.readYourWrites) await this.settleResult(r);
+          out.push(r);
+        }
+      } catch (err) {
+        const written = steps.filter((_, j) => j < i || (j > i && landed[j] !== null));
+        if (undo && written.length > 0) await undo(err, written);
+        throw err;
+      }
+    }
+    return out;
+  }
+
+  /** Runs `work` holding the locks of these streams, taken in the order given (sorted, so no two callers deadlock). */
+  private holding<T>(streams: readonly string[], work: () => Promise<T>, i = 0): Promise<T> {
+    return i === streams.length ? work() : this.streamLock.run(streams[i]!, () => this.holding(streams, work, i + 1));
+  }
+
+  /** `executeTogether`'s decisions and their one append; null for a stream whose append met a conflict. */
+  private async appendTogether(steps: readonly Step[]): Promise<(ExecuteResult<Event, unknown> | null)[]> {
+    const mark = this.cache.mark();
+    const decided: { step: Step; state: unknown; revision: bigint | 'no_stream'; events: Event[]; next: unknown }[] = [];
+    for (const step of steps) {
+      const { state, revision } = await this.state(step.decider, step.stream);
+      const command = { ...step.input, metadata: { now: this.now(), accountId: step.o?.accountId ?? step.ctx.accountId } } as Command;
+      const events = step.decider.decide(command, state);
+      decided.push({ step, state, revision, events, next: events.reduce(step.decider.evolve, state) });
+    }
+    const writing = decided.filter((d) => d.events.length > 0);
+    const results =
+      writing.length === 0
+        ? []
+        : await this.store.appendMany(
+            writing.map((d) => ({
+              stream: d.step.stream,
+              events: d.events.map((e) => ({ ...e, id: this.ids.uuid(), metadata: metadataOf(d.step.ctx, d.step.o) })),
+              expectedRevision: d.revision,
+            })),
+          );
+    return decided.map((d) => {
+      const r = results[writing.indexOf(d)];
+      if (r instanceof WrongExpectedRevisionError) {
+        this.cache.delete(d.step.stream);
+        return null;
+      }
+      if (!r) return { state: d.state, events: [], revision: d.revision, checkpoint: null };
+      this.cache.keep(d.step.stream, { decider: d.step.decider, state: d.next, revision: r.nextRevision }, mark);
+      return { state: d.next, events: d.events, revision: r.nextRevision, checkpoint: r.checkpoint };
+    });
   }
 
   /**

@@ -160,24 +160,33 @@ export class PgEventStore implements EventStorePort {
 
   appendToStream(stream: string, events: readonly NewEvent[], o: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) return Promise.reject(new Error('appendToStream needs at least one event'));
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ stream, events, expectedRevision: o.expectedRevision, resolve, reject });
-      if (!this.o.gatherAppends) this.pump();
-      else if (!this.pumpScheduled) {
-        this.pumpScheduled = true;
-        setImmediate(() => {
-          this.pumpScheduled = false;
-          this.pump();
-        });
-      }
-    });
+    const done = this.queued(stream, events, o.expectedRevision);
+    this.release();
+    return done;
   }
 
+  /** The streams' appends are queued together, so that they go in one statement (up to a batch's size) and one commit. */
   async appendMany(appends: readonly StreamAppend[]): Promise<(AppendResult | WrongExpectedRevisionError)[]> {
     if (appends.some((a) => a.events.length === 0)) throw new Error('appendMany needs at least one event per stream');
-    return Promise.all(
-      appends.map((a) => this.appendToStream(a.stream, a.events, { expectedRevision: a.expectedRevision }).catch(conflictOnly)),
-    );
+    const done = appends.map((a) => this.queued(a.stream, a.events, a.expectedRevision).catch(conflictOnly));
+    this.release();
+    return Promise.all(done);
+  }
+
+  private queued(stream: string, events: readonly NewEvent[], expectedRevision: ExpectedRevision): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => this.queue.push({ stream, events, expectedRevision, resolve, reject }));
+  }
+
+  /** Sends what is queued: at once, or with `gatherAppends` at the end of this turn of the event loop. */
+  private release(): void {
+    if (!this.o.gatherAppends) this.pump();
+    else if (!this.pumpScheduled) {
+      this.pumpScheduled = true;
+      setImmediate(() => {
+        this.pumpScheduled = false;
+        this.pump();
+      });
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { EventStorePort } from '../../application/ports/event-store.port.js';
-import { CommandExecutor } from '../../application/shared/execute.js';
+import { CommandExecutor, step } from '../../application/shared/execute.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Command, Decider, Event } from '../../domain/shared/types.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
@@ -21,11 +21,28 @@ const tally: Decider<TallyCommand, TallyEvent, { total: number }> = {
   evolve: (s, e) => (e.type === 'Added' ? { total: s.total + e.data.n } : { total: 0 }),
 };
 
-/** Counts the stream reads the executor makes: one stream at a time, and the streams read together for a batch. */
-function counting(store: EventStorePort): { store: EventStorePort; reads: () => number; batchReads: () => string[] } {
+/**
+ * Counts the stream reads the executor makes (one stream at a time, and the streams read together for a batch) and
+ * its appends (the streams of each `appendToStream` and each `appendMany`).
+ */
+function counting(store: EventStorePort): {
+  store: EventStorePort;
+  reads: () => number;
+  batchReads: () => string[];
+  appends: () => string[][];
+} {
   let reads = 0;
   const batch: string[] = [];
+  const appends: string[][] = [];
   const wrapped = Object.create(store) as EventStorePort;
+  wrapped.appendToStream = (stream, ...rest) => {
+    appends.push([stream]);
+    return store.appendToStream(stream, ...rest);
+  };
+  wrapped.appendMany = (many) => {
+    appends.push(many.map((a) => a.stream));
+    return store.appendMany(many);
+  };
   wrapped.readStream = (...args) => {
     reads++;
     return store.readStream(...args);
@@ -34,7 +51,7 @@ function counting(store: EventStorePort): { store: EventStorePort; reads: () => 
     batch.push(...names);
     return store.readStreams(names);
   };
-  return { store: wrapped, reads: () => reads, batchReads: () => [...batch] };
+  return { store: wrapped, reads: () => reads, batchReads: () => [...batch], appends: () => appends.map((a) => [...a]) };
 }
 
 /**
@@ -76,6 +93,25 @@ describe('the aggregate cache of the command path', function () {
     const { x, reads } = executor(0);
     for (const n of [1, 2, 3]) await x.execute(tally, stream, add(n), ctx);
     expect(reads()).to.equal(3);
+  });
+
+  it('executes commands written together one after the other where another writer may be, and an undo hears what was written', async () => {
+    const [a, b] = [1, 2].map(() => `tally-${crypto.randomUUID()}`) as [string, string];
+    const c = counting(sut.store);
+    const x = new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, 100);
+    await x.execute(tally, b, add(9), ctx);
+    const undone: { err: unknown; written: string[] }[] = [];
+    const err = await x
+      .executeTogether([step(tally, a, add(1), ctx), step(tally, b, add(2), ctx)], async (e, written) => {
+        undone.push({ err: e, written: written.map((w) => w.stream) });
+      })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(DomainError);
+    expect(undone).to.have.length(1);
+    expect(undone[0]!.err).to.equal(err);
+    expect(undone[0]!.written).to.deep.equal([a]);
+    expect(c.appends()).to.deep.equal([[b], [a]]);
+    expect(await totalOf(a)).to.equal(1);
   });
 
   it('a stream another writer moved answers a conflict, and the command is decided again on the stream as read', async () => {
@@ -188,6 +224,7 @@ describe('the aggregate cache of the command path', function () {
         x: new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, size),
         reads: c.reads,
         batchReads: c.batchReads,
+        appends: c.appends,
       };
     };
 
@@ -269,6 +306,71 @@ describe('the aggregate cache of the command path', function () {
       expect(await x.state(tally, stream)).to.deep.equal({ state: { total: 6 }, revision: 1n });
       expect(reads()).to.equal(2);
     });
+
+    describe('commands written together (executeTogether)', () => {
+      const two = () => [1, 2].map(() => `tally-${crypto.randomUUID()}`) as [string, string];
+      const transactionOf = async (stream: string) => (await sole.readStream(stream)).map((e) => e.checkpoint.split('/')[0]);
+
+      it('decides each in order and appends them in one appendMany, in one transaction', async () => {
+        const [a, b] = two();
+        const { x, appends } = exact();
+        await x.execute(tally, a, add(1), ctx);
+        const [ra, rb] = await x.executeTogether([step(tally, a, add(2), ctx), step(tally, b, add(3), ctx)]);
+        expect(appends()).to.deep.equal([[a], [a, b]]);
+        expect([ra!.revision, rb!.revision]).to.deep.equal([1n, 0n]);
+        expect([ra!.state, rb!.state]).to.deep.equal([{ total: 3 }, { total: 3 }]);
+        expect([await totalOfSole(a), await totalOfSole(b)]).to.deep.equal([3, 3]);
+        const [ta, tb] = [await transactionOf(a), await transactionOf(b)];
+        expect(ta[1]).to.equal(tb[0]);
+        expect(ta[0]).to.not.equal(ta[1]);
+      });
+
+      it('writes nothing when any of them is refused, and hears no undo', async () => {
+        const [a, b] = two();
+        const { x, appends } = exact();
+        await x.execute(tally, b, add(9), ctx);
+        const undone: unknown[] = [];
+        const err = await x
+          .executeTogether([step(tally, a, add(1), ctx), step(tally, b, add(2), ctx)], async (e) => {
+            undone.push(e);
+          })
+          .catch((e: unknown) => e);
+        expect(err).to.be.instanceOf(DomainError);
+        expect(undone).to.deep.equal([]);
+        expect(appends()).to.deep.equal([[b]]);
+        expect(await sole.readStream(a)).to.deep.equal([]);
+      });
+
+      it('takes a conflict met anyway stream by stream, the usual way, and an undo hears what was written', async () => {
+        const [a, b] = two();
+        const { x } = exact();
+        await x.execute(tally, a, add(1), ctx);
+        await x.execute(tally, b, add(1), ctx);
+        // another writer (the same database, another store) moves both streams behind the cache's back
+        for (const s of [a, b])
+          await sut.store.appendToStream(
+            s,
+            [{ id: crypto.randomUUID(), type: 'Added', data: { n: 8 }, metadata: { ...ctx, causationId: null } }],
+            {
+              expectedRevision: 0n,
+            },
+          );
+        const undone: { err: unknown; written: string[] }[] = [];
+        const err = await x
+          .executeTogether([step(tally, a, { type: 'Reset', data: {} }, ctx), step(tally, b, add(2), ctx)], async (e, written) => {
+            undone.push({ err: e, written: written.map((w) => w.stream) });
+          })
+          .catch((e: unknown) => e);
+        // a's reset conflicted and went again on the stream as read; b's add, decided again there, is past the cap
+        expect(err).to.be.instanceOf(DomainError);
+        expect(undone).to.have.length(1);
+        expect(undone[0]!.written).to.deep.equal([a]);
+        expect([await totalOfSole(a), await totalOfSole(b)]).to.deep.equal([0, 9]);
+      });
+    });
+
+    const totalOfSole = async (stream: string) =>
+      (await sole.readStream(stream)).reduce((t, e) => (e.type === 'Added' ? t + (e.data as { n: number }).n : 0), 0);
 
     it('does not keep a state read while an append it does not reflect went to its stream', async () => {
       const stream = `tally-${crypto.randomUUID()}`;

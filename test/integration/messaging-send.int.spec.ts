@@ -226,6 +226,24 @@ describe('messaging: sending, and the caps', function () {
       expect(statuses.filter((s) => s !== 201 && s !== 429)).to.deep.equal([]);
     });
 
+    it("writes a new recipient's daily slot and the send together: one transaction embedded, the slot first elsewhere", async () => {
+      const to = recipient();
+      const r = await send({ to_number: to, body: 'counted' });
+      expect(r.status).to.equal(201);
+      const day = clock.now().toISOString().slice(0, 10);
+      const slot = (await app.rt.store.readStream(`number_day-${line.numberId}:${day}`)).filter(
+        (e) => (e.data as { participant?: string }).participant === to,
+      );
+      const recorded = (await app.rt.store.readStream(`conversation-${r.body.conversation_id}`)).filter(
+        (e) => (e.data as { messageId?: string }).messageId === r.body.id,
+      );
+      expect([slot.length, recorded.length]).to.deep.equal([1, 1]);
+      if (app.rt.store.kind !== 'postgres') return; // EventStoreDB: no transactions across streams
+      const [slotAt, recordedAt] = [slot[0]!, recorded[0]!].map((e) => e.checkpoint.split('/').map(BigInt)) as [bigint[], bigint[]];
+      if (app.rt.store.soleWriter) expect(slotAt[0]).to.equal(recordedAt[0]);
+      else expect([slotAt[0] === recordedAt[0], slotAt[1]! < recordedAt[1]!]).to.deep.equal([false, true]);
+    });
+
     it('holds the daily new-conversation cap under 20 concurrent sends to 20 new recipients', async () => {
       const l = await messagingLine(app, { name: 'Daily race' });
       await settings(app, l.accountId, { dailyNewConversationLimit: 5 });
