@@ -153,6 +153,12 @@ export class KyselyChatappQueries implements ChatappQueries {
   }
 
   async boundLinesOf(accountId: string, o: { lineIds: readonly string[]; agentId: string }): Promise<ChatappNumberView[]> {
+    // every send by agent asks it (its chat-app lines, mostly none): "none" is kept too
+    const key = `lines\u0000${accountId}\u0000${o.agentId}\u0000${o.lineIds.join(',')}`;
+    return (await this.kept.read(key, () => this.lookBoundLinesOf(accountId, o), { keepMissing: true })) ?? [];
+  }
+
+  private async lookBoundLinesOf(accountId: string, o: { lineIds: readonly string[]; agentId: string }): Promise<ChatappNumberView[]> {
     const rows = await this.db
       .selectFrom('chatapp_numbers')
       .selectAll()

@@ -73,15 +73,19 @@ export class KyselyNumberQueries implements NumberQueries {
   }
 
   async attachedTo(accountId: string, agentId: string): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('phone_numbers')
-      .select('number_id')
-      .where('account_id', '=', accountId)
-      .where('agent_id', '=', agentId)
-      .where('status', '=', 'active')
-      .orderBy('attached_order')
-      .execute();
-    return rows.map((r) => r.number_id);
+    const look = async () => {
+      const rows = await this.db
+        .selectFrom('phone_numbers')
+        .select('number_id')
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .where('status', '=', 'active')
+        .orderBy('attached_order')
+        .execute();
+      return rows.map((r) => r.number_id);
+    };
+    // every send by agent asks it, twice (its line, and its chat-app lines); the agent is the account's, found before
+    return (await this.kept.read(`attached\u0000${accountId}\u0000${agentId}`, look, { keepMissing: true })) ?? [];
   }
 
   async dueForRenewal(now: string, limit: number): Promise<{ numberId: string; accountId: string }[]> {
