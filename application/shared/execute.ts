@@ -192,7 +192,8 @@ export class CommandExecutor {
           out.push(r);
         }
       } catch (err) {
-        const written = steps.filter((_, j) => j < i || (j > i && landed[j] !== null));
+        // those before it, and it and those after it that the one append wrote (its own read-your-writes failed)
+        const written = steps.filter((_, j) => j < i || landed[j] !== null);
         if (undo && written.length > 0) await undo(err, written);
         throw err;
       }
