@@ -346,15 +346,17 @@ describe('the aggregate cache of the command path', function () {
         const { x } = exact();
         await x.execute(tally, a, add(1), ctx);
         await x.execute(tally, b, add(1), ctx);
-        // another writer (the same database, another store) moves both streams behind the cache's back
+        // another writer (the same database, another store of it) moves both streams behind the cache's back
+        const behind = new PgEventStore(sut.handle.db, new TestClock());
         for (const s of [a, b])
-          await sut.store.appendToStream(
+          await behind.appendToStream(
             s,
             [{ id: crypto.randomUUID(), type: 'Added', data: { n: 8 }, metadata: { ...ctx, causationId: null } }],
             {
               expectedRevision: 0n,
             },
           );
+        await behind.close();
         const undone: { err: unknown; written: string[] }[] = [];
         const err = await x
           .executeTogether([step(tally, a, { type: 'Reset', data: {} }, ctx), step(tally, b, add(2), ctx)], async (e, written) => {
