@@ -87,8 +87,6 @@ export const step = <C extends Command, E extends Event, S>(
 export class CommandExecutor {
   private readonly streamLock = new KeyedLock();
   private readonly cache: AggregateCache;
-  /** this process is the store's only writer (embedded) */
-  private readonly sole: boolean;
 
   constructor(
     private readonly store: EventStorePort,
@@ -100,7 +98,6 @@ export class CommandExecutor {
     cacheSize = 0,
   ) {
     const sole = store.soleWriter;
-    this.sole = sole !== null;
     this.cache = new AggregateCache(cacheSize, sole !== null);
     if (sole && cacheSize > 0) sole.onAppended((stream, revision) => this.cache.appended(stream, revision));
   }
@@ -179,7 +176,7 @@ export class CommandExecutor {
   ): Promise<ExecuteResult<Event, unknown>[]> {
     if (new Set(steps.map((s) => s.stream)).size !== steps.length) throw new Error('executeTogether: one command per stream');
     const landed: (ExecuteResult<Event, unknown> | null)[] =
-      this.sole && steps.length > 1
+      this.store.soleWriter !== null && steps.length > 1
         ? await this.holding(steps.map((s) => s.stream).sort(), () => this.appendTogether(steps))
         : steps.map(() => null);
     const out: ExecuteResult<Event, unknown>[] = [];
