@@ -9,8 +9,9 @@
  * of 10); appends to 8 streams at once (each stream sequential, the streams concurrent); catch-up over all
  * events from START, by paging readAll and by a subscription. BENCH_SCALE (default 1) scales every size.
  *
- * Then, per target, two long-history figures (BENCH_LONG=0 skips them): loading an account of 100,000 events from
- * the start and from its snapshot, and rebuilding the webhook delivery log over 200,000 events with its memory.
+ * Then, per target, three long-history figures (BENCH_LONG=0 skips them): loading an account of 100,000 events from
+ * the start and from its snapshot, loading a number's day of 20,000 counted sends from the start, and rebuilding the
+ * webhook delivery log over 200,000 events with its memory.
  *
  * With a server, it then measures single-event appends at 1 and 8 writers beside their peers in the same run:
  * the bare INSERT + COMMIT floor (pgbench when installed, and from node) and Emmett's PostgreSQL event store
@@ -27,7 +28,7 @@ import { PgEventStore } from '../infrastructure/event-store/pg-event-store.js';
 import { appendPeers, printPeers } from './support/append-peers.js';
 import { benchMetadata, runBench } from './support/bench.js';
 import { durability, serverVersion } from './support/database-facts.js';
-import { loadLongAggregate, printLoad, printRebuild, rebuildLongLog } from './support/rebuild-and-load.js';
+import { loadBusyDay, loadLongAggregate, printBusyDay, printLoad, printRebuild, rebuildLongLog } from './support/rebuild-and-load.js';
 import { targetsLine, withScratchDatabase } from './support/scratch-db.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -163,6 +164,7 @@ const notes: string[] = [];
 /** figures printed after the table: the long aggregate and the rebuild, per target */
 const extra: (() => void)[] = [];
 const LONG_AGGREGATE = n(100_000);
+const BUSY_DAY = n(20_000);
 const REBUILD_DELIVERIES = n(50_000); // four events each
 
 async function longFigures(target: string, handle: DatabaseHandle): Promise<void> {
@@ -170,9 +172,11 @@ async function longFigures(target: string, handle: DatabaseHandle): Promise<void
   const store = new PgEventStore(handle.db, clock, { pollIntervalMs: 1000 });
   try {
     const load = await loadLongAggregate(store, handle, LONG_AGGREGATE);
+    const busyDay = await loadBusyDay(store, BUSY_DAY);
     const rebuild = await rebuildLongLog(store, handle.db as never, REBUILD_DELIVERIES);
     extra.push(
       () => printLoad(target, load),
+      () => printBusyDay(target, busyDay),
       () => printRebuild(target, rebuild),
     );
   } finally {

@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import type { EventMetadata, NewEvent, StreamAppend } from '../../application/ports/event-store.port.js';
 import { CommandExecutor } from '../../application/shared/execute.js';
 import { accountDecider, accountStream } from '../../domain/account/account.decider.js';
+import { dailyCounterDecider, numberDayStream } from '../../domain/conversation/daily-counter.decider.js';
 import { monthlyChargeId } from '../../domain/phone-number/pricing.js';
 import { webhookDeliveryStream } from '../../domain/webhook/webhook-delivery.decider.js';
 import type { DatabaseHandle } from '../../infrastructure/db/database.js';
@@ -87,6 +88,38 @@ export async function loadLongAggregate(store: PgEventStore, handle: DatabaseHan
     times.push(performance.now() - t);
   }
   return { events: n + 1, fullFoldMs, snapshotP50Ms: percentile(times, 50), snapshotP99Ms: percentile(times, 99), loads: times.length };
+}
+
+export type BusyDayFigures = Readonly<{ events: number; foldMs: number }>;
+
+/**
+ * A number's day of `n` counted sends (its daily counters: one event per contact who never wrote to it, at limits
+ * raised that high), loaded from the start as the first send after a restart loads it
+ * (docs/event-store.md#states-that-grow).
+ */
+export async function loadBusyDay(store: PgEventStore, n: number): Promise<BusyDayFigures> {
+  const numberId = `pn_bench_${randomUUID().slice(0, 8)}`;
+  const day = '2026-03-01';
+  const stream = numberDayStream(numberId, day);
+  for (let i = 0, revision: bigint | 'no_stream' = 'no_stream'; i < n; i += 1000) {
+    const events: NewEvent[] = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
+      id: randomUUID(),
+      type: 'DailySendCounted',
+      data: {
+        numberId,
+        day,
+        participant: `+1312${String(i + k).padStart(7, '0')}`,
+        newConversation: (i + k) % 2 === 0,
+        countedAt: new Date().toISOString(),
+      },
+      metadata: metadata('acc_bench'),
+    }));
+    revision = (await store.appendToStream(stream, events, { expectedRevision: revision })).nextRevision;
+  }
+  const plain = new CommandExecutor(store, ids, clock, noReadModels);
+  const t = performance.now();
+  await plain.load(dailyCounterDecider, stream);
+  return { events: n, foldMs: performance.now() - t };
 }
 
 export type RebuildFigures = Readonly<{
@@ -174,6 +207,12 @@ export async function rebuildLongLog(store: PgEventStore, db: Kysely<ReadDb>, de
 export function printLoad(target: string, f: LoadFigures): void {
   console.log(
     `${target}: loading an account of ${f.events.toLocaleString('en-US')} events: from the start ${f.fullFoldMs.toFixed(0)} ms; from its snapshot p50 ${f.snapshotP50Ms.toFixed(2)} ms, p99 ${f.snapshotP99Ms.toFixed(2)} ms (${f.loads} loads)`,
+  );
+}
+
+export function printBusyDay(target: string, f: BusyDayFigures): void {
+  console.log(
+    `${target}: loading a number's day of ${f.events.toLocaleString('en-US')} counted sends from the start: ${f.foldMs.toFixed(0)} ms`,
   );
 }
 

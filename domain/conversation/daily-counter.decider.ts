@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors.js';
+import { PersistentMap } from '../shared/persistent-map.js';
 import { assertNever, type Command, type Decider, type Event } from '../shared/types.js';
 import { nextUtcMidnight } from './rules.js';
 
@@ -21,13 +22,16 @@ export type DailyCounterEvent =
   | Event<'DailySendCountReleased', Ref & { participant: string; releasedAt: string }>;
 
 export type DailyCounterState = Readonly<{
-  /** participant → whether the count started a conversation */
-  counted: ReadonlyMap<string, boolean>;
+  /**
+   * participant → whether the count started a conversation; a map that is never copied whole, so that each of a
+   * busy day's counts costs the same (docs/event-store.md#states-that-grow)
+   */
+  counted: PersistentMap<boolean>;
   newConversations: number;
 }>;
 
 export const dailyCounterDecider: Decider<DailyCounterCommand, DailyCounterEvent, DailyCounterState> = {
-  initialState: () => ({ counted: new Map(), newConversations: 0 }),
+  initialState: () => ({ counted: PersistentMap.empty<boolean>(), newConversations: 0 }),
 
   decide: (cmd, s) => {
     switch (cmd.type) {
@@ -76,16 +80,13 @@ export const dailyCounterDecider: Decider<DailyCounterCommand, DailyCounterEvent
   evolve: (s, e) => {
     switch (e.type) {
       case 'DailySendCounted': {
-        const counted = new Map(s.counted);
-        counted.set(e.data.participant, e.data.newConversation);
+        const counted = s.counted.set(e.data.participant, e.data.newConversation);
         return { counted, newConversations: s.newConversations + (e.data.newConversation ? 1 : 0) };
       }
       case 'DailySendCountReleased': {
         const wasNew = s.counted.get(e.data.participant);
         if (wasNew === undefined) return s;
-        const counted = new Map(s.counted);
-        counted.delete(e.data.participant);
-        return { counted, newConversations: s.newConversations - (wasNew ? 1 : 0) };
+        return { counted: s.counted.delete(e.data.participant), newConversations: s.newConversations - (wasNew ? 1 : 0) };
       }
       default:
         return assertNever(e);

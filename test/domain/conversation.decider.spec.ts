@@ -209,6 +209,36 @@ describe('Daily counter decider', () => {
       .when(count('+3'))
       .then([counted('+3')]);
   });
+  it('keeps a busy day exact: 5,000 counts, some given back, at limits raised to match', () => {
+    const limits = { newConversations: 4_000, outbound: 5_000 };
+    const busy = (participant: string, newConversation: boolean) => ({
+      ...count(participant, newConversation),
+      data: { ...count(participant, newConversation).data, limits },
+    });
+    const who = (i: number) => `+1312555${String(i).padStart(4, '0')}`;
+    // 4,000 conversations started, 1,000 sends to contacts in conversations already
+    const day = Array.from({ length: 5_000 }, (_, i) => counted(who(i), i < 4_000));
+    const release = (i: number) =>
+      ({
+        type: 'DailySendCountReleased',
+        data: { numberId: 'num_1', day: '2026-03-01', participant: who(i), releasedAt: meta.now },
+      }) as const;
+    g(day).when(busy('+13125559999', false)).thenThrows('OUTBOUND_LIMIT_REACHED');
+    g(day)
+      .when(busy(who(4_321), false))
+      .then([]);
+    // a conversation's count given back frees an outbound slot and a new conversation's
+    g([...day, release(17)])
+      .when(busy('+13125559999', true))
+      .then([counted('+13125559999', true)]);
+    // an ordinary send's count given back frees an outbound slot, not a new conversation's
+    g([...day, release(4_017)])
+      .when(busy('+13125559999', true))
+      .thenThrows('NEW_CONVERSATION_LIMIT_REACHED');
+    g([...day, release(4_017)])
+      .when(busy('+13125559999', false))
+      .then([counted('+13125559999', false)]);
+  });
 });
 
 describe('Consent decider and keywords', () => {
