@@ -2,7 +2,9 @@
  * Concurrent SIP calls against the embedded platform (`npm run bench:sip`, docs/testing.md#benchmarks).
  *
  * The platform is the real runtime in live mode with the SIP engine on free ports of 127.0.0.1, started as the SIPp
- * tests start it (`startSipApp`, test/support/sip.ts; PGlite in memory, in this process), with the speech adapters
+ * tests start it (`startSipApp`, test/support/sip.ts; PGlite in memory, in this process), but with PGlite on a thread
+ * of its own as the platform's default start runs it (PGLITE_THREAD=true unless set; the tests run it in the
+ * process's thread, where its statements would hold up the packet clock), with the speech adapters
  * that cost nothing (STT_PROVIDER=instant, TTS_PROVIDER=tone, docs/speech.md) and SIP_END_SILENCE_MS=END_SILENCE_MS.
  * One agent per run, in webhook mode, without a greeting: its webhook (test/support/calls.ts `voiceReceiver`, in
  * this process) answers every voice turn at once with `{text: 'Okay.'}`. The call caps are raised through the
@@ -321,10 +323,12 @@ runBench(async () => {
       SIP_END_SILENCE_MS: String(END_SILENCE_MS),
       CALL_MAX_CONCURRENT_PER_NUMBER: '10000',
       CALL_MAX_CONCURRENT_PER_ACCOUNT: '100000',
+      // as the platform's default start (docs/event-store.md#pglite-on-its-own-thread), not the test apps' default
+      PGLITE_THREAD: process.env.PGLITE_THREAD ?? 'true',
     },
   });
   console.log(
-    `bench:sip: SIPp → the embedded platform (live SIP engine, PGlite in memory), webhook agent answering at once, ` +
+    `bench:sip: SIPp → the embedded platform (live SIP engine, PGlite in memory${process.env.PGLITE_THREAD === 'false' ? " in the process's thread" : ' on its own thread'}), webhook agent answering at once, ` +
       `STT_PROVIDER=instant, TTS_PROVIDER=tone, SIP_END_SILENCE_MS=${END_SILENCE_MS}; goals at 50 calls: every turn answered, ` +
       'gap p99 <= 30 ms, overhead p99 <= 20 ms',
   );
