@@ -161,7 +161,7 @@ async function benchTarget(target: string, handle: DatabaseHandle): Promise<Resu
 /** The settings that decide what a commit costs, printed with the results. */
 const COMMIT_SETTINGS = ['fsync', 'synchronous_commit', 'full_page_writes'];
 const notes: string[] = [];
-/** figures printed after the table: the long aggregate and the rebuild, per target */
+/** figures printed after the table: the long aggregate, the busy day and the rebuild, per target */
 const extra: (() => void)[] = [];
 const LONG_AGGREGATE = n(100_000);
 const BUSY_DAY = n(20_000);

@@ -1,6 +1,7 @@
 /**
- * Two figures of bench:eventstore (docs/testing.md#event-store): loading an aggregate with a long history (with
- * and without its snapshot), and rebuilding one projector over a long log, with its memory along the way.
+ * Three figures of bench:eventstore (docs/testing.md#event-store): loading an aggregate with a long history (with
+ * and without its snapshot), loading a number's busy day (a state that grows with its stream), and rebuilding one
+ * projector over a long log, with its memory along the way.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
