@@ -97,35 +97,37 @@ export class PersistentMap<V> {
   }
 
   get(key: string): V | undefined {
-    const h = this.hash(key) & 0x3fffffff;
-    let s = this.root;
-    for (let level = 0; s !== undefined; level++) {
-      if (s.kind === 'leaf') return s.key === key ? s.value : undefined;
-      if (s.kind === 'bucket') return s.hash === h ? s.leaves.find((l) => l.key === key)?.value : undefined;
-      s = s.slots[slotAt(h, level)];
-    }
-    return undefined;
+    return this.leafOf(key)?.value;
   }
 
   has(key: string): boolean {
-    const h = this.hash(key) & 0x3fffffff;
-    let s = this.root;
-    for (let level = 0; s !== undefined; level++) {
-      if (s.kind === 'leaf') return s.key === key;
-      if (s.kind === 'bucket') return s.hash === h && s.leaves.some((l) => l.key === key);
-      s = s.slots[slotAt(h, level)];
-    }
-    return false;
+    return this.leafOf(key) !== undefined;
   }
 
   set(key: string, value: V): PersistentMap<V> {
-    const r = put(this.root, 0, { kind: 'leaf', hash: this.hash(key) & 0x3fffffff, key, value });
+    const r = put(this.root, 0, { kind: 'leaf', hash: this.hashOf(key), key, value });
     return new PersistentMap(r.slot, this.size + (r.added ? 1 : 0), this.hash);
   }
 
   delete(key: string): PersistentMap<V> {
-    const r = remove(this.root, 0, this.hash(key) & 0x3fffffff, key);
+    const r = remove(this.root, 0, this.hashOf(key), key);
     return r.removed ? new PersistentMap(r.slot, this.size - 1, this.hash) : this;
+  }
+
+  private hashOf(key: string): number {
+    return this.hash(key) & 0x3fffffff;
+  }
+
+  /** The key's leaf: down its hash's path to a leaf, or a bucket of its whole hash. */
+  private leafOf(key: string): Leaf<V> | undefined {
+    const h = this.hashOf(key);
+    let s = this.root;
+    for (let level = 0; s !== undefined; level++) {
+      if (s.kind === 'leaf') return s.key === key ? s : undefined;
+      if (s.kind === 'bucket') return s.hash === h ? s.leaves.find((l) => l.key === key) : undefined;
+      s = s.slots[slotAt(h, level)];
+    }
+    return undefined;
   }
 
   /** Every entry, in no particular order. */
