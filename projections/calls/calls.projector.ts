@@ -6,7 +6,8 @@ import type { TurnAction, TurnLatency } from '../../domain/call/call.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import './tables.js';
-import { guarded, guardedRow } from '../shared/guarded.js';
+import { CompiledOnce } from '../shared/compiled-once.js';
+import { guardedRow } from '../shared/guarded.js';
 
 /** The list's `lastTranscriptSnippet` keeps at most this many characters of the latest words. */
 export const SNIPPET_LENGTH = 200;
@@ -38,41 +39,50 @@ type Turn = Extract<CallEvent, { type: 'CallerTurnRecorded' | 'AgentTurnRecorded
 const as = <T>(value: unknown, type: 'text' | 'boolean' | 'integer' | 'double precision' | 'jsonb' | 'timestamptz' | 'bigint') =>
   sql<T>`cast(${value} as ${sql.raw(type)})`;
 
+type TurnValues = {
+  callId: string;
+  turnId: string;
+  role: string;
+  text: string;
+  spoken: string;
+  /** the call's latest words after the turn; null: as they were (a turn that said nothing) */
+  snippet: string | null;
+  interrupted: boolean;
+  source: string | null;
+  confidence: number | null;
+  replyTo: string | null;
+  silentReason: string | null;
+  recognitionMs: number | null;
+  requestMs: number | null;
+  firstByteMs: number | null;
+  speechStartMs: number | null;
+  synthesisMs: number | null;
+  actions: string;
+  startedAt: string;
+  endedAt: string;
+  revision: string;
+};
+
 /**
  * Records a turn, in one statement: the call's row takes the next sequence number (guarded by the revision, so a
  * replayed turn matches no row and inserts nothing), and the turn's row is inserted with it from what the update
  * answered. One statement and no answer read back, so a batch of turns goes as one message embedded
- * (docs/event-store.md#pipelined-batches).
+ * (docs/event-store.md#pipelined-batches). A call's every turn runs it, so it is compiled once
+ * (docs/event-store.md#compiled-once).
  */
-async function turn(
-  db: Kysely<ReadDb>,
-  e: RecordedEvent<Turn>,
-  row: Readonly<{
-    role: 'user' | 'agent';
-    text: string;
-    spoken: string;
-    interrupted: boolean;
-    source: string | null;
-    confidence: number | null;
-    reply_to: string | null;
-    silent_reason: string | null;
-    latency: TurnLatency | null;
-    actions: readonly TurnAction[];
-  }>,
-) {
-  const d = e.data;
-  const l = latencyColumns(row.latency);
-  await db
+const turnStatement = new CompiledOnce<ReadDb, TurnValues, unknown>(null, (db, v) =>
+  db
     .with('moved', (qb) =>
-      guarded(qb.updateTable('calls'), { call_id: d.callId }, e)
+      qb
+        .updateTable('calls')
         .set((eb) => ({
           turn_count: eb('turn_count', '+', 1),
-          // a turn that said nothing leaves the latest words as they were
-          ...(row.spoken.trim() ? { last_transcript_snippet: snippet(row.spoken) } : {}),
-          updated_at: d.endedAt,
-          last_activity_at: d.endedAt,
-          revision: rowRevision(e),
+          last_transcript_snippet: sql<string | null>`coalesce(${as(v.snippet, 'text')}, last_transcript_snippet)`,
+          updated_at: as<string>(v.endedAt, 'timestamptz'),
+          last_activity_at: as<string>(v.endedAt, 'timestamptz'),
+          revision: as<string>(v.revision, 'bigint'),
         }))
+        .where(sql<boolean>`call_id = ${v.callId} and revision < ${as(v.revision, 'bigint')}`)
         .returning(['turn_count', 'account_id']),
     )
     .insertInto('call_turns')
@@ -104,30 +114,74 @@ async function turn(
         .selectFrom('moved')
         .select([
           'moved.account_id',
-          as<string>(d.callId, 'text').as('call_id'),
+          as<string>(v.callId, 'text').as('call_id'),
           'moved.turn_count',
-          as<string>(d.turnId, 'text').as('turn_id'),
-          as<string>(row.role, 'text').as('role'),
-          as<string>(row.text, 'text').as('text'),
-          as<string>(row.spoken, 'text').as('spoken'),
-          as<boolean>(row.interrupted, 'boolean').as('interrupted'),
-          as<string | null>(row.source, 'text').as('source'),
-          as<number | null>(row.confidence, 'double precision').as('confidence'),
-          as<string | null>(row.reply_to, 'text').as('reply_to'),
-          as<string | null>(row.silent_reason, 'text').as('silent_reason'),
-          as<number | null>(l.recognition_ms, 'integer').as('recognition_ms'),
-          as<number | null>(l.request_ms, 'integer').as('request_ms'),
-          as<number | null>(l.first_byte_ms, 'integer').as('first_byte_ms'),
-          as<number | null>(l.speech_start_ms, 'integer').as('speech_start_ms'),
-          as<number | null>(l.synthesis_ms, 'integer').as('synthesis_ms'),
-          as<unknown>(JSON.stringify(row.actions), 'jsonb').as('actions'),
-          as<string>(d.startedAt, 'timestamptz').as('started_at'),
-          as<string>(d.endedAt, 'timestamptz').as('ended_at'),
-          as<string>(rowRevision(e), 'bigint').as('revision'),
+          as<string>(v.turnId, 'text').as('turn_id'),
+          as<string>(v.role, 'text').as('role'),
+          as<string>(v.text, 'text').as('text'),
+          as<string>(v.spoken, 'text').as('spoken'),
+          as<boolean>(v.interrupted, 'boolean').as('interrupted'),
+          as<string | null>(v.source, 'text').as('source'),
+          as<number | null>(v.confidence, 'double precision').as('confidence'),
+          as<string | null>(v.replyTo, 'text').as('reply_to'),
+          as<string | null>(v.silentReason, 'text').as('silent_reason'),
+          as<number | null>(v.recognitionMs, 'integer').as('recognition_ms'),
+          as<number | null>(v.requestMs, 'integer').as('request_ms'),
+          as<number | null>(v.firstByteMs, 'integer').as('first_byte_ms'),
+          as<number | null>(v.speechStartMs, 'integer').as('speech_start_ms'),
+          as<number | null>(v.synthesisMs, 'integer').as('synthesis_ms'),
+          as<unknown>(v.actions, 'jsonb').as('actions'),
+          as<string>(v.startedAt, 'timestamptz').as('started_at'),
+          as<string>(v.endedAt, 'timestamptz').as('ended_at'),
+          as<string>(v.revision, 'bigint').as('revision'),
         ]),
     )
-    .onConflict((oc) => oc.columns(['call_id', 'seq']).doNothing())
-    .execute();
+    .onConflict((oc) => oc.columns(['call_id', 'seq']).doNothing()),
+);
+
+async function turn(
+  db: Kysely<ReadDb>,
+  e: RecordedEvent<Turn>,
+  row: Readonly<{
+    role: 'user' | 'agent';
+    text: string;
+    spoken: string;
+    interrupted: boolean;
+    source: string | null;
+    confidence: number | null;
+    reply_to: string | null;
+    silent_reason: string | null;
+    latency: TurnLatency | null;
+    actions: readonly TurnAction[];
+  }>,
+) {
+  const d = e.data;
+  const l = latencyColumns(row.latency);
+  await db.executeQuery(
+    turnStatement.compileOn(db, {
+      callId: d.callId,
+      turnId: d.turnId,
+      role: row.role,
+      text: row.text,
+      spoken: row.spoken,
+      // a turn that said nothing leaves the latest words as they were
+      snippet: row.spoken.trim() ? snippet(row.spoken) : null,
+      interrupted: row.interrupted,
+      source: row.source,
+      confidence: row.confidence,
+      replyTo: row.reply_to,
+      silentReason: row.silent_reason,
+      recognitionMs: l.recognition_ms,
+      requestMs: l.request_ms,
+      firstByteMs: l.first_byte_ms,
+      speechStartMs: l.speech_start_ms,
+      synthesisMs: l.synthesis_ms,
+      actions: JSON.stringify(row.actions),
+      startedAt: d.startedAt,
+      endedAt: d.endedAt,
+      revision: rowRevision(e),
+    }),
+  );
 }
 
 type Handled = CallEvent | Extract<AgentEvent, { type: 'AgentDeleted' }>;

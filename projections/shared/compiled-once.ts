@@ -3,6 +3,11 @@ import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 
 /** What a slot holds while the query is built: a string no caller's value looks like. */
 const SLOT = '\u0000compiled-once\u0000';
 
+/** A statement Kysely compiles differently for each schema a view names (`withSchema`), and for no other reason. */
+const PROBE = 'compiled_once_probe';
+/** the kinds of view a statement keeps compiled at most */
+const MAX_KINDS = 16;
+
 /** a query's values; a list is one parameter (an array, for `= any(…)` or `unnest(…)`), so the text stays the same */
 type Values = Record<string, string | number | boolean | null | readonly string[]>;
 
@@ -17,22 +22,47 @@ type Values = Record<string, string | number | boolean | null | readonly string[
  * that ended up in the text.
  */
 export class CompiledOnce<DB, V extends Values, O> {
-  private compiled: Readonly<{ sql: string; query: CompiledQuery['query']; slots: (string | null)[]; fixed: readonly unknown[] }> | null =
-    null;
+  private compiled: Compiled | null = null;
+  /** compiled for the views of the database given to `compileOn`, by what their probe compiles to */
+  private readonly byView = new Map<string, Compiled>();
 
   constructor(
-    private readonly db: Kysely<DB>,
+    /** the database `compile` and `execute` run on; null for a statement only ever run on views (`compileOn`) */
+    private readonly db: Kysely<DB> | null,
     private readonly build: (db: Kysely<DB>, v: V) => Compilable<O>,
   ) {}
 
   /** The statement with these values: what Kysely compiles from `build(db, values)`. */
   compile(values: V): CompiledQuery<O> {
-    const c = this.compiled ?? this.compileSlots();
+    if (!this.db) throw new Error('a compiled-once query made for views runs only on them (compileOn)');
+    this.compiled ??= this.compileSlots(this.db);
+    return this.filled(this.compiled, values);
+  }
+
+  /**
+   * The statement for another view of the database (a projector's batch is given a view of its own; a rebuild's
+   * names its schema): what Kysely compiles from `build(db, values)`. Compiled once per kind of view: views whose
+   * probe statement compiles to the same text (the same schema) share it.
+   */
+  compileOn(db: Kysely<DB>, values: V): CompiledQuery<O> {
+    const kind = viewKind(db);
+    let c = this.byView.get(kind);
+    if (!c) {
+      c = this.compileSlots(db);
+      // a few kinds in a process's life (the live tables, a rebuild's or a replay's schema now and then)
+      if (this.byView.size >= MAX_KINDS) this.byView.clear();
+      this.byView.set(kind, c);
+    }
+    return this.filled(c, values);
+  }
+
+  private filled(c: Compiled, values: V): CompiledQuery<O> {
     const parameters = c.slots.map((slot, i) => (slot === null ? c.fixed[i] : values[slot]));
     return { sql: c.sql, query: c.query, queryId: createQueryId(), parameters };
   }
 
   async execute(values: V): Promise<O[]> {
+    if (!this.db) throw new Error('a compiled-once query made for views runs only on them (compileOn)');
     return (await this.db.executeQuery(this.compile(values))).rows;
   }
 
@@ -40,7 +70,7 @@ export class CompiledOnce<DB, V extends Values, O> {
     return (await this.execute(values))[0];
   }
 
-  private compileSlots() {
+  private compileSlots(db: Kysely<DB>): Compiled {
     const read = new Set<string>();
     const v = new Proxy({} as V, {
       get: (_, k) => {
@@ -49,11 +79,23 @@ export class CompiledOnce<DB, V extends Values, O> {
         return `${SLOT}${k}`;
       },
     });
-    const q = this.build(this.db, v).compile();
+    const q = this.build(db, v).compile();
     if (q.sql.includes(SLOT)) throw new Error('a compiled-once query wrote a slot into its text instead of passing it as a value');
     const slots = q.parameters.map((p) => (typeof p === 'string' && p.startsWith(SLOT) ? p.slice(SLOT.length) : null));
     for (const k of read) if (!slots.includes(k)) throw new Error(`a compiled-once query read slot ${k} without passing it as a value`);
-    this.compiled = { sql: q.sql, query: q.query, slots, fixed: q.parameters };
-    return this.compiled;
+    return { sql: q.sql, query: q.query, slots, fixed: q.parameters };
   }
+}
+
+type Compiled = Readonly<{ sql: string; query: CompiledQuery['query']; slots: (string | null)[]; fixed: readonly unknown[] }>;
+
+/** What a view of the database compiles a probe statement to, kept per view (a batch's view is asked once per statement). */
+const kinds = new WeakMap<object, string>();
+function viewKind<DB>(db: Kysely<DB>): string {
+  let kind = kinds.get(db);
+  if (kind === undefined) {
+    kind = (db as unknown as Kysely<Record<string, { x: unknown }>>).selectFrom(PROBE).select('x').compile().sql;
+    kinds.set(db, kind);
+  }
+  return kind;
 }

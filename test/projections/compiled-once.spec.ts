@@ -84,4 +84,18 @@ describe('CompiledOnce: a query compiled once and run with new values', () => {
     );
     expect(() => branched.compile({ status: 'bound' })).to.throw(/read slot status/);
   });
+
+  it("compiles for each schema a view names (a rebuild's), and shares the text between views of the same schema", () => {
+    const once = new CompiledOnce<Db, V, unknown>(null, build);
+    const v = { accountId: 'acc_1', lineId: 'num_1', limit: 5 };
+    for (const view of [db, db.withSchema('rebuild_lines'), db.withSchema('other'), db.withSchema('rebuild_lines'), db]) {
+      const direct = build(view, v).compile();
+      const reused = once.compileOn(view, v);
+      expect(reused.sql).to.equal(direct.sql);
+      expect(reused.parameters).to.deep.equal(direct.parameters);
+    }
+    expect(once.compileOn(db.withSchema('rebuild_lines'), v).sql).to.contain('"rebuild_lines"."lines"');
+    expect(once.compileOn(db, v).sql).to.not.contain('rebuild_lines');
+    expect(() => once.compile(v)).to.throw(/compileOn/);
+  });
 });
