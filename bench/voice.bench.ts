@@ -59,6 +59,7 @@ import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
 import { decodeWav, resample } from '../infrastructure/speech/wav.js';
 import { benchConfig, runBench } from './support/bench.js';
+import { mainThreadCpuMs } from './support/cpu.js';
 import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { runOnTargets, targetsLine } from './support/scratch-db.js';
@@ -558,6 +559,8 @@ type Summary = {
   setupP50: number;
   /** the main thread's event loop utilisation over the scenario (0-1): how busy the server's thread was */
   elu: number;
+  /** the main thread's CPU over the scenario, in ms (null: no /proc) */
+  mainCpuMs?: number | null;
   rows: Row[];
   notes: string[];
   /** false: a scenario the overhead goal does not apply to (the web call's speech engines) */
@@ -571,9 +574,11 @@ async function scenario(b: Bench, name: string, calls: number, turns: number, fi
   const { target, rt, call, rx, line, run } = b;
   const t0 = now();
   const elu0 = performance.eventLoopUtilization();
+  const cpu0 = mainThreadCpuMs();
   const driven = await Promise.all(Array.from({ length: calls }, (_, i) => driveCall(call, rx, line, run, firstCaller + i, turns)));
   const seconds = (now() - t0) / 1000;
   const elu = performance.eventLoopUtilization(elu0).utilization;
+  const cpu1 = mainThreadCpuMs();
   const c = await collect(rt, call, rx, line, driven);
   const pick = (f: (t: TurnFigures) => number | null | undefined, only?: AnswerKind) =>
     c.turns
@@ -639,6 +644,7 @@ async function scenario(b: Bench, name: string, calls: number, turns: number, fi
     turns: c.turns.length,
     seconds,
     elu,
+    mainCpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
     setupP50: percentile(
       driven.map((d) => d.setupMs),
       50,
@@ -738,7 +744,12 @@ function print(summaries: readonly Summary[]): void {
     console.log(
       `${s.target}, ${s.scenario}: ${s.calls} calls, ${s.turns} turns in ${s.seconds.toFixed(1)} s ` +
         `(${(s.calls / s.seconds).toFixed(2)} calls/s, ${(s.turns / s.seconds).toFixed(1)} turns/s; each caller waits for every reply), ` +
-        `main thread busy ${Math.round(s.elu * 100)}%${s.calls > 1 ? ` (goal < 50%: ${s.elu < 0.5 ? 'met' : 'NOT met'})` : ''}; ` +
+        `main thread busy ${Math.round(s.elu * 100)}%${s.calls > 1 ? ` (goal < 50%: ${s.elu < 0.5 ? 'met' : 'NOT met'})` : ''}` +
+        // CPU, which leaves out time the thread waited for a core: steadier than the busy share on a shared machine
+        (s.mainCpuMs != null
+          ? `, its CPU ${(s.mainCpuMs / s.calls).toFixed(1)} ms a call (set-up, turns, hang-up and this bench's client)`
+          : '') +
+        '; ' +
         `inbound call setup p50 ${s.setupP50.toFixed(1)} ms; goal p99 overhead < ${GOAL_MS} ms: ` +
         `record ${f(rec)} ms ${verdict(rec)}, outside ${f(out)} ms ${verdict(out)}`,
     );

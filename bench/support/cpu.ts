@@ -38,6 +38,15 @@ export function processCpuMs(pid: number): number {
   return statOf(String(pid))?.ms ?? 0;
 }
 
+/**
+ * The CPU of this process's main thread (the event loop) so far, in ms, from /proc (Linux; its thread id is the
+ * process id); null where there is no /proc. Unlike the event loop's busy share, time the thread waited for a core
+ * is not in it.
+ */
+export function mainThreadCpuMs(): number | null {
+  return statOf(`${process.pid}/task/${process.pid}`)?.ms ?? null;
+}
+
 /** This process's CPU so far (every thread: the event loop, PGlite's, the collector's), in ms. */
 export function ownCpuMs(): number {
   const c = process.cpuUsage();
