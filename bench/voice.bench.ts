@@ -13,7 +13,9 @@
  * Calls are rung in with `POST /sandbox/calls/inbound` from a driven caller (docs/sandbox.md#voice), which speaks
  * each caller turn with `POST /sandbox/calls/{id}/say` once the agent's reply to the previous one has been
  * spoken (and VOICE_PAUSE_MS more), and hangs up after its last turn: a closed loop, so a slower platform also
- * means fewer turns a second. Per target, after two uncounted calls of 4 turns (a fresh process compiles):
+ * means fewer turns a second. The driven callers run on a worker thread (bench/support/voice-callers.ts), so that
+ * their requests are not counted as the platform's main thread's work. Per target, after two uncounted calls of 4
+ * turns (a fresh process compiles):
  *  1. one call alone, VOICE_SOLO_TURNS turns: the platform otherwise idle;
  *  2. VOICE_CALLS calls at once, VOICE_TURNS turns each.
  *
@@ -43,9 +45,9 @@
  * the silence the server waits for before it calls an utterance over.
  *
  * Targets: PGlite in memory, and with DATABASE_URL also that server, in a scratch database created and dropped here
- * (the role needs CREATEDB). One process runs the server, its background work and this client (the receiver is a
- * thread of it); the share of time its main thread was busy is printed per scenario. Figures are printed, never
- * asserted.
+ * (the role needs CREATEDB). One process runs the server, its background work and this client (the receiver and
+ * the callers are threads of it); the share of time its main thread was busy, and that thread's CPU a call, are
+ * printed per scenario. Figures are printed, never asserted.
  */
 
 import { execFile } from 'node:child_process';
@@ -53,7 +55,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { callStream } from '../domain/call/call.js';
 import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
@@ -63,6 +65,7 @@ import { mainThreadCpuMs } from './support/cpu.js';
 import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { runOnTargets, targetsLine } from './support/scratch-db.js';
+import { type AnswerKind, type Driven, startCallers } from './support/voice-callers.js';
 
 const positive = (name: string, def: number): number => {
   const raw = process.env[name];
@@ -92,12 +95,6 @@ const MS_PER_WORD = 60_000 / WPM;
 const NDJSON_GAP_MS = 20;
 
 const now = () => performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** `p`'s value, or null when it has not settled within `ms` (the timer does not outlive it). */
-const within = <T>(p: Promise<T>, ms: number): Promise<T | null> => {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)))]).finally(() => clearTimeout(timer));
-};
 /** An ISO time of the sandbox (whole milliseconds, truncated) as the middle of its millisecond. */
 const isoMs = (iso: string) => Date.parse(iso) + 0.5;
 
@@ -114,7 +111,6 @@ const ok = (what: string, r: Reply): any => {
 
 // ---------------------------------------------------------------- the developer's webhook
 
-type AnswerKind = 'json' | 'ndjson';
 /** One voice turn as the receiver saw it; times are wall-clock ms (`wall()` of the receiver's thread). */
 type Hit = {
   callId: string;
@@ -171,13 +167,22 @@ const server = createServer((req, res) => {
       res.write(JSON.stringify({ text: workerData.ndjson[0] }) + '\\n');
       setTimeout(() => res.end(JSON.stringify({ text: workerData.ndjson[1] }) + '\\n'), workerData.gapMs);
     }
-    parentPort.postMessage({ hit: { callId: d.callId, turnId: d.turnId, transcript: d.transcript, kind, arrivedAt, answeredAt } });
+    const hit = { callId: d.callId, turnId: d.turnId, transcript: d.transcript, kind, arrivedAt, answeredAt };
+    parentPort.postMessage({ hit });
+    if (callers) callers.postMessage({ hit });
   });
 });
 server.keepAliveTimeout = 30000;
 server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
-parentPort.on('message', () => {
+// the driven callers' thread of a scenario listens on a port of its own
+let callers = null;
+parentPort.on('message', (m) => {
+  if (m && m.callers) {
+    if (callers) callers.close();
+    callers = m.callers;
+    return;
+  }
   for (const s of sockets) s.destroy();
   server.close(() => parentPort.close());
 });
@@ -191,6 +196,8 @@ type Receiver = {
   hits: Map<string, Hit>;
   /** requests that were not a voice turn of this bench (e.g. `agent.call_ended`), by event */
   other: Map<string, number>;
+  /** a port on which the receiver also tells every voice turn it answers (`{ hit }`), from now on */
+  tell: () => MessagePort;
   close: () => Promise<void>;
 };
 
@@ -224,6 +231,11 @@ async function startReceiver(): Promise<Receiver> {
     },
     hits,
     other,
+    tell: () => {
+      const { port1, port2 } = new MessageChannel();
+      worker.postMessage({ callers: port1 }, [port1]);
+      return port2;
+    },
     close: async () => {
       const exited = new Promise<void>((r) => worker.once('exit', () => r()));
       worker.postMessage('close');
@@ -249,55 +261,6 @@ async function setUp(call: Call, rx: Receiver): Promise<Line> {
   };
   ok('agent webhook', await call('POST', `/v1/agents/${agent.id}/webhook`, { key, body: { url: rx.url } }));
   return { key, agentId: agent.id, phoneNumber: num.phoneNumber };
-}
-
-/** The i-th caller: +1 312 2XX XXXX, outside the 555 exchange, so never a persona (the caller is driven). */
-const caller = (i: number): string => `+1312${200 + Math.floor(i / 10000)}${String(i % 10000).padStart(4, '0')}`;
-
-// ---------------------------------------------------------------- driving calls
-
-type Driven = { callId: string; turns: number; missing: number; setupMs: number };
-
-/**
- * One inbound call from a driven caller: each turn is said once the agent's reply to the previous one has been
- * spoken and VOICE_PAUSE_MS more have passed (so no turn talks over the agent); then the caller hangs up.
- */
-async function driveCall(call: Call, rx: Receiver, line: Line, run: string, ci: number, turns: number): Promise<Driven> {
-  const t = now();
-  const rung = ok(
-    'inbound call',
-    await call('POST', '/sandbox/calls/inbound', { key: ADMIN_TOKEN, body: { from: caller(ci), to: line.phoneNumber } }),
-  ) as { callId: string };
-  const setupMs = now() - t;
-  const callId = rung.callId;
-  let playbacks = 0;
-  let missing = 0;
-  for (let k = 0; k < turns; k++) {
-    const kind: AnswerKind = (ci + k) % 2 === 0 ? 'json' : 'ndjson';
-    // the last word tells the receiver how to answer
-    const text = `Bench ${run} call ${ci} turn ${k} ${kind}`;
-    const hit = rx.answered(text);
-    ok('say', await call('POST', `/sandbox/calls/${callId}/say`, { key: ADMIN_TOKEN, body: { text } }));
-    const answered = await within(hit, TURN_TIMEOUT_MS);
-    if (!answered) {
-      missing++;
-      continue;
-    }
-    playbacks += SPOKEN[kind].playbacks;
-    await sleep((kind === 'ndjson' ? NDJSON_GAP_MS : 0) + SPOKEN[kind].words * MS_PER_WORD + PAUSE_MS);
-    // the reply has been spoken to the end (the far end's view), so the next turn does not talk over it
-    const until = now() + TURN_TIMEOUT_MS;
-    for (;;) {
-      const v = ok('sandbox view', await call('GET', `/sandbox/calls/${callId}`, { key: ADMIN_TOKEN })) as {
-        agentSpeech: { state: string }[];
-      };
-      const quiet = v.agentSpeech.every((p) => p.state !== 'queued' && p.state !== 'playing');
-      if ((quiet && v.agentSpeech.length >= playbacks) || now() > until) break;
-      await sleep(10);
-    }
-  }
-  ok('hangup', await call('POST', `/sandbox/calls/${callId}/hangup`, { key: ADMIN_TOKEN }));
-  return { callId, turns, missing, setupMs };
 }
 
 // ---------------------------------------------------------------- collecting the turns
@@ -567,15 +530,33 @@ type Summary = {
   goal?: boolean;
 };
 
-type Bench = Readonly<{ target: string; rt: Runtime; call: Call; rx: Receiver; line: Line; run: string }>;
+type Bench = Readonly<{ target: string; rt: Runtime; base: string; call: Call; rx: Receiver; line: Line; run: string }>;
 
 /** `calls` calls at once, `turns` turns each, from callers numbered from `firstCaller`. */
 async function scenario(b: Bench, name: string, calls: number, turns: number, firstCaller: number): Promise<Summary> {
   const { target, rt, call, rx, line, run } = b;
+  // the callers run on a thread of their own, loaded before the clock starts (docs/testing.md#voice-npm-run-benchvoice)
+  const callers = await startCallers(
+    {
+      base: b.base,
+      adminToken: ADMIN_TOKEN,
+      phoneNumber: line.phoneNumber,
+      run,
+      calls,
+      turns,
+      firstCaller,
+      msPerWord: MS_PER_WORD,
+      pauseMs: PAUSE_MS,
+      ndjsonGapMs: NDJSON_GAP_MS,
+      turnTimeoutMs: TURN_TIMEOUT_MS,
+      spoken: SPOKEN,
+    },
+    rx.tell(),
+  );
   const t0 = now();
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = mainThreadCpuMs();
-  const driven = await Promise.all(Array.from({ length: calls }, (_, i) => driveCall(call, rx, line, run, firstCaller + i, turns)));
+  const driven = await callers.run();
   const seconds = (now() - t0) / 1000;
   const elu = performance.eventLoopUtilization(elu0).utilization;
   const cpu1 = mainThreadCpuMs();
@@ -677,7 +658,7 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     );
     const line = await setUp(call, rx);
     // warm-up, not counted: the first turns of a fresh process pay for compilation
-    const b: Bench = { target, rt, call, rx, line, run: randomBytes(3).toString('hex') };
+    const b: Bench = { target, rt, base, call, rx, line, run: randomBytes(3).toString('hex') };
     await scenario(b, 'warm-up', 2, 4, 0);
     return [
       await scenario(b, `1 call, ${SOLO_TURNS} turns`, 1, SOLO_TURNS, 10),
@@ -746,9 +727,7 @@ function print(summaries: readonly Summary[]): void {
         `(${(s.calls / s.seconds).toFixed(2)} calls/s, ${(s.turns / s.seconds).toFixed(1)} turns/s; each caller waits for every reply), ` +
         `main thread busy ${Math.round(s.elu * 100)}%${s.calls > 1 ? ` (goal < 50%: ${s.elu < 0.5 ? 'met' : 'NOT met'})` : ''}` +
         // CPU, which leaves out time the thread waited for a core: steadier than the busy share on a shared machine
-        (s.mainCpuMs != null
-          ? `, its CPU ${(s.mainCpuMs / s.calls).toFixed(1)} ms a call (set-up, turns, hang-up and this bench's client)`
-          : '') +
+        (s.mainCpuMs != null ? `, its CPU ${(s.mainCpuMs / s.calls).toFixed(1)} ms a call (set-up, turns, hang-up)` : '') +
         '; ' +
         `inbound call setup p50 ${s.setupP50.toFixed(1)} ms; goal p99 overhead < ${GOAL_MS} ms: ` +
         `record ${f(rec)} ms ${verdict(rec)}, outside ${f(out)} ms ${verdict(out)}`,
@@ -771,7 +750,7 @@ async function main(): Promise<void> {
   await runOnTargets(url, rx, onTarget, print);
   if (rx.other.size > 0) console.log(`other deliveries to the receiver: ${[...rx.other].map(([k, v]) => `${k}×${v}`).join(', ')}`);
   console.log(
-    'one process serves the API, runs the projectors, reactors and workers, and runs this client; the receiver is a worker thread of it',
+    'one process serves the API, runs the projectors, reactors and workers, and runs this client; the receiver and the driven callers are worker threads of it',
   );
   console.log(`\ntotal ${((now() - started) / 1000).toFixed(1)} s`);
 }
