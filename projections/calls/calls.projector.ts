@@ -5,6 +5,7 @@ import type { CallEvent } from '../../domain/call/call.decider.js';
 import type { TurnAction, TurnLatency } from '../../domain/call/call.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
+import type { CallTurnsTable } from './tables.js';
 import './tables.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
 import { guardedRow } from '../shared/guarded.js';
@@ -142,18 +143,14 @@ const turnStatement = new CompiledOnce<ReadDb, TurnValues, unknown>(null, (db, v
 async function turn(
   db: Kysely<ReadDb>,
   e: RecordedEvent<Turn>,
-  row: Readonly<{
-    role: 'user' | 'agent';
-    text: string;
-    spoken: string;
-    interrupted: boolean;
-    source: string | null;
-    confidence: number | null;
-    reply_to: string | null;
-    silent_reason: string | null;
-    latency: TurnLatency | null;
-    actions: readonly TurnAction[];
-  }>,
+  /** the turn's row as its table has it, with its latency and actions as the event has them */
+  row: Readonly<
+    Pick<CallTurnsTable, 'text' | 'spoken' | 'interrupted' | 'source' | 'confidence' | 'reply_to' | 'silent_reason'> & {
+      role: 'user' | 'agent';
+      latency: TurnLatency | null;
+      actions: readonly TurnAction[];
+    }
+  >,
 ) {
   const d = e.data;
   const l = latencyColumns(row.latency);
