@@ -190,8 +190,6 @@ parentPort.on('message', (m) => {
 
 type Receiver = {
   url: string;
-  /** resolves when the voice turn whose transcript is `text` has been answered */
-  answered: (text: string) => Promise<Hit>;
   /** every voice turn answered, by the caller turn's id */
   hits: Map<string, Hit>;
   /** requests that were not a voice turn of this bench (e.g. `agent.call_ended`), by event */
@@ -203,8 +201,6 @@ type Receiver = {
 
 async function startReceiver(): Promise<Receiver> {
   const hits = new Map<string, Hit>();
-  const byText = new Map<string, Hit>();
-  const waiting = new Map<string, (h: Hit) => void>();
   const other = new Map<string, number>();
   const worker = new Worker(RECEIVER_THREAD, {
     eval: true,
@@ -217,18 +213,11 @@ async function startReceiver(): Promise<Receiver> {
       else if (m.other !== undefined) other.set(m.other, (other.get(m.other) ?? 0) + 1);
       else if (m.hit) {
         hits.set(m.hit.turnId, m.hit);
-        byText.set(m.hit.transcript, m.hit);
-        waiting.get(m.hit.transcript)?.(m.hit);
-        waiting.delete(m.hit.transcript);
       }
     });
   });
   return {
     url: `http://127.0.0.1:${port}/voice`,
-    answered: (text) => {
-      const hit = byText.get(text);
-      return hit ? Promise.resolve(hit) : new Promise<Hit>((resolve) => waiting.set(text, resolve));
-    },
     hits,
     other,
     tell: () => {

@@ -66,9 +66,11 @@ export async function startCallers(plan: CallersPlan, answers: MessagePort): Pro
     run: async () => {
       const finished = message('done');
       worker.postMessage('go');
-      const { driven } = await finished;
-      await worker.terminate();
-      return driven ?? [];
+      try {
+        return (await finished).driven ?? [];
+      } finally {
+        await worker.terminate();
+      }
     },
   };
 }

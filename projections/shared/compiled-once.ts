@@ -3,7 +3,7 @@ import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 
 /** What a slot holds while the query is built: a string no caller's value looks like. */
 const SLOT = '\u0000compiled-once\u0000';
 
-/** A statement Kysely compiles differently for each schema a view names (`withSchema`), and for no other reason. */
+/** A statement whose text tells views apart: compiled with the schema a view names (`withSchema`), and any plugin's renaming. */
 const PROBE = 'compiled_once_probe';
 /** the kinds of view a statement keeps compiled at most */
 const MAX_KINDS = 16;
@@ -89,7 +89,7 @@ export class CompiledOnce<DB, V extends Values, O> {
 
 type Compiled = Readonly<{ sql: string; query: CompiledQuery['query']; slots: (string | null)[]; fixed: readonly unknown[] }>;
 
-/** What a view of the database compiles a probe statement to, kept per view (a batch's view is asked once per statement). */
+/** What a view of the database compiles the probe statement to, kept per view: a batch's view compiles it once, however many statements it runs. */
 const kinds = new WeakMap<object, string>();
 function viewKind<DB>(db: Kysely<DB>): string {
   let kind = kinds.get(db);
