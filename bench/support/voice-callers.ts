@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { moduleThread } from '../../infrastructure/module-thread.js';
 import { client, type Reply } from './http-client.js';
 
 /*
@@ -39,13 +40,7 @@ const callerNumber = (i: number): string => `+1312${200 + Math.floor(i / 10000)}
  * for every turn it answered.
  */
 export async function startCallers(plan: CallersPlan, answers: MessagePort): Promise<{ run: () => Promise<Driven[]> }> {
-  // from TypeScript sources the thread loads this file through tsx (a worker does not inherit tsx's loader)
-  const fromSources = import.meta.url.endsWith('.ts');
-  const entry = import.meta.url;
-  const load = fromSources
-    ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`
-    : `import(${JSON.stringify(entry)})`;
-  const worker = new Worker(load, { eval: true, workerData: { voiceCallers: plan, answers }, transferList: [answers] });
+  const worker = moduleThread(import.meta.url, { workerData: { voiceCallers: plan, answers }, transferList: [answers] });
   const message = (want: 'ready' | 'done') =>
     new Promise<{ driven?: Driven[] }>((resolve, reject) => {
       const onMessage = (m: { ready?: true; driven?: Driven[]; error?: string }) => {

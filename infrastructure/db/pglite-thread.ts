@@ -1,5 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { types } from '@electric-sql/pglite';
+import { moduleThread } from '../module-thread.js';
 import type { Parsers, PgliteRunner } from './pglite-driver.js';
 
 /** How the thread opens PGlite: a data directory, a dump to start from (in memory), or neither (in memory, empty). */
@@ -39,13 +40,10 @@ export class PgliteThread implements PgliteRunner {
   readonly ready: Promise<void>;
 
   constructor(start: ThreadStart) {
-    // from TypeScript sources the thread loads its file through tsx (a worker does not inherit tsx's loader)
     const fromSources = import.meta.url.endsWith('.ts');
-    const entry = new URL(`./pglite-thread.worker.${fromSources ? 'ts' : 'js'}`, import.meta.url).href;
-    const load = fromSources
-      ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`
-      : `import(${JSON.stringify(entry)})`;
-    this.worker = new Worker(load, { eval: true, workerData: start });
+    this.worker = moduleThread(new URL(`./pglite-thread.worker.${fromSources ? 'ts' : 'js'}`, import.meta.url).href, {
+      workerData: start,
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       this.pending.set(0, {
         resolve: (r) => {

@@ -8,7 +8,7 @@ import type { ReadDb } from '../shared/read-db.js';
 import type { CallTurnsTable } from './tables.js';
 import './tables.js';
 import { CompiledOnce } from '../shared/compiled-once.js';
-import { guardedRow } from '../shared/guarded.js';
+import { guarded, guardedRow } from '../shared/guarded.js';
 
 /** The list's `lastTranscriptSnippet` keeps at most this many characters of the latest words. */
 export const SNIPPET_LENGTH = 200;
@@ -74,16 +74,14 @@ type TurnValues = {
 const turnStatement = new CompiledOnce<ReadDb, TurnValues, unknown>(null, (db, v) =>
   db
     .with('moved', (qb) =>
-      qb
-        .updateTable('calls')
+      guarded(qb.updateTable('calls'), { call_id: v.callId }, v.revision)
         .set((eb) => ({
           turn_count: eb('turn_count', '+', 1),
           last_transcript_snippet: sql<string | null>`coalesce(${as(v.snippet, 'text')}, last_transcript_snippet)`,
-          updated_at: as<string>(v.endedAt, 'timestamptz'),
-          last_activity_at: as<string>(v.endedAt, 'timestamptz'),
-          revision: as<string>(v.revision, 'bigint'),
+          updated_at: v.endedAt,
+          last_activity_at: v.endedAt,
+          revision: v.revision,
         }))
-        .where(sql<boolean>`call_id = ${v.callId} and revision < ${as(v.revision, 'bigint')}`)
         .returning(['turn_count', 'account_id']),
     )
     .insertInto('call_turns')

@@ -12,12 +12,14 @@ import type { ReadDb } from './read-db.js';
 export function guarded<DB, TB extends keyof DB>(
   update: UpdateQueryBuilder<DB, TB, TB, UpdateResult>,
   key: Readonly<Partial<Record<keyof DB[TB] & string, string>>>,
-  e: RecordedEvent,
+  /** the event, or the revision its row would show (a statement compiled once passes its slot) */
+  e: RecordedEvent | string,
   /** the row's revision column, when it is not `revision` */
   revision?: keyof DB[TB] & string,
 ): UpdateQueryBuilder<DB, TB, TB, UpdateResult> {
   const matches = Object.entries(key).map(([column, value]) => sql<boolean>`${sql.ref(column)} = ${value}`);
-  return update.where(sql<boolean>`${sql.join([...matches, sql`${sql.ref(revision ?? 'revision')} < ${rowRevision(e)}`], sql` and `)}`);
+  const at = typeof e === 'string' ? e : rowRevision(e);
+  return update.where(sql<boolean>`${sql.join([...matches, sql`${sql.ref(revision ?? 'revision')} < ${at}`], sql` and `)}`);
 }
 
 /**
