@@ -612,44 +612,70 @@ export class CallSession implements LegListener {
     const audio = this.leg?.bridgedAudio?.() ?? null;
     if (!audio) return;
     const stored = { callId: this.callId, accountId: this.call.accountId, ...audio, createdAt: this.deps.clock.now().toISOString() };
+    // stored before the facts that follow: they wait for it in a write of their own
+    this.waiting = null;
     this.writes = this.writes.then(() =>
       store.put(stored).catch((err: unknown) => this.deps.log.error({ err, callId: this.callId }, "keeping a bridged call's audio failed")),
     );
   }
 
   /**
-   * Queues a write on the call's stream; a write refused because the call has ended hangs the line up. A write that
-   * fails for a transient reason (the database away) is tried again, with a growing pause, until it lands: the
-   * facts behind it wait in the queue, so the stream keeps the order the call saw them in (docs/calls.md#the-live-session).
+   * Queues a fact for the call's stream (docs/calls.md#the-live-session). Facts that come while the write before them
+   * is on its way wait for it and then go together, decided in their order and written in one append
+   * (`executeInOrder`): an answered call's ringing and answer, a hung-up line's report and end. A fact refused
+   * because the call has ended hangs the line up. A write that fails for a transient reason (the database away) is
+   * tried again, with a growing pause, until it lands: the facts behind it wait in the queue, so the stream keeps the
+   * order the call saw them in.
    */
   private record(command: CommandInput<CallCommand>): void {
     // a caller turn still waiting for its reply's request goes first: every later fact follows it
     if (command.type !== 'RecordCallerTurn') this.flushDeferred();
-    this.writes = this.writes.then(async () => {
-      const giveUpAt = Date.now() + (this.deps.retryForMs ?? 15 * 60_000);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.deps.exec.execute(callDecider, callStream(this.callId), command, this.ctx);
-          if (attempt > 1) this.deps.log.info({ callId: this.callId, command: command.type, attempt }, 'call fact recorded after retries');
-          return;
-        } catch (err) {
-          if (err instanceof DomainError && err.code === 'CALL_NOT_LIVE') {
-            if (!this.finished) {
-              this.endReason = this.endReason ?? 'ended_by_api';
-              void this.leg?.hangup();
-            }
-            return;
-          }
-          const transient = this.deps.isTransient?.(err) ?? !(err instanceof DomainError);
-          if (!transient || Date.now() >= giveUpAt) {
-            this.deps.log.error({ err, callId: this.callId, command: command.type, attempt }, 'recording a call fact failed; given up');
-            return;
-          }
-          if (attempt === 1)
-            this.deps.log.warn({ err, callId: this.callId, command: command.type }, 'recording a call fact failed; retrying');
-          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt - 1, 10), 5000)));
-        }
-      }
+    if (this.waiting) {
+      this.waiting.push(command);
+      return;
+    }
+    const facts = [command];
+    this.waiting = facts;
+    this.writes = this.writes.then(() => {
+      // on its way: facts from now on wait for this write
+      if (this.waiting === facts) this.waiting = null;
+      return this.write(facts);
     });
+  }
+
+  /** The facts queued behind the write on its way, not yet begun (null: none). */
+  private waiting: CommandInput<CallCommand>[] | null = null;
+
+  private async write(facts: readonly CommandInput<CallCommand>[]): Promise<void> {
+    const commands = facts.map((c) => c.type);
+    const giveUpAt = Date.now() + (this.deps.retryForMs ?? 15 * 60_000);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { refusals } = await this.deps.exec.executeInOrder(callDecider, callStream(this.callId), facts, this.ctx);
+        if (attempt > 1) this.deps.log.info({ callId: this.callId, commands, attempt }, 'call facts recorded after retries');
+        for (const [i, err] of refusals.entries()) if (err !== undefined) this.refused(facts[i]!, err);
+        return;
+      } catch (err) {
+        const transient = this.deps.isTransient?.(err) ?? !(err instanceof DomainError);
+        if (!transient || Date.now() >= giveUpAt) {
+          this.deps.log.error({ err, callId: this.callId, commands, attempt }, 'recording call facts failed; given up');
+          return;
+        }
+        if (attempt === 1) this.deps.log.warn({ err, callId: this.callId, commands }, 'recording call facts failed; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt - 1, 10), 5000)));
+      }
+    }
+  }
+
+  /** A fact the call's decider refused: one refused because the call has ended hangs the line up; any other is logged. */
+  private refused(command: CommandInput<CallCommand>, err: unknown): void {
+    if (err instanceof DomainError && err.code === 'CALL_NOT_LIVE') {
+      if (!this.finished) {
+        this.endReason = this.endReason ?? 'ended_by_api';
+        void this.leg?.hangup();
+      }
+      return;
+    }
+    this.deps.log.error({ err, callId: this.callId, command: command.type }, 'recording a call fact refused; given up');
   }
 }

@@ -76,6 +76,32 @@ export const step = <C extends Command, E extends Event, S>(
   o?: ExecuteOptions,
 ): Step => ({ decider: decider as unknown as Step['decider'], stream, input: input as CommandInput<Command>, ctx, ...(o ? { o } : {}) });
 
+/** Commands decided in turn: the events of those taken, the state they leave, and each one's refusal (undefined if taken). */
+type InOrder<E, S> = { events: E[]; next: S; refusals: unknown[] };
+
+/** Each command decided on the state the ones before it leave; a refused one is left out, its error kept at its place. */
+function decideInOrder<C extends Command, E extends Event, S>(decider: Decider<C, E, S>, commands: readonly C[], state: S): InOrder<E, S> {
+  const events: E[] = [];
+  const refusals: unknown[] = [];
+  let next = state;
+  for (const command of commands) {
+    let decided: E[];
+    try {
+      decided = decider.decide(command, next);
+    } catch (err) {
+      refusals.push(err);
+      continue;
+    }
+    refusals.push(undefined);
+    next = decided.reduce(decider.evolve, next);
+    events.push(...decided);
+  }
+  return { events, next, refusals };
+}
+
+/** A decision on a state that may be stale is taken only when it appends and refuses nothing; else the stream is read. */
+const takenWhenGuarded = (d: InOrder<Event, unknown>): boolean => d.events.length > 0 && d.refusals.every((r) => r === undefined);
+
 /**
  * The one command path (docs/architecture.md, "How a write flows"): build the time, the acting account and the
  * event metadata; load the stream and fold it; decide; append with the revision read. A conflict means another
@@ -114,6 +140,25 @@ export class CommandExecutor {
     ctx: RequestContext,
     o: ExecuteOptions = {},
   ): Promise<ExecuteResult<E, S>> {
+    const { refusals, ...result } = await this.executeInOrder(decider, stream, [input], ctx, o);
+    if (refusals[0] !== undefined) throw refusals[0];
+    return result;
+  }
+
+  /**
+   * Commands on one stream that came together, in one append (docs/event-store.md#commands-in-order): each is
+   * decided in turn on the state the ones before it leave, as `execute` would decide it after them. A command
+   * refused is left out, its error in `refusals` at its place (undefined for one taken), and the others are still
+   * decided; the events of all of them go in one append, so they land together or not at all. A conflict decides
+   * them all again on the stream as read, as `execute` does one command.
+   */
+  async executeInOrder<C extends Command, E extends Event, S>(
+    decider: Decider<C, E, S>,
+    stream: string,
+    inputs: readonly CommandInput<C>[],
+    ctx: RequestContext,
+    o: ExecuteOptions = {},
+  ): Promise<ExecuteResult<E, S> & { refusals: readonly unknown[] }> {
     const accountId = o.accountId ?? ctx.accountId;
     const metadata = metadataOf(ctx, o);
     /** a conflict met by a decision on the cached state, or on a stream taken as new, costs no attempt: the next one reads the stream */
@@ -123,14 +168,15 @@ export class CommandExecutor {
       staleCache = false;
       try {
         const result = await this.streamLock.run(stream, async () => {
-          const command = { ...input, metadata: { now: this.now(), accountId } } as C;
+          const now = this.now();
+          const commands = inputs.map((input) => ({ ...input, metadata: { now, accountId } }) as C);
           const mark = this.cache.mark();
-          const kept = this.decideOnKept(decider, stream, command) ?? (takenAsNew ? this.decideOnNew(decider, command) : null);
+          const kept = this.decideOnKept(decider, stream, commands) ?? (takenAsNew ? this.decideOnNew(decider, commands) : null);
           takenAsNew = false;
           const usedCache = kept !== null;
           const { state, revision } = kept ?? (await this.load(decider, stream));
-          const newEvents = kept ? kept.events : decider.decide(command, state);
-          if (newEvents.length === 0) return { state, events: [], revision, checkpoint: null };
+          const { events: newEvents, next, refusals } = kept ?? decideInOrder(decider, commands, state);
+          if (newEvents.length === 0) return { state, events: [], revision, checkpoint: null, refusals };
           let r: Awaited<ReturnType<EventStorePort['appendToStream']>>;
           try {
             r = await this.store.appendToStream(
@@ -143,9 +189,8 @@ export class CommandExecutor {
             staleCache = usedCache && err instanceof WrongExpectedRevisionError;
             throw err;
           }
-          const next = newEvents.reduce(decider.evolve, state);
           this.cache.keep(stream, { decider, state: next, revision: r.nextRevision }, mark);
-          return { state: next, events: newEvents, revision: r.nextRevision, checkpoint: r.checkpoint };
+          return { state: next, events: newEvents, revision: r.nextRevision, checkpoint: r.checkpoint, refusals };
         });
         if (o.readYourWrites && result.checkpoint)
           await this.readModels.waitFor(
@@ -238,41 +283,34 @@ export class CommandExecutor {
 
   /**
    * A decision on the state the cache keeps for `stream` (docs/event-store.md#the-aggregate-cache), or null to decide
-   * on the stream as read: exact, the kept state is the stream's, so whatever it decides (a refusal thrown included)
-   * stands; guarded, only a decision that appends is taken, and its append names the revision the state reflects.
+   * on the stream as read: exact, the kept state is the stream's, so whatever it decides (refusals included)
+   * stands; guarded, only a decision that appends and refuses nothing is taken, and its append names the revision
+   * the state reflects.
    */
   private decideOnKept<C extends Command, E extends Event, S>(
     decider: Decider<C, E, S>,
     stream: string,
-    command: C,
-  ): { state: S; revision: bigint | 'no_stream'; events: E[] } | null {
+    commands: readonly C[],
+  ): (InOrder<E, S> & { state: S; revision: bigint | 'no_stream' }) | null {
     const kept = this.cache.get(stream, decider);
     if (!kept) return null;
     const state = kept.state as S;
-    if (this.cache.exact) return { state, revision: kept.revision, events: decider.decide(command, state) };
-    try {
-      const events = decider.decide(command, state);
-      return events.length > 0 ? { state, revision: kept.revision, events } : null;
-    } catch {
-      return null;
-    }
+    const decided = decideInOrder(decider, commands, state);
+    if (this.cache.exact || takenWhenGuarded(decided)) return { state, revision: kept.revision, ...decided };
+    return null;
   }
 
   /**
-   * A decision on the initial state of a stream the caller knows is new (`newStream`), taken only when it appends:
-   * its append names `no_stream`, which a stream that exists after all answers with a conflict.
+   * A decision on the initial state of a stream the caller knows is new (`newStream`), taken only when it appends
+   * and refuses nothing: its append names `no_stream`, which a stream that exists after all answers with a conflict.
    */
   private decideOnNew<C extends Command, E extends Event, S>(
     decider: Decider<C, E, S>,
-    command: C,
-  ): { state: S; revision: 'no_stream'; events: E[] } | null {
+    commands: readonly C[],
+  ): (InOrder<E, S> & { state: S; revision: 'no_stream' }) | null {
     const state = decider.initialState();
-    try {
-      const events = decider.decide(command, state);
-      return events.length > 0 ? { state, revision: 'no_stream', events } : null;
-    } catch {
-      return null;
-    }
+    const decided = decideInOrder(decider, commands, state);
+    return takenWhenGuarded(decided) ? { state, revision: 'no_stream', ...decided } : null;
   }
 
   /**

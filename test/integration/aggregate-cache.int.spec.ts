@@ -153,6 +153,54 @@ describe('the aggregate cache of the command path', function () {
     expect((await sut.store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Added', 'Reset', 'Added', 'Reset', 'Added', 'Reset']);
   });
 
+  describe('commands in order on one stream (executeInOrder)', () => {
+    const appendsOf = () => {
+      const c = counting(sut.store);
+      return { x: new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, 100), appends: c.appends };
+    };
+
+    it('decides each on the state the ones before it leave, leaves a refused one out, and appends the rest in one append', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, appends } = appendsOf();
+      // 4 fits, 8 more does not (12 > 10), 5 more does (9)
+      const r = await x.executeInOrder(tally, stream, [add(4), add(8), add(5)], ctx);
+      expect(r.events.map((e) => e.data)).to.deep.equal([{ n: 4 }, { n: 5 }]);
+      expect(r.refusals.map((e) => e instanceof DomainError)).to.deep.equal([false, true, false]);
+      expect(r.refusals[0]).to.equal(undefined);
+      expect([r.state, r.revision]).to.deep.equal([{ total: 9 }, 1n]);
+      expect(appends()).to.deep.equal([[stream]]);
+      const written = await sut.store.readStream(stream);
+      expect(written.map((e) => e.data)).to.deep.equal([{ n: 4 }, { n: 5 }]);
+      // one append: one commit
+      expect(new Set(written.map((e) => e.checkpoint.split('/')[0])).size).to.equal(1);
+    });
+
+    it('appends nothing when every one is refused, and execute throws the refusal of its one command', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const { x, appends } = appendsOf();
+      await x.execute(tally, stream, add(10), ctx);
+      const r = await x.executeInOrder(tally, stream, [add(1), add(2)], ctx);
+      expect([r.events, r.checkpoint]).to.deep.equal([[], null]);
+      expect(r.refusals.every((e) => e instanceof DomainError)).to.equal(true);
+      expect(await x.execute(tally, stream, add(1), ctx).catch((e: unknown) => e)).to.be.instanceOf(DomainError);
+      expect(appends()).to.have.length(1);
+    });
+
+    it('a stream another writer moved decides them all again on the stream as read', async () => {
+      const stream = `tally-${crypto.randomUUID()}`;
+      const a = appendsOf();
+      const b = appendsOf();
+      await a.x.execute(tally, stream, add(1), ctx);
+      await b.x.execute(tally, stream, add(5), ctx); // a's cached state (1 at revision 0) is stale now
+      // on a's cache both fit (1 + 3 + 4), on the stream only the first (6 + 3, then 13 > 10)
+      const r = await a.x.executeInOrder(tally, stream, [add(3), add(4)], ctx);
+      expect(r.events.map((e) => e.data)).to.deep.equal([{ n: 3 }]);
+      expect(r.refusals.map((e) => e instanceof DomainError)).to.deep.equal([false, true]);
+      expect([r.state, r.revision]).to.deep.equal([{ total: 9 }, 2n]);
+      expect(await totalOf(stream)).to.equal(9);
+    });
+  });
+
   describe('a stream the caller knows is new (newStream)', () => {
     const fresh = { newStream: true } as const;
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { callStream } from '../../domain/call/call.js';
 import { concatAudio } from '../../infrastructure/media/audio.js';
 import { type VoiceReceiver, voiceReceiver } from '../support/calls.js';
 import type { TestApp } from '../support/http.js';
@@ -123,6 +124,9 @@ describe('SIP calls with baresip', function () {
     expect(ended.media.sent.packets).to.be.above(100);
     expect(ended.media.received.packets).to.be.above(100);
     expect(ended.media.received.lost).to.be.at.most(ended.media.received.packets / 10);
+    // the line's report and the call's end come together, so they are written in one append (docs/calls.md#the-live-session)
+    const commits = new Map((await app.rt.store.readStream(callStream(call.id))).map((e) => [e.type, e.checkpoint.split('/')[0]]));
+    expect(commits.get('CallLegReported')).to.be.a('string').and.equal(commits.get('CallEnded'));
     const heard = await eventually(async () => phone.heard() ?? undefined, "baresip's recording", SLOW);
     await expectSpoken(heard, ANSWER, 'the answer');
     const transcript = await app.call('GET', `/v1/calls/${call.id}/transcript`, { key: line.key });
