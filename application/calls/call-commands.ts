@@ -10,7 +10,7 @@ import type { NumberQueries, PhoneNumberView } from '../numbers/number-queries.p
 import type { ClockPort } from '../ports/clock.port.js';
 import type { IdsPort } from '../ports/ids.port.js';
 import type { RequestContext } from '../shared/context.js';
-import type { CommandExecutor } from '../shared/execute.js';
+import { type CommandExecutor, type Step, step } from '../shared/execute.js';
 import type { SipTrunkQueries } from '../sip-trunks/sip-trunk-queries.port.js';
 import type { CallHost, CallLeasesPort, LiveCallPlan } from './call-host.js';
 import type { CallSession } from './call-session.js';
@@ -193,7 +193,7 @@ export class CallCommands {
       token: accessToken,
       expiresAt,
     });
-    await this.record(plan);
+    await this.d.exec.executeTogether([this.placing(plan)]);
     // nobody holds it until a browser joins; unjoined, the sweeper ends it when the token has expired
     await this.d.leases.hold([{ callId, accountId: ctx.accountId }], 'web-pending', expiresAt);
     return { callId, accessToken, expiresAt: expiresAt.toISOString() };
@@ -366,21 +366,20 @@ export class CallCommands {
   }
 
   /**
-   * Takes the call's slots, then records it as placed; a refused record gives the slots back. A record that was
-   * stored (only the wait for the read models failed) keeps them: the call is placed.
+   * Takes the call's slots and records it as placed, together (docs/calls.md#limits): embedded in one append, so a
+   * full cap writes nothing; elsewhere one after the other, and a refused record gives the slots back. A record
+   * that was stored (only the wait for the read models failed) keeps them: the call is placed.
    */
   private async start(plan: LiveCallPlan): Promise<void> {
-    await this.d.slots.reserve(plan.ctx, plan.callId, plan.scopes);
-    try {
-      await this.record(plan);
-    } catch (err) {
-      if (!writeStored(err)) await this.d.slots.release(plan.ctx, plan.callId, plan.scopes);
-      throw err;
-    }
+    const place = this.placing(plan);
+    await this.d.exec.executeTogether([...this.d.slots.steps(plan.ctx, plan.callId, plan.scopes), place], async (err, written) => {
+      if (!(written.includes(place) && writeStored(err))) await this.d.slots.giveBack(plan.ctx, plan.callId, written);
+    });
   }
 
-  private async record(plan: LiveCallPlan): Promise<void> {
-    await this.d.exec.execute(
+  /** The command that records the call as placed. */
+  private placing(plan: LiveCallPlan): Step {
+    return step(
       callDecider,
       callStream(plan.callId),
       {

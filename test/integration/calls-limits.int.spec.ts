@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { callStream } from '../../domain/call/call.js';
+import { callSlotsStream } from '../../domain/call/call-slots.decider.js';
 import { CALLS } from '../../infrastructure/calls/tokens.js';
 import { FAR_END, FAST_VOICE_ENV, voiceLine } from '../support/calls.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
@@ -76,6 +78,26 @@ describe('calls: concurrency limits', function () {
     const again = await place(line.key, { agentId: line.agentId, fromNumberId: free });
     expect(again.status, JSON.stringify(again.body)).to.equal(200);
     expectPlain(await place(line.key, { agentId: line.agentId, fromNumberId: placed[0].phoneNumberId }), 429);
+  });
+
+  it("writes a placed call's slots and its record together: one transaction embedded, the slots first elsewhere", async () => {
+    const line = await voiceLine(app, {}, 'Together');
+    const r = await place(line.key, { agentId: line.agentId });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    const reserved = async (stream: string) =>
+      (await app.rt.store.readStream(stream)).find(
+        (e) => e.type === 'CallSlotReserved' && (e.data as { callId: string }).callId === r.body.id,
+      );
+    const written = [
+      await reserved(callSlotsStream('number', line.numberId)),
+      await reserved(callSlotsStream('account', line.accountId)),
+      (await app.rt.store.readStream(callStream(r.body.id)))[0],
+    ];
+    expect(written.map((e) => e?.type)).to.deep.equal(['CallSlotReserved', 'CallSlotReserved', 'CallPlaced']);
+    if (app.rt.store.kind !== 'postgres') return; // EventStoreDB: no transactions across streams
+    const commits = written.map((e) => BigInt(e!.checkpoint.split('/')[0]!));
+    if (app.rt.store.soleWriter) expect(new Set(commits).size).to.equal(1);
+    else expect([commits[0]! < commits[1]!, commits[1]! < commits[2]!]).to.deep.equal([true, true]);
   });
 
   it('frees the slot before POST /v1/calls/{id}/end answers, even when freeing it is slower than the read model', async () => {
