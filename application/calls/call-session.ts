@@ -620,9 +620,9 @@ export class CallSession implements LegListener {
   }
 
   /**
-   * Queues a fact for the call's stream (docs/calls.md#the-live-session). Facts that come while the write before them
-   * is on its way wait for it and then go together, decided in their order and written in one append
-   * (`executeInOrder`): an answered call's ringing and answer, a hung-up line's report and end. A fact refused
+   * Queues a fact for the call's stream (docs/calls.md#the-live-session). Facts that come at the same moment (a
+   * hung-up line's report and end), or while the write before them is on its way, wait for it and then go together,
+   * decided in their order and written in one append (`executeInOrder`). A fact refused
    * because the call has ended hangs the line up. A write that fails for a transient reason (the database away) is
    * tried again, with a growing pause, until it lands: the facts behind it wait in the queue, so the stream keeps the
    * order the call saw them in.

@@ -56,9 +56,9 @@ export class CallSlots {
     ];
   }
 
-  /** Gives back the slots that these written commands took (of `steps`; the others are passed over), last first. */
+  /** Gives back the slots that these written commands took (those of `steps`; the others are passed over), last first. */
   async giveBack(ctx: RequestContext, callId: string, written: readonly Step[]): Promise<void> {
-    for (const s of [...written].reverse()) if (s.decider === (callSlotsDecider as unknown)) await this.releaseOne(ctx, s.stream, callId);
+    for (const s of [...written].reverse()) if (s.input.type === 'ReserveCallSlot') await this.releaseOne(ctx, s.stream, callId);
   }
 
   async release(ctx: RequestContext, callId: string, scopes: SlotScopes): Promise<void> {
