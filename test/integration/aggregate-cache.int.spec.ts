@@ -171,8 +171,8 @@ describe('the aggregate cache of the command path', function () {
       expect(appends()).to.deep.equal([[stream]]);
       const written = await sut.store.readStream(stream);
       expect(written.map((e) => e.data)).to.deep.equal([{ n: 4 }, { n: 5 }]);
-      // one append: one commit
-      expect(new Set(written.map((e) => e.checkpoint.split('/')[0])).size).to.equal(1);
+      // one append: on PostgreSQL one commit (EventStoreDB gives each event a position of its own)
+      if (sut.store.kind === 'postgres') expect(new Set(written.map((e) => e.checkpoint.split('/')[0])).size).to.equal(1);
     });
 
     it('appends nothing when every one is refused, and execute throws the refusal of its one command', async () => {
