@@ -76,15 +76,19 @@ export const step = <C extends Command, E extends Event, S>(
   o?: ExecuteOptions,
 ): Step => ({ decider: decider as unknown as Step['decider'], stream, input: input as CommandInput<Command>, ctx, ...(o ? { o } : {}) });
 
-/** Commands decided in turn: the events of those taken, the state they leave, and each one's refusal (undefined if taken). */
-type InOrder<E, S> = { events: E[]; next: S; refusals: unknown[] };
+/**
+ * Commands decided in turn: the events of those taken, the index of the command each event came from, the state
+ * they leave, and each command's refusal (undefined if taken).
+ */
+type InOrder<E, S> = { events: E[]; from: number[]; next: S; refusals: unknown[] };
 
 /** Each command decided on the state the ones before it leave; a refused one is left out, its error kept at its place. */
 function decideInOrder<C extends Command, E extends Event, S>(decider: Decider<C, E, S>, commands: readonly C[], state: S): InOrder<E, S> {
   const events: E[] = [];
+  const from: number[] = [];
   const refusals: unknown[] = [];
   let next = state;
-  for (const command of commands) {
+  for (const [i, command] of commands.entries()) {
     let decided: E[];
     try {
       decided = decider.decide(command, next);
@@ -94,9 +98,12 @@ function decideInOrder<C extends Command, E extends Event, S>(decider: Decider<C
     }
     refusals.push(undefined);
     next = decided.reduce(decider.evolve, next);
-    events.push(...decided);
+    for (const e of decided) {
+      events.push(e);
+      from.push(i);
+    }
   }
-  return { events, next, refusals };
+  return { events, from, next, refusals };
 }
 
 /** A decision on a state that may be stale is taken only when it appends and refuses nothing; else the stream is read. */
@@ -341,21 +348,12 @@ export class CommandExecutor {
     }[] = [];
     for (const [stream, its] of byStream) {
       const at = states.get(stream)!;
-      let state = at.state;
-      const fresh: NewEvent[] = [];
-      for (const it of its) {
-        const command = { ...it.input, metadata: { now, accountId: it.ctx.accountId } } as C;
-        let decided: E[];
-        try {
-          decided = decider.decide(command, state);
-        } catch (err) {
-          failure ??= err;
-          continue;
-        }
-        state = decided.reduce(decider.evolve, state);
-        fresh.push(...decided.map((e) => ({ ...e, id: this.ids.uuid(), metadata: metadataOf(it.ctx) })));
-      }
-      if (fresh.length > 0) appends.push({ stream, revision: at.revision, events: fresh, state, items: its });
+      const commands = its.map((it) => ({ ...it.input, metadata: { now, accountId: it.ctx.accountId } }) as C);
+      const { events, from, next, refusals } = decideInOrder(decider, commands, at.state);
+      for (const err of refusals) if (err !== undefined) failure ??= err;
+      // each event carries the metadata of the item whose command decided it
+      const fresh = events.map((e, k): NewEvent => ({ ...e, id: this.ids.uuid(), metadata: metadataOf(its[from[k]!]!.ctx) }));
+      if (fresh.length > 0) appends.push({ stream, revision: at.revision, events: fresh, state: next, items: its });
     }
     const results = await this.store.appendMany(appends.map((a) => ({ stream: a.stream, events: a.events, expectedRevision: a.revision })));
     for (const [i, r] of results.entries()) {

@@ -201,6 +201,36 @@ describe('the aggregate cache of the command path', function () {
     });
   });
 
+  it("a batch (executeMany) decides each stream's commands in order, each event with its own item's metadata, and throws the first refusal once the rest is written", async () => {
+    const [one, two] = [1, 2].map(() => `tally-${crypto.randomUUID()}`) as [string, string];
+    const c = counting(sut.store);
+    const x = new CommandExecutor(c.store, ids, new TestClock(), noReadModels, undefined, 100);
+    const as = (requestId: string) => ({ ...ctx, requestId, correlationId: requestId });
+    // on `one`: 4 fits, 8 more does not (12 > 10), 5 more does (9); on `two`: 11 does not, 2 does
+    const items = [
+      { stream: one, input: add(4), ctx: as('r1') },
+      { stream: two, input: add(11), ctx: as('r2') },
+      { stream: one, input: add(8), ctx: as('r3') },
+      { stream: two, input: add(2), ctx: as('r4') },
+      { stream: one, input: add(5), ctx: as('r5') },
+    ];
+    const thrown = await x.executeMany(tally, items).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(thrown).to.be.instanceOf(DomainError);
+    // the first refusal of the first stream met: 8 on top of 4
+    expect((thrown as DomainError).message).to.equal('the tally is at 4');
+    expect(c.appends()).to.deep.equal([[one, two]]);
+    const written = async (stream: string) =>
+      (await sut.store.readStream(stream)).map((e) => [(e.data as { n: number }).n, e.metadata.requestId]);
+    expect(await written(one)).to.deep.equal([
+      [4, 'r1'],
+      [5, 'r5'],
+    ]);
+    expect(await written(two)).to.deep.equal([[2, 'r4']]);
+  });
+
   describe('a stream the caller knows is new (newStream)', () => {
     const fresh = { newStream: true } as const;
 
