@@ -22,6 +22,18 @@ export const movable = (bytes: Uint8Array | undefined): ArrayBuffer[] =>
     ? [bytes.buffer]
     : [];
 
+/**
+ * The bytes of a byte array that only views part of a buffer, in a buffer of their own. A message clones a view with
+ * the whole buffer under it, and node's `Buffer.concat` and `Buffer.from` give arrays under 4 KB as views of its shared
+ * 8 KB pool: most statements crossed to the database's thread as 8 KB each (docs/event-store.md#pglite-on-its-own-thread).
+ */
+export const ownBytes = (bytes: Uint8Array): Uint8Array => {
+  if (movable(bytes).length > 0) return bytes;
+  const own = new Uint8Array(bytes.byteLength);
+  own.set(bytes);
+  return own;
+};
+
 /** An error from the database thread, with the fields PostgreSQL gave it (`code`, `detail`, `constraint`…). */
 const rebuilt = (e: ThreadError): Error => Object.assign(new Error(e.message), e.fields, { name: e.name });
 
@@ -72,17 +84,20 @@ export class PgliteThread implements PgliteRunner {
     this.worker.on('exit', (code) => fail(new Error(`the database thread ended (exit code ${code})`)));
   }
 
-  private send(m: Omit<ThreadRequest, 'id'>): Promise<ThreadReply & { ok: true }> {
+  private send(m: Omit<ThreadRequest, 'id'>, moved: ArrayBuffer[] = []): Promise<ThreadReply & { ok: true }> {
     if (this.ended) return Promise.reject(this.ended);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...m, id } satisfies ThreadRequest, movable(m.message));
+      this.worker.postMessage({ ...m, id } satisfies ThreadRequest, moved);
     });
   }
 
   async run(message: Uint8Array): Promise<Uint8Array> {
-    return (await this.send({ op: 'run', message })).raw ?? new Uint8Array(0);
+    // a buffer of its own is moved; a view crosses as a copy of its own bytes (cloning a few hundred bytes cost the
+    // process's thread no more than moving them)
+    const moved = movable(message);
+    return (await this.send({ op: 'run', message: moved.length > 0 ? message : ownBytes(message) }, moved)).raw ?? new Uint8Array(0);
   }
 
   parsers(): Parsers {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { type Kysely, sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/database.js';
@@ -52,6 +53,26 @@ for (const thread of [false, true]) {
       expect(r.ref).to.equal(ROW.ref);
       expect(r.note).to.equal(null);
     });
+
+    if (thread)
+      it('sends each statement to the thread as its own bytes, never the 8 KB pool buffer node wrote it in', async () => {
+        // a view of node's shared buffer pool would cross whole (docs/event-store.md#pglite-on-its-own-thread)
+        const crossed: [number, number][] = [];
+        const original = Worker.prototype.postMessage;
+        Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+          const bytes = (args[0] as { message?: Uint8Array }).message;
+          if (bytes) crossed.push([bytes.byteLength, bytes.buffer.byteLength]);
+          return original.apply(this, args);
+        };
+        try {
+          await db(h).insertInto('kinds').values(ROW).execute();
+          expect(await db(h).selectFrom('kinds').select('id').where('id', '=', 1).execute()).to.deep.equal([{ id: 1 }]);
+        } finally {
+          Worker.prototype.postMessage = original;
+        }
+        expect(crossed).to.have.length.above(1);
+        for (const [length, buffer] of crossed) expect(buffer, `the bytes under a statement of ${length}`).to.equal(length);
+      });
 
     it('counts the rows a statement changed, and runs a statement without parameters', async () => {
       await db(h).insertInto('kinds').values(ROW).execute();
