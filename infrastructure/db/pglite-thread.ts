@@ -28,7 +28,6 @@ export const movable = (bytes: Uint8Array | undefined): ArrayBuffer[] =>
  * 8 KB pool: most statements crossed to the database's thread as 8 KB each (docs/event-store.md#pglite-on-its-own-thread).
  */
 export const ownBytes = (bytes: Uint8Array): Uint8Array => {
-  if (movable(bytes).length > 0) return bytes;
   const own = new Uint8Array(bytes.byteLength);
   own.set(bytes);
   return own;
