@@ -61,7 +61,7 @@ import { createLogger } from '../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../infrastructure/runtime.js';
 import { decodeWav, resample } from '../infrastructure/speech/wav.js';
 import { benchConfig, runBench } from './support/bench.js';
-import { mainThreadCpuMs } from './support/cpu.js';
+import { mainThreadCpuMs, mainThreadSchedMs } from './support/cpu.js';
 import { durability, serverVersion } from './support/database-facts.js';
 import { type Call, client, type Reply } from './support/http-client.js';
 import { runOnTargets, targetsLine } from './support/scratch-db.js';
@@ -513,6 +513,8 @@ type Summary = {
   elu: number;
   /** the main thread's CPU over the scenario, in ms (null: no /proc) */
   mainCpuMs?: number | null;
+  /** of the scenario's time, the share the main thread ran on a core and the share it waited for one (null: not kept) */
+  sched?: { onCore: number; waiting: number } | null;
   rows: Row[];
   notes: string[];
   /** false: a scenario the overhead goal does not apply to (the web call's speech engines) */
@@ -545,10 +547,12 @@ async function scenario(b: Bench, name: string, calls: number, turns: number, fi
   const t0 = now();
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = mainThreadCpuMs();
+  const sched0 = mainThreadSchedMs();
   const driven = await callers.run();
   const seconds = (now() - t0) / 1000;
   const elu = performance.eventLoopUtilization(elu0).utilization;
   const cpu1 = mainThreadCpuMs();
+  const sched1 = mainThreadSchedMs();
   const c = await collect(rt, call, rx, line, driven);
   const pick = (f: (t: TurnFigures) => number | null | undefined, only?: AnswerKind) =>
     c.turns
@@ -615,6 +619,10 @@ async function scenario(b: Bench, name: string, calls: number, turns: number, fi
     seconds,
     elu,
     mainCpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
+    sched:
+      sched0 && sched1
+        ? { onCore: (sched1.onCore - sched0.onCore) / (seconds * 1000), waiting: (sched1.waiting - sched0.waiting) / (seconds * 1000) }
+        : null,
     setupP50: percentile(
       driven.map((d) => d.setupMs),
       50,
@@ -715,6 +723,8 @@ function print(summaries: readonly Summary[]): void {
       `${s.target}, ${s.scenario}: ${s.calls} calls, ${s.turns} turns in ${s.seconds.toFixed(1)} s ` +
         `(${(s.calls / s.seconds).toFixed(2)} calls/s, ${(s.turns / s.seconds).toFixed(1)} turns/s; each caller waits for every reply), ` +
         `main thread busy ${Math.round(s.elu * 100)}%${s.calls > 1 ? ` (goal < 50%: ${s.elu < 0.5 ? 'met' : 'NOT met'})` : ''}` +
+        // the busy share holds the time the thread waited for a core the machine's other threads had (docs/testing.md)
+        (s.sched ? ` [${Math.round(s.sched.onCore * 100)}% on a core, ${Math.round(s.sched.waiting * 100)}% waiting for one]` : '') +
         // CPU, which leaves out time the thread waited for a core: steadier than the busy share on a shared machine
         (s.mainCpuMs != null ? `, its CPU ${(s.mainCpuMs / s.calls).toFixed(1)} ms a call (set-up, turns, hang-up)` : '') +
         '; ' +

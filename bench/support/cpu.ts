@@ -47,6 +47,20 @@ export function mainThreadCpuMs(): number | null {
   return statOf(`${process.pid}/task/${process.pid}`)?.ms ?? null;
 }
 
+/**
+ * The scheduler's account of this process's main thread so far, in ms (Linux's /proc/<pid>/task/<tid>/schedstat, in
+ * ns): `onCore`, the time it ran, and `waiting`, the time it was ready to run and waited for a core (another thread had
+ * both). The event loop's busy share counts both; null where the kernel keeps no such account.
+ */
+export function mainThreadSchedMs(): { onCore: number; waiting: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { onCore: run! / 1e6, waiting: wait! / 1e6 } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** This process's CPU so far (every thread: the event loop, PGlite's, the collector's), in ms. */
 export function ownCpuMs(): number {
   const c = process.cpuUsage();
