@@ -49,8 +49,8 @@ export function mainThreadCpuMs(): number | null {
 
 /**
  * The scheduler's account of this process's main thread so far, in ms (Linux's /proc/<pid>/task/<tid>/schedstat, in
- * ns): `onCore`, the time it ran, and `waiting`, the time it was ready to run and waited for a core (another thread had
- * both). The event loop's busy share counts both; null where the kernel keeps no such account.
+ * ns): `onCore`, the time it ran, and `waiting`, the time it was ready to run and waited for a core (other threads had
+ * every core). The event loop's busy share counts both; null where the kernel keeps no such account.
  */
 export function mainThreadSchedMs(): { onCore: number; waiting: number } | null {
   try {

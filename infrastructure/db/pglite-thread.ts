@@ -27,7 +27,7 @@ export const movable = (bytes: Uint8Array | undefined): ArrayBuffer[] =>
  * the whole buffer under it, and node's `Buffer.concat` and `Buffer.from` give arrays under 4 KB as views of its shared
  * 8 KB pool: most statements crossed to the database's thread as 8 KB each (docs/event-store.md#pglite-on-its-own-thread).
  */
-export const ownBytes = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
+const ownBytes = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes);
 
 /** An error from the database thread, with the fields PostgreSQL gave it (`code`, `detail`, `constraint`…). */
 const rebuilt = (e: ThreadError): Error => Object.assign(new Error(e.message), e.fields, { name: e.name });
