@@ -96,6 +96,11 @@ export type SubscribeOptions = Readonly<{
    * as one batch (docs/event-store.md#lagging-projectors). For consumers nothing waits on; 0 or unset: read at once.
    */
   lagMs?: number;
+  /**
+   * With `lagMs`: only events of these types wait; a notice of any other type the filter takes is read at once, and
+   * brings the waiting ones with it (docs/event-store.md#lagging-projectors). Unset: every event waits.
+   */
+  lagsOnly?: readonly string[];
   /** called when the subscription dies for good (handler error, or reconnection given up) */
   onError?: (err: unknown) => void;
 }>;

@@ -54,6 +54,11 @@ export function runSubscriptionLoop(o: {
   name?: string;
   /** woken by a notice, wait this long before reading, and at least as long after a batch (docs/event-store.md#lagging-projectors) */
   lagMs?: number;
+  /**
+   * With `lagMs`: only events of these types wait. A notice of another type the filter takes ends the wait, and the
+   * read that follows takes the waiting events with it, in log order (docs/event-store.md#lagging-projectors).
+   */
+  lagsOnly?: readonly string[];
 }): Subscription {
   const lagMs = o.lagMs ?? 0;
   const afterBatchMs = Math.max(o.lingerMs ?? 0, lagMs);
@@ -64,7 +69,15 @@ export function runSubscriptionLoop(o: {
   /** the newest notified checkpoint that concerns us and that we have not seen pass the horizon */
   let target: Checkpoint | null = null;
   let pendingWake = false;
+  /** a notice came that must not wait for the lag (`lagsOnly`) */
+  let urgent = false;
   let sleeper: (() => void) | null = null;
+  /** ends the wait after a batch, or for the lag, early */
+  let hurry: (() => void) | null = null;
+  const lagsOnly = o.lagsOnly ? new Set(o.lagsOnly) : null;
+  const takes = o.filter && 'eventTypes' in o.filter ? new Set(o.filter.eventTypes) : null;
+  const isUrgent = (n: AppendNotice): boolean =>
+    lagsOnly !== null && (n.types === null || n.types.some((t) => !lagsOnly.has(t) && (takes === null || takes.has(t))));
   let resolveCaughtUp!: () => void;
   let rejectCaughtUp!: (e: unknown) => void;
   const caughtUp = new Promise<void>((res, rej) => {
@@ -76,6 +89,10 @@ export function runSubscriptionLoop(o: {
     if (!concerns(n, o.filter)) return;
     if (target === null || compareCheckpoints(n.checkpoint, target) > 0) target = n.checkpoint;
     pendingWake = true;
+    if (isUrgent(n)) {
+      urgent = true;
+      hurry?.();
+    }
     sleeper?.();
   });
 
@@ -92,6 +109,22 @@ export function runSubscriptionLoop(o: {
         resolve();
       }
       sleeper = done;
+    });
+
+  /** Waits `ms`, or less: until an urgent notice comes, or the subscription stops. */
+  const lagWait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (urgent || stopped) {
+        resolve();
+        return;
+      }
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        hurry = null;
+        resolve();
+      }
+      hurry = done;
     });
 
   /** How long to sleep after catching up: short while a notified event is not visible yet, else the poll. */
@@ -118,6 +151,7 @@ export function runSubscriptionLoop(o: {
     try {
       while (!stopped) {
         pendingWake = false;
+        urgent = false;
         const { events: batch, through, behind } = await o.read(cursor, o.batchSize);
         if (stopped) break;
         (batch.length > 0 ? found : empty).inc();
@@ -127,7 +161,7 @@ export function runSubscriptionLoop(o: {
           // the events of one commit (a lone event, or an append of several) mean the subscription keeps up: it lingers
           // only once commits come faster than it handles them
           const busy = lagMs > 0 || commitOf(batch[0]!.checkpoint) !== commitOf(batch[batch.length - 1]!.checkpoint);
-          if (busy && batch.length < o.batchSize && afterBatchMs) await new Promise((r) => setTimeout(r, afterBatchMs));
+          if (busy && batch.length < o.batchSize && afterBatchMs) await lagWait(afterBatchMs);
         }
         // nothing of this filter lies up to where the log was looked at: the next read starts there
         if (through && compareCheckpoints(through, cursor) > 0) cursor = through;
@@ -135,8 +169,9 @@ export function runSubscriptionLoop(o: {
           resolveCaughtUp();
           const ms = await nextSleep();
           if (ms > 0) await sleep(ms);
-          // woken by a notice: let the events of the next lagMs come too, then read them as one batch
-          if (lagMs > 0 && pendingWake && !stopped) await new Promise((r) => setTimeout(r, lagMs));
+          // woken by a notice: let the events of the next lagMs come too, then read them as one batch (at once when one
+          // of a type that does not wait comes)
+          if (lagMs > 0 && pendingWake && !stopped) await lagWait(lagMs);
         }
       }
     } catch (err) {
@@ -153,6 +188,7 @@ export function runSubscriptionLoop(o: {
     async stop() {
       stopped = true;
       sleeper?.();
+      hurry?.();
       await loop;
     },
   };

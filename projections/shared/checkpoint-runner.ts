@@ -104,6 +104,8 @@ export type CheckpointRunnerOptions = Readonly<{
   batchSize?: number;
   /** woken by an append, wait this long before reading (docs/event-store.md#lagging-projectors) */
   lagMs?: number;
+  /** with `lagMs`: only these event types wait, any other is read at once (docs/event-store.md#lagging-projectors) */
+  lagsOnly?: readonly string[];
   /** told after every batch committed here, with the batch's event types */
   onAdvanced?: (checkpoint: Checkpoint, types: readonly string[]) => void;
   /** for a partition: whether this process takes its lease now, and gives it back when over its share */
@@ -332,6 +334,7 @@ export class CheckpointRunner {
           filter: { eventTypes: c.eventTypes },
           name: c.name,
           ...(this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
+          ...(this.o.lagMs && this.o.lagsOnly ? { lagsOnly: this.o.lagsOnly } : {}),
           ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
           onError: (err) => end(err),
         },

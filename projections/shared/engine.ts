@@ -108,7 +108,8 @@ export class ProjectionEngine {
             leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
             retryDelayMs: this.o.restartDelayMs ?? 1000,
             ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-            ...(p.lags && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
+            ...((p.lags || p.lagsOn) && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
+            ...(p.lagsOn ? { lagsOnly: [...p.lagsOn] } : {}),
             onAdvanced: (checkpoint, types) => this.advanced.emit('advanced', p.name, checkpoint, types),
             ...(this.o.renewals ? { renewals: this.o.renewals } : {}),
             ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
@@ -157,7 +158,7 @@ export class ReadModelWaiter implements ReadModelsPort {
 
   constructor(
     private readonly db: Kysely<ReadDb>,
-    private readonly projectors: readonly Pick<Projector, 'name' | 'handles' | 'tables' | 'lags'>[],
+    private readonly projectors: readonly Pick<Projector, 'name' | 'handles' | 'tables' | 'lags' | 'lagsOn'>[],
     private readonly advanced: ((fn: (projector: string, checkpoint: Checkpoint) => void) => () => void) | null,
     private readonly o: { timeoutMs: number; pollMs?: number; hearsEveryAdvance?: boolean },
   ) {
@@ -193,7 +194,7 @@ export class ReadModelWaiter implements ReadModelsPort {
   async waitFor(checkpoint: Checkpoint, eventTypes: readonly string[], o: { tables?: readonly string[] } = {}): Promise<void> {
     // a lagging read model is one nothing waits on (docs/event-store.md#lagging-projectors)
     const names = this.projectors
-      .filter((p) => !p.lags && eventTypes.some((t) => p.handles.has(t)))
+      .filter((p) => !p.lags && eventTypes.some((t) => p.handles.has(t) && !p.lagsOn?.has(t)))
       .filter((p) => !o.tables || p.tables.some((t) => o.tables?.includes(t)))
       .map((p) => p.name);
     if (names.length === 0) return;

@@ -20,6 +20,12 @@ export interface Projector {
    */
   readonly lags?: boolean;
   /**
+   * Of a read model that requests do wait on, the event types that may lag as `lags` says: their projection waits
+   * `PROJECTION_LAG_MS`, unless an event of another of its types comes, which is read at once and takes them with it;
+   * read-your-writes does not wait for a write of only these (docs/event-store.md#lagging-projectors).
+   */
+  readonly lagsOn?: ReadonlySet<string>;
+  /**
    * Its batches read before they write and never use what a write answers, so embedded its writes and checkpoint
    * can go as one message (docs/event-store.md#pipelined-batches); a batch that does otherwise is detected and
    * applied the usual way.
@@ -62,6 +68,8 @@ export function defineProjector<E extends Event>(d: {
   readonly on: ProjectorHandlers<E>;
   /** its read model may lag (see `Projector.lags`) */
   readonly lags?: boolean;
+  /** these of its event types may lag (see `Projector.lagsOn`) */
+  readonly lagsOn?: readonly E['type'][];
   /** its batches read before they write (see `Projector.pipelined`) */
   readonly pipelined?: boolean;
   /**
@@ -83,6 +91,7 @@ export function defineProjector<E extends Event>(d: {
     handles,
     tables: d.tables,
     ...(d.lags ? { lags: true } : {}),
+    ...(d.lagsOn ? { lagsOn: new Set<string>(d.lagsOn) } : {}),
     ...(d.pipelined ? { pipelined: true } : {}),
     async apply(db, event) {
       if (!handles.has(event.type)) return;

@@ -161,3 +161,96 @@ describe('subscription loop: linger after a batch', () => {
     expect(seen).to.deep.equal([2]);
   });
 });
+
+/**
+ * A projector whose read model lags on some of its types only (docs/event-store.md#lagging-projectors): events of
+ * those types wait `lagMs`; an event of another type it takes ends the wait and brings them along.
+ */
+describe('subscription loop: lag on some types', () => {
+  /** an in-memory log of typed events, each in its own commit, whose appends notify at once */
+  function log() {
+    const events: RecordedEvent[] = [];
+    const listeners = new Set<(n: AppendNotice) => void>();
+    return {
+      append(type: string) {
+        const n = BigInt(events.length + 1);
+        const checkpoint = makeCheckpoint(n, n);
+        events.push({ id: String(events.length), type, checkpoint } as unknown as RecordedEvent);
+        for (const l of listeners) l({ checkpoint, types: [type], categories: ['s'] });
+      },
+      read: async (after: Checkpoint, maxCount: number, types: readonly string[]) =>
+        events.filter((e) => compareCheckpoints(e.checkpoint, after) > 0 && types.includes(e.type)).slice(0, maxCount),
+      listen: (fn: (n: AppendNotice) => void) => {
+        listeners.add(fn);
+        return () => listeners.delete(fn);
+      },
+    };
+  }
+
+  /**
+   * Runs a subscription to `Turn` and `Ended` that lags `lagMs` (a minute) on `lagsOnly`; answers its batches' types
+   * once `n` events were handled.
+   */
+  async function batches(
+    lagsOnly: readonly string[] | undefined,
+    n: number,
+    script: (l: ReturnType<typeof log>, batches: string[][]) => void,
+    lagMs = 60_000,
+  ): Promise<string[][]> {
+    const l = log();
+    const types = ['Turn', 'Ended'];
+    const seen: string[][] = [];
+    const sub = runSubscriptionLoop({
+      after: START,
+      batchSize: 100,
+      pollIntervalMs: 60_000,
+      filter: { eventTypes: types },
+      read: async (after, max) => ({ events: await l.read(after, max, types) }),
+      listen: l.listen,
+      lagMs,
+      ...(lagsOnly ? { lagsOnly } : {}),
+      handler: async (batch) => {
+        seen.push(batch.map((e) => e.type));
+      },
+    });
+    await sub.caughtUp;
+    script(l, seen);
+    const deadline = Date.now() + 4_000;
+    while (seen.flat().length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    await sub.stop();
+    return seen;
+  }
+
+  it('keeps a lagging type waiting until one of another type it takes comes, then reads them in one batch', async () => {
+    const got = await batches(['Turn'], 3, (l) => {
+      l.append('Turn');
+      // a type the subscription does not take ends no wait
+      setTimeout(() => l.append('Other'), 10);
+      setTimeout(() => l.append('Turn'), 15);
+      setTimeout(() => l.append('Ended'), 25);
+    });
+    expect(got, 'the turns waited for the end, which brought them at once').to.deep.equal([['Turn', 'Turn', 'Ended']]);
+  });
+
+  it('reads a type that does not lag at once, and one that comes during the wait after its batch at once too', async () => {
+    const got = await batches(['Turn'], 2, (l, seen) => {
+      l.append('Ended');
+      const later = () => (seen.length > 0 ? l.append('Ended') : setTimeout(later, 2));
+      setTimeout(later, 2);
+    });
+    expect(got, 'neither waited for the minute of lag').to.deep.equal([['Ended'], ['Ended']]);
+  });
+
+  it('without lagsOnly, lets every type wait', async () => {
+    const got = await batches(
+      undefined,
+      2,
+      (l) => {
+        l.append('Ended');
+        setTimeout(() => l.append('Ended'), 10);
+      },
+      50,
+    );
+    expect(got, 'the first waited the 50 ms, and the second came meanwhile').to.deep.equal([['Ended', 'Ended']]);
+  });
+});

@@ -14,7 +14,7 @@ import { callSettings } from '../support/calls.js';
 import { TestClock } from '../support/fixtures.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/http.js';
 import { credit, eventually } from '../support/numbers.js';
-import { replayedTwice } from '../support/projections.js';
+import { projectorsCaughtUp, replayedTwice } from '../support/projections.js';
 import { reactorPast } from '../support/reactors.js';
 
 type Account = { accountId: string; apiKey: string };
@@ -108,8 +108,13 @@ describe('calls: the read side (lists, record, transcript, stream, long-poll, re
     clock.advance(1000); // newest first is then a strict order
     const callId = `call_${randomUUID()}`;
     const ctx = { accountId: acc.accountId, requestId: null, correlationId: callId, actor: 'test' };
-    const run = async <T extends CallCommand['type']>(cmd: Input<T>) =>
-      app.rt.get(PLATFORM.Executor).execute(callDecider, callStream(callId), cmd as never, ctx, { readYourWrites: true });
+    const run = async <T extends CallCommand['type']>(cmd: Input<T>) => {
+      const r = await app.rt.get(PLATFORM.Executor).execute(callDecider, callStream(callId), cmd as never, ctx, { readYourWrites: true });
+      // read-your-writes does not wait for a turn, which may reach the read model up to PROJECTION_LAG_MS later
+      // (docs/calls.md#where-the-record-comes-from)
+      await projectorsCaughtUp(app, [callsProjector]);
+      return r;
+    };
     const direction = o.direction ?? 'outbound';
     await run<'PlaceCall'>({
       type: 'PlaceCall',

@@ -5,12 +5,12 @@ import type { TestApp } from './http.js';
 import { eventually } from './numbers.js';
 
 /**
- * Waits until each projector (by default the lagging ones, whose read models may be up to PROJECTION_LAG_MS behind:
+ * Waits until each projector (by default the lagging ones, whose read models, or some of their types, may be up to PROJECTION_LAG_MS behind:
  * docs/event-store.md#lagging-projectors) has a stored checkpoint at or past the last event of its types in the log.
  */
 export async function projectorsCaughtUp(
   app: TestApp,
-  projectors: readonly Projector[] = allProjectors.filter((p) => p.lags),
+  projectors: readonly Projector[] = allProjectors.filter((p) => p.lags || p.lagsOn),
 ): Promise<void> {
   const db = app.rt.database.db;
   for (const p of projectors) {
