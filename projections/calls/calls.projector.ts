@@ -190,7 +190,7 @@ export const callsProjector = defineProjector<Handled>({
   name: 'calls_v1',
   tables: ['calls', 'call_turns'],
   // a call's turns come several a second and no request waits on them; every other fact takes them along at once
-  // (docs/calls.md#transcripts-and-the-live-stream)
+  // (docs/calls.md#where-the-record-comes-from)
   lagsOn: ['CallerTurnRecorded', 'AgentTurnRecorded'],
   // every write is one statement whose answer is not read (docs/event-store.md#pipelined-batches)
   pipelined: true,
