@@ -71,9 +71,8 @@ export function runSubscriptionLoop(o: {
   let pendingWake = false;
   /** a notice came that must not wait for the lag (`lagsOnly`) */
   let urgent = false;
-  let sleeper: (() => void) | null = null;
-  /** ends the wait after a batch, or for the lag, early */
-  let hurry: (() => void) | null = null;
+  /** what ends a wait early: `sleep`, the sleep after catching up; `lag`, the wait after a batch or for the lag */
+  const wakers: { sleep: (() => void) | null; lag: (() => void) | null } = { sleep: null, lag: null };
   const lagsOnly = o.lagsOnly ? new Set(o.lagsOnly) : null;
   const takes = o.filter && 'eventTypes' in o.filter ? new Set(o.filter.eventTypes) : null;
   const isUrgent = (n: AppendNotice): boolean =>
@@ -91,41 +90,30 @@ export function runSubscriptionLoop(o: {
     pendingWake = true;
     if (isUrgent(n)) {
       urgent = true;
-      hurry?.();
+      wakers.lag?.();
     }
-    sleeper?.();
+    wakers.sleep?.();
   });
 
-  const sleep = (ms: number) =>
+  /** Waits `ms`, or not at all when `over()` already holds; its waker ends it early (a notice, `stop`). */
+  const wait = (ms: number, over: () => boolean, waker: keyof typeof wakers) =>
     new Promise<void>((resolve) => {
-      if (pendingWake || stopped) {
+      if (over()) {
         resolve();
         return;
       }
       const t = setTimeout(done, ms);
       function done() {
         clearTimeout(t);
-        sleeper = null;
+        wakers[waker] = null;
         resolve();
       }
-      sleeper = done;
+      wakers[waker] = done;
     });
-
-  /** Waits `ms`, or less: until an urgent notice comes, or the subscription stops. */
-  const lagWait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (urgent || stopped) {
-        resolve();
-        return;
-      }
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        hurry = null;
-        resolve();
-      }
-      hurry = done;
-    });
+  /** until a notice that concerns this subscription, or the stop */
+  const sleep = (ms: number) => wait(ms, () => pendingWake || stopped, 'sleep');
+  /** until an urgent notice (`lagsOnly`), or the stop */
+  const lagWait = (ms: number) => wait(ms, () => urgent || stopped, 'lag');
 
   /** How long to sleep after catching up: short while a notified event is not visible yet, else the poll. */
   let retryMs = FIRST_RETRY_MS;
@@ -187,8 +175,8 @@ export function runSubscriptionLoop(o: {
     caughtUp,
     async stop() {
       stopped = true;
-      sleeper?.();
-      hurry?.();
+      wakers.sleep?.();
+      wakers.lag?.();
       await loop;
     },
   };
