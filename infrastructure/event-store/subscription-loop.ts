@@ -143,13 +143,18 @@ export function runSubscriptionLoop(o: {
         const { events: batch, through, behind } = await o.read(cursor, o.batchSize);
         if (stopped) break;
         (batch.length > 0 ? found : empty).inc();
+        /** notices came during the wait after this batch: their events have waited already */
+        let waited = false;
         if (batch.length > 0) {
           await o.handler(batch);
           cursor = batch[batch.length - 1]!.checkpoint;
           // the events of one commit (a lone event, or an append of several) mean the subscription keeps up: it lingers
           // only once commits come faster than it handles them
           const busy = lagMs > 0 || commitOf(batch[0]!.checkpoint) !== commitOf(batch[batch.length - 1]!.checkpoint);
-          if (busy && batch.length < o.batchSize && afterBatchMs) await lagWait(afterBatchMs);
+          if (busy && batch.length < o.batchSize && afterBatchMs) {
+            await lagWait(afterBatchMs);
+            waited = pendingWake;
+          }
         }
         // nothing of this filter lies up to where the log was looked at: the next read starts there
         if (through && compareCheckpoints(through, cursor) > 0) cursor = through;
@@ -158,8 +163,8 @@ export function runSubscriptionLoop(o: {
           const ms = await nextSleep();
           if (ms > 0) await sleep(ms);
           // woken by a notice: let the events of the next lagMs come too, then read them as one batch (at once when one
-          // of a type that does not wait comes)
-          if (lagMs > 0 && pendingWake && !stopped) await lagWait(lagMs);
+          // of a type that does not wait comes, or when they came during the wait after the batch: at most lagMs)
+          if (lagMs > 0 && pendingWake && !waited && !stopped) await lagWait(lagMs);
         }
       }
     } catch (err) {

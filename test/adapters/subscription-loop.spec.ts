@@ -254,3 +254,42 @@ describe('subscription loop: lag on some types', () => {
     expect(got, 'the first waited the 50 ms, and the second came meanwhile').to.deep.equal([['Ended', 'Ended']]);
   });
 });
+
+describe('subscription loop: a lag is waited once', () => {
+  it('reads an event that came during the wait after a batch when that wait ends, not a second lag later', async () => {
+    const events: RecordedEvent[] = [];
+    const listeners = new Set<(n: AppendNotice) => void>();
+    const append = () => {
+      const n = BigInt(events.length + 1);
+      const checkpoint = makeCheckpoint(n, n);
+      events.push({ id: String(events.length), type: 'Happened', checkpoint } as unknown as RecordedEvent);
+      for (const l of listeners) l({ checkpoint, types: ['Happened'], categories: ['s'] });
+    };
+    const batches: number[][] = [];
+    const sub = runSubscriptionLoop({
+      after: START,
+      batchSize: 100,
+      pollIntervalMs: 60_000,
+      read: async (after, max) => ({ events: events.filter((e) => compareCheckpoints(e.checkpoint, after) > 0).slice(0, max) }),
+      listen: (fn) => {
+        listeners.add(fn);
+        return () => listeners.delete(fn);
+      },
+      lagMs: 400,
+      handler: async (batch) => {
+        batches.push(batch.map((e) => Number(e.id)));
+        if (batches.length > 1) return;
+        // the second comes at once, in the wait after this batch (400 ms); the third 600 ms from now: after that wait
+        // ends, within a second lag (800 ms) had the second waited one
+        append();
+        setTimeout(append, 600);
+      },
+    });
+    await sub.caughtUp;
+    append();
+    const deadline = Date.now() + 5_000;
+    while (batches.flat().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await sub.stop();
+    expect(batches, 'the second was read when the wait after the first batch ended, without the third').to.deep.equal([[0], [1], [2]]);
+  });
+});
