@@ -486,7 +486,7 @@ export class PgEventStore implements EventStorePort {
       lingerMs: this.o.batchLingerMs ?? 0,
       ...(o.name ? { name: o.name } : {}),
       ...(o.lagMs ? { lagMs: o.lagMs } : {}),
-      ...(o.lagMs && o.lagsOnly ? { lagsOnly: o.lagsOnly } : {}),
+      ...(o.lagsOnly ? { lagsOnly: o.lagsOnly } : {}),
       ...(o.onError ? { onError: o.onError } : {}),
     });
   }

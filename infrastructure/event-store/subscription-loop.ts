@@ -73,7 +73,8 @@ export function runSubscriptionLoop(o: {
   let urgent = false;
   /** what ends a wait early: `sleep`, the sleep after catching up; `lag`, the wait after a batch or for the lag */
   const wakers: { sleep: (() => void) | null; lag: (() => void) | null } = { sleep: null, lag: null };
-  const lagsOnly = o.lagsOnly ? new Set(o.lagsOnly) : null;
+  // without a lag nothing waits, so nothing is urgent
+  const lagsOnly = lagMs > 0 && o.lagsOnly ? new Set(o.lagsOnly) : null;
   const takes = o.filter && 'eventTypes' in o.filter ? new Set(o.filter.eventTypes) : null;
   const isUrgent = (n: AppendNotice): boolean =>
     lagsOnly !== null && (n.types === null || n.types.some((t) => !lagsOnly.has(t) && (takes === null || takes.has(t))));

@@ -334,7 +334,7 @@ export class CheckpointRunner {
           filter: { eventTypes: c.eventTypes },
           name: c.name,
           ...(this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
-          ...(this.o.lagMs && this.o.lagsOnly ? { lagsOnly: this.o.lagsOnly } : {}),
+          ...(this.o.lagsOnly ? { lagsOnly: this.o.lagsOnly } : {}),
           ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
           onError: (err) => end(err),
         },

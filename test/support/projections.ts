@@ -5,8 +5,9 @@ import type { TestApp } from './http.js';
 import { eventually } from './numbers.js';
 
 /**
- * Waits until each projector (by default the lagging ones, whose read models, or some of their types, may be up to PROJECTION_LAG_MS behind:
- * docs/event-store.md#lagging-projectors) has a stored checkpoint at or past the last event of its types in the log.
+ * Waits until each projector (by default the lagging ones, whose read models, or some of their types, may be up to
+ * PROJECTION_LAG_MS behind: docs/event-store.md#lagging-projectors) has a stored checkpoint at or past the last event of
+ * its types in the log.
  */
 export async function projectorsCaughtUp(
   app: TestApp,
