@@ -99,13 +99,17 @@ export const platform = {
           { timeoutMs: cfg.READ_MODEL_TIMEOUT_MS, hearsEveryAdvance },
         ),
     );
+    // on a server, a process that runs the projectors keeps a projector's reads while it holds that projector's lease
+    const runsProjectors = cfg.ROLE === 'all' || cfg.ROLE === 'worker';
     b.factory(PLATFORM.KeptReads, (r) =>
-      hearsEveryAdvance
-        ? keptReadsOf((fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector)), {
-            maxEntries: KEPT_READS,
-            maxAgeMs: KEPT_READ_MS,
-            now: () => r(PLATFORM.Clock).now().getTime(),
-          })
+      runsProjectors
+        ? keptReadsOf(
+            (fn) => r(PLATFORM.AppendSignals).listenProjected((n) => fn(n.projector)),
+            { maxEntries: KEPT_READS, maxAgeMs: KEPT_READ_MS, now: () => r(PLATFORM.Clock).now().getTime() },
+            // the lease's times are real elapsed time, as the database measures them between processes, which the
+            // Clock (movable in tests) is not for
+            hearsEveryAdvance ? undefined : { now: () => performance.now(), listen: (fn) => r(PLATFORM.ProjectionEngine).onLease(fn) },
+          )
         : () => NOT_KEPT,
     );
     b.factory(

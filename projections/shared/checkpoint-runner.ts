@@ -108,6 +108,13 @@ export type CheckpointRunnerOptions = Readonly<{
   lagsOnly?: readonly string[];
   /** told after every batch committed here, with the batch's event types */
   onAdvanced?: (checkpoint: Checkpoint, types: readonly string[]) => void;
+  /**
+   * told while this runner holds its lease: until when (`performance.now()`) no other process can take it, at each
+   * taking and renewal; null once it lets go, loses it or stops (docs/event-store.md#kept-reads)
+   */
+  onHeld?: (until: number | null) => void;
+  /** told before each batch's commit starts, and after it ends, committed or not (docs/event-store.md#kept-reads) */
+  onCommitting?: (phase: 'start' | 'end') => void;
   /** for a partition: whether this process takes its lease now, and gives it back when over its share */
   admission?: Admission;
   /**
@@ -222,6 +229,7 @@ export class CheckpointRunner {
         continue;
       }
       let leased = false;
+      const sentAt = performance.now();
       try {
         leased = await this.tryLease();
       } catch (err) {
@@ -233,7 +241,7 @@ export class CheckpointRunner {
         continue;
       }
       admission?.acquired();
-      const err = await this.runLeased(() => {
+      const err = await this.runLeased(sentAt, () => {
         failures = 0;
       });
       admission?.released();
@@ -265,7 +273,7 @@ export class CheckpointRunner {
   }
 
   /** Subscribes while holding the lease; resolves with the reason it ended (error, lost lease) or null on stop. */
-  private async runLeased(committed: () => void): Promise<unknown> {
+  private async runLeased(leasedAt: number, committed: () => void): Promise<unknown> {
     const c = this.consumer;
     let cursor: Checkpoint;
     try {
@@ -300,6 +308,7 @@ export class CheckpointRunner {
         if (ended) return;
         ended = true;
         this.endCurrent = null;
+        this.o.onHeld?.(null);
         this.letGo();
         this.letGo = () => undefined;
         if (storeTimer) clearTimeout(storeTimer);
@@ -327,7 +336,11 @@ export class CheckpointRunner {
           return false;
         },
         lost: (err) => end(err ?? new LeaseLostError(c.name)),
+        renewed: (sentAt) => {
+          if (!ended) this.o.onHeld?.(sentAt + this.o.leaseTtlMs);
+        },
       });
+      this.o.onHeld?.(leasedAt + this.o.leaseTtlMs);
       const sub = this.store.subscribe(
         {
           after: cursor,
@@ -341,18 +354,23 @@ export class CheckpointRunner {
         async (batch) => {
           const to = batch.at(-1)?.checkpoint;
           if (to === undefined) return;
-          await inTurn(async () => {
-            if ((await c.commit(batch, stored, to)) === 'stored') {
-              stored = to;
-              deferred = null;
-              return;
-            }
-            deferred = to;
-            storeTimer ??= setTimeout(
-              () => void storeDeferred().catch((err: unknown) => end(err)),
-              this.o.storeDeferredAfterMs ?? 0,
-            ).unref();
-          });
+          this.o.onCommitting?.('start');
+          try {
+            await inTurn(async () => {
+              if ((await c.commit(batch, stored, to)) === 'stored') {
+                stored = to;
+                deferred = null;
+                return;
+              }
+              deferred = to;
+              storeTimer ??= setTimeout(
+                () => void storeDeferred().catch((err: unknown) => end(err)),
+                this.o.storeDeferredAfterMs ?? 0,
+              ).unref();
+            });
+          } finally {
+            this.o.onCommitting?.('end');
+          }
           committed();
           this.o.onAdvanced?.(to, [...new Set(batch.map((e) => e.type))]);
         },

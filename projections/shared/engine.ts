@@ -111,6 +111,8 @@ export class ProjectionEngine {
             ...((p.lags || p.lagsOn) && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
             ...(p.lagsOn ? { lagsOnly: [...p.lagsOn] } : {}),
             onAdvanced: (checkpoint, types) => this.advanced.emit('advanced', p.name, checkpoint, types),
+            onHeld: (until) => this.advanced.emit('held', p.name, until),
+            onCommitting: (phase) => this.advanced.emit('committing', p.name, phase),
             ...(this.o.renewals ? { renewals: this.o.renewals } : {}),
             ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
           },
@@ -124,6 +126,22 @@ export class ProjectionEngine {
   onAdvanced(fn: (name: string, checkpoint: Checkpoint, types: readonly string[]) => void): () => void {
     this.advanced.on('advanced', fn);
     return () => this.advanced.off('advanced', fn);
+  }
+
+  /**
+   * A projector's lease, as this process holds it: until when no other process can take it (`performance.now()`), at
+   * each taking and renewal; null once let go. And each batch's commit, as it starts and ends. The kept reads on a
+   * server listen (docs/event-store.md#kept-reads).
+   */
+  onLease(
+    fn: Readonly<{ held: (name: string, until: number | null) => void; committing: (name: string, phase: 'start' | 'end') => void }>,
+  ): () => void {
+    this.advanced.on('held', fn.held);
+    this.advanced.on('committing', fn.committing);
+    return () => {
+      this.advanced.off('held', fn.held);
+      this.advanced.off('committing', fn.committing);
+    };
   }
 
   async stop(): Promise<void> {

@@ -11,6 +11,11 @@ export type HeldLease = Readonly<{
   renewing(): boolean;
   /** the renewal failed (`err`), or found the row another holder's or gone (null): the runner ends */
   lost(err: unknown): void;
+  /**
+   * the lease was renewed by a statement sent at `sentAt` (`performance.now()`): no other process can take it before
+   * `sentAt` plus its TTL has passed (docs/event-store.md#kept-reads)
+   */
+  renewed?(sentAt: number): void;
 }>;
 
 /**
@@ -55,6 +60,7 @@ export class LeaseRenewals {
       const due = [...this.held.values()].filter((l) => l.renewing() && this.held.get(l.holder) === l);
       if (due.length === 0) return;
       let kept: Set<string>;
+      const sentAt = performance.now();
       try {
         const r = await sql<{ holder: string }>`
           update worker_leases w set expires_at = now() + make_interval(secs => h.ttl_s)
@@ -67,7 +73,9 @@ export class LeaseRenewals {
         for (const l of due) l.lost(err);
         return;
       }
-      for (const l of due) if (!kept.has(l.holder)) l.lost(null);
+      for (const l of due)
+        if (kept.has(l.holder)) l.renewed?.(sentAt);
+        else l.lost(null);
     } finally {
       this.running = false;
     }

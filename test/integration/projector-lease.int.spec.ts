@@ -106,6 +106,37 @@ describe('projector lease', function () {
       'a clean stop frees the lease',
     ).to.deep.equal([]);
   });
+
+  it("tells while it holds a projector's lease (until when, at its taking and each renewal; null once let go) and each batch's commit", async () => {
+    const type = `Held${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+    const name = `held_${type}`;
+    const e = new ProjectionEngine(s.store, db, [recording(name, type, 'held')], silent, { leaseTtlMs: 1000 });
+    const held: (number | null)[] = [];
+    const commits: string[] = [];
+    e.onLease({
+      held: (n, until) => {
+        if (n === name) held.push(until);
+      },
+      committing: (n, phase) => {
+        if (n === name) commits.push(phase);
+      },
+    });
+    const before = performance.now();
+    try {
+      await e.start();
+      expect(held).to.have.length(1);
+      // the taking's statement was sent after `before`: no other process can take the lease for a TTL from then
+      expect(held[0]).to.be.within(before + 1000, performance.now() + 1000);
+      await eventually(async () => held.length >= 2, 'a renewal');
+      expect(held[1]).to.be.greaterThan(held[0]!);
+      await s.store.appendToStream(`held-${randomUUID()}`, [ev(type)], { expectedRevision: 'no_stream' });
+      await eventually(async () => (await appliedBy('held')).length === 1, 'the event applied');
+      expect(commits).to.deep.equal(['start', 'end']);
+    } finally {
+      await e.stop();
+    }
+    expect(held.at(-1)).to.equal(null);
+  });
 });
 
 describe('guarded projector statements', function () {

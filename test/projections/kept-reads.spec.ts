@@ -113,4 +113,91 @@ describe("KeptReads: a read model's answers kept until its projector's next batc
     await of('chatapp_v1')!.read('k1', m.look('k1'), found);
     expect(m.reads).to.equal(3);
   });
+  describe("on a server: only while this process holds the projector's lease", () => {
+    let leaseNow = 0;
+    const leased = () => new KeptReads({ maxEntries: 100, maxAgeMs: 60_000, now: () => now, lease: { now: () => leaseNow } });
+    beforeEach(() => {
+      leaseNow = 5_000;
+    });
+
+    it('keeps nothing before the lease is taken, keeps while it is held, and stops at its end', async () => {
+      const m = readModel();
+      m.rows.set('k1', { id: 'key_1', revoked: false });
+      const k = leased();
+      await k.read('k1', m.look('k1'), found);
+      await k.read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(2);
+      k.held(leaseNow + 1_000);
+      await k.read('k1', m.look('k1'), found);
+      await k.read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(3);
+      // no renewal came in time: another process may have taken the lease, so every look-up reads
+      leaseNow += 1_000;
+      m.rows.set('k1', { id: 'key_1', revoked: true });
+      expect((await k.read('k1', m.look('k1'), found))?.revoked).to.equal(true);
+      expect(m.reads).to.equal(4);
+      // a renewal that came late: kept again, from a fresh read
+      k.held(leaseNow + 1_000);
+      await k.read('k1', m.look('k1'), found);
+      await k.read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(5);
+      k.held(null);
+      await k.read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(6);
+    });
+
+    it('forgets what it kept when the lease is taken again: another process may have moved the read model meanwhile', async () => {
+      const m = readModel();
+      m.rows.set('k1', { id: 'key_1', revoked: false });
+      const k = leased();
+      k.held(leaseNow + 1_000);
+      await k.read('k1', m.look('k1'), found);
+      k.held(null);
+      m.rows.set('k1', { id: 'key_1', revoked: true });
+      k.held(leaseNow + 1_000);
+      expect((await k.read('k1', m.look('k1'), found))?.revoked).to.equal(true);
+    });
+
+    it("gives nothing kept and keeps nothing while a batch commits, since a request may see the batch's checkpoint first", async () => {
+      const m = readModel();
+      m.rows.set('k1', { id: 'key_1', revoked: false });
+      const k = leased();
+      k.held(leaseNow + 1_000);
+      await k.read('k1', m.look('k1'), found);
+      k.commit('start');
+      m.rows.set('k1', { id: 'key_1', revoked: true });
+      expect((await k.read('k1', m.look('k1'), found))?.revoked).to.equal(true);
+      await k.read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(3);
+      k.commit('end');
+      await k.read('k1', m.look('k1'), found);
+      await k.read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(4);
+    });
+
+    it('keptReadsOf: told which leases are held and which batches commit, per projector', async () => {
+      let word: Parameters<NonNullable<Parameters<typeof keptReadsOf>[2]>['listen']>[0] | null = null;
+      const of = keptReadsOf(
+        () => undefined,
+        { maxEntries: 10, maxAgeMs: 60_000, now: () => now },
+        {
+          now: () => leaseNow,
+          listen: (fn) => {
+            word = fn;
+          },
+        },
+      );
+      const m = readModel();
+      m.rows.set('k1', { id: 'key_1', revoked: false });
+      word!.held('rich_v1', leaseNow + 1_000);
+      await of('rich_v1').read('k1', m.look('k1'), found);
+      await of('rich_v1').read('k1', m.look('k1'), found);
+      await of('chatapp_v1').read('k1', m.look('k1'), found);
+      await of('chatapp_v1').read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(3);
+      word!.committing('rich_v1', 'start');
+      await of('rich_v1').read('k1', m.look('k1'), found);
+      expect(m.reads).to.equal(4);
+    });
+  });
 });
