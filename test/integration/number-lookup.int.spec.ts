@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { ACCOUNTS } from '../../infrastructure/accounts/tokens.js';
+import { accountsProjector } from '../../projections/accounts/accounts.projector.js';
 import { TestClock } from '../support/fixtures.js';
 import { startTestApp, type TestApp } from '../support/http.js';
 import { account, credit, sandbox, usage } from '../support/numbers.js';
+import { projectorsCaughtUp } from '../support/projections.js';
 
 /** GET /v1/numbers/lookup: validation, sandbox answers, $0.009 per number looked up, the per-account cache. */
 describe('number lookup over HTTP', function () {
@@ -78,6 +80,8 @@ describe('number lookup over HTTP', function () {
     await app.rt
       .get(ACCOUNTS.Billing)
       .charge(ctx, acc.accountId, { chargeId: 'drain', amountMicros: 4_985_000, kind: 'number_lookup', description: 'drain' });
+    // charged past the API, so nothing waited for the accounts' read model, which /v1/usage reads without waiting
+    await projectorsCaughtUp(app, [accountsProjector]);
     const r = await lookup(acc.apiKey, '+14155550101,+14155550102');
     expect(r.status).to.equal(402);
     expect(r.body).to.have.keys(['detail', 'request_id']);
