@@ -94,6 +94,18 @@ export interface CheckpointedConsumer {
   commit(batch: readonly RecordedEvent[], from: Checkpoint, to: Checkpoint): Promise<CommitOutcome>;
 }
 
+/** A batch's commit starting, or ending (committed or not): docs/event-store.md#kept-reads-on-a-server. */
+export type CommitPhase = 'start' | 'end';
+
+/**
+ * What a process hears of its projectors' leases and commits (the engine's `onLease`): until when no other process can
+ * take a projector's lease (`performance.now()`), at each taking and renewal, null once let go; and each batch's commit.
+ */
+export type LeaseListener = Readonly<{
+  held: (projector: string, until: number | null) => void;
+  committing: (projector: string, phase: CommitPhase) => void;
+}>;
+
 /** What a consumer's commit did with the checkpoint: `stored` it, or left it `deferred` for the runner to store. */
 export type CommitOutcome = 'stored' | 'deferred';
 
@@ -114,7 +126,7 @@ export type CheckpointRunnerOptions = Readonly<{
    */
   onHeld?: (until: number | null) => void;
   /** told before each batch's commit starts, and after it ends, committed or not (docs/event-store.md#kept-reads) */
-  onCommitting?: (phase: 'start' | 'end') => void;
+  onCommitting?: (phase: CommitPhase) => void;
   /** for a partition: whether this process takes its lease now, and gives it back when over its share */
   admission?: Admission;
   /**

@@ -11,7 +11,7 @@ import type { LoggerPort } from '../../application/ports/logger.port.js';
 import type { ReadModelsPort } from '../../application/ports/read-models.port.js';
 import { perTurn } from '../../application/shared/per-turn.js';
 import { DomainError } from '../../domain/shared/errors.js';
-import { CheckpointRunner, moveCheckpoint } from './checkpoint-runner.js';
+import { CheckpointRunner, type LeaseListener, moveCheckpoint } from './checkpoint-runner.js';
 import type { LeaseRenewals } from './lease-renewals.js';
 import { type BatchOutcome, type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
 import type { Projector } from './projector.js';
@@ -133,9 +133,7 @@ export class ProjectionEngine {
    * each taking and renewal; null once let go. And each batch's commit, as it starts and ends. The kept reads on a
    * server listen (docs/event-store.md#kept-reads).
    */
-  onLease(
-    fn: Readonly<{ held: (name: string, until: number | null) => void; committing: (name: string, phase: 'start' | 'end') => void }>,
-  ): () => void {
+  onLease(fn: LeaseListener): () => void {
     this.advanced.on('held', fn.held);
     this.advanced.on('committing', fn.committing);
     return () => {

@@ -1,3 +1,5 @@
+import type { CommitPhase, LeaseListener } from './checkpoint-runner.js';
+
 /**
  * Answers read from one projector's read model, kept until that projector commits its next batch
  * (docs/event-store.md#kept-reads). Only where this process hears every batch the projector commits: embedded, where
@@ -45,7 +47,7 @@ export class KeptReads {
    * nothing read is kept: a request that saw the batch's checkpoint before this process heard the batch end (another
    * connection's read of the stored checkpoints) reads the read model.
    */
-  commit(phase: 'start' | 'end'): void {
+  commit(phase: CommitPhase): void {
     this.committing = Math.max(0, this.committing + (phase === 'start' ? 1 : -1));
     this.moved();
   }
@@ -86,15 +88,7 @@ export const NOT_KEPT: ReadKeeper = { read: (_key, look) => look() };
 export type KeptReadsOf = (projector: string) => ReadKeeper;
 
 /** A server's word of the projectors' leases this process holds, and of their batches' commits (the engine's `onLease`). */
-export type LeaseWord = Readonly<{
-  now: () => number;
-  listen: (
-    fn: Readonly<{
-      held: (projector: string, until: number | null) => void;
-      committing: (projector: string, phase: 'start' | 'end') => void;
-    }>,
-  ) => void;
-}>;
+export type LeaseWord = Readonly<{ now: () => number; listen: (fn: LeaseListener) => void }>;
 
 /**
  * One `KeptReads` per projector, each told of that projector's batches by `listen` (the word of every batch committed,

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { LeaseListener } from '../../projections/shared/checkpoint-runner.js';
 import { KeptReads, keptReadsOf } from '../../projections/shared/kept-reads.js';
 
 /** A read model whose rows the test moves, counting its reads; a read can be held (its rows read, its answer late). */
@@ -176,7 +177,7 @@ describe("KeptReads: a read model's answers kept until its projector's next batc
     });
 
     it('keptReadsOf: told which leases are held and which batches commit, per projector', async () => {
-      let word: Parameters<NonNullable<Parameters<typeof keptReadsOf>[2]>['listen']>[0] | null = null;
+      let word: LeaseListener | null = null;
       const of = keptReadsOf(
         () => undefined,
         { maxEntries: 10, maxAgeMs: 60_000, now: () => now },
