@@ -221,8 +221,8 @@ export class ReportWorker<Row extends Timed, C> extends IntervalWorker<number> {
       if (claimed.length === 0) return n;
       // the reports taken are marked together once the batch is made: one statement per batch, not per report; a
       // worker that dies before that makes them again (at least once, as before)
-      const taken: Claimed<C>[] = [];
-      for (const c of claimed) if (await this.report(c)) taken.push(c);
+      const made = await Promise.all(claimed.map(async (c) => ((await this.report(c)) ? c : null)));
+      const taken = made.filter((c): c is Claimed<C> => c !== null);
       await this.timeline.reportedAll(taken, this.workerId, this.clock.now());
       n += taken.length;
     }
