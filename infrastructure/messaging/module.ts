@@ -86,7 +86,9 @@ export const messaging = {
           r(PLATFORM.Executor),
           r(PLATFORM.Ids),
           r(MESSAGING.Transports),
-          r(MESSAGING.Queries),
+          // a provider's reports come side by side (the sandbox's, a claim's at once): their look-ups go together
+          // (docs/event-store.md#reads-together)
+          new KyselyConversationQueries(r(PLATFORM.ReadTogether)),
           r(MESSAGING.Settings),
           r(PLATFORM.ReadModels),
           r(PLATFORM.Logger),
