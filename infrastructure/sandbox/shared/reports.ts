@@ -186,8 +186,10 @@ export type ReportWorkerOptions = Readonly<{
 export const reportRetryDelayMs = (attempts: number): number => Math.min(1000 * 2 ** attempts, 60_000);
 
 /**
- * Makes a sandbox upstream's due reports to the platform side, in the order they fall due; a report the platform
- * side did not take (`make` threw) is made again later. The platform side is looked up at each report (it is
+ * Makes a sandbox upstream's due reports to the platform side, a subject's in the order they fall due; the reports
+ * of one claim are made at once, as a real upstream's callbacks arrive side by side, since a claim holds at most one
+ * report of a subject (docs/sandbox.md#sms-receipts). A report the platform side did not take (`make` threw) is made
+ * again later. The platform side is looked up at each report (it is
  * whatever its capability bound), so until something is bound reports fail and are retried. Any number may run.
  */
 export class ReportWorker<Row extends Timed, C> extends IntervalWorker<number> {
@@ -219,8 +221,8 @@ export class ReportWorker<Row extends Timed, C> extends IntervalWorker<number> {
         leaseMs: this.o.leaseMs,
       });
       if (claimed.length === 0) return n;
-      // the reports taken are marked together once the batch is made: one statement per batch, not per report; a
-      // worker that dies before that makes them again (at least once, as before)
+      // made at once (none of them another's subject), and the reports taken marked together once all are made: one
+      // statement per batch, not per report; a worker that dies before that makes them again (at least once)
       const made = await Promise.all(claimed.map(async (c) => ((await this.report(c)) ? c : null)));
       const taken = made.filter((c): c is Claimed<C> => c !== null);
       await this.timeline.reportedAll(taken, this.workerId, this.clock.now());
