@@ -48,6 +48,7 @@ export const messaging = {
     b.factory(MESSAGING.Carrier, (r) => r(PLATFORM.Carrier)?.texts(r) ?? new UnconfiguredSmsCarrier());
     b.factory(MESSAGING.KyselyQueries, (r) => new KyselyConversationQueries(r(PLATFORM.ReadDb)));
     b.alias(MESSAGING.Queries, MESSAGING.KyselyQueries);
+    b.factory(MESSAGING.QueriesTogether, (r) => new KyselyConversationQueries(r(PLATFORM.ReadTogether)));
     b.factory(MESSAGING.Settings, (r) => new MessagingSettingsService(r(PLATFORM.Executor)));
     b.factory(
       MESSAGING.SendRate,
@@ -87,8 +88,7 @@ export const messaging = {
           r(PLATFORM.Ids),
           r(MESSAGING.Transports),
           // a provider's reports come side by side (the sandbox's, a claim's at once): their look-ups go together
-          // (docs/event-store.md#reads-together)
-          new KyselyConversationQueries(r(PLATFORM.ReadTogether)),
+          r(MESSAGING.QueriesTogether),
           r(MESSAGING.Settings),
           r(PLATFORM.ReadModels),
           r(PLATFORM.Logger),
@@ -97,7 +97,7 @@ export const messaging = {
     // its three reads, awaited together, go to the database together (docs/webhooks.md#payload-context)
     b.factory(
       WEBHOOKS.ConversationContext,
-      (r) => new MessagingConversationContext(new KyselyConversationQueries(r(PLATFORM.ReadTogether)), r(CONTACTS.LookupTogether)),
+      (r) => new MessagingConversationContext(r(MESSAGING.QueriesTogether), r(CONTACTS.LookupTogether)),
     );
   },
   routes: {

@@ -16,6 +16,8 @@ import { token } from '../capabilities/token.js';
 export const MESSAGING = {
   Queries: token<ConversationQueries>('ConversationQueries'),
   KyselyQueries: token<KyselyConversationQueries>('KyselyConversationQueries'),
+  /** the same queries, for reads awaited with others (docs/event-store.md#reads-together) */
+  QueriesTogether: token<KyselyConversationQueries>('ConversationQueriesTogether'),
   Commands: token<MessageCommands>('MessageCommands'),
   /** texts as a channel of the send path */
   SmsChannel: token<SmsChannel>('SmsChannel'),

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type Claimed, type ClaimOptions, type ReportTimeline, ReportWorker } from '../../infrastructure/sandbox/shared/reports.js';
+import { type Claimed, type ClaimOptions, type ReportClaims, ReportWorker } from '../../infrastructure/sandbox/shared/reports.js';
 import { TestClock } from '../support/fixtures.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -12,7 +12,7 @@ function timelineOf(reports: readonly Report[]) {
   const waiting = [...reports];
   const marked: string[][] = [];
   const failed: string[] = [];
-  const fake = {
+  const timeline: ReportClaims<Row, Report> = {
     anyDue: async () => waiting.length > 0,
     claim: async (o: ClaimOptions): Promise<Claimed<Report>[]> =>
       waiting.splice(0, o.limit).map((report) => ({ report, key: [report.receiptId], attempts: 0 })),
@@ -23,8 +23,7 @@ function timelineOf(reports: readonly Report[]) {
       failed.push(c.report.receiptId);
     },
   };
-  // the worker's view of a timeline: its four methods (the real one runs them on a database)
-  return { timeline: fake as unknown as ReportTimeline<Row, Report>, marked, failed };
+  return { timeline, marked, failed };
 }
 
 /**

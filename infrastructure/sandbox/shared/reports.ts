@@ -172,6 +172,9 @@ export class ReportTimeline<Row extends Timed, C> {
   }
 }
 
+/** What the report worker does with a timeline: look, claim, and mark what became of each report. */
+export type ReportClaims<Row extends Timed, C> = Pick<ReportTimeline<Row, C>, 'anyDue' | 'claim' | 'reportedAll' | 'failed'>;
+
 export type ReportWorkerOptions = Readonly<{
   /** how often to look for due reports */
   pollIntervalMs: number;
@@ -197,7 +200,7 @@ export class ReportWorker<Row extends Timed, C> extends IntervalWorker<number> {
 
   constructor(
     readonly name: string,
-    private readonly timeline: ReportTimeline<Row, C>,
+    private readonly timeline: ReportClaims<Row, C>,
     private readonly make: (report: C) => Promise<void>,
     private readonly clock: ClockPort,
     log: LoggerPort,
@@ -223,8 +226,8 @@ export class ReportWorker<Row extends Timed, C> extends IntervalWorker<number> {
       if (claimed.length === 0) return n;
       // made at once (none of them another's subject), and the reports taken marked together once all are made: one
       // statement per batch, not per report; a worker that dies before that makes them again (at least once)
-      const made = await Promise.all(claimed.map(async (c) => ((await this.report(c)) ? c : null)));
-      const taken = made.filter((c): c is Claimed<C> => c !== null);
+      const made = await Promise.all(claimed.map((c) => this.report(c)));
+      const taken = claimed.filter((_, i) => made[i]);
       await this.timeline.reportedAll(taken, this.workerId, this.clock.now());
       n += taken.length;
     }
