@@ -256,6 +256,32 @@ describe('sandbox SMS carrier', function () {
     expect(statuses(later.carrierMessageId)).to.deep.equal(['sent', 'delivered']);
   });
 
+  it("counts the texts taken in one statement toward their number's rate, the first asked first", async () => {
+    const from = '+14155559998';
+    const other = '+14155559997';
+    // asked in one turn of the event loop: taken together (docs/sandbox.md#sms-submissions)
+    const ids = (
+      await Promise.all([
+        ...Array.from({ length: 5 }, () => carrier.submit(sms('+14155550103', { from }))),
+        carrier.submit(sms('+14155550103', { from: other })),
+      ])
+    ).map((r) => r.carrierMessageId);
+    expect(new Set(ids).size).to.equal(6);
+    clock.advance(SENT + DELIVERY);
+    await worker.runOnce();
+    expect(ids.map((id) => statuses(id).at(-1))).to.deep.equal(['delivered', 'delivered', 'delivered', 'failed', 'failed', 'delivered']);
+    expect(events.of(ids[4]!)[0]?.failure?.code).to.equal('RATE_LIMITED');
+    expect((await carrier.messages({ from, limit: 10 })).map((x) => x.rateLimited).sort()).to.deep.equal([false, false, false, true, true]);
+  });
+
+  it('takes a key asked for twice in one turn once, and answers both with its carrier id', async () => {
+    const m = sms('+14155550101');
+    const [a, b] = await Promise.all([carrier.submit(m), carrier.submit({ ...m, body: 'changed' })]);
+    expect(b).to.deep.equal(a);
+    const listed = await carrier.messages({ from: m.from, limit: 10 });
+    expect(listed.map((x) => [x.body, x.receipts.length])).to.deep.equal([[m.body, 2]]);
+  });
+
   it('reports again a receipt whose worker died between the claim and the report, once its lease is over', async () => {
     const { carrierMessageId } = await carrier.submit(sms('+14155550104'));
     clock.advance(SENT);

@@ -8,6 +8,7 @@ import {
 } from '../../../application/messaging/sms-carrier.port.js';
 import type { ClockPort } from '../../../application/ports/clock.port.js';
 import type { IdsPort } from '../../../application/ports/ids.port.js';
+import { perTurn } from '../../../application/shared/per-turn.js';
 import { type FailureCode, failureText } from '../../../domain/message/failure-reasons.js';
 import type { ReadDb } from '../../../projections/shared/read-db.js';
 import { sandboxLineInfo } from '../carrier/sandbox-carrier.js';
@@ -43,6 +44,9 @@ export type SandboxSmsMessage = Readonly<{
 }>;
 
 const RATE_WINDOW_MS = 60_000;
+
+/** A text asked to be taken: its carrier id, when it was asked, and its receipts' rows (both outcomes of the rate). */
+type Asked = Readonly<{ m: OutboundSms; id: string; at: string; planned: readonly (SandboxSmsReceiptsTable & { limited: boolean })[] }>;
 
 /**
  * The messaging side of the sandbox carrier (docs/sandbox.md, "Messaging"): it takes texts and later reports
@@ -153,38 +157,73 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
   }
 
   /**
-   * Takes the text and schedules its receipts in one statement (one statement is one transaction): whether the
-   * sending number is over its rate, the submission, and the receipts of that outcome (the planned ones, or the
-   * rate limit's failure); null when the key was taken before.
+   * Takes the text and schedules its receipts; null when the key was taken before. The texts asked for in one turn
+   * of the event loop are taken in one statement (docs/sandbox.md#sms-submissions).
    */
   private async accept(m: OutboundSms, receipts: readonly PlannedReceipt[]): Promise<string | null> {
     const id = this.ids.id('sm');
-    const now = this.now().toISOString();
-    const since = new Date(this.now().getTime() - RATE_WINDOW_MS).toISOString();
     const planned = [
       ...this.receiptRows(id, m.to, receipts).map((r) => ({ ...r, limited: false })),
       ...this.receiptRows(id, m.to, failureReceipts('RATE_LIMITED', this.o.timing)).map((r) => ({ ...r, limited: true })),
     ];
-    const r = await sql<{ carrier_message_id: string }>`
-      with rate as (
-        select count(*) >= ${this.o.ratePerMinute} as limited from sandbox_sms_submissions
-         where from_number = ${m.from} and accepted_at > ${since}::timestamptz and rate_limited = false
+    const taken = await this.acceptTogether([{ m, id, at: this.now().toISOString(), planned }]);
+    return taken.get(m.idempotencyKey) ?? null;
+  }
+
+  private readonly acceptTogether = perTurn((asked: readonly Asked[]) => this.acceptAll(asked));
+
+  /**
+   * Takes texts and schedules their receipts in one statement (one statement is one transaction): for each, whether
+   * its sending number is over its rate, counting the texts of the last minute and those before it in the statement;
+   * the submission; and the receipts of that outcome (the planned ones, or the rate limit's failure). Answers the
+   * carrier id of each key taken now; a key asked for twice is taken once, by its first text.
+   */
+  private async acceptAll(asked: readonly Asked[]): Promise<Map<string, string>> {
+    const first = new Map<string, Asked>();
+    for (const a of asked) if (!first.has(a.m.idempotencyKey)) first.set(a.m.idempotencyKey, a);
+    const texts = [...first.values()].map((a, ord) => ({
+      ord,
+      idempotency_key: a.m.idempotencyKey,
+      carrier_message_id: a.id,
+      account_id: a.m.accountId,
+      from_number: a.m.from,
+      to_number: a.m.to,
+      body: a.m.body,
+      media_urls: a.m.mediaUrls,
+      at: a.at,
+    }));
+    const planned = [...first.values()].flatMap((a) => a.planned.map((p) => ({ ...p, idempotency_key: a.m.idempotencyKey })));
+    const since = new Date(this.now().getTime() - RATE_WINDOW_MS).toISOString();
+    const r = await sql<{ idempotency_key: string; carrier_message_id: string }>`
+      with text as (
+        select * from jsonb_to_recordset(${JSON.stringify(texts)}::jsonb) as t(ord int, idempotency_key text,
+               carrier_message_id text, account_id text, from_number text, to_number text, body text, media_urls jsonb,
+               at timestamptz)
+      ), sent as (
+        select f.from_number, count(x.idempotency_key) as n from (select distinct from_number from text) f
+          left join sandbox_sms_submissions x
+            on x.from_number = f.from_number and x.accepted_at > ${since}::timestamptz and x.rate_limited = false
+         group by f.from_number
+      ), rated as (
+        select text.*, sent.n + row_number() over (partition by text.from_number order by text.ord) - 1 >= ${this.o.ratePerMinute} as limited
+          from text join sent using (from_number)
       ), taken as (
         insert into sandbox_sms_submissions (idempotency_key, carrier_message_id, account_id, from_number, to_number, body,
             media_urls, status, rate_limited, submitted_at, accepted_at)
-        select ${m.idempotencyKey}, ${id}, ${m.accountId}, ${m.from}, ${m.to}, ${m.body}, ${JSON.stringify(m.mediaUrls)}::jsonb,
-               'accepted', rate.limited, ${now}::timestamptz, ${now}::timestamptz from rate
+        select idempotency_key, carrier_message_id, account_id, from_number, to_number, body, media_urls, 'accepted', limited,
+               at, at from rated order by ord
         on conflict (idempotency_key) do nothing
-        returning carrier_message_id, rate_limited
+        returning idempotency_key, carrier_message_id, rate_limited
       ), receipts as (
         insert into sandbox_sms_receipts (receipt_id, copy, carrier_message_id, status, failure_reason, error_code, happened_at, due_at)
         select p.receipt_id, p.copy, taken.carrier_message_id, p.status, p.failure_reason, p.error_code, p.happened_at, p.due_at
-          from taken join jsonb_to_recordset(${JSON.stringify(planned)}::jsonb) as p(limited boolean, receipt_id text, copy smallint,
-               status text, failure_reason text, error_code text, happened_at timestamptz, due_at timestamptz)
-            on p.limited = taken.rate_limited
+          from taken join jsonb_to_recordset(${JSON.stringify(planned)}::jsonb) as p(idempotency_key text, limited boolean,
+               receipt_id text, copy smallint, status text, failure_reason text, error_code text, happened_at timestamptz,
+               due_at timestamptz)
+            on p.idempotency_key = taken.idempotency_key and p.limited = taken.rate_limited
       )
-      select carrier_message_id from taken`.execute(this.db);
-    return r.rows[0]?.carrier_message_id ?? null;
+      select idempotency_key, carrier_message_id from taken`.execute(this.db);
+    return new Map(r.rows.map((x) => [x.idempotency_key, x.carrier_message_id]));
   }
 
   /** Whether the sending number has used up its texts of the last minute (rate-limited ones do not count). */
