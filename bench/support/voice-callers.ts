@@ -5,7 +5,7 @@ import { client, type Reply } from './http-client.js';
 
 /*
  * The voice bench's driven callers, on a worker thread of their own (`npm run bench:voice`, docs/testing.md#voice-npm-run-benchvoice):
- * their requests (ring, say, poll, hang up) are sent and read on this thread, not on the main thread whose busy
+ * their requests (ring, say, wait for the reply to be spoken, hang up) are sent and read on this thread, not on the main thread whose busy
  * share and CPU the bench reports as the platform's. The webhook's receiver, on its own thread too, tells them
  * through a port when it has answered a turn.
  */
@@ -14,7 +14,7 @@ export type AnswerKind = 'json' | 'ndjson';
 /** One driven call: its id, the turns said, those the webhook never saw, and how long ringing it in took. */
 export type Driven = { callId: string; turns: number; missing: number; setupMs: number };
 
-/** What the callers are told: where the platform is, who they are, and how the far end's speech takes time. */
+/** What the callers are told: where the platform is, who they are, how long they pause after a reply and wait for one. */
 export type CallersPlan = Readonly<{
   base: string;
   adminToken: string;
@@ -23,12 +23,10 @@ export type CallersPlan = Readonly<{
   calls: number;
   turns: number;
   firstCaller: number;
-  msPerWord: number;
   pauseMs: number;
-  ndjsonGapMs: number;
   turnTimeoutMs: number;
-  /** how many playbacks and words the agent speaks for an answer of each kind */
-  spoken: Record<AnswerKind, { playbacks: number; words: number }>;
+  /** how many playbacks the agent speaks for an answer of each kind */
+  spoken: Record<AnswerKind, { playbacks: number }>;
 }>;
 
 /** The i-th caller: +1 312 2XX XXXX, outside the 555 exchange, so never a persona (the caller is driven). */
@@ -114,17 +112,14 @@ async function driveCall(
       continue;
     }
     playbacks += p.spoken[kind].playbacks;
-    await sleep((kind === 'ndjson' ? p.ndjsonGapMs : 0) + p.spoken[kind].words * p.msPerWord + p.pauseMs);
-    // the reply has been spoken to the end (the far end's view), so the next turn does not talk over it
-    const until = performance.now() + p.turnTimeoutMs;
-    for (;;) {
-      const v = ok('sandbox view', await call('GET', `/sandbox/calls/${callId}`, { key: p.adminToken })) as {
-        agentSpeech: { state: string }[];
-      };
-      const quiet = v.agentSpeech.every((s) => s.state !== 'queued' && s.state !== 'playing');
-      if ((quiet && v.agentSpeech.length >= playbacks) || performance.now() > until) break;
-      await sleep(10);
-    }
+    // the reply has been spoken to the end (the far end's view), so the next turn does not talk over it: one request,
+    // answered by the sandbox once the agent is quiet (docs/sandbox.md#the-voice-sandbox-api-and-cli), then the pause
+    const timeout = Math.max(1, Math.ceil(p.turnTimeoutMs / 1000));
+    ok(
+      'sandbox view',
+      await call('GET', `/sandbox/calls/${callId}?agentQuietAfter=${playbacks}&timeout=${timeout}`, { key: p.adminToken }),
+    );
+    await sleep(p.pauseMs);
   }
   ok('hangup', await call('POST', `/sandbox/calls/${callId}/hangup`, { key: p.adminToken }));
   return { callId, turns: p.turns, missing, setupMs };

@@ -142,6 +142,34 @@ describe('inbound calls (docs/sandbox.md#voice, docs/calls.md)', function () {
       expect(r.body.error.code).to.equal('SANDBOX_CALL_NOT_CONNECTED');
       expect((await hangup(callId)).status).to.equal(409);
     });
+
+    it('answers the far end’s view once the agent has made N playbacks and is quiet (agentQuietAfter), or at the timeout', async () => {
+      const r = await ring('+13125550143', line.phoneNumber);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const id = r.body.callId as string;
+      const quiet = (n: number | string, timeout = 10) =>
+        app.call('GET', `/sandbox/calls/${id}?agentQuietAfter=${n}&timeout=${timeout}`, { key: ADMIN_TOKEN });
+      const greeted = await quiet(1);
+      expect(greeted.status).to.equal(200);
+      expect(greeted.body.agentSpeech.map((s: any) => [s.text, s.state])).to.deep.equal([[GREETING, 'finished']]);
+      expect((await say(id, 'Is the clinic open on Saturday?')).status).to.equal(200);
+      // asked at once: the reply is still to be sent by the webhook and spoken
+      const replied = await quiet(2);
+      expect(replied.body.agentSpeech.map((s: any) => [s.heard, s.state])).to.deep.equal([
+        [GREETING, 'finished'],
+        ['You said Is the clinic open on Saturday?', 'finished'],
+      ]);
+      // a third playback never comes: answered at the timeout, as the call is
+      const started = Date.now();
+      const waited = await quiet(3, 1);
+      expect(waited.status).to.equal(200);
+      expect(waited.body.agentSpeech).to.have.length(2);
+      expect(Date.now() - started).to.be.at.least(900);
+      expect((await quiet(-1)).status).to.equal(422);
+      expect((await hangup(id)).status).to.equal(200);
+      // an ended call is over: answered at once
+      expect((await quiet(3)).body).to.include({ status: 'ended' });
+    });
   });
 
   describe('refusals', () => {

@@ -170,6 +170,11 @@ export class SandboxVoiceEngine implements VoiceEnginePort {
     return this.lookup(callId)?.view() ?? null;
   }
 
+  /** Whether the agent has made at least `n` playbacks on a call and is quiet now, or the call is over; null when unknown. */
+  agentQuietAfter(callId: string, n: number): boolean | null {
+    return this.lookup(callId)?.agentQuietAfter(n) ?? null;
+  }
+
   /** Every call kept (live ones, and the most recent ended ones), newest first. */
   list(): SandboxCallView[] {
     return [...this.legs.values()].reverse().map((l) => l.view());

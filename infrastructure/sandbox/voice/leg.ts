@@ -311,6 +311,11 @@ export class SandboxLeg implements CallLeg {
     return callView(this.rec, this.agent, this.far, this.stage());
   }
 
+  /** Whether the agent has made at least `n` playbacks and none is queued or playing now, or the call is over. */
+  agentQuietAfter(n: number): boolean {
+    return this.over || (this.agent.all.length >= n && this.agent.current === null && !this.agent.hasQueued());
+  }
+
   // ---- inside --------------------------------------------------------------------------------------------
 
   /** A playback played to its end: the next one starts, or the agent's turn is over. */

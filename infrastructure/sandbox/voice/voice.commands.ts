@@ -140,9 +140,19 @@ export function sandboxVoiceCommands({ sandbox, print }: SandboxCli): void {
     .description('a call as its far end sees it; without a call id, the recent calls')
     .argument('[callId]')
     .option('--limit <n>', 'recent calls shown without a call id, 1-500 (default 20)', (v) => Number.parseInt(v, 10))
+    .option('--agent-quiet-after <n>', 'with a call id: wait until the agent has made n playbacks and is quiet', (v) =>
+      Number.parseInt(v, 10),
+    )
+    .option('--timeout <seconds>', 'how long --agent-quiet-after waits at most, 1-60 (default 10)', (v) => Number.parseInt(v, 10))
     .option(...serverOption)
-    .action(async (callId: string | undefined, o: { limit?: number } & ServerOption) => {
+    .action(async (callId: string | undefined, o: { limit?: number; agentQuietAfter?: number; timeout?: number } & ServerOption) => {
       const limit = Number.isInteger(o.limit) ? Math.min(Math.max(o.limit!, 1), 500) : 20;
-      print(await request(o, 'GET', callId ? callPath(callId) : `/sandbox/calls?limit=${limit}`));
+      if (o.agentQuietAfter !== undefined && !(Number.isInteger(o.agentQuietAfter) && o.agentQuietAfter >= 0))
+        throw new Error('--agent-quiet-after takes a number of playbacks, 0 or more');
+      const wait =
+        o.agentQuietAfter === undefined
+          ? ''
+          : `?agentQuietAfter=${o.agentQuietAfter}${o.timeout !== undefined ? `&timeout=${o.timeout}` : ''}`;
+      print(await request(o, 'GET', callId ? callPath(callId, wait) : `/sandbox/calls?limit=${limit}`));
     });
 }

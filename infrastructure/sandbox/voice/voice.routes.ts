@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
@@ -141,6 +143,20 @@ function asDomainError(err: unknown): unknown {
   return err;
 }
 
+/** How often a wait for the agent to be quiet looks at the call (in memory). */
+const QUIET_CHECK_MS = 10;
+
+const QuietQuery = z.object({
+  agentQuietAfter: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .optional()
+    .openapi({ description: 'answer once the agent has made at least this many playbacks and none is queued or playing' }),
+  timeout: z.coerce.number().int().min(1).max(60).default(10).openapi({ description: 'seconds to wait at most (with agentQuietAfter)' }),
+});
+
 /**
  * The sandbox voice engine's control API (mounted only with PROVIDER_MODE=sandbox, behind the admin token like
  * every /sandbox route; docs/sandbox.md#voice): ring a call in, make the far end speak, press keys or hang up,
@@ -227,11 +243,31 @@ export function sandboxVoiceRoutes(api: Api, { engine, trunks }: { engine: Sandb
   sandboxRoute(api, {
     method: 'get',
     path: '/sandbox/calls/:call_id',
-    summary: 'One sandbox call as its far end sees it: what it heard from the agent, what it said, keys, transfer and bridge',
+    summary:
+      'One sandbox call as its far end sees it: what it heard from the agent, what it said, keys, transfer and bridge; with agentQuietAfter=N, answered once the agent has made N playbacks and is quiet, the call is over or the timeout has passed',
     params: CallIdParams,
+    query: QuietQuery,
     errors: [404],
     response: CallView,
-    handler: async ({ params }) => view(params.call_id),
+    handler: async ({ params, query, res }) => {
+      if (query.agentQuietAfter !== undefined) {
+        // the far end's wait for the agent's reply to be spoken, in the server's memory (docs/sandbox.md#the-voice-sandbox-api-and-cli);
+        // a client that goes away stops it
+        const until = performance.now() + query.timeout * 1000;
+        let open = true;
+        const gone = () => {
+          open = false;
+        };
+        res.on('close', gone);
+        try {
+          while (open && engine.agentQuietAfter(params.call_id, query.agentQuietAfter) === false && performance.now() < until)
+            await sleep(QUIET_CHECK_MS);
+        } finally {
+          res.off('close', gone);
+        }
+      }
+      return view(params.call_id);
+    },
   });
   sandboxRoute(api, {
     method: 'post',
