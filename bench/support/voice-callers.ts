@@ -5,9 +5,9 @@ import { client, type Reply } from './http-client.js';
 
 /*
  * The voice bench's driven callers, on a worker thread of their own (`npm run bench:voice`, docs/testing.md#voice-npm-run-benchvoice):
- * their requests (ring, say, wait for the reply to be spoken, hang up) are sent and read on this thread, not on the main thread whose busy
- * share and CPU the bench reports as the platform's. The webhook's receiver, on its own thread too, tells them
- * through a port when it has answered a turn.
+ * their requests (ring, say, wait for the reply to be spoken, hang up) are sent and read on this thread, not on the
+ * main thread whose busy share and CPU the bench reports as the platform's (which serves them). The webhook's
+ * receiver, on its own thread too, tells them through a port when it has answered a turn.
  */
 
 export type AnswerKind = 'json' | 'ndjson';
