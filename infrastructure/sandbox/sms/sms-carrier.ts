@@ -181,7 +181,8 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
   private async acceptAll(asked: readonly Asked[]): Promise<Map<string, string>> {
     const first = new Map<string, Asked>();
     for (const a of asked) if (!first.has(a.m.idempotencyKey)) first.set(a.m.idempotencyKey, a);
-    const texts = [...first.values()].map((a, ord) => ({
+    const unique = [...first.values()];
+    const texts = unique.map((a, ord) => ({
       ord,
       idempotency_key: a.m.idempotencyKey,
       carrier_message_id: a.id,
@@ -192,7 +193,7 @@ export class SandboxSmsCarrier extends SandboxUpstream<SandboxSmsDb> implements 
       media_urls: a.m.mediaUrls,
       at: a.at,
     }));
-    const planned = [...first.values()].flatMap((a) => a.planned.map((p) => ({ ...p, idempotency_key: a.m.idempotencyKey })));
+    const planned = unique.flatMap((a) => a.planned.map((p) => ({ ...p, idempotency_key: a.m.idempotencyKey })));
     const since = new Date(this.now().getTime() - RATE_WINDOW_MS).toISOString();
     const r = await sql<{ idempotency_key: string; carrier_message_id: string }>`
       with text as (

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type CallLeg,
   type DialRequest,
@@ -21,6 +23,9 @@ import {
   type SandboxCallView,
   type SandboxVoiceTiming,
 } from './types.js';
+
+/** How often a wait for the agent to be quiet looks at the call (in memory). */
+const QUIET_CHECK_MS = 10;
 
 /**
  * The sandbox voice engine (docs/sandbox.md#voice): the `VoiceEnginePort` of sandbox mode, simulating the
@@ -170,9 +175,18 @@ export class SandboxVoiceEngine implements VoiceEnginePort {
     return this.lookup(callId)?.view() ?? null;
   }
 
-  /** Whether the agent has made at least `n` playbacks on a call and is quiet now, or the call is over; null when unknown. */
-  agentQuietAfter(callId: string, n: number): boolean | null {
-    return this.lookup(callId)?.agentQuietAfter(n) ?? null;
+  /**
+   * Waits until the agent has made at least `n` playbacks on a call and is quiet, the call is over or unknown, `timeoutMs`
+   * has passed or `signal` aborts: looked at in memory every QUIET_CHECK_MS (docs/sandbox.md#the-voice-sandbox-api-and-cli).
+   */
+  async waitForAgentQuiet(callId: string, n: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const until = performance.now() + timeoutMs;
+    for (;;) {
+      const leg = this.lookup(callId);
+      const left = until - performance.now();
+      if (!leg || leg.agentQuietAfter(n) || left <= 0 || signal?.aborted) return;
+      await sleep(Math.min(QUIET_CHECK_MS, left), undefined, signal ? { signal } : {}).catch(() => undefined);
+    }
   }
 
   /** Every call kept (live ones, and the most recent ended ones), newest first. */

@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DomainError } from '../../../domain/shared/errors.js';
 import { E164 } from '../../agents/agent.schemas.js';
 import type { Api } from '../../http/api.js';
@@ -143,9 +141,6 @@ function asDomainError(err: unknown): unknown {
   return err;
 }
 
-/** How often a wait for the agent to be quiet looks at the call (in memory). */
-const QUIET_CHECK_MS = 10;
-
 const QuietQuery = z.object({
   agentQuietAfter: z.coerce
     .number()
@@ -251,19 +246,14 @@ export function sandboxVoiceRoutes(api: Api, { engine, trunks }: { engine: Sandb
     response: CallView,
     handler: async ({ params, query, res }) => {
       if (query.agentQuietAfter !== undefined) {
-        // the far end's wait for the agent's reply to be spoken, in the server's memory (docs/sandbox.md#the-voice-sandbox-api-and-cli);
-        // a client that goes away stops it
-        const until = performance.now() + query.timeout * 1000;
-        let open = true;
-        const gone = () => {
-          open = false;
-        };
-        res.on('close', gone);
+        // the far end's wait for the agent's reply to be spoken; a client that goes away stops it at once
+        const gone = new AbortController();
+        const stop = () => gone.abort();
+        res.on('close', stop);
         try {
-          while (open && engine.agentQuietAfter(params.call_id, query.agentQuietAfter) === false && performance.now() < until)
-            await sleep(QUIET_CHECK_MS);
+          await engine.waitForAgentQuiet(params.call_id, query.agentQuietAfter, query.timeout * 1000, gone.signal);
         } finally {
-          res.off('close', gone);
+          res.off('close', stop);
         }
       }
       return view(params.call_id);
