@@ -14,8 +14,8 @@
  *     revision, through the project's PostgreSQL event store adapter on the runtime's database: an instance of
  *     its own (the floor), then the runtime's own store (whose every append wakes the runtime's subscriptions);
  *  2. accepted sends: `POST /v1/messages` from the numbers in turn, each to a recipient never messaged before
- *     (a new conversation, counted by the daily caps), BENCH_CONCURRENCY in flight, after one uncounted round;
- *     BENCH_SENDS of them or BENCH_SEND_SECONDS, whichever ends first; 201s per second, their latency, and
+ *     (a new conversation, counted by the daily caps), BENCH_CONCURRENCY in flight, after BENCH_WARMUP_SENDS
+ *     uncounted ones (and their tail) and one uncounted round; BENCH_SENDS of them or BENCH_SEND_SECONDS, whichever ends first; 201s per second, their latency, and
  *     every other status counted;
  *  3. inbound latency: BENCH_INBOUND texts at each rate of BENCH_INBOUND_RATES (per second), injected through
  *     the sandbox carrier's callback (`POST /sandbox/inbound`, docs/sandbox.md) from a pool of 50 senders; the
@@ -66,6 +66,7 @@ const INBOUND_RATES = (process.env.BENCH_INBOUND_RATES || '20,100').split(',').m
   return v;
 });
 const FLOOR = Math.round(positive('BENCH_FLOOR', n(200)));
+const WARMUP_SENDS = Math.round(positive('BENCH_WARMUP_SENDS', n(1000)));
 const BURST = Math.round(positive('BENCH_INBOUND_BURST', n(500)));
 const SCENARIO_MS = positive('BENCH_SCENARIO_SECONDS', 15) * 1000;
 const SENDERS = 50; // inbound senders, so conversations have some history
@@ -246,21 +247,42 @@ async function appendFloor(target: string, rt: Runtime, bare: boolean): Promise<
 const subscriptionsOf = (rt: Runtime) =>
   rt.engine.projectors.length + [...rt.workers.keys()].filter((k) => k.startsWith('reactor:')).length;
 
-async function sends(target: string, call: Call, line: Line): Promise<Result> {
+/** The i-th send: from the numbers in turn, to the i-th recipient. */
+const sendTo = (call: Call, line: Line, i: number): Promise<Reply> =>
+  call('POST', '/v1/messages', {
+    key: line.key,
+    body: {
+      number_id: line.numbers[i % line.numbers.length]!.id,
+      to_number: recipient(i),
+      body: `Bench message ${i}: your order is ready for pickup.`,
+    },
+  }).catch(failed);
+
+/**
+ * BENCH_WARMUP_SENDS sends before the measured ones, to the first recipients, uncounted: a fresh process compiles
+ * the code the sends make hot, on threads that take the cores the sends run on
+ * (docs/testing.md#messages-npm-run-benchmessages). Answers how many were accepted, and at what rate.
+ */
+async function warmUp(call: Call, line: Line): Promise<{ accepted: number; rate: number }> {
   let next = 0;
-  const send = (i: number) =>
-    call('POST', '/v1/messages', {
-      key: line.key,
-      body: {
-        number_id: line.numbers[i % line.numbers.length]!.id,
-        to_number: recipient(i),
-        body: `Bench message ${i}: your order is ready for pickup.`,
-      },
-    }).catch(failed);
+  let accepted = 0;
+  const t0 = now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < WARMUP_SENDS) if ((await sendTo(call, line, next++)).status === 201) accepted++;
+    }),
+  );
+  return { accepted, rate: accepted / ((now() - t0) / 1000) };
+}
+
+/** The measured sends, to recipients from `first` on (after the warm-up's). */
+async function sends(target: string, call: Call, line: Line, first: number): Promise<Result> {
+  let next = first;
+  const send = (i: number) => sendTo(call, line, i);
   // warm-up, not counted: the first requests of a fresh process pay for compilation
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < CONCURRENCY) await send(next++);
+      while (next < first + CONCURRENCY) await send(next++);
     }),
   );
   const statuses = new Map<string, number>();
@@ -460,9 +482,16 @@ async function onTarget(target: string, env: Record<string, string>, rx: Receive
     out.push(await appendFloor(target, rt, true));
     out.push(await appendFloor(target, rt, false));
     fresh();
+    const warm = await warmUp(call, line);
+    const warmTail = await settle(rt.store);
+    notes.push(
+      `${target}: before the sends, ${warm.accepted} of ${WARMUP_SENDS} uncounted ones accepted at ${Math.round(warm.rate)}/s, ` +
+        `their tail settled ${warmTail.toFixed(1)} s after the last`,
+    );
+    fresh();
     const perSend = await countsFromNow();
     const whole = meter(target);
-    const sent = await sends(target, call, line);
+    const sent = await sends(target, call, line, WARMUP_SENDS);
     out.push(sent);
     const tail = await settle(rt.store);
     // the sends with their tail: until the last receipt was recorded, and the CPU of all of it (the quiet wait's
