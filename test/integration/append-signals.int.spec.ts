@@ -148,7 +148,10 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
       await admin.connect();
       try {
         await sub.caughtUp;
-        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [APPLICATION_NAME]);
+        await admin.query(
+          'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = current_database()',
+          [APPLICATION_NAME],
+        );
         const first = `call-${randomUUID()}`;
         await append(a.store, first);
         await arrived(first);

@@ -1,3 +1,4 @@
+import './worker-stores.js';
 import { migratedImage } from './http.js';
 
 /**
