@@ -14,9 +14,15 @@ import { PLATFORM } from './platform/tokens.js';
 
 /**
  * What a test (or bench) may supply instead of the configured parts: a movable clock, an already-migrated in-memory
- * database image, and the capability list (the service's own plus one under test: docs/adding-a-capability.md).
+ * database image or an open database (the runtime closes it: a test's pooled PGlite, docs/testing.md#running-the-tests),
+ * and the capability list (the service's own plus one under test: docs/adding-a-capability.md).
  */
-export type Overrides = Partial<{ clock: ClockPort; databaseImage: Blob | File; capabilities: readonly Capability[] }>;
+export type Overrides = Partial<{
+  clock: ClockPort;
+  databaseImage: Blob | File;
+  database: DatabaseHandle;
+  capabilities: readonly Capability[];
+}>;
 
 /**
  * The composition root: opens the database, migrates it, and lets every capability bind what it owns. Only the
@@ -29,15 +35,17 @@ export async function buildContainer(
   overrides: Overrides = {},
 ): Promise<{ container: Container; get: Resolve; database: DatabaseHandle; capabilities: readonly Capability[] }> {
   const list: readonly Capability[] = overrides.capabilities ?? capabilities;
-  const database = await openDatabase({
-    databaseUrl: cfg.DATABASE_URL,
-    dataDir: cfg.DATA_DIR,
-    poolSize: cfg.DATABASE_POOL_SIZE,
-    prepared: cfg.DATABASE_PREPARED_STATEMENTS,
-    thread: cfg.PGLITE_THREAD,
-    onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use'),
-    ...(overrides.databaseImage ? { image: overrides.databaseImage } : {}),
-  });
+  const database =
+    overrides.database ??
+    (await openDatabase({
+      databaseUrl: cfg.DATABASE_URL,
+      dataDir: cfg.DATA_DIR,
+      poolSize: cfg.DATABASE_POOL_SIZE,
+      prepared: cfg.DATABASE_PREPARED_STATEMENTS,
+      thread: cfg.PGLITE_THREAD,
+      onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost; reconnecting on next use'),
+      ...(overrides.databaseImage ? { image: overrides.databaseImage } : {}),
+    }));
   await migrateToLatest(database.db, list);
 
   const c = new Container({ defaultScope: 'Singleton' });

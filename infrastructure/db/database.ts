@@ -95,44 +95,65 @@ export async function openDatabase(o: {
   const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
   const unlock = onDisk ? lockDataDir(o.dataDir!) : () => undefined;
   try {
-    let runner: PgliteRunner;
-    if (o.thread) {
-      const thread = new PgliteThread({
-        ...(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : {}),
-        ...(onDisk ? { freeLeases: FREE_LEASES } : {}),
-      });
-      await thread.ready.catch(async (err: unknown) => {
-        await thread.close();
-        throw err;
-      });
-      runner = thread;
-    } else {
-      const client = openPglite(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : o.dataDir ? { dataDir: o.dataDir } : {});
-      await client.waitReady;
-      if (onDisk) await client.exec(FREE_LEASES);
-      runner = inlineRunner(client);
-    }
-    // one driver, seen two ways: the read side's tables, and those plus the event store's
-    const dialect = new PgliteDialect(runner);
-    const readDb = new Kysely<ReadDb>({ dialect, log: logStatement });
-    const db = readDb.withTables<EventDb>();
-    return {
-      db,
-      readDb,
-      readTogether: new Kysely<ReadDb>({ dialect: dialect.together, log: logStatement }),
-      kind: 'pglite',
-      pipeline: dialect.pipeline,
-      dump: () => runner.dump(),
-      close: async () => {
-        await db.destroy();
-        await runner.close();
-        unlock();
-      },
-    };
+    const runner = await openPgliteRunner({ dataDir: o.dataDir, image: o.image, thread: o.thread });
+    return pgliteHandle(runner, async () => {
+      await runner.close();
+      unlock();
+    });
   } catch (err) {
     unlock();
     throw err;
   }
+}
+
+/**
+ * PGlite opened and ready, in this thread or on its own (`thread`): in memory (from `image` if given) unless
+ * `dataDir` names a directory on disk, whose leases it frees. The caller owns it (closes it).
+ */
+export async function openPgliteRunner(o: {
+  dataDir?: string | undefined;
+  image?: Blob | File | undefined;
+  thread?: boolean | undefined;
+}): Promise<PgliteRunner> {
+  const onDisk = o.dataDir !== undefined && !o.dataDir.startsWith('memory://');
+  if (o.thread) {
+    const thread = new PgliteThread({
+      ...(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : {}),
+      ...(onDisk ? { freeLeases: FREE_LEASES } : {}),
+    });
+    await thread.ready.catch(async (err: unknown) => {
+      await thread.close();
+      throw err;
+    });
+    return thread;
+  }
+  const client = openPglite(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : o.dataDir ? { dataDir: o.dataDir } : {});
+  await client.waitReady;
+  if (onDisk) await client.exec(FREE_LEASES);
+  return inlineRunner(client);
+}
+
+/**
+ * The database handle over an open PGlite runner: one driver, seen two ways (the read side's tables, and those plus
+ * the event store's). Closing it ends its query builders, then runs `close`, the opener's: `openDatabase` closes the
+ * runner; the test apps' pool empties it and keeps it for the next one (test/support/pglite-pool.ts).
+ */
+export function pgliteHandle(runner: PgliteRunner, close: () => Promise<void>): DatabaseHandle {
+  const dialect = new PgliteDialect(runner);
+  const readDb = new Kysely<ReadDb>({ dialect, log: logStatement });
+  const db = readDb.withTables<EventDb>();
+  return {
+    db,
+    readDb,
+    readTogether: new Kysely<ReadDb>({ dialect: dialect.together, log: logStatement }),
+    kind: 'pglite',
+    pipeline: dialect.pipeline,
+    dump: () => runner.dump(),
+    close: async () => {
+      await db.destroy();
+      await close();
+    },
+  };
 }
 
 /**

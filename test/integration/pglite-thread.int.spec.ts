@@ -20,8 +20,8 @@ import {
 import { startReceiver } from '../support/webhook-receiver.js';
 
 // PGlite in the process's thread and on its own thread (docs/event-store.md#pglite-on-its-own-thread): the same
-// driver, the same answers. The suite at large runs PGlite in its thread (a thread per test app costs time); this
-// file runs the thread, and `PGLITE_THREAD=true npm test` runs every suite on it.
+// driver, the same answers. The suite at large runs PGlite on its own thread, as the platform does; this file runs
+// both, and `PGLITE_THREAD=false npm test` runs every suite in the process's thread.
 
 const db = (h: DatabaseHandle) => h.db as unknown as Kysely<any>;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));

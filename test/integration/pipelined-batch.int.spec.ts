@@ -57,7 +57,7 @@ describe('pipelined projector batches', function () {
   before(async function () {
     if (process.env.EVENTSTORE_URL) this.skip(); // the read models' database is the same as in (b)
     const url = process.env.DATABASE_URL;
-    h = await openDatabase(url ? { databaseUrl: url, poolSize: 1 } : { thread: process.env.PGLITE_THREAD === 'true' });
+    h = await openDatabase(url ? { databaseUrl: url, poolSize: 1 } : { thread: process.env.PGLITE_THREAD !== 'false' });
     await migrateToLatest(h.db as never);
     await sql`drop table if exists tallies`.execute(h.db);
     await h.readDb.deleteFrom('projection_checkpoints').where('name', 'like', 'tally_%').execute();

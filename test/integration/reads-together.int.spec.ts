@@ -21,7 +21,7 @@ describe('reads together', function () {
   before(async function () {
     if (process.env.EVENTSTORE_URL) this.skip(); // the read side's database is the same as in (b)
     const url = process.env.DATABASE_URL;
-    h = await openDatabase(url ? { databaseUrl: url, poolSize: 2 } : { thread: process.env.PGLITE_THREAD === 'true' });
+    h = await openDatabase(url ? { databaseUrl: url, poolSize: 2 } : { thread: process.env.PGLITE_THREAD !== 'false' });
     together = loose(h.readTogether as never);
     db = loose(h.db as never);
     await sql`drop table if exists rt_a, rt_b`.execute(h.db);

@@ -8,6 +8,7 @@ import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../../infrastructure/runtime.js';
 import { resetTestEventStore } from './esdb-reset.js';
+import { lendPglite } from './pglite-pool.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** keys sign-up code hashes and webhook secret sealing; fixed, so that every runtime of a test opens what another sealed */
@@ -73,9 +74,8 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     DEV_ACCOUNT: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(process.env.EVENTSTORE_URL ? { EVENTSTORE_URL: process.env.EVENTSTORE_URL } : {}),
-    // embedded, in this thread unless PGLITE_THREAD=true: a thread per test app would cost the suite half a second
-    // each; test/integration/pglite-thread.int.spec.ts runs the thread (docs/testing.md)
-    PGLITE_THREAD: process.env.PGLITE_THREAD ?? 'false',
+    // embedded, PGlite on a thread of its own as the platform runs it, unless PGLITE_THREAD=false (docs/testing.md)
+    ...(process.env.PGLITE_THREAD ? { PGLITE_THREAD: process.env.PGLITE_THREAD } : {}),
     ...env,
   });
   if (cfg.DATABASE_URL) {
@@ -85,9 +85,16 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     await resetServerDatabase(cfg.DATABASE_URL);
   }
   const embedded = !cfg.DATABASE_URL && cfg.DATA_DIR === 'memory://';
+  // embedded, a PGlite of the pool (test/support/pglite-pool.ts); one with a capability of a test's own gets its tables
+  const pooled = embedded && !overrides.capabilities && !overrides.databaseImage && !overrides.database;
+  const database = pooled ? await lendPglite(cfg.PGLITE_THREAD, await migratedImage()) : undefined;
   const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL), {
     ...(embedded ? { databaseImage: await migratedImage() } : {}),
+    ...(database ? { database } : {}),
     ...overrides,
+  }).catch(async (err: unknown) => {
+    await database?.close();
+    throw err;
   });
   const server: Server = await listen(rt.app, 0, '127.0.0.1', rt.upgrades);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

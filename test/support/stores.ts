@@ -8,16 +8,15 @@ import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js
 import { resetTestEventStore } from './esdb-reset.js';
 import { TestClock } from './fixtures.js';
 import { migratedImage } from './http.js';
+import { lendPglite } from './pglite-pool.js';
 
 export type StoreUnderTest = { store: EventStorePort; handle: DatabaseHandle; close: () => Promise<void> };
 
-/** A fresh database: PGlite in memory, or (with DATABASE_URL) a server whose tables are emptied first. */
+/** A fresh database: PGlite in memory (of the pool: test/support/pglite-pool.ts), or (with DATABASE_URL) a server whose tables are emptied first. */
 export async function freshDatabase(): Promise<DatabaseHandle> {
-  const handle = await openDatabase(
-    process.env.DATABASE_URL
-      ? { databaseUrl: process.env.DATABASE_URL }
-      : { image: await migratedImage(), thread: process.env.PGLITE_THREAD === 'true' },
-  );
+  const handle = process.env.DATABASE_URL
+    ? await openDatabase({ databaseUrl: process.env.DATABASE_URL })
+    : await lendPglite(process.env.PGLITE_THREAD !== 'false', await migratedImage());
   await migrateToLatest(handle.db as never);
   if (handle.kind === 'postgres') await resetServerTables(handle);
   await resetTestEventStore();
