@@ -2,40 +2,49 @@ import pg from 'pg';
 
 /**
  * The stores of one mocha worker process (.mocharc.cjs runs the test files in worker processes; docs/testing.md#
- * running-the-tests). Embedded, every test app has a PGlite of its own and there is nothing to do. On a PostgreSQL
- * server every test app empties the database, so two workers on one database would empty each other's: each worker
- * takes a database of its own on the same server, named after the given one with `_w<worker>` appended and made
- * here when missing. An EventStoreDB server cannot be shared either (the test server is emptied the same way, a
- * real one not at all), so with EventStoreDB each worker takes its own server from EVENTSTORE_URLS.
+ * a-database-per-worker). Embedded, every test app has a PGlite of its own and there is nothing to do. On a
+ * PostgreSQL server every test app empties the database, so two workers on one database would empty each other's:
+ * each worker takes a database of its own on the same server, named after the given one with `_w<worker>` appended
+ * and made by `makeWorkerDatabase` (a root hook) when missing. An EventStoreDB server cannot be shared either (the
+ * test server is emptied the same way, a real one not at all), so with EventStoreDB each worker takes its own server
+ * from EVENTSTORE_URLS.
  *
- * Loaded by the root hooks (a --require of .mocharc.cjs), which a worker evaluates before any test file: every test,
- * and every process a test starts, sees the worker's own DATABASE_URL and EVENTSTORE_URL. Outside a worker (one file
- * at a time, `--jobs 1`) the given ones are used as they are.
+ * Evaluated by the root hooks (a --require of .mocharc.cjs) before any test file: every test, and every process a
+ * test starts, sees the worker's own DATABASE_URL and EVENTSTORE_URL. Outside a worker (`--no-parallel`) the given
+ * ones are used as they are. No top-level await here: the root hooks would have to load as an ES module, apart from
+ * the test files mocha requires, and every module they share would load twice.
  */
 const worker = process.env.MOCHA_WORKER_ID;
 const servers = (process.env.EVENTSTORE_URLS ?? '').split(/\s+/).filter(Boolean);
+/** the database the given DATABASE_URL names, in which the worker's own is made; null outside a worker */
+const given = worker !== undefined && process.env.DATABASE_URL ? process.env.DATABASE_URL : null;
 if (worker === undefined) {
   if (servers.length && !process.env.EVENTSTORE_URL) process.env.EVENTSTORE_URL = servers[0];
 } else {
   const n = Number(worker);
   // .mocharc.cjs starts no more workers than there are servers; a worker restarted after a crash gets the next id
   if (servers.length) process.env.EVENTSTORE_URL = servers[n % servers.length];
-  if (process.env.DATABASE_URL) process.env.DATABASE_URL = await workerDatabase(process.env.DATABASE_URL, n);
+  if (given) {
+    const mine = new URL(given);
+    mine.pathname = `/${encodeURIComponent(`${decodeURIComponent(mine.pathname.slice(1)) || 'postgres'}_w${n}`)}`;
+    process.env.DATABASE_URL = mine.toString();
+  }
 }
 
-/** The URL of the worker's own database beside the one `url` names, made (empty) if the server has none by that name. */
-async function workerDatabase(url: string, n: number): Promise<string> {
-  const given = new URL(url);
-  const name = `${decodeURIComponent(given.pathname.slice(1)) || 'postgres'}_w${n}`;
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (!found.rowCount) await client.query(`create database ${client.escapeIdentifier(name)}`);
-  } finally {
-    await client.end();
-  }
-  const mine = new URL(url);
-  mine.pathname = `/${encodeURIComponent(name)}`;
-  return mine.toString();
+let made: Promise<void> | null = null;
+/** Makes the worker's own database (empty) if the server has none by its name; once per process. */
+export function makeWorkerDatabase(): Promise<void> {
+  made ??= (async () => {
+    if (!given) return;
+    const name = decodeURIComponent(new URL(process.env.DATABASE_URL!).pathname.slice(1));
+    const client = new pg.Client({ connectionString: given });
+    await client.connect();
+    try {
+      const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+      if (!found.rowCount) await client.query(`create database ${client.escapeIdentifier(name)}`);
+    } finally {
+      await client.end();
+    }
+  })();
+  return made;
 }
