@@ -1,12 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sql } from 'kysely';
 import { type Config, loadConfig } from '../../infrastructure/config/config.js';
 import type { Overrides } from '../../infrastructure/container.js';
 import { openDatabase } from '../../infrastructure/db/database.js';
 import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 import { createLogger } from '../../infrastructure/logger.js';
 import { createRuntime, listen, type Runtime } from '../../infrastructure/runtime.js';
+import { emptyTables } from './empty-tables.js';
 import { resetTestEventStore } from './esdb-reset.js';
 import { lendPglite } from './pglite-pool.js';
 
@@ -37,10 +37,7 @@ export async function resetServerDatabase(url: string): Promise<void> {
   const h = await openDatabase({ databaseUrl: url, poolSize: 1 });
   try {
     await migrateToLatest(h.db as never);
-    const rows = await sql<{
-      tablename: string;
-    }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
-    if (rows.rows.length) await sql.raw(`truncate ${rows.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
+    await emptyTables(h.db);
   } finally {
     await h.close();
   }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { type DatabaseHandle, openPgliteRunner, pgliteHandle } from '../../infrastructure/db/database.js';
 import type { PgliteRunner } from '../../infrastructure/db/pglite-driver.js';
+import { emptyTables } from './empty-tables.js';
 
 /**
  * In-memory PGlites lent to the embedded test apps of this process, kept between them (docs/testing.md#running-the-
@@ -40,10 +41,7 @@ async function emptied(runner: PgliteRunner): Promise<boolean> {
   try {
     await sql`rollback`.execute(h.db);
     await sql`deallocate all`.execute(h.db);
-    const tables = await sql<{ tablename: string }>`select tablename from pg_tables
-      where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
-    if (tables.rows.length)
-      await sql.raw(`truncate ${tables.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
+    await emptyTables(h.db);
     return true;
   } catch {
     return false;

@@ -5,6 +5,7 @@ import { migrateToLatest } from '../../infrastructure/db/migrate.js';
 // copy of the port module, breaking `instanceof WrongExpectedRevisionError`
 import { EsdbEventStore } from '../../infrastructure/event-store/esdb-event-store.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
+import { emptyTables } from './empty-tables.js';
 import { resetTestEventStore } from './esdb-reset.js';
 import { TestClock } from './fixtures.js';
 import { migratedImage } from './http.js';
@@ -18,17 +19,9 @@ export async function freshDatabase(): Promise<DatabaseHandle> {
     ? await openDatabase({ databaseUrl: process.env.DATABASE_URL })
     : await lendPglite(process.env.PGLITE_THREAD !== 'false', await migratedImage());
   await migrateToLatest(handle.db as never);
-  if (handle.kind === 'postgres') await resetServerTables(handle);
+  if (handle.kind === 'postgres') await emptyTables(handle.db);
   await resetTestEventStore();
   return handle;
-}
-
-async function resetServerTables(h: DatabaseHandle): Promise<void> {
-  const { sql } = await import('kysely');
-  const rows = await sql<{
-    tablename: string;
-  }>`select tablename from pg_tables where schemaname = 'public' and tablename not like 'kysely_%'`.execute(h.db);
-  if (rows.rows.length) await sql.raw(`truncate ${rows.rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity`).execute(h.db);
 }
 
 /** The event store the suites run against: EventStoreDB when EVENTSTORE_URL is set, else PostgreSQL tables. */
