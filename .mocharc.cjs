@@ -1,10 +1,15 @@
-// Test files run in worker processes, two at once (MOCHA_JOBS). Embedded (no DATABASE_URL) every test app has its own
-// in-memory PGlite. On a PostgreSQL server every test app empties its database, so each worker takes a database of
-// its own on that server; with EventStoreDB each worker needs a server of its own (EVENTSTORE_URLS), and with only
-// EVENTSTORE_URL the files run one at a time (test/support/worker-stores.ts, docs/testing.md#running-the-tests).
+// Test files run in worker processes, two at once (MOCHA_JOBS), where each worker has stores of its own
+// (test/support/worker-stores.ts, docs/testing.md#a-database-per-worker):
+// - embedded (no DATABASE_URL): every test app has its own in-memory PGlite;
+// - with EventStoreDB (EVENTSTORE_URLS, a server per worker): each worker makes a database of its own on the
+//   DATABASE_URL server for its read models. With EVENTSTORE_URL alone the files run one at a time.
+// With the PostgreSQL event store on a server (DATABASE_URL alone) the files run one at a time: its readers wait
+// behind every transaction open anywhere on the cluster (docs/event-store.md), so workers on one server would hold
+// back each other's events.
 const esdbServers = (process.env.EVENTSTORE_URLS ?? '').split(/\s+/).filter(Boolean);
 const wanted = Number(process.env.MOCHA_JOBS ?? 2);
-const jobs = process.env.EVENTSTORE_URL || esdbServers.length ? Math.min(wanted, esdbServers.length || 1) : wanted;
+const jobs =
+  process.env.EVENTSTORE_URL || esdbServers.length ? Math.min(wanted, esdbServers.length || 1) : process.env.DATABASE_URL ? 1 : wanted;
 
 module.exports = {
   'node-option': ['import=tsx', 'no-experimental-require-module'],

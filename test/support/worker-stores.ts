@@ -2,12 +2,12 @@ import pg from 'pg';
 
 /**
  * The stores of one mocha worker process (.mocharc.cjs runs the test files in worker processes; docs/testing.md#
- * a-database-per-worker). Embedded, every test app has a PGlite of its own and there is nothing to do. On a
- * PostgreSQL server every test app empties the database, so two workers on one database would empty each other's:
- * each worker takes a database of its own on the same server, named after the given one with `_w<worker>` appended
- * and made by `makeWorkerDatabase` (a root hook) when missing. An EventStoreDB server cannot be shared either (the
- * test server is emptied the same way, a real one not at all), so with EventStoreDB each worker takes its own server
- * from EVENTSTORE_URLS.
+ * a-database-per-worker). Embedded, every test app has a PGlite of its own and there is nothing to do. With
+ * EventStoreDB each worker takes a server of its own from EVENTSTORE_URLS (the test server is emptied by every test
+ * app, a real one cannot be emptied at all), and for the read models a database of its own on the DATABASE_URL
+ * server, named after the given one with `_w<worker>` appended and made by `makeWorkerDatabase` (a root hook) when
+ * missing. With the PostgreSQL event store on a server, .mocharc.cjs starts no workers: its readers share the
+ * cluster's horizon, so workers would hold back each other's events even on two databases.
  *
  * Evaluated by the root hooks (a --require of .mocharc.cjs) before any test file: every test, and every process a
  * test starts, sees the worker's own DATABASE_URL and EVENTSTORE_URL. Outside a worker (`--no-parallel`) the given
