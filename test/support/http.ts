@@ -86,8 +86,7 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
   const pooled = embedded && !overrides.capabilities && !overrides.databaseImage && !overrides.database;
   const database = pooled ? await lendPglite(cfg.PGLITE_THREAD, await migratedImage()) : undefined;
   const rt = await createRuntime(cfg, createLogger(cfg.LOG_LEVEL), {
-    ...(embedded ? { databaseImage: await migratedImage() } : {}),
-    ...(database ? { database } : {}),
+    ...(database ? { database } : embedded ? { databaseImage: await migratedImage() } : {}),
     ...overrides,
   }).catch(async (err: unknown) => {
     await database?.close();
