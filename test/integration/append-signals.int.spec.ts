@@ -82,6 +82,34 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
       await signals.start();
       return { handle, signals, store: new PgEventStore(handle.db, new TestClock(), { pollIntervalMs, signals }) };
     };
+    /**
+     * Two processes that know of each other. A process that starts listening says so on the channel, and the others
+     * learn it when that hello reaches their connection, which the server sends on in its own time; until then their
+     * notices are heard by nobody (the safety poll covers that, docs/event-store.md#wake-ups). Notices reach a
+     * listener in the order they were sent, so once a hears a notice of b's, it has heard b's hello before it; b saw
+     * a's connection listening when it started.
+     */
+    const pair = async (bPollIntervalMs = NEVER_MS) => {
+      a = await proc(NEVER_MS);
+      b = await proc(bPollIntervalMs);
+      let heard = false;
+      const off = a.signals.listenProjected((n) => {
+        if (n.projector === 'pair_check') heard = true;
+      });
+      try {
+        let n = 0;
+        await eventually(
+          () => {
+            b.signals.publishProjected({ projector: 'pair_check', checkpoint: `${++n}/0` });
+            return heard;
+          },
+          10_000,
+          'a hears b',
+        );
+      } finally {
+        off();
+      }
+    };
     before(async function () {
       if (!DATABASE_URL) this.skip();
       const h = await freshDatabase();
@@ -95,8 +123,7 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
     });
 
     it("hears another process's append through LISTEN/NOTIFY, with a poll that would never come in time", async () => {
-      a = await proc(NEVER_MS);
-      b = await proc(NEVER_MS);
+      await pair();
       const { sub, arrived } = collect(b.store);
       try {
         await sub.caughtUp;
@@ -109,8 +136,7 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
     });
 
     it('delivers a notified event that an older open transaction held back, once that one ends, without a notice of its own', async () => {
-      a = await proc(NEVER_MS);
-      b = await proc(NEVER_MS);
+      await pair();
       const { sub, events, arrived } = collect(b.store);
       const older = new pg.Client({ connectionString: DATABASE_URL });
       await older.connect();
@@ -141,8 +167,7 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
     });
 
     it('keeps delivering when its listening connection is cut: the poll covers the gap and the notices come back', async () => {
-      a = await proc(NEVER_MS);
-      b = await proc(300);
+      await pair(300);
       const { sub, arrived } = collect(b.store);
       const admin = new pg.Client({ connectionString: DATABASE_URL });
       await admin.connect();
@@ -165,8 +190,7 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
     });
 
     it('hears its own append once: the notice its connection gets back from PostgreSQL is dropped', async () => {
-      a = await proc(NEVER_MS);
-      b = await proc(NEVER_MS);
+      await pair();
       const heardByA: string[] = [];
       const offA = a.signals.listen((n) => heardByA.push(n.checkpoint));
       const hears = (signals: PgNotifySignals, checkpoint: string) =>
@@ -252,8 +276,7 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
     });
 
     it('tells the other processes that a projector advanced (their read-your-writes and delivery workers wake on it)', async () => {
-      a = await proc(NEVER_MS);
-      b = await proc(NEVER_MS);
+      await pair();
       const heard = new Promise<string>((resolve) => {
         const off = b.signals.listenProjected((n) => {
           if (n.projector === 'webhook_deliveries_v1') {
