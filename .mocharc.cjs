@@ -3,13 +3,21 @@
 // - embedded (no DATABASE_URL): every test app has its own in-memory PGlite;
 // - with EventStoreDB (EVENTSTORE_URLS, a server per worker): each worker makes a database of its own on the
 //   DATABASE_URL server for its read models. With EVENTSTORE_URL alone the files run one at a time.
-// With the PostgreSQL event store on a server (DATABASE_URL alone) the files run one at a time: its readers wait
-// behind every transaction open anywhere on the cluster (docs/event-store.md), so workers on one server would hold
-// back each other's events.
-const esdbServers = (process.env.EVENTSTORE_URLS ?? '').split(/\s+/).filter(Boolean);
+// - with the PostgreSQL event store (no EventStoreDB): a PostgreSQL cluster per worker (DATABASE_URLS). Its readers
+//   wait behind every transaction open anywhere on their cluster (docs/event-store.md), so workers on one cluster
+//   would hold back each other's events: with DATABASE_URL alone the files run one at a time.
+// No more workers start than there are servers for them.
+const listed = (name) => (process.env[name] ?? '').split(/\s+/).filter(Boolean);
+const esdbServers = listed('EVENTSTORE_URLS');
+const pgClusters = listed('DATABASE_URLS');
 const wanted = Number(process.env.MOCHA_JOBS ?? 2);
-const jobs =
-  process.env.EVENTSTORE_URL || esdbServers.length ? Math.min(wanted, esdbServers.length || 1) : process.env.DATABASE_URL ? 1 : wanted;
+const servers =
+  process.env.EVENTSTORE_URL || esdbServers.length
+    ? esdbServers.length || 1
+    : process.env.DATABASE_URL || pgClusters.length
+      ? pgClusters.length || 1
+      : wanted;
+const jobs = Math.min(wanted, servers);
 
 module.exports = {
   'node-option': ['import=tsx', 'no-experimental-require-module'],
