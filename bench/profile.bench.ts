@@ -71,12 +71,14 @@ type Totals = {
 
 type Counts = Totals & { at: number; reads: Map<string, { events: number; empty: number }> };
 
+/** A counter's values added up (over its labels). */
+const sum = async (c: { get(): Promise<{ values: { value: number }[] }> }) => (await c.get()).values.reduce((n, v) => n + v.value, 0);
+
 /**
  * The counters and the CPU now. `server`: also the CPU of the PostgreSQL server's processes, read from every process's
  * `/proc` entry (a few milliseconds of this thread each time), so only where a server is the target.
  */
 async function counts(server: boolean): Promise<Counts> {
-  const sum = async (c: { get(): Promise<{ values: { value: number }[] }> }) => (await c.get()).values.reduce((n, v) => n + v.value, 0);
   const byVerb = new Map<string, number>();
   for (const v of (await costMetrics.statements.get()).values) byVerb.set(String(v.labels.verb), v.value);
   const reads = new Map<string, { events: number; empty: number }>();
@@ -161,7 +163,7 @@ function perOp(run: Cost, idle: Cost, ops: number): Cost {
 
 /** Streams appended to and subscription reads that found events so far: what `quiet` watches. */
 async function activity(): Promise<number> {
-  let n = (await costMetrics.appends.get()).values.reduce((a, v) => a + v.value, 0);
+  let n = await sum(costMetrics.appends);
   for (const v of (await costMetrics.subscriptionReads.get()).values) if (v.labels.result === 'events') n += v.value;
   return n;
 }
