@@ -331,6 +331,10 @@ export class CommandExecutor {
   async executeMany<C extends Command, E extends Event, S>(
     decider: Decider<C, E, S>,
     items: readonly Readonly<{ stream: string; input: CommandInput<C>; ctx: RequestContext }>[],
+    o: Readonly<{
+      /** told of each stream this call appended to, with its state and revision after it, before any refusal is thrown */
+      written?: (stream: string, at: Readonly<{ state: S; revision: bigint }>) => void;
+    }> = {},
   ): Promise<void> {
     if (items.length === 0) return;
     const byStream = new Map<string, (typeof items)[number][]>();
@@ -359,13 +363,22 @@ export class CommandExecutor {
     for (const [i, r] of results.entries()) {
       const a = appends[i]!;
       if (r instanceof WrongExpectedRevisionError) this.cache.delete(a.stream);
-      else this.cache.keep(a.stream, { decider, state: a.state, revision: r.nextRevision }, mark);
+      else {
+        this.cache.keep(a.stream, { decider, state: a.state, revision: r.nextRevision }, mark);
+        o.written?.(a.stream, { state: a.state, revision: r.nextRevision });
+      }
     }
     // another writer moved these streams since the read: their commands go the usual way, one by one
     for (const [i, r] of results.entries())
       if (r instanceof WrongExpectedRevisionError)
         for (const it of appends[i]!.items)
-          await this.execute(decider, it.stream, it.input, it.ctx).catch((err: unknown) => (failure ??= err));
+          await this.execute(decider, it.stream, it.input, it.ctx).then(
+            (done) => {
+              if (done.events.length > 0 && done.revision !== 'no_stream')
+                o.written?.(it.stream, { state: done.state, revision: done.revision });
+            },
+            (err: unknown) => (failure ??= err),
+          );
     if (failure !== null) throw failure;
   }
 

@@ -13,7 +13,7 @@ import type { IdsPort } from '../ports/ids.port.js';
 import type { LoggerPort } from '../ports/logger.port.js';
 import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import { oncePerKey } from '../shared/once-per-key.js';
-import type { ClaimedAttempt, WebhookQueries, WebhookSenderPort, WebhookView } from './webhook.port.js';
+import type { ClaimedAttempt, PreparedAttempt, WebhookQueries, WebhookSenderPort } from './webhook.port.js';
 import { WEBHOOK_ACTOR } from './webhook-dispatcher.js';
 
 export type DeliverOutcome = 'sent' | 'stale' | 'abandoned' | 'aborted';
@@ -35,15 +35,6 @@ export class AttemptNotRecordableError extends Error {
     this.name = 'AttemptNotRecordableError';
   }
 }
-
-/** A claimed attempt with what sending it needs: the delivery as its stream tells it, and its webhook. */
-export type PreparedAttempt = Readonly<{
-  claim: ClaimedAttempt;
-  stream: string;
-  state: WebhookDeliveryState;
-  revision: bigint | 'no_stream';
-  webhook: WebhookView | null;
-}>;
 
 /**
  * Sends one claimed attempt. The delivery's own stream is the truth: when it already records this attempt

@@ -13,14 +13,26 @@ import type { CommandExecutor, CommandInput } from '../shared/execute.js';
 import type { Reactor } from '../shared/process-manager.js';
 import { buildEnvelope } from './envelope.js';
 import type { WebhookDescription, WebhookEventRegistry, WebhookMapping } from './registry.js';
-import { type ConversationContextPort, type PayloadContext, pickWebhook, type WebhookQueries, type WebhookView } from './webhook.port.js';
+import {
+  type AttemptHandoverPort,
+  type ConversationContextPort,
+  type PayloadContext,
+  type PreparedAttempt,
+  pickWebhook,
+  type WebhookQueries,
+  type WebhookView,
+} from './webhook.port.js';
 
 export const WEBHOOK_ACTOR = 'system:webhooks';
 
 type Lookup = (accountId: string, agentId: string | null) => Promise<WebhookView[]>;
 /** An event that a webhook event is mapped to, with what it says of itself. */
 type Described = Readonly<{ e: RecordedEvent; mapping: WebhookMapping; d: WebhookDescription }>;
-type Schedule = Readonly<{ input: Extract<CommandInput<WebhookDeliveryCommand>, { type: 'ScheduleDelivery' }>; ctx: RequestContext }>;
+type Schedule = Readonly<{
+  input: Extract<CommandInput<WebhookDeliveryCommand>, { type: 'ScheduleDelivery' }>;
+  ctx: RequestContext;
+  target: WebhookView;
+}>;
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
 export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
@@ -54,7 +66,12 @@ export class WebhookDispatcher implements Reactor {
     private readonly webhooks: WebhookQueries,
     private readonly context: ConversationContextPort,
     private readonly log: LoggerPort,
-    private readonly o: { concurrency?: number; configWaitMs?: number } = {},
+    private readonly o: {
+      concurrency?: number;
+      configWaitMs?: number;
+      /** this process's delivery worker, which takes first attempts as they are scheduled; none: all go by the timeline */
+      handover?: AttemptHandoverPort | null;
+    } = {},
   ) {}
 
   get handles(): string[] {
@@ -71,15 +88,44 @@ export class WebhookDispatcher implements Reactor {
       return x ? [x] : [];
     });
     const scheduled = await this.plan(described, await this.lookUpWebhooks(described));
-    await this.exec.executeMany(
-      webhookDeliveryDecider,
-      scheduled.map((s) => ({ stream: webhookDeliveryStream(s.input.data.deliveryId), input: s.input, ctx: s.ctx })),
-    );
+    await this.scheduleAll(scheduled);
     for (const s of scheduled)
       this.log.debug(
         { deliveryId: s.input.data.deliveryId, event: s.input.data.eventType, source: s.ctx.causationId },
         'webhook delivery scheduled',
       );
+  }
+
+  /**
+   * Schedules the batch's deliveries in one append. As many first attempts as this process's worker has free slots
+   * for are scheduled already claimed by it and handed to it at once (docs/webhooks.md#the-first-attempt-handed-over);
+   * the others wait on the timeline for a claim. Only a delivery this call scheduled is handed over: one scheduled
+   * before (the batch run again) may be in another worker's hands.
+   */
+  private async scheduleAll(scheduled: readonly Schedule[]): Promise<void> {
+    if (scheduled.length === 0) return;
+    const handover = this.o.handover ?? null;
+    const reserved = handover?.reserve(scheduled.length) ?? null;
+    const claimed = new Map<string, Schedule>();
+    const items = scheduled.map((s, i) => {
+      const stream = webhookDeliveryStream(s.input.data.deliveryId);
+      if (!reserved || i >= reserved.count) return { stream, input: s.input, ctx: s.ctx };
+      claimed.set(stream, s);
+      return { stream, input: { ...s.input, data: { ...s.input.data, firstAttemptClaim: reserved.claim } }, ctx: s.ctx };
+    });
+    const handed: PreparedAttempt[] = [];
+    try {
+      await this.exec.executeMany(webhookDeliveryDecider, items, {
+        written: (stream, { state, revision }) => {
+          const s = claimed.get(stream);
+          if (!s || !reserved || state.status !== 'pending' || state.attempts !== 0) return;
+          const claim = { deliveryId: s.input.data.deliveryId, accountId: s.ctx.accountId, attempt: 1, claimedUntil: reserved.claim.until };
+          handed.push({ claim, stream, state, revision, webhook: s.target });
+        },
+      });
+    } finally {
+      if (reserved) handover!.handOver(handed, reserved.count);
+    }
   }
 
   /** The webhooks the batch's events may go to: one look-up per account, for all the agents its events are about. */
@@ -176,6 +222,7 @@ export class WebhookDispatcher implements Reactor {
     const deliveryId = deliveryIdFor(e.id);
     // the first attempt is due at once
     return {
+      target,
       input: {
         type: 'ScheduleDelivery',
         data: {

@@ -1,5 +1,5 @@
 import type { HistoryItem, WebhookStatus } from '../../domain/webhook/webhook.js';
-import type { AttemptResult } from '../../domain/webhook/webhook-delivery.decider.js';
+import type { AttemptResult, FirstAttemptClaim, WebhookDeliveryState } from '../../domain/webhook/webhook-delivery.decider.js';
 import { compareCheckpoints } from '../ports/event-store.port.js';
 
 /** A webhook configuration as the API shows it (docs/webhooks.md#configuration) plus our extras. */
@@ -167,6 +167,29 @@ export type ClaimedAttempt = Readonly<{ deliveryId: string; accountId: string; a
 /** The retry timeline: due attempts, claimed with a lease so that one attempt is in flight at most once. */
 export interface DueAttemptsPort {
   claim(o: { now: Date; limit: number; workerId: string; leaseMs: number }): Promise<ClaimedAttempt[]>;
+}
+
+/** A claimed attempt with what sending it needs: the delivery as its stream tells it, and its webhook. */
+export type PreparedAttempt = Readonly<{
+  claim: ClaimedAttempt;
+  stream: string;
+  state: WebhookDeliveryState;
+  revision: bigint | 'no_stream';
+  webhook: WebhookView | null;
+}>;
+
+/**
+ * The delivery worker of this process, as the dispatcher sees it: first attempts are handed to it as they are
+ * scheduled, instead of waiting for the timeline's projector and a claim (docs/webhooks.md#the-first-attempt-handed-over).
+ */
+export interface AttemptHandoverPort {
+  /**
+   * Sets aside up to `wanted` of the worker's free slots; null when it takes none (stopped, or full). The
+   * deliveries scheduled with the claim it gives are handed over with `handOver`; what is left is given back there.
+   */
+  reserve(wanted: number): Readonly<{ count: number; claim: FirstAttemptClaim }> | null;
+  /** Sends these (each scheduled with the reserved claim) and frees the `reserved` slots set aside for them. */
+  handOver(attempts: readonly PreparedAttempt[], reserved: number): void;
 }
 
 /**

@@ -53,8 +53,19 @@ export type FailureReason = 'exhausted' | 'retry_failed' | AbandonReason;
 /** Who asked for a delivery to be sent again (docs/webhooks.md#sending-a-delivery-again). */
 export type RetrySource = 'retry' | 'recover';
 
+/**
+ * The first attempt taken at scheduling by the worker of the process that scheduled it, under the same lease a claim
+ * gives (docs/webhooks.md#the-first-attempt-handed-over): the timeline row is put already claimed, so no other worker
+ * sends it while that one does.
+ */
+export type FirstAttemptClaim = Readonly<{ by: string; until: string }>;
+
 export type WebhookDeliveryCommand =
-  | Command<'ScheduleDelivery', { deliveryId: string; maxAttempts?: number; test?: boolean } & DeliveryTarget & DeliveryDescription>
+  | Command<
+      'ScheduleDelivery',
+      { deliveryId: string; maxAttempts?: number; test?: boolean; firstAttemptClaim?: FirstAttemptClaim } & DeliveryTarget &
+        DeliveryDescription
+    >
   | Command<'RecordAttempt', { deliveryId: string; attempt: number; result: AttemptResult }>
   /** The webhook went away (deleted or disabled) before the delivery finished: stop without sending. */
   | Command<'AbandonDelivery', { deliveryId: string; reason: AbandonReason }>
@@ -71,6 +82,8 @@ export type WebhookDeliveryEvent =
         test: boolean;
         scheduledAt: string;
         firstAttemptAt: string;
+        /** absent when the first attempt was left on the timeline for any worker to claim */
+        firstAttemptClaim?: FirstAttemptClaim;
       } & DeliveryTarget &
         DeliveryDescription
     >
@@ -171,11 +184,18 @@ export const webhookDeliveryDecider: Decider<WebhookDeliveryCommand, WebhookDeli
     const { now, accountId } = cmd.metadata;
     if (cmd.type === 'ScheduleDelivery') {
       if (s.status !== 'none') return []; // the same source event again: already scheduled
-      const { maxAttempts = MAX_ATTEMPTS, test = false, ...rest } = cmd.data;
+      const { maxAttempts = MAX_ATTEMPTS, test = false, firstAttemptClaim, ...rest } = cmd.data;
       if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS) {
         throw new DomainError('VALIDATION_ERROR', `maxAttempts must be 1-${MAX_ATTEMPTS}`);
       }
-      return [{ type: 'WebhookDeliveryScheduled', data: { ...rest, accountId, maxAttempts, test, scheduledAt: now, firstAttemptAt: now } }];
+      // a test send has no timeline row to claim: it is sent by its own reactor
+      const claim = firstAttemptClaim && !test ? { firstAttemptClaim } : {};
+      return [
+        {
+          type: 'WebhookDeliveryScheduled',
+          data: { ...rest, accountId, maxAttempts, test, scheduledAt: now, firstAttemptAt: now, ...claim },
+        },
+      ];
     }
     if (s.status === 'none' || s.accountId !== accountId) throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', 'Delivery not found');
     switch (cmd.type) {

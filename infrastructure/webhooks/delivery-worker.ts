@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import type { LoggerPort } from '../../application/ports/logger.port.js';
-import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
+import type { AttemptHandoverPort, ClaimedAttempt, DueAttemptsPort, PreparedAttempt } from '../../application/webhooks/webhook.port.js';
 import { AttemptNotRecordableError, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import type { BackgroundWorker } from '../workers.js';
 
@@ -28,9 +27,10 @@ export type DeliveryWorkerOptions = Readonly<{
 /**
  * The delivery worker: claims due attempts (by the Clock port's time) from the retry timeline, sends each
  * outside any transaction, and lets the deliverer record the outcome. Any number of these may run, in one
- * process or many, against the same database.
+ * process or many, against the same database. The dispatcher of its own process hands it first attempts as it
+ * schedules them, claimed for it at scheduling (docs/webhooks.md#the-first-attempt-handed-over).
  */
-export class WebhookDeliveryWorker implements BackgroundWorker {
+export class WebhookDeliveryWorker implements BackgroundWorker, AttemptHandoverPort {
   readonly name = 'webhook-delivery';
   readonly workerId: string;
   private readonly inFlight = new Set<Promise<void>>();
@@ -43,6 +43,8 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
   private woken = false;
   /** free slots that make a finished attempt wake the loop for another claim */
   private readonly refillAt: number;
+  /** slots set aside for first attempts being scheduled for this worker, not yet handed over */
+  private reserved = 0;
 
   constructor(
     private readonly timeline: DueAttemptsPort,
@@ -51,7 +53,9 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     private readonly log: LoggerPort,
     private readonly o: DeliveryWorkerOptions,
   ) {
-    this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    // random, not the host's name and process id: a handed-over first attempt's claim is in the delivery's history,
+    // which the account reads (docs/webhooks.md#the-first-attempt-handed-over)
+    this.workerId = o.workerId ?? `wrk_${randomBytes(8).toString('hex')}`;
     this.refillAt = Math.max(1, Math.floor(o.concurrency / 4));
   }
 
@@ -71,13 +75,17 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
+      const woken = this.woken;
       this.woken = false;
       let claimed: ClaimedAttempt[] = [];
       if (!this.mayRefill()) {
-        await this.sleep(); // a finished attempt wakes the loop once enough slots are free
+        // something may be due that there is no room for now (the slots may be full of handed-over attempts): a
+        // finished attempt wakes the loop once enough slots are free
+        if (woken) this.full = true;
+        await this.sleep();
         continue;
       }
-      const free = this.o.concurrency - this.inFlight.size;
+      const free = this.free();
       try {
         claimed = await this.claim(free);
       } catch (err) {
@@ -92,33 +100,60 @@ export class WebhookDeliveryWorker implements BackgroundWorker {
     }
   }
 
+  private free(): number {
+    return this.o.concurrency - this.inFlight.size - this.reserved;
+  }
+
   /** Whether to claim again: nothing in flight, or a quarter of the slots free (not one claim per finished send). */
   private mayRefill(): boolean {
-    return this.inFlight.size === 0 || this.o.concurrency - this.inFlight.size >= this.refillAt;
+    return (this.inFlight.size === 0 && this.reserved === 0) || this.free() >= this.refillAt;
+  }
+
+  reserve(wanted: number): ReturnType<AttemptHandoverPort['reserve']> {
+    const count = this.stopped ? 0 : Math.min(wanted, this.free());
+    // what it cannot take waits on the timeline: claim it as slots free
+    if (count < wanted) this.full = true;
+    if (count <= 0) return null;
+    this.reserved += count;
+    return { count, claim: { by: this.workerId, until: new Date(this.clock.now().getTime() + this.o.leaseMs).toISOString() } };
+  }
+
+  handOver(attempts: readonly PreparedAttempt[], reserved: number): void {
+    this.reserved -= reserved;
+    // stopping: the claims they were scheduled with expire, and the attempts are sent again
+    if (this.stopped) return;
+    for (const p of attempts) this.inFlightUntilDone(p.claim, this.deliverer.send(p, this.abort.signal));
   }
 
   private claim(limit: number): Promise<ClaimedAttempt[]> {
     return this.timeline.claim({ now: this.clock.now(), limit, workerId: this.workerId, leaseMs: this.o.leaseMs });
   }
 
-  /** Sends a claimed batch: prepared together (one read), then each attempt on its own, counted in flight until recorded. */
+  /** Sends a claimed batch: prepared together (one read), then each attempt on its own. */
   private track(claimed: readonly ClaimedAttempt[]): void {
     const prepared = this.deliverer.prepare(claimed);
     prepared.catch(() => undefined); // reported per attempt below
     claimed.forEach((c, i) => {
-      const p: Promise<void> = prepared
-        .then((ps) => this.deliverer.send(ps[i]!, this.abort.signal))
-        .then(
-          () => undefined,
-          (err: unknown) => this.failed(c, err),
-        )
-        .finally(() => {
-          this.inFlight.delete(p);
-          // docs/webhooks.md#how-deliveries-flow
-          if (this.full && this.mayRefill()) this.wake();
-        });
-      this.inFlight.add(p);
+      this.inFlightUntilDone(
+        c,
+        prepared.then((ps) => this.deliverer.send(ps[i]!, this.abort.signal)),
+      );
     });
+  }
+
+  /** Counts an attempt in flight until it is sent and recorded (or has failed). */
+  private inFlightUntilDone(c: ClaimedAttempt, sending: Promise<unknown>): void {
+    const p: Promise<void> = sending
+      .then(
+        () => undefined,
+        (err: unknown) => this.failed(c, err),
+      )
+      .finally(() => {
+        this.inFlight.delete(p);
+        // docs/webhooks.md#how-deliveries-flow
+        if (this.full && this.mayRefill()) this.wake();
+      });
+    this.inFlight.add(p);
   }
 
   /** An attempt that could not be sent or recorded: tried again when its claim expires, or isolated for good. */

@@ -79,7 +79,7 @@ export function createDeliveryWorker(
  * put an attempt on the timeline (`bringsDueAttempts`).
  */
 function deliveryWorker(r: Resolve): BackgroundWorker {
-  const worker = createDeliveryWorker(r);
+  const worker = r(WEBHOOKS.Worker);
   let unsubscribe: () => void = () => {};
   return {
     name: 'webhook-delivery',
@@ -135,6 +135,7 @@ export const webhooks = {
           },
         ),
     );
+    if (cfg.WEBHOOK_CONCURRENCY > 0) b.factory(WEBHOOKS.Worker, (r) => createDeliveryWorker(r));
     b.factory(WEBHOOKS.Replay, (r) => new DeliveryReplay(r(PLATFORM.Executor), r(WEBHOOKS.Queries), r(PLATFORM.ReadModels)));
   },
   routes: {
@@ -165,6 +166,7 @@ export const webhooks = {
       r(WEBHOOKS.Queries),
       r(WEBHOOKS.ConversationContext),
       r(PLATFORM.Logger),
+      { handover: cfg.WEBHOOK_CONCURRENCY > 0 ? r(WEBHOOKS.Worker) : null },
     ),
     new WebhookHealthReactor(r(PLATFORM.Executor)),
     new WebhookTestSend(r(PLATFORM.Executor), r(PLATFORM.BaseClock), r(WEBHOOKS.Queries), r(WEBHOOKS.UrlPolicy), r(WEBHOOKS.Sender), {

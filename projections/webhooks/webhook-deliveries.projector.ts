@@ -40,7 +40,7 @@ export const PUTS_DUE_ATTEMPTS: ReadonlySet<string> = new Set<WebhookDeliveryEve
  *
  * | event | delivery row | attempt row | timeline row |
  * |---|---|---|---|
- * | WebhookDeliveryScheduled | created, `pending` | | created, attempt 1 due at once (not for test sends) |
+ * | WebhookDeliveryScheduled | created, `pending` | | created, attempt 1 due at once, claimed when it was handed over (not for test sends) |
  * | WebhookAttemptSucceeded/Failed | the attempt's outcome, `attempt_count` | created | a failed attempt with a next try moves it to that try, unclaimed |
  * | WebhookDeliverySucceeded/Failed | `success`/`failed`, finished | | removed |
  * | WebhookDeliveryRetryRequested | `pending` again, not finished | | put: the requested attempt due at once |
@@ -92,8 +92,9 @@ async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEven
             account_id: s.accountId,
             attempt: 1,
             due_at: s.firstAttemptAt,
-            claimed_by: null,
-            claimed_until: null,
+            // taken at scheduling by the scheduling process's worker (docs/webhooks.md#the-first-attempt-handed-over)
+            claimed_by: s.firstAttemptClaim?.by ?? null,
+            claimed_until: s.firstAttemptClaim?.until ?? null,
             revision,
           },
         });

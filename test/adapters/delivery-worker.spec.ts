@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { ClaimedAttempt, DueAttemptsPort } from '../../application/webhooks/webhook.port.js';
-import { AttemptNotRecordableError, type PreparedAttempt, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
+import type { ClaimedAttempt, DueAttemptsPort, PreparedAttempt } from '../../application/webhooks/webhook.port.js';
+import { AttemptNotRecordableError, type WebhookDeliverer } from '../../application/webhooks/webhook-deliverer.js';
 import { WebhookDeliveryWorker } from '../../infrastructure/webhooks/delivery-worker.js';
 import { TestClock } from '../support/fixtures.js';
 
@@ -110,5 +110,80 @@ describe('webhook delivery worker: poisoned attempts', () => {
   it('leaves any other failure to its claim expiry: the database away, a worker that died mid-send', async () => {
     expect(await run(new Error('worker process died before recording the outcome'))).to.deep.equal([]);
     expect(await run(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).to.deep.equal([]);
+  });
+});
+
+/** First attempts handed over by the dispatcher of the worker's process (docs/webhooks.md#the-first-attempt-handed-over). */
+describe('webhook delivery worker: first attempts handed over', () => {
+  const prepared = (id: string): PreparedAttempt =>
+    ({ claim: { deliveryId: id, accountId: 'acc', attempt: 1, claimedUntil: '' } }) as unknown as PreparedAttempt;
+
+  it('sets aside only free slots under its own lease, sends what it is handed, and claims what did not fit once slots free', async () => {
+    const clock = new TestClock();
+    const claims: number[] = [];
+    let due = 0; // the timeline: the deliveries that did not fit come on it below
+    const timeline: DueAttemptsPort = {
+      claim: async (o) => {
+        claims.push(o.limit);
+        const n = Math.min(o.limit, due);
+        due -= n;
+        return Array.from({ length: n }, (_, i) => ({ deliveryId: `whd_t${due + i}`, accountId: 'acc', attempt: 1, claimedUntil: '' }));
+      },
+    };
+    const sent: string[] = [];
+    const release: (() => void)[] = [];
+    const deliverer = {
+      prepare: async (cs: readonly ClaimedAttempt[]) => cs.map((claim) => ({ claim }) as unknown as PreparedAttempt),
+      // a send finishes when the test lets it
+      send: (p: PreparedAttempt) =>
+        new Promise<'sent'>((resolve) => {
+          release.push(() => {
+            sent.push(p.claim.deliveryId);
+            resolve('sent');
+          });
+        }),
+    } as unknown as WebhookDeliverer;
+    const worker = new WebhookDeliveryWorker(timeline, deliverer, clock, silent, {
+      concurrency: 8,
+      leaseMs: 150_000,
+      pollIntervalMs: 60_000,
+      workerId: 'wrk_1',
+    });
+    expect(worker.reserve(2), 'a stopped worker takes nothing').to.equal(null);
+    await worker.start();
+    const until = new Date(clock.now().getTime() + 150_000).toISOString();
+    const waitFor = async (what: () => boolean, label: string) => {
+      const deadline = Date.now() + 5000;
+      while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(what(), label).to.equal(true);
+    };
+    await waitFor(() => claims.length === 1, 'the first look at the timeline');
+    claims.length = 0;
+
+    expect(worker.reserve(6)).to.deep.equal({ count: 6, claim: { by: 'wrk_1', until } });
+    expect(worker.reserve(5), 'two slots left').to.deep.equal({ count: 2, claim: { by: 'wrk_1', until } });
+    expect(worker.reserve(1), 'no slot left').to.equal(null);
+    const handed = ['whd_h1', 'whd_h2', 'whd_h3', 'whd_h4', 'whd_h5', 'whd_h6', 'whd_h7'];
+    worker.handOver(handed.slice(0, 5).map(prepared), 6); // one of the six was not scheduled by this call
+    worker.handOver(handed.slice(5).map(prepared), 2);
+    expect(release).to.have.length(7);
+    expect(worker.reserve(2), 'the slot given back').to.deep.include({ count: 1 });
+    worker.handOver([], 1);
+    // three that did not fit wait on the timeline for room: the wake of their projector, with one slot free (less
+    // than a quarter of 8), claims nothing
+    due = 3;
+    worker.wake();
+    await new Promise((r) => setImmediate(r)); // the loop's turn after a wake runs on promises alone
+    expect(claims).to.deep.equal([]);
+    // a send finishes: two slots are free, and what did not fit is claimed
+    release.shift()!();
+    await waitFor(() => claims.length > 0, 'a claim once slots are free');
+    expect(claims[0]).to.equal(2);
+    await waitFor(() => {
+      release.shift()?.();
+      return sent.length === 10;
+    }, 'every attempt sent');
+    await worker.stop();
+    expect([...sent].sort()).to.deep.equal([...handed, 'whd_t0', 'whd_t1', 'whd_t2']);
   });
 });

@@ -3,7 +3,13 @@ import { expect } from 'chai';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import { CommandExecutor } from '../../application/shared/execute.js';
 import { WebhookEventRegistry, type WebhookMapping } from '../../application/webhooks/registry.js';
-import type { ConversationContextPort, WebhookQueries, WebhookView } from '../../application/webhooks/webhook.port.js';
+import type {
+  AttemptHandoverPort,
+  ConversationContextPort,
+  PreparedAttempt,
+  WebhookQueries,
+  WebhookView,
+} from '../../application/webhooks/webhook.port.js';
 import { WebhookDispatcher } from '../../application/webhooks/webhook-dispatcher.js';
 import { DEFAULT_WEBHOOK_EVENTS, deliveryIdFor } from '../../domain/webhook/webhook.js';
 import { ev, noReadModels, TestClock } from '../support/fixtures.js';
@@ -257,5 +263,83 @@ describe('webhook dispatcher', () => {
     );
     expect(looks[0]).to.equal(first.checkpoint);
     expect(err2?.message).to.match(/not projected/);
+  });
+
+  describe("first attempts handed to this process's worker (docs/webhooks.md#the-first-attempt-handed-over)", () => {
+    /** a worker with `free` slots that records what it is given */
+    const worker = (free: number) => {
+      const log = { asked: [] as number[], handed: [] as PreparedAttempt[], given: [] as number[] };
+      const port: AttemptHandoverPort = {
+        reserve: (wanted) => {
+          log.asked.push(wanted);
+          const count = Math.min(wanted, free);
+          return count > 0 ? { count, claim: { by: 'wrk_1', until: '2026-01-01T00:02:30.000Z' } } : null;
+        },
+        handOver: (attempts, reserved) => {
+          log.handed.push(...attempts);
+          log.given.push(reserved);
+        },
+      };
+      return { port, log };
+    };
+    const handingDispatcher = (handover: AttemptHandoverPort, w: WebhookView = webhook(0)) =>
+      new WebhookDispatcher(
+        new CommandExecutor(sut.store, ids, new TestClock(), noReadModels),
+        sut.store,
+        new WebhookEventRegistry([messageReceived]),
+        queries(w),
+        context,
+        silent,
+        { handover },
+      );
+    const scheduledOf = async (e: RecordedEvent) =>
+      (await sut.store.readStream(`webhook_delivery-${deliveryIdFor(e.id)}`))[0]?.data as { firstAttemptClaim?: unknown } | undefined;
+
+    it('schedules as many as the worker has room for already claimed by it, and hands those over with their state', async () => {
+      const events = [
+        await appendMessage('agt_1', 'msg_h1'),
+        await appendMessage('agt_1', 'msg_h2'),
+        await appendMessage('agt_1', 'msg_h3'),
+      ];
+      const { port, log } = worker(2);
+      await handingDispatcher(port).handleBatch(events);
+
+      expect(log.asked).to.deep.equal([3]);
+      expect(log.given).to.deep.equal([2]);
+      const scheduled = await Promise.all(events.map(scheduledOf));
+      expect(scheduled.map((d) => d?.firstAttemptClaim ?? null)).to.deep.equal([
+        { by: 'wrk_1', until: '2026-01-01T00:02:30.000Z' },
+        { by: 'wrk_1', until: '2026-01-01T00:02:30.000Z' },
+        null, // no room: left on the timeline for a claim
+      ]);
+      expect(
+        log.handed.map((p) => [p.claim.deliveryId, p.claim.attempt, p.claim.claimedUntil, p.state.status, p.webhook?.id]),
+      ).to.deep.equal([
+        [deliveryIdFor(events[0]!.id), 1, '2026-01-01T00:02:30.000Z', 'pending', 'whk_1'],
+        [deliveryIdFor(events[1]!.id), 1, '2026-01-01T00:02:30.000Z', 'pending', 'whk_1'],
+      ]);
+      expect(log.handed.map((p) => p.revision)).to.deep.equal([0n, 0n]);
+    });
+
+    it('hands over nothing for a batch run again: its deliveries were scheduled before, maybe into other hands', async () => {
+      const e = await appendMessage('agt_1', 'msg_h4');
+      await dispatcher(webhook(0)).handleBatch([e]); // scheduled without a claim
+      const { port, log } = worker(8);
+      await handingDispatcher(port).handleBatch([e]);
+      expect(log.handed).to.deep.equal([]);
+      expect(log.given).to.deep.equal([1]); // the slot set aside is given back
+      expect((await scheduledOf(e))?.firstAttemptClaim).to.equal(undefined);
+    });
+
+    it('asks for no room when a batch schedules nothing, and schedules all by the timeline when the worker is full', async () => {
+      const { port, log } = worker(0);
+      await handingDispatcher(port, { ...webhook(0), events: ['agent.created'] }).handleBatch([await appendMessage('agt_1', 'msg_h5')]);
+      expect(log.asked).to.deep.equal([]);
+      const e = await appendMessage('agt_1', 'msg_h6');
+      await handingDispatcher(port).handleBatch([e]);
+      expect(log.asked).to.deep.equal([1]);
+      expect(log.handed).to.deep.equal([]);
+      expect((await scheduledOf(e))?.firstAttemptClaim).to.equal(undefined);
+    });
   });
 });

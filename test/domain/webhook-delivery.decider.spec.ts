@@ -72,6 +72,23 @@ describe('Webhook delivery decider', () => {
   it('schedules the first attempt at once', () => given([]).when(schedule).then([scheduled]));
   it('schedules a source event once (the same delivery id again is a no-op)', () => given([scheduled]).when(schedule).then([]));
 
+  describe('the first attempt handed over at scheduling (docs/webhooks.md#the-first-attempt-handed-over)', () => {
+    const claim = { by: 'wrk_1', until: '2026-01-01T00:02:30.000Z' };
+    const claimed = (test: boolean): WebhookDeliveryCommand => ({
+      ...schedule,
+      data: { ...schedule.data, test, firstAttemptClaim: claim },
+    });
+    it("records the worker's claim on the scheduled delivery", () =>
+      given([])
+        .when(claimed(false))
+        .then([{ ...scheduled, data: { ...scheduled.data, firstAttemptClaim: claim } } as WebhookDeliveryEvent]));
+    it('leaves it out of a test send, which has no attempt to claim', () =>
+      given([])
+        .when(claimed(true))
+        .then([{ ...scheduled, data: { ...scheduled.data, test: true } } as WebhookDeliveryEvent]));
+    it('schedules nothing the second time, claim or not', () => given([scheduled]).when(claimed(false)).then([]));
+  });
+
   it('records a 2xx attempt and the delivery as succeeded', () =>
     given([scheduled])
       .when(record(1, ok))

@@ -45,6 +45,8 @@ function histories(seed: number, deliveries: number): RecordedEvent<WebhookDeliv
         sourceEventId: randomUUID(),
         sourceEventType: 'MessageReceived',
         body: `{"n":${i}}`,
+        // some first attempts handed to a worker at scheduling (docs/webhooks.md#the-first-attempt-handed-over)
+        ...(rnd() < 0.5 ? { firstAttemptClaim: { by: 'wrk_1', until: new Date(clock + 150_000).toISOString() } } : {}),
       },
     });
     const fail = (): AttemptResult => ({

@@ -104,8 +104,8 @@ export const oneStatementPerEvent = defineProjector<WebhookDeliveryEvent>({
             account_id: d.accountId,
             attempt: 1,
             due_at: d.firstAttemptAt,
-            claimed_by: null,
-            claimed_until: null,
+            claimed_by: d.firstAttemptClaim?.by ?? null,
+            claimed_until: d.firstAttemptClaim?.until ?? null,
             revision,
           })
           .onConflict((oc) => oc.column('delivery_id').doNothing())
