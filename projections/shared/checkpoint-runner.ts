@@ -118,8 +118,10 @@ export type CheckpointRunnerOptions = Readonly<{
   lagMs?: number;
   /** with `lagMs`: only these event types wait, any other is read at once (docs/event-store.md#lagging-projectors) */
   lagsOnly?: readonly string[];
-  /** told after every batch committed here, with the batch's event types */
+  /** told after every batch committed here, with the batch's event types (as `tells` names them) */
   onAdvanced?: (checkpoint: Checkpoint, types: readonly string[]) => void;
+  /** the name `onAdvanced` tells for an event of a batch; default its type (docs/event-store.md#wake-ups) */
+  tells?: (e: RecordedEvent) => string;
   /**
    * told while this runner holds its lease: until when (`performance.now()`) no other process can take it, at each
    * taking and renewal; null once it lets go, loses it or stops (docs/event-store.md#kept-reads)
@@ -384,7 +386,7 @@ export class CheckpointRunner {
             this.o.onCommitting?.('end');
           }
           committed();
-          this.o.onAdvanced?.(to, [...new Set(batch.map((e) => e.type))]);
+          this.o.onAdvanced?.(to, [...new Set(batch.map(this.o.tells ?? ((e) => e.type)))]);
         },
       );
       this.sub = sub;

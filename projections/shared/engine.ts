@@ -111,6 +111,7 @@ export class ProjectionEngine {
             ...((p.lags || p.lagsOn) && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
             ...(p.lagsOn ? { lagsOnly: [...p.lagsOn] } : {}),
             onAdvanced: (checkpoint, types) => this.advanced.emit('advanced', p.name, checkpoint, types),
+            ...(p.tells ? { tells: p.tells } : {}),
             onHeld: (until) => this.advanced.emit('held', p.name, until),
             onCommitting: (phase) => this.advanced.emit('committing', p.name, phase),
             ...(this.o.renewals ? { renewals: this.o.renewals } : {}),

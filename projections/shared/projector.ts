@@ -31,6 +31,12 @@ export interface Projector {
    * applied the usual way.
    */
   readonly pipelined?: boolean;
+  /**
+   * The name under which a committed batch tells this process's listeners of an event of it, where a listener must
+   * tell some events of one type apart (the delivery worker: a delivery scheduled with its first attempt already
+   * claimed puts nothing on the timeline to claim); by default the event's type (docs/event-store.md#wake-ups).
+   */
+  readonly tells?: (e: RecordedEvent) => string;
   apply(db: Kysely<ReadDb>, event: RecordedEvent): Promise<void>;
   /**
    * Applies a batch (in log order) inside the batch's transaction, with the same result as `apply` on each
@@ -72,6 +78,8 @@ export function defineProjector<E extends Event>(d: {
   readonly lagsOn?: readonly E['type'][];
   /** its batches read before they write (see `Projector.pipelined`) */
   readonly pipelined?: boolean;
+  /** how its batches name their events to the process's listeners (see `Projector.tells`) */
+  readonly tells?: (e: RecordedEvent<E>) => string;
   /**
    * Optional set-based form of the handlers for a whole batch (docs/event-store.md#projectors-and-checkpoints):
    * a few statements per batch instead of a few per event. It must leave the tables exactly as the handlers
@@ -93,6 +101,7 @@ export function defineProjector<E extends Event>(d: {
     ...(d.lags ? { lags: true } : {}),
     ...(d.lagsOn ? { lagsOn: new Set<string>(d.lagsOn) } : {}),
     ...(d.pipelined ? { pipelined: true } : {}),
+    ...(d.tells ? { tells: (e: RecordedEvent) => (isMine(e) ? d.tells!(e) : e.type) } : {}),
     async apply(db, event) {
       if (!handles.has(event.type)) return;
       await handlers[event.type]!(db, event);

@@ -33,6 +33,13 @@ export const PUTS_DUE_ATTEMPTS: ReadonlySet<string> = new Set<WebhookDeliveryEve
 ]);
 
 /**
+ * How this projector's batches name a delivery scheduled with its first attempt already claimed (handed to a worker,
+ * docs/webhooks.md#the-first-attempt-handed-over): its timeline row is not for any worker to claim, so it is not one
+ * of `PUTS_DUE_ATTEMPTS`, and a batch of only such deliveries does not wake the delivery worker.
+ */
+export const SCHEDULED_CLAIMED = 'WebhookDeliveryScheduled(claimed)';
+
+/**
  * Applies events (in log order) to the delivery log and the retry timeline: reads the deliveries concerned once,
  * applies every event to them in memory, and writes the changed rows back in a few statements. The rules per
  * event are those of the table below; a row's revision guards replays (an event at or below it changes nothing,
@@ -268,6 +275,7 @@ export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent>(
   tables: ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_due_attempts'],
   // its batches read before they write (docs/event-store.md#pipelined-batches)
   pipelined: true,
+  tells: (e) => (e.type === 'WebhookDeliveryScheduled' && e.data.firstAttemptClaim && !e.data.test ? SCHEDULED_CLAIMED : e.type),
   on: {
     WebhookDeliveryScheduled: (db, e) => applyDeliveries(db, [e]),
     WebhookAttemptSucceeded: (db, e) => applyDeliveries(db, [e]),

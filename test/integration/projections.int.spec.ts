@@ -153,6 +153,32 @@ describe('projection engine', () => {
     }
   });
 
+  it('tells an event under the name its projector gives it, where one is given (docs/event-store.md#wake-ups)', async () => {
+    const type = `Named${randomUUID().slice(0, 8)}`;
+    const p = {
+      ...eventByEvent({ name: `named_${randomUUID().slice(0, 8)}`, handles: new Set([type]), tables: ['agents'], async apply() {} }),
+      tells: (e: { data: unknown }) => ((e.data as { claimed?: boolean }).claimed ? `${type}(claimed)` : type),
+    };
+    const engine = new ProjectionEngine(store, db, [p], silent);
+    await engine.start();
+    const told: { checkpoint: Checkpoint; types: readonly string[] }[] = [];
+    const off = engine.onAdvanced((name, checkpoint, types) => {
+      if (name === p.name) told.push({ checkpoint, types });
+    });
+    try {
+      const r = await store.appendToStream(`named-${randomUUID()}`, [ev(type, { claimed: true })], { expectedRevision: 'no_stream' });
+      const deadline = Date.now() + 10_000;
+      while (!told.some((t) => t.checkpoint === r.checkpoint) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+      expect(told.find((t) => t.checkpoint === r.checkpoint)?.types).to.deep.equal([`${type}(claimed)`]);
+      const r2 = await store.appendToStream(`named-${randomUUID()}`, [ev(type, { claimed: false })], { expectedRevision: 'no_stream' });
+      while (!told.some((t) => t.checkpoint === r2.checkpoint) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+      expect(told.find((t) => t.checkpoint === r2.checkpoint)?.types).to.deep.equal([type]);
+    } finally {
+      off();
+      await engine.stop();
+    }
+  });
+
   it('looks again at once when word of an advance comes while it is looking', async () => {
     const p = countingProjector(`word_${randomUUID().slice(0, 8)}`, 'Worded', { atEvent: 0, times: 0 });
     const listeners = new Set<(projector: string, checkpoint: Checkpoint) => void>();
