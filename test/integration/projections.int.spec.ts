@@ -12,6 +12,9 @@ import { ev } from '../support/fixtures.js';
 import { startTestApp } from '../support/http.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
+/** What a projector's committed batch told the process: how far, and its events' names. */
+type Told = { checkpoint: Checkpoint; types: readonly string[] };
+
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
@@ -127,56 +130,52 @@ describe('projection engine', () => {
     await waiter.waitFor(r.checkpoint, ['SomethingNobodyProjects']); // no projector handles it: nothing to wait for
   });
 
-  it("tells each committed batch with the batch's event types (what the delivery worker wakes on)", async () => {
-    const [a, b] = [`Told${randomUUID().slice(0, 8)}`, `Told${randomUUID().slice(0, 8)}`];
-    const p = eventByEvent({
-      name: `told_${randomUUID().slice(0, 8)}`,
-      handles: new Set([a, b]),
-      tables: ['agents'],
-      async apply() {},
-    });
+  /** Runs `p` in an engine of its own and hears what its batches tell; `appended` waits for the batch with that checkpoint. */
+  async function hearing(p: Projector, run: (h: { told: Told[]; appended: (c: Checkpoint) => Promise<Told> }) => Promise<void>) {
     const engine = new ProjectionEngine(store, db, [p], silent);
     await engine.start();
-    const told: { checkpoint: Checkpoint; types: readonly string[] }[] = [];
+    const told: Told[] = [];
     const off = engine.onAdvanced((name, checkpoint, types) => {
       if (name === p.name) told.push({ checkpoint, types });
     });
-    try {
-      const r = await store.appendToStream(`told-${randomUUID()}`, [ev(a), ev(b), ev(a)], { expectedRevision: 'no_stream' });
+    const appended = async (c: Checkpoint) => {
       const deadline = Date.now() + 10_000;
-      while (!told.some((t) => t.checkpoint === r.checkpoint) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
-      expect(told.at(-1)?.checkpoint).to.equal(r.checkpoint);
-      expect([...new Set(told.flatMap((t) => t.types))].sort()).to.deep.equal([a, b].sort());
+      while (!told.some((t) => t.checkpoint === c) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+      const t = told.find((x) => x.checkpoint === c);
+      expect(t, `a batch told up to ${c}`).to.not.equal(undefined);
+      return t!;
+    };
+    try {
+      await run({ told, appended });
     } finally {
       off();
       await engine.stop();
     }
+  }
+
+  it("tells each committed batch with the batch's event types (what the delivery worker wakes on)", async () => {
+    const [a, b] = [`Told${randomUUID().slice(0, 8)}`, `Told${randomUUID().slice(0, 8)}`];
+    const p = eventByEvent({ name: `told_${randomUUID().slice(0, 8)}`, handles: new Set([a, b]), tables: ['agents'], async apply() {} });
+    await hearing(p, async ({ told, appended }) => {
+      const r = await store.appendToStream(`told-${randomUUID()}`, [ev(a), ev(b), ev(a)], { expectedRevision: 'no_stream' });
+      await appended(r.checkpoint);
+      expect(told.at(-1)?.checkpoint).to.equal(r.checkpoint);
+      expect([...new Set(told.flatMap((t) => t.types))].sort()).to.deep.equal([a, b].sort());
+    });
   });
 
   it('tells an event under the name its projector gives it, where one is given (docs/event-store.md#wake-ups)', async () => {
     const type = `Named${randomUUID().slice(0, 8)}`;
-    const p = {
+    const p: Projector = {
       ...eventByEvent({ name: `named_${randomUUID().slice(0, 8)}`, handles: new Set([type]), tables: ['agents'], async apply() {} }),
-      tells: (e: { data: unknown }) => ((e.data as { claimed?: boolean }).claimed ? `${type}(claimed)` : type),
+      tells: (e) => ((e.data as { claimed?: boolean }).claimed ? `${type}(claimed)` : type),
     };
-    const engine = new ProjectionEngine(store, db, [p], silent);
-    await engine.start();
-    const told: { checkpoint: Checkpoint; types: readonly string[] }[] = [];
-    const off = engine.onAdvanced((name, checkpoint, types) => {
-      if (name === p.name) told.push({ checkpoint, types });
+    await hearing(p, async ({ appended }) => {
+      const claimed = await store.appendToStream(`named-${randomUUID()}`, [ev(type, { claimed: true })], { expectedRevision: 'no_stream' });
+      expect((await appended(claimed.checkpoint)).types).to.deep.equal([`${type}(claimed)`]);
+      const plain = await store.appendToStream(`named-${randomUUID()}`, [ev(type, { claimed: false })], { expectedRevision: 'no_stream' });
+      expect((await appended(plain.checkpoint)).types).to.deep.equal([type]);
     });
-    try {
-      const r = await store.appendToStream(`named-${randomUUID()}`, [ev(type, { claimed: true })], { expectedRevision: 'no_stream' });
-      const deadline = Date.now() + 10_000;
-      while (!told.some((t) => t.checkpoint === r.checkpoint) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
-      expect(told.find((t) => t.checkpoint === r.checkpoint)?.types).to.deep.equal([`${type}(claimed)`]);
-      const r2 = await store.appendToStream(`named-${randomUUID()}`, [ev(type, { claimed: false })], { expectedRevision: 'no_stream' });
-      while (!told.some((t) => t.checkpoint === r2.checkpoint) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
-      expect(told.find((t) => t.checkpoint === r2.checkpoint)?.types).to.deep.equal([type]);
-    } finally {
-      off();
-      await engine.stop();
-    }
   });
 
   it('looks again at once when word of an advance comes while it is looking', async () => {
