@@ -106,6 +106,7 @@ export class WebhookDispatcher implements Reactor {
     if (scheduled.length === 0) return;
     const handover = this.o.handover ?? null;
     const reserved = handover?.reserve(scheduled.length) ?? null;
+    /** the deliveries scheduled with the reserved claim, by stream */
     const claimed = new Map<string, Schedule>();
     const items = scheduled.map((s, i) => {
       const stream = webhookDeliveryStream(s.input.data.deliveryId);
@@ -116,15 +117,16 @@ export class WebhookDispatcher implements Reactor {
     const handed: PreparedAttempt[] = [];
     try {
       await this.exec.executeMany(webhookDeliveryDecider, items, {
+        // a stream written here was scheduled by this call (a delivery scheduled before decides nothing)
         written: (stream, { state, revision }) => {
           const s = claimed.get(stream);
-          if (!s || !reserved || state.status !== 'pending' || state.attempts !== 0) return;
+          if (!s || !reserved) return;
           const claim = { deliveryId: s.input.data.deliveryId, accountId: s.ctx.accountId, attempt: 1, claimedUntil: reserved.claim.until };
           handed.push({ claim, stream, state, revision, webhook: s.target });
         },
       });
     } finally {
-      if (reserved) handover!.handOver(handed, reserved.count);
+      if (reserved) handover?.handOver(handed, reserved.count);
     }
   }
 

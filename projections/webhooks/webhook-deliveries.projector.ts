@@ -275,7 +275,8 @@ export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent>(
   tables: ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_due_attempts'],
   // its batches read before they write (docs/event-store.md#pipelined-batches)
   pipelined: true,
-  tells: (e) => (e.type === 'WebhookDeliveryScheduled' && e.data.firstAttemptClaim && !e.data.test ? SCHEDULED_CLAIMED : e.type),
+  // the decider never claims a test delivery's attempt (it has no timeline row)
+  tells: (e) => (e.type === 'WebhookDeliveryScheduled' && e.data.firstAttemptClaim ? SCHEDULED_CLAIMED : e.type),
   on: {
     WebhookDeliveryScheduled: (db, e) => applyDeliveries(db, [e]),
     WebhookAttemptSucceeded: (db, e) => applyDeliveries(db, [e]),
