@@ -6,7 +6,7 @@ import type { IdsPort } from '../../ports/ids.port.js';
 import type { LoggerPort } from '../../ports/logger.port.js';
 import type { ReadModelsPort } from '../../ports/read-models.port.js';
 import type { RequestContext } from '../../shared/context.js';
-import type { CommandExecutor } from '../../shared/execute.js';
+import { type CommandExecutor, step } from '../../shared/execute.js';
 import type { ConversationQueries } from '../conversation-queries.port.js';
 import type { MessagingSettingsService } from '../messaging-settings.js';
 import { participantKey } from '../sms-channel.js';
@@ -59,35 +59,46 @@ export class InboundMessages implements MessagingInboundPort {
     const conversationId = t.conversationId(line, participant);
     const keyword = t.texts?.readsKeywords && !isGroup ? consentKeywordOf(m.body) : null;
     const measured = t.texts?.measure(m.body) ?? null;
-    await this.exec.execute(
-      conversationDecider,
-      conversationStream(conversationId),
-      {
-        type: 'RecordInbound',
-        data: {
-          conversationId,
-          messageId,
-          numberId: line.numberId,
-          phoneNumber: line.phoneNumber,
-          agentId: line.agentId,
-          participant,
-          participants: isGroup ? [...others].sort() : null,
-          groupName: m.group?.name ?? null,
-          from: m.from,
-          body: m.body,
-          mediaUrls: m.mediaUrls,
-          channel: t.inboundChannel(m.mediaUrls),
-          encoding: measured?.encoding ?? null,
-          segments: measured?.segments ?? null,
-          carrierMessageId: m.providerMessageId,
-          receivedAt: m.receivedAt,
-          keyword,
-          conversationChannel: t.conversationChannel,
+    const channel = t.inboundChannel(m.mediaUrls);
+    const facts = {
+      conversationId,
+      messageId,
+      numberId: line.numberId,
+      agentId: line.agentId,
+      from: m.from,
+      body: m.body,
+      mediaUrls: m.mediaUrls,
+      channel,
+      encoding: measured?.encoding ?? null,
+      segments: measured?.segments ?? null,
+      carrierMessageId: m.providerMessageId,
+      receivedAt: m.receivedAt,
+    };
+    // the message's record on its conversation and the start of its own stream: two facts of one moment, written in one
+    // append where this process is the sole writer (docs/messaging.md#delivery-one-pipeline)
+    await this.exec.executeTogether([
+      step(
+        conversationDecider,
+        conversationStream(conversationId),
+        {
+          type: 'RecordInbound',
+          data: {
+            ...facts,
+            phoneNumber: line.phoneNumber,
+            participant,
+            participants: isGroup ? [...others].sort() : null,
+            groupName: m.group?.name ?? null,
+            keyword,
+            conversationChannel: t.conversationChannel,
+          },
         },
-      },
-      ctx,
-      o.readYourWrites ? { readYourWrites: true } : {},
-    );
+        ctx,
+        o.readYourWrites ? { readYourWrites: true } : undefined,
+      ),
+      step(messageDecider, messageStream(messageId), { type: 'Receive', data: { ...facts, to: line.phoneNumber } }, ctx, {
+        newStream: true,
+      }),
+    ]);
     if (keyword) await this.honourKeyword(t, ctx, { ...keyword, messageId, conversationId, line, from: m.from });
     return { messageId };
   }
