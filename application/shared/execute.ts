@@ -135,6 +135,14 @@ export class CommandExecutor {
     if (sole && cacheSize > 0) sole.onAppended((stream, revision) => this.cache.appended(stream, revision));
   }
 
+  /**
+   * Whether `executeTogether` writes its commands in one append: this process is the store's sole writer (embedded).
+   * Elsewhere it executes them one after the other (docs/event-store.md#commands-written-together).
+   */
+  get writesTogether(): boolean {
+    return this.store.soleWriter !== null;
+  }
+
   /** The current time as the domain records it. */
   now(): string {
     return this.clock.now().toISOString();
@@ -178,8 +186,7 @@ export class CommandExecutor {
           const now = this.now();
           const commands = inputs.map((input) => ({ ...input, metadata: { now, accountId } }) as C);
           const mark = this.cache.mark();
-          const kept =
-            this.decideOnKept(decider, stream, commands, o.newStream === true) ?? (takenAsNew ? this.decideOnNew(decider, commands) : null);
+          const kept = this.decideOnKept(decider, stream, commands) ?? (takenAsNew ? this.decideOnNew(decider, commands) : null);
           takenAsNew = false;
           const usedCache = kept !== null;
           const { state, revision } = kept ?? (await this.load(decider, stream));
@@ -293,23 +300,18 @@ export class CommandExecutor {
    * A decision on the state the cache keeps for `stream` (docs/event-store.md#the-aggregate-cache), or null to decide
    * on the stream as read: exact, the kept state is the stream's, so whatever it decides (refusals included)
    * stands; guarded, only a decision that appends and refuses nothing is taken, and its append names the revision
-   * the state reflects. A command that starts its stream (`newStream`) is taken as a no-op on a kept state of a stream
-   * that exists, guarded too: streams are never taken away, and such a command does nothing once its stream exists,
-   * whatever else moved it since (docs/event-store.md#streams-known-to-be-new).
+   * the state reflects.
    */
   private decideOnKept<C extends Command, E extends Event, S>(
     decider: Decider<C, E, S>,
     stream: string,
     commands: readonly C[],
-    startsStream = false,
   ): (InOrder<E, S> & { state: S; revision: bigint | 'no_stream' }) | null {
     const kept = this.cache.get(stream, decider);
     if (!kept) return null;
     const state = kept.state as S;
     const decided = decideInOrder(decider, commands, state);
-    const existing = startsStream && kept.revision !== 'no_stream' && decided.events.length === 0;
-    if (this.cache.exact || takenWhenGuarded(decided) || (existing && decided.refusals.every((r) => r === undefined)))
-      return { state, revision: kept.revision, ...decided };
+    if (this.cache.exact || takenWhenGuarded(decided)) return { state, revision: kept.revision, ...decided };
     return null;
   }
 

@@ -263,21 +263,6 @@ describe('the aggregate cache of the command path', function () {
       }
     });
 
-    it('takes a no-op on the kept state of a stream that exists, reading nothing, wherever another writer may be', async () => {
-      const stream = `tally-${crypto.randomUUID()}`;
-      const { x, reads } = executor(100);
-      await x.execute(tally, stream, add(4), ctx);
-      await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx);
-      const before = reads();
-      // the stream exists and this process kept it: a command that starts a stream does nothing on it, whatever moved
-      // it since (without the hint, a guarded cache reads before it takes a no-op)
-      const r = await x.execute(tally, stream, { type: 'Reset', data: {} }, ctx, fresh);
-      expect([r.events.length, r.revision, reads() - before]).to.deep.equal([0, 1n, 0]);
-      // a refusal on the kept state is still checked on the stream as read where another writer may be
-      await x.execute(tally, stream, add(CAP + 1), ctx, fresh).catch(() => undefined);
-      expect(reads() - before).to.equal(sut.store.soleWriter ? 0 : 1);
-    });
-
     it('takes only a decision that appends: a refusal or a no-op on the initial state is checked on the stream as read', async () => {
       const stream = `tally-${crypto.randomUUID()}`;
       await executor(0).x.execute(tally, stream, add(4), ctx);

@@ -74,31 +74,31 @@ export class InboundMessages implements MessagingInboundPort {
       carrierMessageId: m.providerMessageId,
       receivedAt: m.receivedAt,
     };
-    // the message's record on its conversation and the start of its own stream: two facts of one moment, written in one
-    // append where this process is the sole writer (docs/messaging.md#delivery-one-pipeline)
-    await this.exec.executeTogether([
-      step(
-        conversationDecider,
-        conversationStream(conversationId),
-        {
-          type: 'RecordInbound',
-          data: {
-            ...facts,
-            phoneNumber: line.phoneNumber,
-            participant,
-            participants: isGroup ? [...others].sort() : null,
-            groupName: m.group?.name ?? null,
-            keyword,
-            conversationChannel: t.conversationChannel,
-          },
+    const record = step(
+      conversationDecider,
+      conversationStream(conversationId),
+      {
+        type: 'RecordInbound',
+        data: {
+          ...facts,
+          phoneNumber: line.phoneNumber,
+          participant,
+          participants: isGroup ? [...others].sort() : null,
+          groupName: m.group?.name ?? null,
+          keyword,
+          conversationChannel: t.conversationChannel,
         },
-        ctx,
-        o.readYourWrites ? { readYourWrites: true } : undefined,
-      ),
-      step(messageDecider, messageStream(messageId), { type: 'Receive', data: { ...facts, to: line.phoneNumber } }, ctx, {
-        newStream: true,
-      }),
-    ]);
+      },
+      ctx,
+      o.readYourWrites ? { readYourWrites: true } : undefined,
+    );
+    // the message's record on its conversation and the start of its own stream, two facts of one moment, in one append
+    // where this process is the sole writer; elsewhere the delivery pipeline starts the stream after the record, as the
+    // two appends would not be one transaction (docs/messaging.md#delivery-one-pipeline)
+    const start = step(messageDecider, messageStream(messageId), { type: 'Receive', data: { ...facts, to: line.phoneNumber } }, ctx, {
+      newStream: true,
+    });
+    await this.exec.executeTogether(this.exec.writesTogether ? [record, start] : [record]);
     if (keyword) await this.honourKeyword(t, ctx, { ...keyword, messageId, conversationId, line, from: m.from });
     return { messageId };
   }

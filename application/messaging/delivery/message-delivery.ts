@@ -17,7 +17,7 @@ export const MAX_SUBMISSION_ERRORS = 3;
 
 /**
  * The one delivery pipeline (docs/messaging.md#delivery-one-pipeline). Every message recorded on a conversation has its
- * own stream (an outbound one's starts here, an inbound one's with its record); an outbound one then goes, whatever its channel, through its transport: queued, the preflight that
+ * own stream (an outbound one's starts here, an inbound one's with its record embedded); an outbound one then goes, whatever its channel, through its transport: queued, the preflight that
  * may fail it without sending (texts: the recipient opted out, a US number without an approved 10DLC registration),
  * the submission, keyed by the message id so that a crash between submission and record never sends twice, and the
  * outcome (submitted, refused, or failed after MAX_SUBMISSION_ERRORS unknown outcomes). Reactions recorded here on a
@@ -45,9 +45,9 @@ export class MessageDelivery extends ProcessManager<Handled> {
     switch (e.type) {
       case 'InboundMessageReceived': {
         const { keyword: _k, ...d } = e.data;
-        // InboundMessages starts the message's stream with its record on the conversation; this starts it for a record
-        // made without it (before 2026-12-02), and does nothing once it exists: on the state this process kept from that
-        // append, without a statement (docs/messaging.md#delivery-one-pipeline)
+        // embedded, InboundMessages starts the message's stream with its record, and this does nothing, on the state kept
+        // from that append; elsewhere, and for a record made before 2026-12-02, the stream starts here
+        // (docs/messaging.md#delivery-one-pipeline)
         await this.exec.execute(messageDecider, messageStream(d.messageId), { type: 'Receive', data: d }, ctx, { newStream: true });
         return;
       }
