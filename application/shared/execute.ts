@@ -135,14 +135,6 @@ export class CommandExecutor {
     if (sole && cacheSize > 0) sole.onAppended((stream, revision) => this.cache.appended(stream, revision));
   }
 
-  /**
-   * Whether `executeTogether` writes its commands in one append: this process is the store's sole writer (embedded).
-   * Elsewhere it executes them one after the other (docs/event-store.md#commands-written-together).
-   */
-  get writesTogether(): boolean {
-    return this.store.soleWriter !== null;
-  }
-
   /** The current time as the domain records it. */
   now(): string {
     return this.clock.now().toISOString();

@@ -89,31 +89,6 @@ describe('messaging: inbound texts, webhooks, opt-out, receipts and failures', f
     expect(detail.body.messages[1]).to.include({ direction: 'inbound', status: 'received', fromNumber: from });
   });
 
-  it("records an inbound text and starts its message's stream in one transaction embedded; elsewhere the pipeline starts it after", async () => {
-    const from = recipient();
-    const r = await inbound(app, { from, to: line.phoneNumber, body: 'One moment, two facts' });
-    expect(r.status, JSON.stringify(r.body)).to.equal(201);
-    const { messageId } = r.body as { messageId: string };
-    const messageEvents = () => app.rt.store.readStream(`message-${messageId}`);
-    // embedded the stream is there when the request answers; elsewhere the delivery pipeline starts it
-    if (app.rt.store.soleWriter) expect((await messageEvents()).map((e) => e.type)).to.deep.equal(['MessageReceived']);
-    const started = await eventually(async () => (await messageEvents()).at(0), 'the message stream');
-    expect(started.type).to.equal('MessageReceived');
-    const conversationId = (await eventually(async () => conversationWith(from), 'the conversation')).id;
-    const recorded = (await app.rt.store.readStream(`conversation-${conversationId}`)).filter(
-      (e) => e.type === 'InboundMessageReceived' && (e.data as { messageId: string }).messageId === messageId,
-    );
-    expect(recorded).to.have.length(1);
-    expect(started.data).to.deep.include({ messageId, conversationId, from, to: line.phoneNumber, body: 'One moment, two facts' });
-    // once the message reached its webhook the stream still holds its one start, whoever started it
-    await eventually(async () => events('agent.message').find((e) => e.data.messageId === messageId), 'agent.message');
-    expect((await messageEvents()).map((e) => e.type)).to.deep.equal(['MessageReceived']);
-    if (app.rt.store.kind !== 'postgres') return; // EventStoreDB: no transactions across streams
-    const [recordedAt, startedAt] = [recorded[0]!, started].map((e) => e.checkpoint.split('/').map(BigInt)) as [bigint[], bigint[]];
-    if (app.rt.store.soleWriter) expect(startedAt[0]).to.equal(recordedAt[0]);
-    else expect([startedAt[0] === recordedAt[0], recordedAt[1]! < startedAt[1]!]).to.deep.equal([false, true]);
-  });
-
   it("looks up the payloads' context of several texts of several conversations in one go, as each alone would see it", async () => {
     // two conversations of this line with a few messages each, one with a caller-written state and a contact
     const [a, b] = [recipient(), recipient()];

@@ -6,7 +6,7 @@ import type { IdsPort } from '../../ports/ids.port.js';
 import type { LoggerPort } from '../../ports/logger.port.js';
 import type { ReadModelsPort } from '../../ports/read-models.port.js';
 import type { RequestContext } from '../../shared/context.js';
-import { type CommandExecutor, step } from '../../shared/execute.js';
+import type { CommandExecutor } from '../../shared/execute.js';
 import type { ConversationQueries } from '../conversation-queries.port.js';
 import type { MessagingSettingsService } from '../messaging-settings.js';
 import { participantKey } from '../sms-channel.js';
@@ -59,46 +59,35 @@ export class InboundMessages implements MessagingInboundPort {
     const conversationId = t.conversationId(line, participant);
     const keyword = t.texts?.readsKeywords && !isGroup ? consentKeywordOf(m.body) : null;
     const measured = t.texts?.measure(m.body) ?? null;
-    const channel = t.inboundChannel(m.mediaUrls);
-    const facts = {
-      conversationId,
-      messageId,
-      numberId: line.numberId,
-      agentId: line.agentId,
-      from: m.from,
-      body: m.body,
-      mediaUrls: m.mediaUrls,
-      channel,
-      encoding: measured?.encoding ?? null,
-      segments: measured?.segments ?? null,
-      carrierMessageId: m.providerMessageId,
-      receivedAt: m.receivedAt,
-    };
-    const record = step(
+    await this.exec.execute(
       conversationDecider,
       conversationStream(conversationId),
       {
         type: 'RecordInbound',
         data: {
-          ...facts,
+          conversationId,
+          messageId,
+          numberId: line.numberId,
           phoneNumber: line.phoneNumber,
+          agentId: line.agentId,
           participant,
           participants: isGroup ? [...others].sort() : null,
           groupName: m.group?.name ?? null,
+          from: m.from,
+          body: m.body,
+          mediaUrls: m.mediaUrls,
+          channel: t.inboundChannel(m.mediaUrls),
+          encoding: measured?.encoding ?? null,
+          segments: measured?.segments ?? null,
+          carrierMessageId: m.providerMessageId,
+          receivedAt: m.receivedAt,
           keyword,
           conversationChannel: t.conversationChannel,
         },
       },
       ctx,
-      o.readYourWrites ? { readYourWrites: true } : undefined,
+      o.readYourWrites ? { readYourWrites: true } : {},
     );
-    // the message's record on its conversation and the start of its own stream, two facts of one moment, in one append
-    // where this process is the sole writer; elsewhere the delivery pipeline starts the stream after the record, as the
-    // two appends would not be one transaction (docs/messaging.md#delivery-one-pipeline)
-    const start = step(messageDecider, messageStream(messageId), { type: 'Receive', data: { ...facts, to: line.phoneNumber } }, ctx, {
-      newStream: true,
-    });
-    await this.exec.executeTogether(this.exec.writesTogether ? [record, start] : [record]);
     if (keyword) await this.honourKeyword(t, ctx, { ...keyword, messageId, conversationId, line, from: m.from });
     return { messageId };
   }

@@ -16,8 +16,8 @@ type Handled =
 export const MAX_SUBMISSION_ERRORS = 3;
 
 /**
- * The one delivery pipeline (docs/messaging.md#delivery-one-pipeline). Every message recorded on a conversation has its
- * own stream (an outbound one's starts here, an inbound one's with its record embedded); an outbound one then goes, whatever its channel, through its transport: queued, the preflight that
+ * The one delivery pipeline (docs/messaging.md#delivery-one-pipeline). Every message recorded on a conversation gets its
+ * own stream here; an outbound one then goes, whatever its channel, through its transport: queued, the preflight that
  * may fail it without sending (texts: the recipient opted out, a US number without an approved 10DLC registration),
  * the submission, keyed by the message id so that a crash between submission and record never sends twice, and the
  * outcome (submitted, refused, or failed after MAX_SUBMISSION_ERRORS unknown outcomes). Reactions recorded here on a
@@ -45,9 +45,7 @@ export class MessageDelivery extends ProcessManager<Handled> {
     switch (e.type) {
       case 'InboundMessageReceived': {
         const { keyword: _k, ...d } = e.data;
-        // embedded, InboundMessages starts the message's stream with its record, and this does nothing, on the state kept
-        // from that append; elsewhere, and for a record made before 2026-12-02, the stream starts here
-        // (docs/messaging.md#delivery-one-pipeline)
+        // the message's record on its conversation is its first: its own stream starts here (a replay finds it, and reads)
         await this.exec.execute(messageDecider, messageStream(d.messageId), { type: 'Receive', data: d }, ctx, { newStream: true });
         return;
       }
