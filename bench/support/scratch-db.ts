@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 
 /**
@@ -30,14 +32,32 @@ export const targetsLine = (url: string | undefined): string =>
   `targets: pglite${url ? ' + DATABASE_URL server' : ' (set DATABASE_URL to add a server)'}`;
 
 /**
- * Runs a bench on each of its targets in turn: PGlite in memory, then, with DATABASE_URL, a scratch database on that
- * server. `run` gets the target's name and the environment that points the platform at it.
+ * Runs `fn` with PGlite's data in a new directory under `parent` (a data directory on disk, as the platform's default
+ * start keeps it in `./data`), removed afterwards.
+ */
+async function withScratchDataDir<T>(parent: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, 'bench-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs a bench on each of its targets in turn: PGlite in memory (or, with BENCH_DATA_DIR, in a new data directory
+ * under that directory, as the platform's default start keeps it on disk), then, with DATABASE_URL, a scratch
+ * database on that server. `run` gets the target's name and the environment that points the platform at it.
  */
 export async function onEachTarget<T>(
   url: string | undefined,
   run: (name: string, env: Record<string, string>) => Promise<T[]>,
 ): Promise<T[]> {
-  const results = await run('pglite (memory)', { DATA_DIR: 'memory://' });
+  const onDisk = process.env.BENCH_DATA_DIR;
+  const results = onDisk
+    ? await withScratchDataDir(onDisk, (dir) => run('pglite (data dir)', { DATA_DIR: dir }))
+    : await run('pglite (memory)', { DATA_DIR: 'memory://' });
   if (url) results.push(...(await withScratchDatabase(url, (scoped) => run('postgres (server)', { DATABASE_URL: scoped }))));
   return results;
 }
