@@ -10,6 +10,7 @@ import type { ReadDb } from '../../projections/shared/read-db.js';
 import { rebuildProjector } from '../../projections/shared/rebuild.js';
 import { ev } from '../support/fixtures.js';
 import { startTestApp } from '../support/http.js';
+import { eventually } from '../support/numbers.js';
 import { type StoreUnderTest, storeUnderTest } from '../support/stores.js';
 
 /** What a projector's committed batch told the process: how far, and its events' names. */
@@ -103,9 +104,10 @@ describe('projection engine', () => {
       batchSize: 5,
     });
     await Promise.all([a.start(), b.start()]);
-    await new Promise((r) => setTimeout(r, 300));
+    const counted = async () => (await sql<{ n: number }>`select n from projection_test_counts`.execute(db)).rows;
+    await eventually(async () => (await counted()).length >= 40, 'the 40 events counted');
     await Promise.all([a.stop(), b.stop()]);
-    const rows = await sql<{ n: number }>`select n from projection_test_counts`.execute(db);
+    const rows = { rows: await counted() };
     expect(rows.rows).to.have.length(40);
     expect(rows.rows.every((r) => r.n === 1)).to.equal(true);
   });
