@@ -12,6 +12,7 @@ import type { ReadModelsPort } from '../../application/ports/read-models.port.js
 import { perTurn } from '../../application/shared/per-turn.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CheckpointRunner, type LeaseListener, moveCheckpoint } from './checkpoint-runner.js';
+import { KeptRows } from './kept-rows.js';
 import type { LeaseRenewals } from './lease-renewals.js';
 import { type BatchOutcome, type BatchPipeline, pipelinedBatch } from './pipelined-batch.js';
 import type { Projector } from './projector.js';
@@ -34,7 +35,7 @@ export async function runBatch(
   from: string,
   batch: readonly RecordedEvent[],
   pipeline?: BatchPipeline,
-  o: { leaveUntouched?: boolean } = {},
+  o: { leaveUntouched?: boolean; kept?: KeptRows<unknown> } = {},
 ): Promise<BatchOutcome> {
   const to = batch.at(-1)?.checkpoint;
   if (to === undefined) return 'untouched';
@@ -43,7 +44,8 @@ export async function runBatch(
     if (done) return done;
   }
   await db.transaction().execute(async (trx) => {
-    await p.applyBatch(trx, batch);
+    o.kept?.begin();
+    await p.applyBatch(trx, batch, o.kept);
     await moveCheckpoint(trx, p.name, from, to);
   });
   return 'stored';
@@ -91,34 +93,47 @@ export class ProjectionEngine {
     if (this.runners.length > 0) return;
     const untouchedMs = this.o.storeUntouchedAfterMs;
     const leaveUntouched = untouchedMs !== undefined;
-    this.runners = this.projectors.map(
-      (p) =>
-        new CheckpointRunner(
-          this.store,
-          this.db,
-          {
-            name: p.name,
-            kind: 'projector',
-            eventTypes: [...p.handles],
-            commit: async (batch, from) =>
-              (await runBatch(this.db, p, from, batch, this.o.pipeline, { leaveUntouched })) === 'untouched' ? 'deferred' : 'stored',
+    this.runners = this.projectors.map((p) => {
+      // the rows its batches wrote, for its next batches (docs/event-store.md#kept-rows)
+      const kept = p.keepsRows ? new KeptRows<unknown>(p.keepsRows) : undefined;
+      return new CheckpointRunner(
+        this.store,
+        this.db,
+        {
+          name: p.name,
+          kind: 'projector',
+          eventTypes: [...p.handles],
+          commit: async (batch, from) => {
+            let outcome: BatchOutcome;
+            try {
+              outcome = await runBatch(this.db, p, from, batch, this.o.pipeline, { leaveUntouched, ...(kept ? { kept } : {}) });
+            } catch (err) {
+              kept?.failed();
+              throw err;
+            }
+            kept?.committed();
+            return outcome === 'untouched' ? 'deferred' : 'stored';
           },
-          this.log,
-          {
-            leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
-            retryDelayMs: this.o.restartDelayMs ?? 1000,
-            ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-            ...((p.lags || p.lagsOn) && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
-            ...(p.lagsOn ? { lagsOnly: [...p.lagsOn] } : {}),
-            onAdvanced: (checkpoint, types) => this.advanced.emit('advanced', p.name, checkpoint, types),
-            ...(p.tells ? { tells: p.tells } : {}),
-            onHeld: (until) => this.advanced.emit('held', p.name, until),
-            onCommitting: (phase) => this.advanced.emit('committing', p.name, phase),
-            ...(this.o.renewals ? { renewals: this.o.renewals } : {}),
-            ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
+        },
+        this.log,
+        {
+          leaseTtlMs: this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+          retryDelayMs: this.o.restartDelayMs ?? 1000,
+          ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+          ...((p.lags || p.lagsOn) && this.o.lagMs ? { lagMs: this.o.lagMs } : {}),
+          ...(p.lagsOn ? { lagsOnly: [...p.lagsOn] } : {}),
+          onAdvanced: (checkpoint, types) => this.advanced.emit('advanced', p.name, checkpoint, types),
+          ...(p.tells ? { tells: p.tells } : {}),
+          onHeld: (until) => {
+            kept?.held(until);
+            this.advanced.emit('held', p.name, until);
           },
-        ),
-    );
+          onCommitting: (phase) => this.advanced.emit('committing', p.name, phase),
+          ...(this.o.renewals ? { renewals: this.o.renewals } : {}),
+          ...(untouchedMs !== undefined ? { storeDeferredAfterMs: untouchedMs } : {}),
+        },
+      );
+    });
     for (const r of this.runners) r.start();
     await Promise.all(this.runners.map((r) => r.ready));
   }

@@ -11,6 +11,7 @@ import {
 } from 'kysely';
 import type { Checkpoint, RecordedEvent } from '../../application/ports/event-store.port.js';
 import { CheckpointMovedError } from './checkpoint-runner.js';
+import type { KeptRows } from './kept-rows.js';
 import { NotPipelined, type Projector, UNANSWERED } from './projector.js';
 import type { ReadDb } from './read-db.js';
 
@@ -93,11 +94,12 @@ export async function pipelinedBatch(
   from: Checkpoint,
   to: Checkpoint,
   batch: readonly RecordedEvent[],
-  o: { leaveUntouched?: boolean } = {},
+  o: { leaveUntouched?: boolean; kept?: KeptRows<unknown> } = {},
 ): Promise<BatchOutcome | null> {
   const { view, writes, reads } = recording(db);
   try {
-    await p.applyBatch(view, batch);
+    o.kept?.begin();
+    await p.applyBatch(view, batch, o.kept);
   } catch (err) {
     if (err instanceof NotPipelined) return null;
     throw err;

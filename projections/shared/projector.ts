@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { Event } from '../../domain/shared/types.js';
+import type { KeptRows } from './kept-rows.js';
 import type { ReadDb } from './read-db.js';
 
 /**
@@ -37,12 +38,18 @@ export interface Projector {
    * claimed puts nothing on the timeline to claim); by default the event's type (docs/event-store.md#wake-ups).
    */
   readonly tells?: (e: RecordedEvent) => string;
+  /**
+   * Its batches keep the rows they wrote for its next batches in this process, at most this many
+   * (docs/event-store.md#kept-rows): the engine gives each live run of it a `KeptRows`, a rebuild none.
+   */
+  readonly keepsRows?: { readonly maxEntries: number };
   apply(db: Kysely<ReadDb>, event: RecordedEvent): Promise<void>;
   /**
    * Applies a batch (in log order) inside the batch's transaction, with the same result as `apply` on each
-   * event in turn; set-based where the projector defines `batch`, one event at a time otherwise.
+   * event in turn; set-based where the projector defines `batch`, one event at a time otherwise. `kept`: the rows
+   * its earlier batches in this process wrote, where it `keepsRows`.
    */
-  applyBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent[]): Promise<void>;
+  applyBatch(db: Kysely<ReadDb>, events: readonly RecordedEvent[], kept?: KeptRows<unknown>): Promise<void>;
 }
 
 /** A projector written by hand (tests, tools) that applies a batch one event at a time. */
@@ -68,7 +75,7 @@ export type ProjectorHandlers<E extends Event> = { readonly [K in E['type']]: Pr
  * types of the union the projector names (a projector that reads part of a union names that part:
  * `defineProjector<Extract<WebhookDeliveryEvent, { type: 'A' | 'B' }>>`).
  */
-export function defineProjector<E extends Event>(d: {
+export function defineProjector<E extends Event, R = never>(d: {
   readonly name: string;
   readonly tables: readonly (keyof ReadDb & string)[];
   readonly on: ProjectorHandlers<E>;
@@ -80,12 +87,14 @@ export function defineProjector<E extends Event>(d: {
   readonly pipelined?: boolean;
   /** how its batches name their events to the process's listeners (see `Projector.tells`) */
   readonly tells?: (e: RecordedEvent<E>) => string;
+  /** its batches keep the rows they wrote, at most this many (see `Projector.keepsRows`) */
+  readonly keepsRows?: { readonly maxEntries: number };
   /**
    * Optional set-based form of the handlers for a whole batch (docs/event-store.md#projectors-and-checkpoints):
    * a few statements per batch instead of a few per event. It must leave the tables exactly as the handlers
    * applied one by one would; a projector that has one usually makes each handler the batch of one event.
    */
-  readonly batch?: (db: Kysely<ReadDb>, events: readonly RecordedEvent<E>[]) => Promise<void>;
+  readonly batch?: (db: Kysely<ReadDb>, events: readonly RecordedEvent<E>[], kept?: KeptRows<R>) => Promise<void>;
 }): Projector {
   // The one narrowing: the engine hands over events as the wide `RecordedEvent`, and the lookup by
   // `event.type` below is what guarantees that the handler stored under key K only ever receives events of
@@ -102,14 +111,16 @@ export function defineProjector<E extends Event>(d: {
     ...(d.lagsOn ? { lagsOn: new Set<string>(d.lagsOn) } : {}),
     ...(d.pipelined ? { pipelined: true } : {}),
     ...(d.tells ? { tells: (e: RecordedEvent) => (isMine(e) ? d.tells!(e) : e.type) } : {}),
+    ...(d.keepsRows ? { keepsRows: d.keepsRows } : {}),
     async apply(db, event) {
       if (!handles.has(event.type)) return;
       await handlers[event.type]!(db, event);
     },
-    async applyBatch(db, events) {
+    async applyBatch(db, events, kept) {
       const mine = events.filter(isMine);
       if (mine.length === 0) return;
-      if (d.batch) await d.batch(db, mine);
+      // the engine makes a projector's KeptRows for it alone (`keepsRows`), so it holds this projector's rows: R
+      if (d.batch) await d.batch(db, mine, kept as KeptRows<R> | undefined);
       else for (const e of mine) await handlers[e.type]!(db, e);
     },
   };

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { RecordedEvent } from '../../application/ports/event-store.port.js';
 import type { WebhookDeliveryEvent } from '../../domain/webhook/webhook-delivery.decider.js';
+import type { KeptRows } from '../shared/kept-rows.js';
 import { defineProjector, rowRevision } from '../shared/projector.js';
 import type { ReadDb } from '../shared/read-db.js';
 import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhookDueAttemptsTable } from './tables.js';
@@ -14,6 +15,9 @@ type DueChange =
   | { op: 'upsert'; row: Insertable<WebhookDueAttemptsTable> }
   | { op: 'update'; attempt: number; dueAt: string; revision: string }
   | { op: 'delete' };
+
+/** How many pending deliveries the live projector keeps as it wrote them (docs/event-store.md#kept-rows). */
+const KEPT_DELIVERIES = 10_000;
 
 /** Rows are written in chunks, well inside PostgreSQL's 65,535 parameters per statement. */
 const CHUNK = 500;
@@ -52,10 +56,20 @@ export const SCHEDULED_CLAIMED = 'WebhookDeliveryScheduled(claimed)';
  * | WebhookDeliverySucceeded/Failed | `success`/`failed`, finished | | removed |
  * | WebhookDeliveryRetryRequested | `pending` again, not finished | | put: the requested attempt due at once |
  */
-async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEvent<WebhookDeliveryEvent>[]): Promise<void> {
+async function applyDeliveries(
+  db: Kysely<ReadDb>,
+  events: readonly RecordedEvent<WebhookDeliveryEvent>[],
+  kept?: KeptRows<Row>,
+): Promise<void> {
   const ids = [...new Set(events.map((e) => e.data.deliveryId))];
   const stored = new Map<string, Row>();
-  for (const part of chunks(ids))
+  // a delivery an earlier batch of this process wrote, and has not finished, is kept as written: not read again
+  const unkept = ids.filter((id) => {
+    const row = kept?.get(id);
+    if (row) stored.set(id, row);
+    return !row;
+  });
+  for (const part of chunks(unkept))
     for (const r of await db.selectFrom('webhook_deliveries').selectAll().where('delivery_id', 'in', part).execute())
       stored.set(r.delivery_id, r);
 
@@ -189,6 +203,8 @@ async function applyDeliveries(db: Kysely<ReadDb>, events: readonly RecordedEven
     }
   }
   await write(db, [...rows.values()], attempts, due);
+  // kept once the batch commits: the pending deliveries, whose attempts' outcomes come next; a finished one is forgotten
+  if (kept) for (const [id, row] of rows) kept.stage(id, row.finished_at === null ? row : null);
 }
 
 /** A finished delivery leaves the timeline; one that was created in this batch is simply never written. */
@@ -270,11 +286,14 @@ async function write(
  * are sent synchronously). Workers own only the claim columns of the timeline; a new due attempt clears them.
  * A batch is applied set-based (`applyDeliveries`); a single event is the batch of one.
  */
-export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent>({
+export const webhookDeliveriesProjector = defineProjector<WebhookDeliveryEvent, Row>({
   name: 'webhook_deliveries_v1',
   tables: ['webhook_deliveries', 'webhook_delivery_attempts', 'webhook_due_attempts'],
   // its batches read before they write (docs/event-store.md#pipelined-batches)
   pipelined: true,
+  // the deliveries it wrote and that are not finished, so that an attempt's outcome does not read its delivery back
+  // (docs/event-store.md#kept-rows)
+  keepsRows: { maxEntries: KEPT_DELIVERIES },
   // the decider never claims a test delivery's attempt (it has no timeline row)
   tells: (e) => (e.type === 'WebhookDeliveryScheduled' && e.data.firstAttemptClaim ? SCHEDULED_CLAIMED : e.type),
   on: {
