@@ -20,7 +20,7 @@ export class KeptRows<R> {
   ) {}
 
   private now(): number {
-    return (this.o.now ?? (() => performance.now()))();
+    return this.o.now?.() ?? performance.now();
   }
 
   private forget(): void {

@@ -107,9 +107,9 @@ describe('projection engine', () => {
     const counted = async () => (await sql<{ n: number }>`select n from projection_test_counts`.execute(db)).rows;
     await eventually(async () => (await counted()).length >= 40, 'the 40 events counted');
     await Promise.all([a.stop(), b.stop()]);
-    const rows = { rows: await counted() };
-    expect(rows.rows).to.have.length(40);
-    expect(rows.rows.every((r) => r.n === 1)).to.equal(true);
+    const rows = await counted();
+    expect(rows).to.have.length(40);
+    expect(rows.every((r) => r.n === 1)).to.equal(true);
   });
 
   it('waits for read-your-writes and times out with READ_MODEL_TIMEOUT', async () => {
