@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { ClockPort } from '../../application/ports/clock.port.js';
 import {
   type AppendResult,
@@ -57,6 +57,47 @@ function outcome(a: StreamAppend, row: OutcomeRow, createdAt: Date): Written | W
     fresh: row.outcome === 'ok',
     createdAt,
   };
+}
+
+/** the most events of one stream sent as a plain statement (docs/event-store.md#appending); more go through the function */
+const MAX_PLAIN_EVENTS = 32;
+/** the plain statements' texts, one per expectation's kind and number of events */
+const plainTexts = new Map<string, string>();
+
+/**
+ * One stream's append as a plain statement (docs/event-store.md#appending): the compare-and-set on the stream's row
+ * as `append_events` makes it, and the insert of the events from it, each value a parameter of its own. It answers
+ * one row: the last revision and checkpoint written, or nulls when the compare-and-set failed and nothing was written.
+ */
+function plainAppend(a: Pending, texts: readonly EventText[], createdAt: Date): CompiledQuery<OutcomeRow> {
+  const mode = modeOf(a.expectedRevision);
+  const n = a.events.length;
+  const key = `${mode}/${n}`;
+  let text = plainTexts.get(key);
+  if (text === undefined) {
+    // $1 the stream, $2 its category, $3 the time; with an exact expectation $4 the revision; then four an event
+    const first = mode === 'exact' ? 5 : 4;
+    const head = {
+      no_stream: `insert into streams as st (stream_name, revision) values ($1::text, ${n - 1}) on conflict (stream_name) do nothing returning st.revision`,
+      any: `insert into streams as st (stream_name, revision) values ($1::text, ${n - 1}) on conflict (stream_name) do update set revision = st.revision + ${n} returning st.revision`,
+      stream_exists: `update streams as st set revision = st.revision + ${n} where st.stream_name = $1::text returning st.revision`,
+      exact: `update streams as st set revision = st.revision + ${n} where st.stream_name = $1::text and st.revision = $4::bigint returning st.revision`,
+    }[mode];
+    const rows = Array.from({ length: n }, (_, i) => {
+      const p = first + i * 4;
+      return `($${p}::uuid, $${p + 1}::text, $${p + 2}::jsonb, $${p + 3}::jsonb, ${i + 1})`;
+    });
+    text =
+      `with s as (${head}), ins as (insert into events (transaction_id, event_id, stream_name, stream_category, stream_revision, event_type, data, metadata, created_at) ` +
+      `select pg_current_xact_id(), v.id, $1::text, $2::text, s.revision - ${n} + v.ord, v.type, v.data, v.meta, $3::timestamptz ` +
+      `from s, (values ${rows.join(', ')}) as v (id, type, data, meta, ord) order by v.ord returning global_position, stream_revision) ` +
+      `select 'ok' as outcome, max(stream_revision) as revision, max(global_position) as global_position, pg_current_xact_id()::text as transaction_id from ins`;
+    plainTexts.set(key, text);
+  }
+  const parameters: unknown[] = [a.stream, categoryOf(a.stream), createdAt];
+  if (mode === 'exact') parameters.push(String(a.expectedRevision));
+  for (const [i, e] of a.events.entries()) parameters.push(e.id, e.type, texts[i]!.data, texts[i]!.metadata);
+  return CompiledQuery.raw(text, parameters) as CompiledQuery<OutcomeRow>;
 }
 
 /** An event's data and metadata as JSON text, made once: the append sends it, and the tail is handed it parsed. */
@@ -255,13 +296,23 @@ export class PgEventStore implements EventStorePort {
     }
   }
 
-  /** One stream, one statement: the stream's compare-and-set and the insert in one function. */
+  /**
+   * One stream, one statement: the stream's compare-and-set and the insert. A stream of up to `MAX_PLAIN_EVENTS`
+   * events goes as a plain statement with one parameter per value; one that does not, and one whose compare-and-set
+   * failed there, go through the function, which also tells a replay from a conflict (docs/event-store.md#appending).
+   */
   private async appendOne(q: Pending): Promise<Written | WrongExpectedRevisionError> {
     const { stream, events, expectedRevision: expected } = q;
     const texts = textsOf(q);
     const createdAt = this.clock.now();
     let row: OutcomeRow;
     try {
+      if (events.length <= MAX_PLAIN_EVENTS) {
+        const r = await this.db.executeQuery(plainAppend(q, texts, createdAt));
+        const plain = r.rows[0]!;
+        // nothing written: the compare-and-set failed, which the function below sorts into a replay or a conflict
+        if (plain.revision !== null) return outcome(q, plain, createdAt);
+      }
       const r = await sql<OutcomeRow>`select * from append_events(
           ${stream}, ${categoryOf(stream)}, ${modeOf(expected)}, ${typeof expected === 'bigint' ? String(expected) : null}::bigint,
           ${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.type)}::text[],

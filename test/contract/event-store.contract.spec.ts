@@ -88,6 +88,28 @@ describe(`event store contract (${process.env.EVENTSTORE_URL ? 'eventstoredb' : 
       expect(await store.readStream(s('a'))).to.have.length(2);
     });
 
+    it('numbers and orders the events of short and long appends alike, their data whole (docs/event-store.md#appending)', async () => {
+      // the PostgreSQL store sends up to 32 events of a stream as a plain statement and more through its function
+      const batch = (n: number, tag: string) =>
+        Array.from({ length: n }, (_, i) => ev(T(`${tag}${i % 3}`), { i, tag, text: `‘${tag}’ \\ "${i}" 🙂`, list: [i, null, { tag }] }));
+      const long = batch(40, 'L');
+      const short = batch(3, 'S');
+      const one = batch(1, 'O');
+      expect((await store.appendToStream(s('a'), long, { expectedRevision: 'no_stream' })).nextRevision).to.equal(39n);
+      expect((await store.appendToStream(s('a'), short, { expectedRevision: 39n })).nextRevision).to.equal(42n);
+      expect((await store.appendToStream(s('a'), one, { expectedRevision: 'stream_exists' })).nextRevision).to.equal(43n);
+      const stale = await store.appendToStream(s('a'), batch(2, 'X'), { expectedRevision: 39n }).catch((e: unknown) => e);
+      expect(stale).to.be.instanceOf(WrongExpectedRevisionError);
+      expect((stale as WrongExpectedRevisionError).actual).to.equal(43n);
+      const read = await store.readStream(s('a'));
+      const sent = [...long, ...short, ...one];
+      expect(read.map((e) => e.streamRevision)).to.deep.equal(sent.map((_, i) => BigInt(i)));
+      expect(read.map((e) => e.id)).to.deep.equal(sent.map((e) => e.id));
+      expect(read.map((e) => e.data)).to.deep.equal(sent.map((e) => e.data));
+      const all = await store.readAll({ filter: { streamCategories: [cat] } });
+      expect(all.map((e) => e.id)).to.deep.equal(sent.map((e) => e.id));
+    });
+
     it('returns a checkpoint that the global read reaches', async () => {
       const r = await store.appendToStream(s('a'), [ev(T('A'))], { expectedRevision: 'no_stream' });
       const all = await store.readAll({ filter: { streamCategories: [cat] } });
