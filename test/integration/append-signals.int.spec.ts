@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { type RecordedEvent, START, type Subscription } from '../../application/ports/event-store.port.js';
@@ -7,6 +6,7 @@ import { type DatabaseHandle, openDatabase } from '../../infrastructure/db/datab
 import { APPLICATION_NAME, type AppendSignals, NOTICE_CHANNEL, PgNotifySignals } from '../../infrastructure/event-store/append-signals.js';
 import { PgEventStore } from '../../infrastructure/event-store/pg-event-store.js';
 import { createLogger } from '../../infrastructure/logger.js';
+import { costMetrics } from '../../infrastructure/observability/metrics.js';
 import { ev, TestClock } from '../support/fixtures.js';
 import { freshDatabase } from '../support/stores.js';
 import { eventually } from '../support/webhook-receiver.js';
@@ -32,10 +32,13 @@ const deaf: AppendSignals = {
   close: async () => undefined,
 };
 
-function collect(store: PgEventStore): { events: RecordedEvent[]; sub: Subscription; arrived: (stream: string) => Promise<RecordedEvent> } {
+function collect(
+  store: PgEventStore,
+  name?: string,
+): { events: RecordedEvent[]; sub: Subscription; arrived: (stream: string) => Promise<RecordedEvent> } {
   const events: RecordedEvent[] = [];
   const waiters: { stream: string; resolve: (e: RecordedEvent) => void }[] = [];
-  const sub = store.subscribe({ after: START }, async (batch) => {
+  const sub = store.subscribe({ after: START, ...(name ? { name } : {}) }, async (batch) => {
     for (const e of batch) {
       events.push(e);
       for (const w of waiters.filter((x) => x.stream === e.streamName)) w.resolve(e);
@@ -51,6 +54,10 @@ function collect(store: PgEventStore): { events: RecordedEvent[]; sub: Subscript
 }
 const append = (store: PgEventStore, stream: string) =>
   store.appendToStream(stream, [ev('CallEnded', { n: 1 })], { expectedRevision: 'no_stream' });
+
+/** A subscription's reads of the log that found none of its events, as `/metrics` counts them. */
+const emptyReads = async (name: string): Promise<number> =>
+  (await costMetrics.subscriptionReads.get()).values.find((v) => v.labels.subscription === name && v.labels.result === 'empty')?.value ?? 0;
 
 describe('append notices and the safety poll (docs/event-store.md#wake-ups)', function () {
   this.timeout(60_000);
@@ -137,7 +144,8 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
 
     it('delivers a notified event that an older open transaction held back, once that one ends, without a notice of its own', async () => {
       await pair();
-      const { sub, events, arrived } = collect(b.store);
+      const name = `held-back-${randomUUID()}`;
+      const { sub, events, arrived } = collect(b.store, name);
       const older = new pg.Client({ connectionString: DATABASE_URL });
       await older.connect();
       try {
@@ -155,7 +163,10 @@ describe('append notices and the safety poll (docs/event-store.md#wake-ups)', fu
         });
         await append(a.store, stream); // committed and notified, but not visible to readers yet
         await heard;
-        await delay(300); // the subscriber has read after the notice, and found nothing visible
+        // the subscriber has read after the notice, and found nothing visible: while the event stays hidden it reads
+        // again and again (docs/event-store.md#wake-ups), so a read counted after this one is such a read
+        const atNotice = await emptyReads(name);
+        await eventually(async () => ((await emptyReads(name)) > atNotice ? true : undefined), 20_000);
         const before = events.filter((e) => e.streamName === stream).length;
         await older.query('commit'); // ends without any append, so no notice: only the subscriber's own retries see it
         expect((await arrived(stream)).streamName).to.equal(stream);
