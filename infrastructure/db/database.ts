@@ -127,8 +127,7 @@ export async function openPgliteRunner(o: {
     });
     return thread;
   }
-  const client = openPglite(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : o.dataDir ? { dataDir: o.dataDir } : {});
-  await client.waitReady;
+  const client = await openPglite(onDisk ? { dataDir: o.dataDir! } : o.image ? { image: o.image } : {});
   if (onDisk) await client.exec(FREE_LEASES);
   return inlineRunner(client);
 }

@@ -19,7 +19,8 @@ function fieldsOf(err: unknown): ThreadError {
   return { message: e.message, name: e.name, fields };
 }
 
-const client = openPglite(start.dataDir ? { dataDir: start.dataDir } : start.image ? { image: start.image } : {});
+// every request waits for PGlite to be open; the first (0) says when it is, or why it could not be
+const opened = openPglite(start.dataDir ? { dataDir: start.dataDir } : start.image ? { image: start.image } : {});
 const answer = (id: number, work: () => Promise<Omit<ThreadReply & { ok: true }, 'id' | 'ok'>>) =>
   work().then(
     (r) => port.postMessage({ id, ok: true, ...r } satisfies ThreadReply, movable(r.raw)),
@@ -27,7 +28,7 @@ const answer = (id: number, work: () => Promise<Omit<ThreadReply & { ok: true },
   );
 
 answer(0, async () => {
-  await client.waitReady;
+  const client = await opened;
   if (start.freeLeases) await client.exec(start.freeLeases);
   // the array types PGlite made parsers for when it opened, for the process's thread to make the same
   const arrays = await client.query<ArrayType>(`
@@ -39,14 +40,14 @@ answer(0, async () => {
 port.on('message', (m: ThreadRequest) => {
   switch (m.op) {
     case 'run':
-      answer(m.id, async () => ({ raw: await runMessage(client, m.message ?? new Uint8Array(0)) }));
+      answer(m.id, async () => ({ raw: await runMessage(await opened, m.message ?? new Uint8Array(0)) }));
       break;
     case 'dump':
-      answer(m.id, async () => ({ blob: await client.dumpDataDir('none') }));
+      answer(m.id, async () => ({ blob: await (await opened).dumpDataDir('none') }));
       break;
     case 'close':
       answer(m.id, async () => {
-        await client.close();
+        await (await opened).close();
         return {};
       });
       break;
