@@ -9,7 +9,7 @@ import { Api } from './api.js';
 import { errorMiddleware, sendError, useErrorTable } from './errors.js';
 import { adminGuard, sandboxGuard } from './guards.js';
 import { accessLog, authenticate, FailureLimiter, requestId, throttle } from './middleware.js';
-import { buildDocument, OpenAPIRegistry } from './openapi.js';
+import { buildDocument, OpenAPIRegistry, routesOf } from './openapi.js';
 
 /** HTTP methods in the order an `Allow` header lists them. */
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
@@ -89,14 +89,20 @@ export function buildApp(d: AppDeps): Express {
   );
   for (const m of d.capabilities) m.routes?.v1?.(new Api(v1, registry), d.resolve);
 
-  const document = buildDocument(registry, d.publicUrl);
+  // the OpenAPI document is generated on its first request, not with every app (docs/api.md#the-api-description-openapijson-and-docs)
+  let document: ReturnType<typeof buildDocument> | undefined;
+  const documentOf = () => {
+    document ??= buildDocument(registry, d.publicUrl);
+    return document;
+  };
   app.get('/openapi.json', (_req, res) => {
-    res.json(document);
+    res.json(documentOf());
   });
   // `/docs` answers the page itself (200, also for a plain `curl`), not a redirect to `/docs/`; the base element
   // makes the page's relative asset links resolve under /docs/ either way
-  const docsPage = swaggerUi.generateHTML(document, { customSiteTitle: 'API docs' }).replace('<head>', '<head>\n  <base href="/docs/">');
+  let docsPage: string | undefined;
   app.get(['/docs', '/docs/'], (_req, res) => {
+    docsPage ??= swaggerUi.generateHTML(documentOf(), { customSiteTitle: 'API docs' }).replace('<head>', '<head>\n  <base href="/docs/">');
     res.type('html').send(docsPage);
   });
   app.use('/docs', swaggerUi.serve);
@@ -104,12 +110,12 @@ export function buildApp(d: AppDeps): Express {
   app.use(v1);
 
   // a known path asked with a method it does not have is a 405 naming the methods it has (docs/api.md#methods)
-  const known = Object.entries(document.paths ?? {}).map(([path, item]) => ({
+  const known = routesOf(registry).map(({ path, method }) => ({
     pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-    methods: Object.keys(item ?? {}).map((m) => m.toUpperCase()),
+    method: method.toUpperCase(),
   }));
   app.use((req, res) => {
-    const methods = new Set(known.filter((k) => k.pattern.test(req.path)).flatMap((k) => k.methods));
+    const methods = new Set(known.filter((k) => k.pattern.test(req.path)).map((k) => k.method));
     if (methods.has('GET')) methods.add('HEAD');
     const allowed = HTTP_METHODS.filter((m) => methods.has(m));
     if (allowed.length > 0 && !allowed.includes(req.method)) {

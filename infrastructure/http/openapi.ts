@@ -49,4 +49,9 @@ export function buildDocument(registry: OpenAPIRegistry, serverUrl: string | und
   return doc;
 }
 
+/** The paths (`/v1/calls/{id}`) and methods of the routes declared in the registry, as the document lists them. */
+export function routesOf(registry: OpenAPIRegistry): { path: string; method: string }[] {
+  return registry.definitions.flatMap((d) => (d.type === 'route' ? [{ path: d.route.path, method: d.route.method }] : []));
+}
+
 export { OpenAPIRegistry };
