@@ -22,7 +22,7 @@ const jobs = Math.min(wanted, servers);
 module.exports = {
   'node-option': ['import=tsx', 'no-experimental-require-module'],
   extension: ['ts'],
-  require: ['test/support/root-hooks.ts'],
+  require: ['test/support/global-setup.ts', 'test/support/root-hooks.ts'],
   timeout: 20000,
   exit: true,
   ...(jobs > 1 ? { parallel: true, jobs } : {}),

@@ -1,16 +1,15 @@
 import { createHash } from 'node:crypto';
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname } from 'node:path';
 import { build } from 'esbuild';
+import { projectPath } from '../project-root.js';
 
 /** One file of the console as served: its bytes, content type and a strong ETag. */
 export type ConsoleFile = Readonly<{ body: Buffer; type: string; etag: string }>;
 /** The console's files by the name they are served under (`index.html`, `app-<hash>.js`, `app-<hash>.css`). */
 export type ConsoleBundle = ReadonlyMap<string, ConsoleFile>;
 
-const here = dirname(fileURLToPath(import.meta.url));
 /** The browser code's entry point (docs/console.md). */
-export const CONSOLE_ENTRY = join(here, 'web', 'main.tsx');
+export const CONSOLE_ENTRY = projectPath('infrastructure', 'console', 'web', 'main.tsx');
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -44,8 +43,8 @@ const page = (script: string, style: string | null) =>
 /**
  * Bundles the console with esbuild, in memory: TypeScript and JSX (Preact), uPlot and the styles become one
  * minified script and one style sheet named by their content hash, plus the page that loads them. Nothing is
- * written to disk, so a fresh clone serves the console from `npm start` with no build step, and no generated file
- * can be committed by mistake.
+ * written to disk, so the console needs no build step of its own (docs/console.md), and no generated file can be
+ * committed by mistake.
  */
 export async function buildConsole(): Promise<ConsoleBundle> {
   const r = await build({

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { Response } from 'express';
 import type { Api } from '../http/api.js';
 import { sendError } from '../http/errors.js';
+import { projectPath } from '../project-root.js';
 import { WEB_CALL_SOCKET_PATH } from './web-call-gateway.js';
 
-/** The browser side, as files beside this one (docs/calls.md#the-browser-sdk), read once on first request. */
+/** The browser side, as files in `public/` beside this one (docs/calls.md#the-browser-sdk), read once on first request. */
 const FILES = {
   sdk: { file: 'web-call.js', type: 'text/javascript; charset=utf-8' },
   worklet: { file: 'web-call-worklet.js', type: 'text/javascript; charset=utf-8' },
@@ -16,7 +17,7 @@ const cache = new Map<string, Buffer>();
 const read = (file: string) => {
   let body = cache.get(file);
   if (!body) {
-    body = readFileSync(new URL(`./public/${file}`, import.meta.url));
+    body = readFileSync(projectPath('infrastructure', 'web-calls', 'public', file));
     cache.set(file, body);
   }
   return body;

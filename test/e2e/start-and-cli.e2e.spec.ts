@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { startArgs } from '../../infrastructure/start-args.js';
 import { startServerProcess } from '../support/server-process.js';
 
 /**
@@ -46,8 +47,7 @@ describe('npm start and the CLI, end to end (embedded)', function () {
       child.kill('SIGTERM');
     });
 
-  const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'infrastructure/cli/main.ts', ...args], { env: env(), encoding: 'utf8' });
+  const cli = (...args: string[]) => spawnSync(process.execPath, [...startArgs('cli'), ...args], { env: env(), encoding: 'utf8' });
 
   let agentId = '';
 
