@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { threadId } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
 
 /**
@@ -53,6 +54,8 @@ export function forgetSeed(file = seedFile()): void {
 }
 
 const DIGEST_LENGTH = 64;
+/** the files this thread has begun to write, for a name of its own */
+let parts = 0;
 const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /**
@@ -63,7 +66,7 @@ const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
  */
 export async function keepSeed(client: PGlite, file = seedFile()): Promise<void> {
   if (!file || existsSync(file)) return;
-  const part = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  const part = `${file}.${process.pid}.${threadId}.${++parts}`;
   try {
     const bytes = new Uint8Array(await (await client.dumpDataDir('gzip')).arrayBuffer());
     mkdirSync(dirname(file), { recursive: true });
